@@ -1,0 +1,91 @@
+// Tests of the Chinchilla law fitters against the Epoch AI replication
+// (Besiroglu et al. 2024) golden values in
+// ../shared/scaling_data/reference/epoch_refit_golden.json.
+
+#include "scaling_laws/chinchilla_law.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "scaling_laws/test_support.h"
+
+namespace orrery::scaling_laws {
+namespace {
+
+using testing::EpochChinchillaPoints240;
+using testing::SharedDataDir;
+
+nlohmann::json Golden() {
+  std::ifstream in(SharedDataDir() + "/reference/epoch_refit_golden.json");
+  return nlohmann::json::parse(in);
+}
+
+double RelErr(double got, double want) { return std::abs(got - want) / std::abs(want); }
+
+TEST(ChinchillaLaw, LossIsEquationTwo) {
+  // Hoffmann et al. 2022 Eq. 10 (rounded): E=1.69, A=406.4, B=410.7, 0.34, 0.28.
+  const ChinchillaParams p{1.69, 406.4, 410.7, 0.34, 0.28};
+  const double n = 70e9, d = 1.4e12;
+  EXPECT_DOUBLE_EQ(p.Loss(n, d), 1.69 + 406.4 / std::pow(n, 0.34) + 410.7 / std::pow(d, 0.28));
+}
+
+TEST(ChinchillaLaw, HoffmannGridHas4500Starts) {
+  EXPECT_EQ(InitGrid::Hoffmann().size(), 4500u);
+}
+
+TEST(ChinchillaFit, RecoversExactSyntheticLaw) {
+  const ChinchillaParams truth{1.8, 500.0, 2000.0, 0.35, 0.37};
+  RunTable t;
+  for (double n : {1e8, 3e8, 1e9, 3e9, 1e10})
+    for (double d : {2e9, 1e10, 5e10, 2e11}) t.points.push_back({n, d, 6 * n * d, truth.Loss(n, d)});
+  HuberFitOptions o;
+  o.max_starts = 100;
+  auto fit = FitChinchillaHuber(t, o);
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  EXPECT_NEAR(fit->params.alpha, 0.35, 1e-4);
+  EXPECT_NEAR(fit->params.beta, 0.37, 1e-4);
+  EXPECT_NEAR(fit->params.E, 1.8, 1e-3);
+  EXPECT_LT(fit->objective, 1e-12);
+  auto vp = FitChinchillaVarPro(t);
+  ASSERT_TRUE(vp.ok()) << vp.error().message;
+  EXPECT_NEAR(vp->params.alpha, 0.35, 1e-4);
+  EXPECT_NEAR(vp->params.beta, 0.37, 1e-4);
+}
+
+TEST(ChinchillaFit, TooFewPointsIsAnError) {
+  RunTable t;
+  t.points.push_back({1e9, 1e10, 6e19, 3.0});
+  auto fit = FitChinchillaHuber(t);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(fit.error().message.find("at least 5 points"), std::string::npos);
+}
+
+// Acceptance (issue 8): summed Huber on the 240 Epoch points reaches the
+// golden optimum: objective <= 1.018273e-3 (relative 1e-4), E, alpha, beta
+// within 0.5 %, A and B within 2 % (the objective is flat along A and B).
+TEST(ChinchillaFit, EpochPointsReproduceEpochRefit) {
+  ORRERY_SKIP_WITHOUT_SHARED_DATA();
+  const RunTable t = EpochChinchillaPoints240();
+  ASSERT_EQ(t.points.size(), 240u);
+  const auto g = Golden()["sum_objective_fit"];
+  auto fit = FitChinchillaHuber(t);  // full 4500-start Hoffmann grid
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  const auto& p = fit->params;
+  RecordProperty("objective", std::to_string(fit->objective));
+  EXPECT_LE(fit->objective, g["objective"].get<double>() * (1 + 1e-4));
+  EXPECT_LT(RelErr(p.E, g["E"]), 0.005) << p.E;
+  EXPECT_LT(RelErr(p.alpha, g["alpha"]), 0.005) << p.alpha;
+  EXPECT_LT(RelErr(p.beta, g["beta"]), 0.005) << p.beta;
+  EXPECT_LT(RelErr(p.A, g["A"]), 0.02) << p.A;
+  EXPECT_LT(RelErr(p.B, g["B"]), 0.02) << p.B;
+  EXPECT_EQ(fit->residuals.size(), 240u);
+  EXPECT_TRUE(fit->warnings.empty());
+  std::printf("Huber fit: E=%.5f A=%.3f B=%.3f alpha=%.5f beta=%.5f objective=%.7e\n", p.E, p.A,
+              p.B, p.alpha, p.beta, fit->objective);
+}
+}  // namespace
+}  // namespace orrery::scaling_laws

@@ -1,0 +1,205 @@
+#include <gtest/gtest.h>
+
+#include "core/base/diagnostics.h"
+#include "core/base/param.h"
+#include "core/base/quantity.h"
+#include "core/base/yaml_source.h"
+
+namespace orrery::base {
+namespace {
+
+double Q(const char* text, Dimension d) {
+  const QuantityParse r = ParseQuantity(text, d);
+  EXPECT_TRUE(r.value.has_value()) << text << ": " << r.error;
+  return r.value.value_or(-1);
+}
+
+TEST(Quantity, DecimalAndBinaryBytesAreNeverConflated) {
+  EXPECT_DOUBLE_EQ(Q("80 GB", Dimension::kBytes), 80e9);
+  EXPECT_DOUBLE_EQ(Q("80 GiB", Dimension::kBytes), 80.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(Q("1 TiB", Dimension::kBytes), 1099511627776.0);
+  EXPECT_DOUBLE_EQ(Q("1 KB", Dimension::kBytes), 1000);
+  EXPECT_DOUBLE_EQ(Q("1 KiB", Dimension::kBytes), 1024);
+  EXPECT_DOUBLE_EQ(Q("40MB", Dimension::kBytes), 40e6);
+}
+
+TEST(Quantity, BandwidthBitsAreDividedByEight) {
+  EXPECT_DOUBLE_EQ(Q("3.35 TB/s", Dimension::kBandwidth), 3.35e12);
+  EXPECT_DOUBLE_EQ(Q("400 Gb/s", Dimension::kBandwidth), 50e9);
+  EXPECT_DOUBLE_EQ(Q("200 Gbit/s", Dimension::kBandwidth), 25e9);
+  EXPECT_DOUBLE_EQ(Q("1 GiB/s", Dimension::kBandwidth), 1073741824.0);
+}
+
+TEST(Quantity, ComputeTimePowerEnergyMoney) {
+  EXPECT_DOUBLE_EQ(Q("989.4 TFLOP/s", Dimension::kFlopRate), 989.4e12);
+  EXPECT_DOUBLE_EQ(Q("2 PFLOP/s", Dimension::kFlopRate), 2e15);
+  EXPECT_DOUBLE_EQ(Q("1.5 us", Dimension::kTime), 1.5e-6);
+  EXPECT_DOUBLE_EQ(Q("2 h", Dimension::kTime), 7200);
+  EXPECT_DOUBLE_EQ(Q("3 d", Dimension::kTime), 259200);
+  EXPECT_DOUBLE_EQ(Q("10 ns", Dimension::kTime), 1e-8);
+  EXPECT_DOUBLE_EQ(Q("700 W", Dimension::kPower), 700);
+  EXPECT_DOUBLE_EQ(Q("1.2 MW", Dimension::kPower), 1.2e6);
+  EXPECT_DOUBLE_EQ(Q("1 kWh", Dimension::kEnergy), 3.6e6);
+  EXPECT_DOUBLE_EQ(Q("2 MWh", Dimension::kEnergy), 7.2e9);
+  EXPECT_DOUBLE_EQ(Q("5 J", Dimension::kEnergy), 5);
+  EXPECT_DOUBLE_EQ(Q("25000 USD", Dimension::kMoney), 25000);
+  EXPECT_DOUBLE_EQ(Q("1e24 FLOP", Dimension::kFlops), 1e24);
+}
+
+TEST(Quantity, BareNumberNeedsAUnit) {
+  const QuantityParse r = ParseQuantity("80", Dimension::kBytes);
+  EXPECT_FALSE(r.value.has_value());
+  EXPECT_NE(r.error.find("a unit is required for a bytes"), std::string::npos) << r.error;
+  EXPECT_TRUE(ParseQuantity("80", Dimension::kDimensionless).value.has_value());
+  EXPECT_FALSE(ParseQuantity("80 GB", Dimension::kDimensionless).value.has_value());
+}
+
+TEST(Quantity, MisspeltUnitGetsDidYouMean) {
+  const QuantityParse r = ParseQuantity("3.35 TB/S", Dimension::kBandwidth);
+  EXPECT_FALSE(r.value.has_value());
+  EXPECT_EQ(r.error, "unknown unit 'TB/S' for a bandwidth");
+  EXPECT_EQ(r.hint, "did you mean 'TB/s'?");
+  // A unit of another dimension is not accepted.
+  EXPECT_FALSE(ParseQuantity("80 GB", Dimension::kBandwidth).value.has_value());
+  EXPECT_FALSE(ParseQuantity("nan GB", Dimension::kBytes).value.has_value());
+  EXPECT_FALSE(ParseQuantity("inf GB", Dimension::kBytes).value.has_value());
+  EXPECT_FALSE(ParseQuantity("", Dimension::kBytes).value.has_value());
+  EXPECT_FALSE(ParseQuantity("GB", Dimension::kBytes).value.has_value());
+  EXPECT_FALSE(ParseQuantity("1e308 PB", Dimension::kBytes).value.has_value());
+}
+
+TEST(Quantity, FormatsWithReadableUnits) {
+  EXPECT_EQ(FormatQuantity(80.0 * 1073741824.0, Dimension::kBytes), "80 GiB");
+  EXPECT_EQ(FormatQuantity(80e9, Dimension::kBytes), "80 GB");
+  EXPECT_EQ(FormatQuantity(3.35e12, Dimension::kBandwidth), "3.35 TB/s");
+  EXPECT_EQ(FormatQuantity(989.4e12, Dimension::kFlopRate), "989.4 TFLOP/s");
+  EXPECT_EQ(FormatQuantity(1.5e-6, Dimension::kTime), "1.5 us");
+  EXPECT_EQ(FormatQuantity(18.13, Dimension::kTime), "18.13 s");
+  EXPECT_EQ(FormatQuantity(3.6e9, Dimension::kEnergy), "1 MWh");
+  EXPECT_EQ(FormatQuantity(700, Dimension::kPower), "700 W");
+  // Round trip: what is printed parses back to the same value.
+  for (double v : {80e9, 0x1p36, 1.23e9, 5e5}) {
+    EXPECT_DOUBLE_EQ(Q(FormatQuantity(v, Dimension::kBytes).c_str(), Dimension::kBytes), v);
+  }
+}
+
+TEST(DidYouMean, FindsNearKeysOnly) {
+  const std::vector<std::string> keys = {"hidden", "heads", "layers", "vocab"};
+  EXPECT_EQ(DidYouMean("hiden", keys), "did you mean 'hidden'?");
+  EXPECT_EQ(DidYouMean("layres", keys), "did you mean 'layers'?");
+  EXPECT_EQ(DidYouMean("completely_other", keys), "");
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+}
+
+struct Toy {
+  int layers = 0;
+  double bw = 0;
+  bool flag = false;
+  enum class Mode { kA, kB } mode = Mode::kA;
+  std::string name;
+};
+
+Schema<Toy> ToySchema() {
+  Schema<Toy> s("toy", "a toy spec");
+  s.Int("layers", &Toy::layers, 1, 1000, "", "layer count")
+      .Quantity("bw", &Toy::bw, Dimension::kBandwidth, 0, 1e15, "1 GB/s", "bandwidth", true)
+      .Bool("flag", &Toy::flag, "false", "a flag")
+      .Enum<Toy::Mode>("mode", &Toy::mode, {{"a", Toy::Mode::kA}, {"b", Toy::Mode::kB}}, "a",
+                       "mode")
+      .String("name", &Toy::name, "", "a name");
+  return s;
+}
+
+Diagnostics ParseToy(const std::string& yaml, Toy& t) {
+  Diagnostics d;
+  auto node = ParseYamlText(yaml, "toy.yaml", d);
+  if (node) ToySchema().Parse(*node, "toy", "toy.yaml", t, d);
+  return d;
+}
+
+TEST(Schema, ParsesValuesAndDefaults) {
+  Toy t;
+  Diagnostics d = ParseToy("layers: 12\nmode: b\nname: x\n", t);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  EXPECT_EQ(t.layers, 12);
+  EXPECT_DOUBLE_EQ(t.bw, 1e9);
+  EXPECT_EQ(t.mode, Toy::Mode::kB);
+  EXPECT_EQ(t.name, "x");
+}
+
+// One test per error class; the text is pinned because users read it.
+TEST(Schema, UnknownKeyNamesFileLineColumnAndSuggests) {
+  Toy t;
+  Diagnostics d = ParseToy("layers: 12\nlayres: 3\n", t);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.items()[0].ToString(),
+            "toy.yaml:2:1: error: toy.layres: unknown key in toy; did you mean 'layers'?");
+}
+
+TEST(Schema, WrongTypeIsReported) {
+  Toy t;
+  Diagnostics d = ParseToy("layers: [1, 2]\n", t);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.items()[0].ToString(),
+            "toy.yaml:1:9: error: toy.layers: expected a single value (integer in [1, 1000]), got a "
+            "sequence");
+  Diagnostics d2 = ParseToy("layers: twelve\n", t);
+  EXPECT_EQ(d2.items()[0].ToString(),
+            "toy.yaml:1:9: error: toy.layers: expected an integer (got 'twelve')");
+}
+
+TEST(Schema, MissingUnitIsReported) {
+  Toy t;
+  Diagnostics d = ParseToy("layers: 2\nbw: 100\n", t);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.items()[0].ToString(),
+            "toy.yaml:2:5: error: toy.bw: a unit is required for a bandwidth (e.g. '100 GB/s') "
+            "(got '100')");
+}
+
+TEST(Schema, OutOfRangeIsReported) {
+  Toy t;
+  Diagnostics d = ParseToy("layers: 0\nbw: 0 GB/s\n", t);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d.items()[0].ToString(),
+            "toy.yaml:1:9: error: toy.layers: value out of range: must be in [1, 1000] (got '0')");
+  EXPECT_EQ(d.items()[1].ToString(),
+            "toy.yaml:2:5: error: toy.bw: value out of range: must be in (0 B/s, 1 PB/s] (got "
+            "'0 GB/s')");
+}
+
+TEST(Schema, MisspeltEnumAndMissingRequired) {
+  Toy t;
+  Diagnostics d = ParseToy("mode: bb\n", t);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d.items()[0].ToString(),
+            "toy.yaml:1:7: error: toy.mode: one of: a, b (got 'bb'); did you mean 'b'?");
+  EXPECT_EQ(d.items()[1].ToString(),
+            "toy.yaml:1:1: error: toy.layers: required key is missing (integer in [1, 1000])");
+}
+
+TEST(Schema, SetTextAppliesOverridesWithTheSameRules) {
+  Toy t;
+  Diagnostics d;
+  const Schema<Toy> s = ToySchema();
+  EXPECT_TRUE(s.SetText(t, "bw", "400 Gb/s", {"--set", 0, 0}, "toy.bw", d));
+  EXPECT_DOUBLE_EQ(t.bw, 50e9);
+  EXPECT_EQ(s.GetText(t, "bw"), "50 GB/s");
+  EXPECT_FALSE(s.SetText(t, "bww", "1 GB/s", {"--set", 0, 0}, "toy.bww", d));
+  EXPECT_EQ(d.items()[0].ToString(), "--set: error: toy.bww: unknown key in toy; did you mean 'bw'?");
+}
+
+TEST(Yaml, SyntaxErrorsBecomeDiagnosticsNotExceptions) {
+  Diagnostics d;
+  EXPECT_FALSE(ParseYamlText("a: [1, 2\n", "bad.yaml", d).has_value());
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.items()[0].where.file, "bad.yaml");
+  EXPECT_GT(d.items()[0].where.line, 0);
+  EXPECT_NE(d.items()[0].message.find("YAML syntax error"), std::string::npos);
+  Diagnostics d2;
+  EXPECT_FALSE(LoadYamlFile("/nonexistent/x.yaml", d2).has_value());
+  EXPECT_EQ(d2.items()[0].ToString(), "/nonexistent/x.yaml: error: cannot open file");
+}
+
+}  // namespace
+}  // namespace orrery::base

@@ -491,10 +491,15 @@ std::vector<GemmShape> GemmGrid(bool quick) {
   // d=8192 square, and the d=8192 / ffn=28672 MLP up and down projections.
   const std::pair<std::int64_t, std::int64_t> nk[] = {
       {4096, 4096}, {12288, 4096}, {12288, 12288}, {8192, 8192}, {28672, 8192}, {8192, 28672}};
-  for (const std::int64_t m : {1, 16, 64, 256, 1024, 4096, 16384}) {
+  for (const std::int64_t m : {1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}) {
     for (const auto& [n, k] : nk) g.push_back({m, n, k});
   }
-  for (std::int64_t s = 256; s <= 16384; s *= 2) g.push_back({s, s, s});
+  for (std::int64_t s = 256; s <= 16384; s *= 2) {
+    const bool listed = std::any_of(g.begin(), g.end(), [&](const GemmShape& x) {
+      return x.m == s && x.n == s && x.k == s;
+    });
+    if (!listed) g.push_back({s, s, s});  // 4096 and 8192 are already in the layer grid
+  }
   return g;
 }
 

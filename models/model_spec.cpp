@@ -1,0 +1,70 @@
+#include "models/model_spec.h"
+
+namespace orrery::models {
+
+using base::Dimension;
+
+int64_t FfnSize(const ModelSpec& m) {
+  if (m.ffn > 0) return m.ffn;
+  if (m.activation == Activation::kGelu) return 4 * m.hidden;
+  // SwiGLU keeps the parameter count of a 4h GeLU MLP: 2/3 * 4h, rounded up
+  // to a multiple of 256 (Touvron et al. 2023, LLaMA, Sec. 2.2).
+  const int64_t raw = 8 * m.hidden / 3;
+  return (raw + 255) / 256 * 256;
+}
+
+const base::Schema<ModelSpec>& ModelSchema() {
+  static const base::Schema<ModelSpec> schema = [] {
+    base::Schema<ModelSpec> s("model", "A decoder-only transformer (dense or mixture of experts).");
+    s.String("name", &ModelSpec::name, "", "Name shown in reports.")
+        .String("citation", &ModelSpec::citation, "", "Where the shape comes from (paper, table).")
+        .Int("layers", &ModelSpec::layers, 1, 1e5, "", "Transformer layers L.")
+        .Int("hidden", &ModelSpec::hidden, 1, 1e7, "", "Hidden size h (d_model).")
+        .Int("heads", &ModelSpec::heads, 1, 1e5, "", "Attention (query) heads a.")
+        .Int("kv_heads", &ModelSpec::kv_heads, 0, 1e5, "0",
+             "Key/value heads: 0 = same as heads (MHA), 1 = MQA, else GQA groups.")
+        .Int("head_dim", &ModelSpec::head_dim, 0, 1e5, "0", "Size of one head; 0 = hidden / heads.")
+        .Int("ffn", &ModelSpec::ffn, 0, 1e8, "0",
+             "MLP inner size; 0 = 4*hidden for GeLU, 8/3*hidden rounded up to 256 for SwiGLU.")
+        .Int("vocab", &ModelSpec::vocab, 1, 1e8, "", "Vocabulary size V.")
+        .Int("max_seq", &ModelSpec::max_seq, 0, 1e9, "0",
+             "Positions in a learned position table (0 = the workload's sequence length).")
+        .Enum<Activation>("activation", &ModelSpec::activation,
+                          {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}}, "gelu",
+                          "MLP: gelu (2 matrices) or swiglu (3 matrices, gated).")
+        .Enum<Norm>("norm", &ModelSpec::norm,
+                    {{"layernorm", Norm::kLayerNorm}, {"rmsnorm", Norm::kRmsNorm}}, "layernorm",
+                    "Normalisation layer.")
+        .Enum<Position>("position", &ModelSpec::position,
+                        {{"learned", Position::kLearned}, {"rope", Position::kRope}}, "learned",
+                        "Position encoding: a learned table (adds max_seq*h parameters) or RoPE.")
+        .Bool("bias", &ModelSpec::bias, "true", "Linear layers and norms carry biases.")
+        .Bool("tied_embeddings", &ModelSpec::tied_embeddings, "true",
+              "The LM head shares the input embedding matrix.")
+        .Int("experts", &ModelSpec::experts, 1, 1e5, "1", "Experts per MoE layer (1 = dense).")
+        .Int("top_k", &ModelSpec::top_k, 1, 1e5, "1", "Experts each token is routed to.")
+        .Int("moe_every", &ModelSpec::moe_every, 1, 1e5, "1",
+             "Every n-th layer is a MoE layer (GLaM: 2).")
+        .Int("expert_ffn", &ModelSpec::expert_ffn, 0, 1e8, "0", "Inner size of one expert; 0 = ffn.")
+        .Real("published_params", &ModelSpec::published_params, 0, 1e16, "0",
+              "Parameter count the source states, for checking (0 = unknown).");
+    return s;
+  }();
+  return schema;
+}
+
+void CheckModel(const ModelSpec& m, const std::string& path, const base::SourceLocation& where,
+                base::Diagnostics& diags) {
+  if (m.heads > 0 && m.head_dim == 0 && m.hidden % m.heads != 0)
+    diags.Add(where, path + ".heads", std::to_string(m.heads),
+              "heads must divide hidden (" + std::to_string(m.hidden) +
+                  ") unless head_dim is given");
+  if (m.kv_heads > 0 && m.heads % m.kv_heads != 0)
+    diags.Add(where, path + ".kv_heads", std::to_string(m.kv_heads),
+              "kv_heads must divide heads (" + std::to_string(m.heads) + ")");
+  if (m.top_k > m.experts)
+    diags.Add(where, path + ".top_k", std::to_string(m.top_k),
+              "top_k must be at most experts (" + std::to_string(m.experts) + ")");
+}
+
+}  // namespace orrery::models

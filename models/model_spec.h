@@ -1,0 +1,54 @@
+#pragma once
+// What runs: the shape of a decoder-only transformer, dense or MoE.
+// Plain data; see model_spec.cpp for every key's declaration (unit, default,
+// range, help) and transformer.h for the operators it implies.
+
+#include <cstdint>
+#include <string>
+
+#include "core/base/param.h"
+
+namespace orrery::models {
+
+enum class Activation { kGelu, kSwiglu };
+enum class Norm { kLayerNorm, kRmsNorm };
+enum class Position { kLearned, kRope };
+
+struct ModelSpec {
+  std::string name;
+  std::string citation;     // where the shape comes from
+  int64_t layers = 0;       // L
+  int64_t hidden = 0;       // h (d_model)
+  int64_t heads = 0;        // a (query heads)
+  int64_t kv_heads = 0;     // 0 = heads (MHA); 1 = MQA; otherwise GQA
+  int64_t head_dim = 0;     // 0 = hidden / heads
+  int64_t ffn = 0;          // MLP inner size; 0 = 4h (GeLU) or the SwiGLU rule of Touvron et al. 2023
+  int64_t vocab = 0;        // V
+  int64_t max_seq = 0;      // context the position table covers (learned positions only)
+  Activation activation = Activation::kGelu;
+  Norm norm = Norm::kLayerNorm;
+  Position position = Position::kLearned;
+  bool bias = true;         // linear layers and norms carry biases (GPT) or not (Llama)
+  bool tied_embeddings = true;
+  // Mixture of experts (1 expert = dense). Every `moe_every`-th layer is MoE.
+  int64_t experts = 1;
+  int64_t top_k = 1;
+  int64_t moe_every = 1;
+  int64_t expert_ffn = 0;   // 0 = ffn
+  double published_params = 0;  // parameter count the source states (0 = unknown)
+};
+
+// Effective sizes after defaults are resolved.
+inline int64_t HeadDim(const ModelSpec& m) { return m.head_dim > 0 ? m.head_dim : m.hidden / m.heads; }
+inline int64_t KvHeads(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
+int64_t FfnSize(const ModelSpec& m);
+inline int64_t ExpertFfn(const ModelSpec& m) { return m.expert_ffn > 0 ? m.expert_ffn : FfnSize(m); }
+
+const base::Schema<ModelSpec>& ModelSchema();
+
+// Checks between keys of one model (heads divide hidden, kv_heads divide
+// heads, top_k <= experts). Adds diagnostics at `path`.
+void CheckModel(const ModelSpec& m, const std::string& path, const base::SourceLocation& where,
+                base::Diagnostics& diags);
+
+}  // namespace orrery::models

@@ -1,0 +1,92 @@
+#pragma once
+// The operators of one transformer layer (and of the embedding and LM head)
+// for one microbatch on one device, with FLOPs, bytes moved and GEMM shapes.
+// Filled into fixed arrays, without allocation: the estimator calls this on
+// its hot path.
+//
+// FLOP conventions (Narayanan et al. 2021, SC21, Sec. 5.1 / Eq. 3): a GEMM of
+// (M x K) by (K x N) is 2*M*N*K FLOP; the backward pass of a GEMM is two GEMMs
+// of the same size (input gradient and weight gradient); attention scores
+// and attention-over-values count the full s x s product (the convention
+// behind Eq. 3 and MFU), while the time model lets causal FlashAttention skip
+// the masked half.
+
+#include <array>
+#include <cstdint>
+
+#include "models/model_spec.h"
+
+namespace orrery::models {
+
+enum class OpKind {
+  kGemm,         // one (M x K) x (K x N) product, weights resident
+  kBatchedGemm,  // `batch` independent products (materialised attention)
+  kFlashAttention,  // fused attention core (no s^2 memory traffic)
+  kElementwise,  // memory-bound: norms, activations, dropout, softmax, residuals
+};
+
+struct Op {
+  const char* name = "";
+  OpKind kind = OpKind::kElementwise;
+  double m = 0, n = 0, k = 0;  // GEMM shape (per device)
+  double batch = 1;            // independent GEMMs (kBatchedGemm)
+  double flops = 0;            // forward FLOP on this device
+  double bytes = 0;            // forward bytes moved to/from device memory
+  bool attention_core = false; // recomputed by selective recompute
+};
+
+// How one microbatch is split on a device.
+struct LayerShape {
+  int64_t micro_batch = 1;  // b
+  int64_t seq = 1;          // s, tokens of the sequence handled by this device (s / cp)
+  int64_t full_seq = 1;     // s before context parallelism (keys attended to)
+  int64_t tp = 1;           // tensor-parallel degree t
+  bool sequence_parallel = false;
+  bool flash = true;        // FlashAttention vs materialised softmax
+  double act_bytes = 2;     // bytes per activation element (bf16/fp16 = 2)
+};
+
+inline constexpr int kMaxLayerOps = 20;
+
+struct OpList {
+  std::array<Op, kMaxLayerOps> ops{};
+  int count = 0;
+  void Add(const Op& op) { ops[static_cast<size_t>(count++)] = op; }
+};
+
+// The forward operators of one transformer layer (dense, or MoE when
+// `moe` is true: router + experts replace the MLP; `ep` experts groups).
+void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpList& out);
+
+// LM head GEMM and the softmax cross-entropy loss (last pipeline stage).
+void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out);
+
+// Input embedding lookup (first pipeline stage).
+void EmbeddingOps(const ModelSpec& m, const LayerShape& s, OpList& out);
+
+// Parameters of the whole model (embeddings counted once when tied).
+double ParameterCount(const ModelSpec& m, int64_t seq_len);
+// Parameters a token passes through (MoE layers count top_k experts):
+// "activated" parameters in the MoE literature.
+double ActivatedParameterCount(const ModelSpec& m, int64_t seq_len);
+// Parameters of one layer (MoE layers count every expert).
+double LayerParameters(const ModelSpec& m, bool moe);
+// Parameters of the input embedding (+ learned positions) and of the LM head
+// when untied (0 when tied).
+double EmbeddingParameters(const ModelSpec& m, int64_t seq_len);
+double HeadParameters(const ModelSpec& m);
+
+// Model FLOPs of one iteration (forward + backward, no recompute): the
+// numerator of MFU. For a GPT-style model this is Narayanan et al. 2021
+// Eq. 3 without recompute, 72*B*s*L*h^2*(1 + s/(6h) + V/(12*L*h)).
+double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq);
+
+// Whether layer `index` (0-based) is a MoE layer.
+inline bool IsMoeLayer(const ModelSpec& m, int64_t index) {
+  return m.experts > 1 && (index % m.moe_every) == m.moe_every - 1;
+}
+inline int64_t MoeLayerCount(const ModelSpec& m) {
+  return m.experts > 1 ? m.layers / m.moe_every : 0;
+}
+
+}  // namespace orrery::models

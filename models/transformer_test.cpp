@@ -1,0 +1,148 @@
+#include "models/transformer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace orrery::models {
+namespace {
+
+ModelSpec Gpt(int64_t layers, int64_t hidden, int64_t heads) {
+  ModelSpec m;
+  m.name = "gpt";
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.vocab = 51200;
+  return m;
+}
+
+// Narayanan et al. 2021 Eq. 3 without recompute: 72 B s L h^2 (1 + s/6h + V/12Lh).
+double Eq3NoRecompute(double B, double s, double L, double h, double V) {
+  return 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+}
+
+TEST(Transformer, ModelFlopsEqualNarayananEq3ForGpt3) {
+  const ModelSpec m = Gpt(96, 12288, 96);
+  const double expected = Eq3NoRecompute(1536, 2048, 96, 12288, 51200);
+  EXPECT_NEAR(ModelFlopsPerIteration(m, 1536, 2048) / expected, 1.0, 1e-12);
+  // By hand: 72 * 1536 * 2048 * 96 * 12288^2 = 3.2831e18, times
+  // (1 + 2048/73728 + 51200/14155776) = 1.031395, gives 3.3862e18 FLOP
+  // (1.65 EFLOP of model work per GPT-3 step of 3.1M tokens).
+  EXPECT_NEAR(ModelFlopsPerIteration(m, 1536, 2048), 3.3862e18, 0.0001e18);
+}
+
+TEST(Transformer, ModelFlopsEqualEq3AcrossNarayananTable1Shapes) {
+  struct Row { int64_t L, h, a, B; };
+  for (Row r : {Row{24, 2304, 24, 512}, Row{40, 6144, 48, 1024}, Row{128, 25600, 160, 3072}}) {
+    const ModelSpec m = Gpt(r.L, r.h, r.a);
+    const double e = Eq3NoRecompute(static_cast<double>(r.B), 2048, static_cast<double>(r.L),
+                                    static_cast<double>(r.h), 51200);
+    EXPECT_NEAR(ModelFlopsPerIteration(m, r.B, 2048) / e, 1.0, 1e-12) << r.h;
+  }
+}
+
+TEST(Transformer, GptLayerParametersAre12hSquaredPlus13h) {
+  // Per layer: 4h^2 + 4h (attention) + 8h^2 + 5h (MLP) + 4h (two LayerNorms)
+  // = 12h^2 + 13h (Narayanan et al. 2021, Sec. 5.1, Eq. 2).
+  const ModelSpec m = Gpt(96, 12288, 96);
+  const double h = 12288;
+  EXPECT_DOUBLE_EQ(LayerParameters(m, false), 12 * h * h + 13 * h);
+  // Whole model, Eq. 2: 12 L h^2 (1 + 13/12h + (V + s)/12Lh) = 174.6 B for GPT-3.
+  EXPECT_NEAR(ParameterCount(m, 2048) / 1e9, 174.6, 0.05);
+}
+
+TEST(Transformer, LlamaParametersWithGqaAndSwiglu) {
+  ModelSpec m;
+  m.layers = 80;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.ffn = 28672;
+  m.vocab = 32000;
+  m.activation = Activation::kSwiglu;
+  m.norm = Norm::kRmsNorm;
+  m.position = Position::kRope;
+  m.bias = false;
+  m.tied_embeddings = false;
+  // Llama-2 70B as released: 68.98 B parameters (Touvron et al. 2023b).
+  // Per layer: q,o 2*8192^2 + k,v 2*8192*1024 + MLP 3*8192*28672 + 2 norms.
+  const double layer = 2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 28672 + 2 * 8192;
+  EXPECT_DOUBLE_EQ(LayerParameters(m, false), layer);
+  EXPECT_NEAR(ParameterCount(m, 4096) / 1e9, 68.98, 0.01);
+}
+
+TEST(Transformer, SwigluDefaultFfnFollowsLlamaRule) {
+  ModelSpec m;
+  m.hidden = 4096;
+  m.activation = Activation::kSwiglu;
+  // 8/3 * 4096 = 10922.67, rounded up to a multiple of 256 = 11008 (LLaMA-7B).
+  EXPECT_EQ(FfnSize(m), 11008);
+  m.activation = Activation::kGelu;
+  EXPECT_EQ(FfnSize(m), 16384);
+}
+
+TEST(Transformer, TensorParallelSplitsGemmsButNotSequenceParallelNorms) {
+  const ModelSpec m = Gpt(1, 4096, 32);
+  LayerShape s;
+  s.micro_batch = 2;
+  s.seq = 1024;
+  s.full_seq = 1024;
+  OpList one, eight, eight_sp;
+  LayerOps(m, s, false, 1, one);
+  s.tp = 8;
+  LayerOps(m, s, false, 1, eight);
+  s.sequence_parallel = true;
+  LayerOps(m, s, false, 1, eight_sp);
+  ASSERT_EQ(one.count, eight.count);
+  for (int i = 0; i < one.count; ++i) {
+    const Op& a = one.ops[static_cast<size_t>(i)];
+    const Op& b = eight.ops[static_cast<size_t>(i)];
+    const Op& c = eight_sp.ops[static_cast<size_t>(i)];
+    if (a.kind == OpKind::kElementwise && !a.attention_core && std::string(a.name) != "gelu") {
+      EXPECT_DOUBLE_EQ(b.bytes, a.bytes) << a.name;        // replicated without SP
+      EXPECT_DOUBLE_EQ(c.bytes, a.bytes / 8) << a.name;    // split with SP
+    } else {
+      EXPECT_DOUBLE_EQ(b.flops * 8, a.flops) << a.name;
+    }
+  }
+}
+
+TEST(Transformer, MaterialisedAttentionMovesTheScoreMatrix) {
+  const ModelSpec m = Gpt(1, 4096, 32);
+  LayerShape s;
+  s.seq = 2048;
+  s.full_seq = 2048;
+  s.flash = false;
+  OpList ops;
+  LayerOps(m, s, false, 1, ops);
+  double softmax_bytes = 0;
+  for (int i = 0; i < ops.count; ++i)
+    if (std::string(ops.ops[static_cast<size_t>(i)].name) == "softmax")
+      softmax_bytes = ops.ops[static_cast<size_t>(i)].bytes;
+  // 32 heads x 2048^2 scores, read and written in bf16: 2 * 2 * 32 * 2048^2 bytes.
+  EXPECT_DOUBLE_EQ(softmax_bytes, 4.0 * 32 * 2048 * 2048);
+}
+
+TEST(Transformer, MoeActivatedParametersCountTopKExperts) {
+  ModelSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn = 14336;
+  m.vocab = 32000;
+  m.activation = Activation::kSwiglu;
+  m.norm = Norm::kRmsNorm;
+  m.position = Position::kRope;
+  m.bias = false;
+  m.tied_embeddings = false;
+  m.experts = 8;
+  m.top_k = 2;
+  // Mixtral 8x7B (Jiang et al. 2024): 46.7 B parameters, 12.9 B active.
+  EXPECT_NEAR(ParameterCount(m, 4096) / 1e9, 46.7, 0.1);
+  EXPECT_NEAR(ActivatedParameterCount(m, 4096) / 1e9, 12.9, 0.1);
+}
+
+}  // namespace
+}  // namespace orrery::models

@@ -1,0 +1,24 @@
+#include "hardware/device_model.h"
+
+namespace orrery::hardware {
+
+double MemoryTime(const DeviceSpec& d, double bytes) {
+  if (bytes <= 0) return 0;
+  return bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes)) + d.kernel_overhead;
+}
+
+double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
+  const double compute = flops / (PeakFlops(d, t) * d.gemm_efficiency.At(flops));
+  const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
+  return Combine(d, compute, memory) + d.kernel_overhead;
+}
+
+double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
+                          bool backward) {
+  const double eff = backward ? d.flash_attention_bwd_efficiency : d.flash_attention_efficiency;
+  const double compute = flops / (PeakFlops(d, t) * eff);
+  const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
+  return Combine(d, compute, memory) + d.kernel_overhead;
+}
+
+}  // namespace orrery::hardware

@@ -1,0 +1,31 @@
+#pragma once
+// Time of one kernel on a device: a roofline with shape-dependent
+// efficiencies (Williams et al. 2009, "Roofline", CACM 52(4)):
+//
+//   t = combine(flops / (peak * eff_gemm(flops)), bytes / (bw * eff_mem(bytes)))
+//       + kernel_overhead
+//
+// where combine is max (compute and memory overlap) or sum, as the device
+// profile says. All functions are pure and allocation-free.
+
+#include "hardware/device_spec.h"
+
+namespace orrery::hardware {
+
+// A GEMM of 2*m*n*k*batch FLOP moving `bytes`.
+double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes);
+
+// A memory-bound kernel moving `bytes`.
+double MemoryTime(const DeviceSpec& d, double bytes);
+
+// A fused attention kernel at a fixed fraction of peak (forward or backward).
+double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
+                          bool backward);
+
+// Combine compute and memory time according to the profile.
+inline double Combine(const DeviceSpec& d, double compute_s, double memory_s) {
+  return d.roofline == Roofline::kMax ? (compute_s > memory_s ? compute_s : memory_s)
+                                      : compute_s + memory_s;
+}
+
+}  // namespace orrery::hardware

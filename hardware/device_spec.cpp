@@ -1,0 +1,178 @@
+#include "hardware/device_spec.h"
+
+#include <cmath>
+
+#include "core/base/yaml_source.h"
+
+namespace orrery::hardware {
+
+using base::Dimension;
+
+double BytesPer(DataType t) {
+  switch (t) {
+    case DataType::kFp32:
+    case DataType::kTf32: return 4;
+    case DataType::kBf16:
+    case DataType::kFp16: return 2;
+    case DataType::kFp8:
+    case DataType::kInt8: return 1;
+    case DataType::kInt4: return 0.5;
+  }
+  return 2;
+}
+
+const char* DataTypeName(DataType t) {
+  switch (t) {
+    case DataType::kFp32: return "fp32";
+    case DataType::kTf32: return "tf32";
+    case DataType::kBf16: return "bf16";
+    case DataType::kFp16: return "fp16";
+    case DataType::kFp8: return "fp8";
+    case DataType::kInt8: return "int8";
+    case DataType::kInt4: return "int4";
+  }
+  return "?";
+}
+
+std::vector<std::pair<std::string, DataType>> DataTypeNames() {
+  return {{"fp32", DataType::kFp32}, {"tf32", DataType::kTf32}, {"bf16", DataType::kBf16},
+          {"fp16", DataType::kFp16}, {"fp8", DataType::kFp8},   {"int8", DataType::kInt8},
+          {"int4", DataType::kInt4}};
+}
+
+double Curve::At(double size) const {
+  if (x.empty()) return 1.0;
+  if (size <= x.front()) return y.front();
+  if (size >= x.back()) return y.back();
+  size_t hi = 1;
+  while (x[hi] < size) ++hi;
+  const double t = std::log(size / x[hi - 1]) / std::log(x[hi] / x[hi - 1]);
+  return y[hi - 1] + t * (y[hi] - y[hi - 1]);
+}
+
+double PeakFlops(const DeviceSpec& d, DataType t) {
+  switch (t) {
+    case DataType::kFp32: return d.peak_fp32;
+    case DataType::kTf32: return d.peak_tf32;
+    case DataType::kBf16: return d.peak_bf16;
+    case DataType::kFp16: return d.peak_fp16 > 0 ? d.peak_fp16 : d.peak_bf16;
+    case DataType::kFp8: return d.peak_fp8;
+    case DataType::kInt8:
+    case DataType::kInt4: return d.peak_int8;
+  }
+  return 0;
+}
+
+const base::Schema<DeviceSpec>& DeviceSchema() {
+  static const base::Schema<DeviceSpec> schema = [] {
+    base::Schema<DeviceSpec> s("device", "An accelerator: peak rates, memory, power, efficiency curves.");
+    const double inf = std::numeric_limits<double>::infinity();
+    s.String("name", &DeviceSpec::name, "", "Name shown in reports.")
+        .String("citation", &DeviceSpec::citation, "", "Sources of the numbers.")
+        .Quantity("peak_bf16", &DeviceSpec::peak_bf16, Dimension::kFlopRate, 0, 1e19, "",
+                  "Dense BF16 tensor peak.", true)
+        .Quantity("peak_fp16", &DeviceSpec::peak_fp16, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
+                  "Dense FP16 tensor peak; 0 = same as peak_bf16.")
+        .Quantity("peak_fp8", &DeviceSpec::peak_fp8, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
+                  "Dense FP8 tensor peak; 0 = unsupported.")
+        .Quantity("peak_int8", &DeviceSpec::peak_int8, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
+                  "Dense INT8 tensor peak (OP/s); 0 = unsupported.")
+        .Quantity("peak_tf32", &DeviceSpec::peak_tf32, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
+                  "Dense TF32 tensor peak; 0 = unsupported.")
+        .Quantity("peak_fp32", &DeviceSpec::peak_fp32, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
+                  "Non-tensor FP32 peak (used by the optimizer step).")
+        .Quantity("memory_capacity", &DeviceSpec::memory_capacity, Dimension::kBytes, 0, 1e15, "",
+                  "Device memory (HBM) capacity.", true)
+        .Quantity("memory_bandwidth", &DeviceSpec::memory_bandwidth, Dimension::kBandwidth, 0,
+                  1e15, "", "Device memory bandwidth (datasheet).", true)
+        .Quantity("l2_cache", &DeviceSpec::l2_cache, Dimension::kBytes, 0, 1e12, "0 B",
+                  "Last-level on-chip cache.")
+        .Quantity("scaleup_bandwidth", &DeviceSpec::scaleup_bandwidth, Dimension::kBandwidth, 0,
+                  1e15, "0 B/s", "Scale-up link bandwidth per direction per device (NVLink, ICI).")
+        .Quantity("tdp", &DeviceSpec::tdp, Dimension::kPower, 0, 1e5, "0 W", "Board power (TDP).")
+        .Quantity("idle_power", &DeviceSpec::idle_power, Dimension::kPower, 0, 1e5, "0 W",
+                  "Power when idle; 0 = 30 % of TDP.")
+        .Quantity("price", &DeviceSpec::price, Dimension::kMoney, 0, 1e9, "0 USD",
+                  "Purchase price of one device (0 = unknown).")
+        .Quantity("kernel_overhead", &DeviceSpec::kernel_overhead, Dimension::kTime, 0, 1, "0 s",
+                  "Fixed time added to every kernel (launch and tail).")
+        .Enum<Roofline>("roofline", &DeviceSpec::roofline,
+                        {{"max", Roofline::kMax}, {"sum", Roofline::kSum}}, "max",
+                        "Combine compute and memory time of a kernel: max (overlapped) or sum.")
+        .Real("flash_attention_efficiency", &DeviceSpec::flash_attention_efficiency, 0, 1, "0.5",
+              "Fraction of peak reached by fused attention, forward.", true)
+        .Real("flash_attention_bwd_efficiency", &DeviceSpec::flash_attention_bwd_efficiency, 0, 1,
+              "0.4", "Fraction of peak reached by fused attention, backward.", true);
+    (void)inf;
+    return s;
+  }();
+  return schema;
+}
+
+const std::vector<std::string>& DeviceCurveKeys() {
+  static const std::vector<std::string> keys = {"gemm_efficiency", "memory_efficiency"};
+  return keys;
+}
+
+namespace {
+
+void ParseCurve(const YAML::Node& node, const std::string& path, const std::string& file,
+                Dimension x_dim, Curve& out, base::Diagnostics& diags) {
+  out = Curve{};
+  if (!node.IsSequence() || node.size() == 0) {
+    diags.Add(base::LocationOf(node, file), path, "",
+              std::string("expected a non-empty sequence of [size, efficiency] pairs, got a ") +
+                  base::NodeKindName(node));
+    return;
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node p = node[i];
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (!p.IsSequence() || p.size() != 2 || !p[0].IsScalar() || !p[1].IsScalar()) {
+      diags.Add(base::LocationOf(p, file), at, "",
+                "expected a pair [size, efficiency], e.g. [1 GFLOP, 0.5]");
+      continue;
+    }
+    const base::QuantityParse x = base::ParseQuantity(p[0].Scalar(), x_dim);
+    const base::QuantityParse y = base::ParseQuantity(p[1].Scalar(), Dimension::kDimensionless);
+    if (!x.value || *x.value <= 0) {
+      diags.Add(base::LocationOf(p[0], file), at + "[0]", p[0].Scalar(),
+                x.value ? "size must be > 0" : x.error, x.hint);
+      continue;
+    }
+    if (!y.value || !(*y.value > 0 && *y.value <= 1)) {
+      diags.Add(base::LocationOf(p[1], file), at + "[1]", p[1].Scalar(),
+                "efficiency must be a number in (0, 1]");
+      continue;
+    }
+    if (!out.x.empty() && *x.value <= out.x.back()) {
+      diags.Add(base::LocationOf(p[0], file), at + "[0]", p[0].Scalar(),
+                "sizes must increase along the curve");
+      continue;
+    }
+    out.x.push_back(*x.value);
+    out.y.push_back(*y.value);
+  }
+}
+
+}  // namespace
+
+void ParseDevice(const YAML::Node& map, const std::string& path, const std::string& file,
+                 DeviceSpec& out, base::Diagnostics& diags) {
+  DeviceSchema().Parse(map, path, file, out, diags, DeviceCurveKeys());
+  if (!map.IsMap()) return;
+  if (const YAML::Node g = map["gemm_efficiency"])
+    ParseCurve(g, path + ".gemm_efficiency", file, Dimension::kFlops, out.gemm_efficiency, diags);
+  if (const YAML::Node m = map["memory_efficiency"])
+    ParseCurve(m, path + ".memory_efficiency", file, Dimension::kBytes, out.memory_efficiency,
+               diags);
+}
+
+void CheckDevice(const DeviceSpec& d, const std::string& path, const base::SourceLocation& where,
+                 base::Diagnostics& diags) {
+  if (d.peak_fp32 > d.peak_bf16 && d.peak_bf16 > 0)
+    diags.Add(where, path + ".peak_fp32", base::FormatQuantity(d.peak_fp32, Dimension::kFlopRate),
+              "non-tensor FP32 peak above the BF16 tensor peak is implausible");
+}
+
+}  // namespace orrery::hardware

@@ -1,0 +1,81 @@
+#pragma once
+// What a device is: peak rates per datatype, memory, power, and the
+// efficiency curves that turn peaks into achievable rates. Curves are data
+// (defaults in configs/devices/ cite their measurements; `orrery calibrate`
+// will replace them with this machine's).
+
+#include <string>
+#include <vector>
+
+#include "core/base/param.h"
+
+namespace orrery::hardware {
+
+enum class DataType { kFp32, kTf32, kBf16, kFp16, kFp8, kInt8, kInt4 };
+inline constexpr int kDataTypeCount = 7;
+
+// Bytes per element of a datatype (int4 is half a byte).
+double BytesPer(DataType t);
+const char* DataTypeName(DataType t);
+std::vector<std::pair<std::string, DataType>> DataTypeNames();
+
+enum class Roofline { kMax, kSum };
+
+// A curve y(x) given at points, interpolated linearly in log(x) and clamped
+// at the ends. x is a size (FLOP for GEMMs, bytes for memory traffic), y an
+// efficiency in (0, 1].
+struct Curve {
+  std::vector<double> x;
+  std::vector<double> y;
+  double At(double size) const;
+  bool empty() const { return x.empty(); }
+};
+
+struct DeviceSpec {
+  std::string name;
+  std::string citation;
+  // Dense peak rates (FLOP/s). 0 = the datatype is not supported.
+  double peak_fp32 = 0;   // non-tensor FP32
+  double peak_tf32 = 0;
+  double peak_bf16 = 0;
+  double peak_fp16 = 0;   // 0 = same as bf16
+  double peak_fp8 = 0;
+  double peak_int8 = 0;   // OP/s
+  double memory_capacity = 0;   // bytes of device memory (HBM)
+  double memory_bandwidth = 0;  // bytes/s, datasheet
+  double l2_cache = 0;          // bytes
+  double scaleup_bandwidth = 0; // bytes/s per direction, per device (NVLink, ICI, Infinity Fabric)
+  double tdp = 0;               // watts
+  double idle_power = 0;        // watts (0 = 30 % of TDP)
+  double price = 0;             // USD to buy one (capex), 0 = unknown
+  double kernel_overhead = 0;   // seconds added to every kernel (launch + tail)
+  Roofline roofline = Roofline::kMax;
+  // Achieved fraction of peak as a function of GEMM size 2*M*N*K (FLOP).
+  Curve gemm_efficiency;
+  // Achieved fraction of memory_bandwidth as a function of bytes moved.
+  Curve memory_efficiency;
+  // Achieved fraction of peak of fused (FlashAttention) attention kernels,
+  // forward and backward.
+  double flash_attention_efficiency = 0.5;
+  double flash_attention_bwd_efficiency = 0.4;
+};
+
+// Peak FLOP/s for a datatype (falls back: fp16 -> bf16). 0 when unsupported.
+double PeakFlops(const DeviceSpec& d, DataType t);
+
+const base::Schema<DeviceSpec>& DeviceSchema();
+
+// Keys parsed by ParseDevice itself, not by the schema (the curves).
+const std::vector<std::string>& DeviceCurveKeys();
+
+// Parses a `device:` map: schema keys plus the efficiency curves, written as
+// a sequence of [size, efficiency] pairs, e.g.
+//   gemm_efficiency: [[1 GFLOP, 0.30], [1 TFLOP, 0.80]]
+void ParseDevice(const YAML::Node& map, const std::string& path, const std::string& file,
+                 DeviceSpec& out, base::Diagnostics& diags);
+
+// Cross-key checks (curves sorted, efficiencies in (0, 1], bf16 peak set).
+void CheckDevice(const DeviceSpec& d, const std::string& path, const base::SourceLocation& where,
+                 base::Diagnostics& diags);
+
+}  // namespace orrery::hardware

@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+
+#include "hardware/device_model.h"
+#include "hardware/network.h"
+
+namespace orrery::hardware {
+namespace {
+
+TEST(Curve, InterpolatesInLogSizeAndClamps) {
+  Curve c{{1e6, 1e8}, {0.2, 0.6}};
+  EXPECT_DOUBLE_EQ(c.At(1e7), 0.4);   // halfway in log10: 6 -> 7 -> 8
+  EXPECT_DOUBLE_EQ(c.At(1e3), 0.2);
+  EXPECT_DOUBLE_EQ(c.At(1e12), 0.6);
+  EXPECT_DOUBLE_EQ(Curve{}.At(5), 1.0);  // no curve: datasheet rate
+}
+
+DeviceSpec ToyDevice() {
+  DeviceSpec d;
+  d.peak_bf16 = 100e12;
+  d.memory_bandwidth = 1e12;
+  d.gemm_efficiency = {{1}, {0.5}};
+  d.memory_efficiency = {{1}, {0.8}};
+  d.kernel_overhead = 1e-6;
+  return d;
+}
+
+TEST(DeviceModel, RooflineMaxOrSum) {
+  DeviceSpec d = ToyDevice();
+  // compute 1e12 / (100e12 * 0.5) = 20 ms; memory 1e9 / (1e12 * 0.8) = 1.25 ms.
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kBf16, 1e12, 1e9), 0.02 + 1e-6);
+  d.roofline = Roofline::kSum;
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kBf16, 1e12, 1e9), 0.02125 + 1e-6);
+  EXPECT_DOUBLE_EQ(MemoryTime(d, 8e8), 1e-3 + 1e-6);
+  EXPECT_DOUBLE_EQ(MemoryTime(d, 0), 0);
+  // fp16 falls back to the bf16 peak when not given.
+  EXPECT_DOUBLE_EQ(PeakFlops(d, DataType::kFp16), 100e12);
+}
+
+// Two nodes of 8 devices: NVLink-like tier (300 GB/s, 2 us) and a scale-out
+// tier (25 GB/s, 5 us), both at efficiency 1 for hand-checkable numbers.
+SystemSpec TwoNodes() {
+  SystemSpec s;
+  s.devices_per_node = 8;
+  s.nodes = 2;
+  s.network = {NetworkTier{"nvlink", 8, 300e9, 2e-6, {}}, NetworkTier{"ib", 0, 25e9, 5e-6, {}}};
+  return s;
+}
+
+TEST(Network, PlacementFollowsStride) {
+  const SystemSpec s = TwoNodes();
+  const AlphaBetaNetwork net(s);
+  const GroupPlacement tp = net.Place(8, 1);
+  EXPECT_EQ(tp.per_domain[0], 8);
+  const GroupPlacement dp = net.Place(2, 8);
+  EXPECT_EQ(dp.per_domain[0], 1);
+  EXPECT_EQ(dp.per_domain[1], 2);
+  const GroupPlacement mixed = net.Place(8, 2);  // 4 per node, 2 nodes
+  EXPECT_EQ(mixed.per_domain[0], 4);
+  EXPECT_EQ(mixed.per_domain[1], 8);
+}
+
+TEST(Network, RingAllReduceInsideOneTier) {
+  const SystemSpec s = TwoNodes();
+  const AlphaBetaNetwork net(s);
+  // 2 (n-1)/n S / B + 2 (n-1) alpha = 2*7/8*1e8/3e11 + 14*2e-6.
+  EXPECT_NEAR(net.Time(Collective::kAllReduce, 1e8, net.Place(8, 1)), 2 * 7.0 / 8 * 1e8 / 3e11 + 2.8e-5, 1e-12);
+  // Across nodes, 2 members: 2*1/2*1e8/25e9 + 2*5e-6.
+  EXPECT_NEAR(net.Time(Collective::kAllReduce, 1e8, net.Place(2, 8)), 4.01e-3, 1e-12);
+  // Reduce-scatter and all-gather are half an all-reduce's volume.
+  EXPECT_NEAR(net.Time(Collective::kAllGather, 1e8, net.Place(8, 1)), 7.0 / 8 * 1e8 / 3e11 + 7 * 2e-6, 1e-12);
+  // Point-to-point across nodes: S / B + alpha.
+  EXPECT_NEAR(net.Time(Collective::kSendRecv, 1e8, net.Place(2, 8)), 4.005e-3, 1e-12);
+  EXPECT_EQ(net.Time(Collective::kAllReduce, 1e8, net.Place(1, 1)), 0);
+}
+
+TEST(Network, HierarchicalAllReduceAcrossTiers) {
+  const SystemSpec s = TwoNodes();
+  const AlphaBetaNetwork net(s);
+  // 16 members: reduce-scatter in the node (7/8 S / 300 GB/s + 7 alpha0),
+  // all-reduce of S/8 across the 2 nodes (S/8 / 25 GB/s + 2 alpha1), all-gather back.
+  const double rs = 7.0 / 8 * 1e8 / 300e9 + 7 * 2e-6;
+  const double ar = 1e8 / 8 / 25e9 + 2 * 5e-6;
+  EXPECT_NEAR(net.Time(Collective::kAllReduce, 1e8, net.Place(16, 1)), 2 * rs + ar, 1e-12);
+  // A flat ring over the same 16 pays the scale-out link for the whole volume.
+  GroupPlacement flat = net.Place(16, 1);
+  flat.flat = true;
+  EXPECT_NEAR(net.Time(Collective::kAllReduce, 1e8, flat), 2 * 15.0 / 16 * 1e8 / 25e9 + 30 * 5e-6, 1e-12);
+}
+
+TEST(Network, EfficiencyCurveScalesBusBandwidth) {
+  SystemSpec s = TwoNodes();
+  // DGX A100 NCCL all-reduce of 64 MiB over 8 GPUs: 0.675 ms measured
+  // (Vidur profiling, validation/README.md): bus bandwidth 174 GB/s of 300.
+  s.network[0].efficiency = {{64.0 * 1048576}, {0.58}};
+  s.network[0].latency = 0;
+  const AlphaBetaNetwork net(s);
+  const double t = net.Time(Collective::kAllReduce, 64.0 * 1048576, net.Place(8, 1));
+  EXPECT_NEAR(t * 1e3, 0.675, 0.01);
+}
+
+}  // namespace
+}  // namespace orrery::hardware

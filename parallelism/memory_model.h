@@ -1,0 +1,57 @@
+#pragma once
+// Memory one device needs for a training plan.
+//
+// Model states (Rajbhandari et al. 2020, "ZeRO", Sec. 3.1): with mixed
+// precision and Adam, 2 bytes of weights + 2 of gradients + K = 12 of
+// optimizer state (fp32 master weights, momentum, variance) per parameter;
+// ZeRO-1 shards the optimizer state over dp, ZeRO-2 also the gradients,
+// ZeRO-3 also the weights.
+//
+// Activations per layer and microbatch (Korthikanti et al. 2022, "Reducing
+// activation recomputation in large transformer models", Sec. 4, Table 2),
+// in bytes, for the GPT case (h heads of size h/a, 4h GeLU MLP):
+//   no parallelism             s b h (34 + 5 a s / h)
+//   tensor parallel            s b h (10 + 24/t + 5 a s / (h t))
+//   tensor + sequence parallel s b h (34 + 5 a s / h) / t
+//   selective recompute        the 5 a s / h term goes
+//   full recompute             2 s b h (only the layer input; / t with SP)
+// Generalised here to GQA and SwiGLU by summing the same stored tensors.
+// FlashAttention stores no s x s tensor (Dao et al. 2022), like selective.
+// 1F1B keeps p microbatches in flight on the first stage (Narayanan et al.
+// 2021 Sec. 2.2.1), interleaving multiplies that by 1 + (p-1)/(p v)
+// (Korthikanti et al. 2022 Sec. 4.2.3), GPipe keeps all m.
+
+#include <cstdint>
+
+#include "models/model_spec.h"
+#include "parallelism/plan_spec.h"
+
+namespace orrery::parallelism {
+
+struct MemoryBreakdown {
+  double weights = 0;        // bytes
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double temporary = 0;      // logits, communication buffers
+  double total() const { return weights + gradients + optimizer + activations + temporary; }
+};
+
+// Bytes of activations one layer stores for one microbatch (b sequences of
+// s tokens on this device), following the table above.
+double LayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
+                            int64_t s);
+
+struct MemoryInputs {
+  double params_on_device = 0;  // parameters held by this device before ZeRO sharding
+  double layers_on_device = 0;  // transformer layers on this stage (all chunks)
+  int64_t dp = 1;
+  int64_t microbatches = 1;     // m per iteration
+  int64_t seq = 0;              // full sequence length
+  bool last_stage = false;
+};
+
+MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
+                             const MemoryInputs& in);
+
+}  // namespace orrery::parallelism

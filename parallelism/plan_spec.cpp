@@ -1,0 +1,90 @@
+#include "parallelism/plan_spec.h"
+
+namespace orrery::parallelism {
+
+using base::Dimension;
+
+const base::Schema<TrainingPlan>& TrainingPlanSchema() {
+  static const base::Schema<TrainingPlan> schema = [] {
+    base::Schema<TrainingPlan> s("training", "A training plan: how one iteration is split.");
+    s.Int("tp", &TrainingPlan::tp, 1, 1e6, "1", "Tensor-parallel degree (Megatron column/row split).")
+        .Int("pp", &TrainingPlan::pp, 1, 1e6, "1", "Pipeline-parallel stages.")
+        .Int("dp", &TrainingPlan::dp, 0, 1e9, "0",
+             "Data-parallel degree; 0 = devices / (tp * pp * cp).")
+        .Int("cp", &TrainingPlan::cp, 1, 1e6, "1",
+             "Context-parallel degree (ring attention; modelled simply: sequence split, K/V "
+             "exchanged once per layer).")
+        .Int("ep", &TrainingPlan::ep, 1, 1e6, "1",
+             "Expert-parallel degree for MoE layers, carved out of dp * cp.")
+        .Bool("sequence_parallel", &TrainingPlan::sequence_parallel, "false",
+              "Megatron sequence parallelism: norms and dropout split over tp; all-reduce "
+              "becomes reduce-scatter + all-gather (Korthikanti et al. 2022).")
+        .Int("interleave", &TrainingPlan::interleave, 1, 1024, "1",
+             "Model chunks per device (v); > 1 selects interleaved 1F1B.")
+        .Enum<Schedule>("schedule", &TrainingPlan::schedule,
+                        {{"1f1b", Schedule::kOneFOneB},
+                         {"interleaved", Schedule::kInterleaved},
+                         {"gpipe", Schedule::kGpipe}},
+                        "1f1b", "Pipeline schedule.")
+        .Int("micro_batch", &TrainingPlan::micro_batch, 1, 1e6, "1", "Sequences per microbatch.")
+        .Enum<Recompute>("recompute", &TrainingPlan::recompute,
+                         {{"none", Recompute::kNone},
+                          {"selective", Recompute::kSelective},
+                          {"full", Recompute::kFull}},
+                         "none",
+                         "Activation recomputation: none, selective (attention core) or full "
+                         "(every layer's forward).")
+        .Enum<Attention>("attention", &TrainingPlan::attention,
+                         {{"flash", Attention::kFlash}, {"materialized", Attention::kMaterialized}},
+                         "flash",
+                         "Attention kernel: fused FlashAttention (no s^2 memory traffic) or "
+                         "materialised softmax.")
+        .Int("zero", &TrainingPlan::zero, 0, 3, "0",
+             "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 (FSDP) also weights.")
+        .Bool("dp_overlap", &TrainingPlan::dp_overlap, "true",
+              "Overlap the data-parallel gradient reduction with the backward pass.")
+        .Enum<DpCollective>("dp_collective", &TrainingPlan::dp_collective,
+                            {{"hierarchical", DpCollective::kHierarchical},
+                             {"flat", DpCollective::kFlat}},
+                            "hierarchical",
+                            "Data-parallel and ZeRO collectives: hierarchical (inside the node, "
+                            "then across, as NCCL does) or a flat ring whose whole volume crosses "
+                            "each device's scale-out link (non-topology-aware implementations).")
+        .Bool("tp_comm_overlap", &TrainingPlan::tp_comm_overlap, "false",
+              "Overlap tensor-parallel collectives with GEMMs (Megatron-Core --tp-comm-overlap).")
+        .Quantity("dp_bucket", &TrainingPlan::dp_bucket, Dimension::kBytes, 0, 1e12, "100 MB",
+                  "Gradient bucket size for the overlapped reduction.", true)
+        .Enum<hardware::DataType>("precision", &TrainingPlan::precision,
+                                  {{"bf16", hardware::DataType::kBf16},
+                                   {"fp16", hardware::DataType::kFp16},
+                                   {"fp8", hardware::DataType::kFp8},
+                                   {"fp32", hardware::DataType::kFp32},
+                                   {"tf32", hardware::DataType::kTf32}},
+                                  "bf16", "Datatype of GEMMs and activations.")
+        .Bool("fp32_master_weights", &TrainingPlan::fp32_master_weights, "true",
+              "Keep fp32 master weights (mixed precision, Micikevicius et al. 2018).")
+        .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,
+                         {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}}, "adam",
+                         "Optimizer: adam (two fp32 moments) or sgd with momentum (one).")
+        .Bool("offload_optimizer", &TrainingPlan::offload_optimizer, "false",
+              "Keep optimizer states in host memory and run the step there (ZeRO-Offload).")
+        .String("group_order", &TrainingPlan::group_order, "tp,cp,ep,dp,pp",
+                "Order in which parallel groups are laid on the network, innermost first.");
+    return s;
+  }();
+  return schema;
+}
+
+const base::Schema<Workload>& WorkloadSchema() {
+  static const base::Schema<Workload> schema = [] {
+    base::Schema<Workload> s("workload", "What one training run processes.");
+    s.Int("global_batch", &Workload::global_batch, 1, 1e9, "", "Sequences per iteration.")
+        .Int("seq_len", &Workload::seq_len, 1, 1e9, "", "Tokens per sequence.")
+        .Real("train_tokens", &Workload::train_tokens, 0, 1e18, "0",
+              "Tokens of the whole run, for days and GPU-hours (0 = not asked).");
+    return s;
+  }();
+  return schema;
+}
+
+}  // namespace orrery::parallelism

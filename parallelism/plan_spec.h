@@ -1,0 +1,53 @@
+#pragma once
+// How training work is split across devices: a plan. Plain data; the keys are
+// declared in plan_spec.cpp.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/base/param.h"
+#include "hardware/device_spec.h"
+
+namespace orrery::parallelism {
+
+enum class Recompute { kNone, kSelective, kFull };
+enum class Schedule { kOneFOneB, kInterleaved, kGpipe };
+enum class Attention { kFlash, kMaterialized };
+enum class Optimizer { kAdam, kSgd };
+enum class DpCollective { kHierarchical, kFlat };
+
+struct TrainingPlan {
+  int64_t tp = 1;            // tensor parallel (Megatron column/row split)
+  int64_t pp = 1;            // pipeline stages
+  int64_t dp = 0;            // data parallel; 0 = devices / (tp*pp*cp)
+  int64_t cp = 1;            // context parallel (ring attention)
+  int64_t ep = 1;            // expert parallel (MoE), carved out of dp*cp
+  bool sequence_parallel = false;
+  int64_t interleave = 1;    // virtual stages per device (v) for interleaved 1F1B
+  Schedule schedule = Schedule::kOneFOneB;
+  int64_t micro_batch = 1;
+  Recompute recompute = Recompute::kNone;
+  Attention attention = Attention::kFlash;
+  int64_t zero = 0;          // ZeRO stage 0..3 (3 = FSDP)
+  bool dp_overlap = true;    // gradient reduction overlapped with backward (bucketed)
+  DpCollective dp_collective = DpCollective::kHierarchical;
+  bool tp_comm_overlap = false;  // TP collectives overlapped with GEMMs
+  double dp_bucket = 25e6 * 4;   // bytes per gradient bucket
+  hardware::DataType precision = hardware::DataType::kBf16;
+  bool fp32_master_weights = true;
+  Optimizer optimizer = Optimizer::kAdam;
+  bool offload_optimizer = false;
+  std::string group_order = "tp,cp,ep,dp,pp";  // innermost first
+};
+
+struct Workload {
+  int64_t global_batch = 0;    // sequences per iteration
+  int64_t seq_len = 0;         // tokens per sequence
+  double train_tokens = 0;     // total tokens to train on (0 = not asked)
+};
+
+const base::Schema<TrainingPlan>& TrainingPlanSchema();
+const base::Schema<Workload>& WorkloadSchema();
+
+}  // namespace orrery::parallelism

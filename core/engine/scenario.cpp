@@ -1,0 +1,473 @@
+#include "core/engine/scenario.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "core/base/yaml_source.h"
+
+#ifndef ORRERY_CONFIG_DIR_DEFAULT
+#define ORRERY_CONFIG_DIR_DEFAULT "configs"
+#endif
+
+namespace orrery::engine {
+
+namespace fs = std::filesystem;
+using base::Diagnostics;
+using base::SourceLocation;
+
+const char* DocKindName(DocKind k) {
+  switch (k) {
+    case DocKind::kDevice: return "device";
+    case DocKind::kSystem: return "system";
+    case DocKind::kModel: return "model";
+    case DocKind::kScenario: return "scenario";
+  }
+  return "?";
+}
+
+const char* DocKindFolder(DocKind k) {
+  switch (k) {
+    case DocKind::kDevice: return "devices";
+    case DocKind::kSystem: return "systems";
+    case DocKind::kModel: return "models";
+    case DocKind::kScenario: return "scenarios";
+  }
+  return "?";
+}
+
+std::string PresetStore::DefaultConfigDir() {
+  if (const char* env = std::getenv("ORRERY_CONFIG_DIR"); env != nullptr && *env != 0) return env;
+  return ORRERY_CONFIG_DIR_DEFAULT;
+}
+
+std::vector<std::string> PresetStore::Names(DocKind kind) const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  const fs::path folder = fs::path(dir_) / DocKindFolder(kind);
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".yaml") out.push_back(it->path().stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string PresetStore::PathOf(DocKind kind, const std::string& name) const {
+  if (name.empty() || name.find('/') != std::string::npos || name.find("..") != std::string::npos)
+    return {};
+  const fs::path p = fs::path(dir_) / DocKindFolder(kind) / (name + ".yaml");
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) ? p.string() : std::string();
+}
+
+namespace {
+
+// Reads a file whose single top-level key must be `kind`; returns the map.
+std::optional<YAML::Node> LoadDoc(const std::string& file, DocKind kind, Diagnostics& diags) {
+  auto root = base::LoadYamlFile(file, diags);
+  if (!root) return std::nullopt;
+  const char* key = DocKindName(kind);
+  if (!root->IsMap() || !(*root)[key]) {
+    diags.Add(base::LocationOf(*root, file), "", "",
+              std::string("expected a document with the top-level key '") + key + "'");
+    return std::nullopt;
+  }
+  for (const auto& kv : *root) {
+    const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    if (k != key)
+      diags.Add(base::LocationOf(kv.first, file), k, "",
+                std::string("unexpected top-level key next to '") + key + "'",
+                base::DidYouMean(k, {key}));
+  }
+  return (*root)[key];
+}
+
+template <class Spec, class LoadFn>
+bool LoadPreset(DocKind kind, const std::string& name, const PresetStore& store,
+                const SourceLocation& where, const std::string& path, Spec& out,
+                Diagnostics& diags, LoadFn load) {
+  const std::string file = store.PathOf(kind, name);
+  if (file.empty()) {
+    std::string hint = base::DidYouMean(name, store.Names(kind));
+    if (hint.empty()) hint = "see 'orrery presets list'";
+    diags.Add(where, path, name, std::string("unknown ") + DocKindName(kind) + " preset", hint);
+    return false;
+  }
+  const size_t before = diags.size();
+  auto map = LoadDoc(file, kind, diags);
+  if (!map) return false;
+  load(*map, std::string(DocKindName(kind)), file, out);
+  return diags.size() == before;
+}
+
+}  // namespace
+
+void LoadDeviceMap(const YAML::Node& map, const std::string& path, const std::string& file,
+                   hardware::DeviceSpec& out, Diagnostics& diags) {
+  hardware::ParseDevice(map, path, file, out, diags);
+  hardware::CheckDevice(out, path, base::LocationOf(map, file), diags);
+}
+
+void LoadModelMap(const YAML::Node& map, const std::string& path, const std::string& file,
+                  models::ModelSpec& out, Diagnostics& diags) {
+  models::ModelSchema().Parse(map, path, file, out, diags);
+  models::CheckModel(out, path, base::LocationOf(map, file), diags);
+}
+
+void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::string& file,
+                   const PresetStore& store, hardware::SystemSpec& out, Diagnostics& diags) {
+  hardware::ParseSystem(map, path, file, out, diags);
+  if (!map.IsMap()) return;
+  const YAML::Node dev = map["device"];
+  if (!dev) {
+    diags.Add(base::LocationOf(map, file), path + ".device", "",
+              "required key is missing (a device preset name or a device map)");
+  } else if (dev.IsScalar()) {
+    out.device_preset = dev.Scalar();
+    LoadDevicePreset(dev.Scalar(), store, base::LocationOf(dev, file), path + ".device",
+                     out.device, diags);
+  } else {
+    LoadDeviceMap(dev, path + ".device", file, out.device, diags);
+  }
+  hardware::CheckSystem(out, path, base::LocationOf(map, file), diags);
+}
+
+bool LoadDevicePreset(const std::string& name, const PresetStore& store, const SourceLocation& where,
+                      const std::string& path, hardware::DeviceSpec& out, Diagnostics& diags) {
+  return LoadPreset(DocKind::kDevice, name, store, where, path, out, diags,
+                    [&](const YAML::Node& m, const std::string& p, const std::string& f,
+                        hardware::DeviceSpec& o) { LoadDeviceMap(m, p, f, o, diags); });
+}
+
+bool LoadSystemPreset(const std::string& name, const PresetStore& store, const SourceLocation& where,
+                      const std::string& path, hardware::SystemSpec& out, Diagnostics& diags) {
+  return LoadPreset(DocKind::kSystem, name, store, where, path, out, diags,
+                    [&](const YAML::Node& m, const std::string& p, const std::string& f,
+                        hardware::SystemSpec& o) { LoadSystemMap(m, p, f, store, o, diags); });
+}
+
+bool LoadModelPreset(const std::string& name, const PresetStore& store, const SourceLocation& where,
+                     const std::string& path, models::ModelSpec& out, Diagnostics& diags) {
+  return LoadPreset(DocKind::kModel, name, store, where, path, out, diags,
+                    [&](const YAML::Node& m, const std::string& p, const std::string& f,
+                        models::ModelSpec& o) { LoadModelMap(m, p, f, o, diags); });
+}
+
+namespace {
+
+const std::vector<std::string>& ScenarioKeys() {
+  static const std::vector<std::string> keys = {"name", "model", "system", "training", "workload",
+                                                "set"};
+  return keys;
+}
+
+void LoadScenarioMap(const YAML::Node& map, const std::string& file, const PresetStore& store,
+                     Scenario& s, Diagnostics& diags) {
+  s.file = file;
+  if (!map.IsMap()) {
+    diags.Add(base::LocationOf(map, file), "scenario", "",
+              std::string("expected a map, got a ") + base::NodeKindName(map));
+    return;
+  }
+  for (const auto& kv : map) {
+    const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    if (std::find(ScenarioKeys().begin(), ScenarioKeys().end(), k) == ScenarioKeys().end())
+      diags.Add(base::LocationOf(kv.first, file), "scenario." + k, "", "unknown key in scenario",
+                base::DidYouMean(k, ScenarioKeys()));
+  }
+  if (const YAML::Node n = map["name"]; n && n.IsScalar()) s.name = n.Scalar();
+  auto section = [&](const char* key) -> YAML::Node {
+    const YAML::Node n = map[key];
+    if (!n)
+      diags.Add(base::LocationOf(map, file), std::string("scenario.") + key, "",
+                "required key is missing");
+    return n;
+  };
+  if (const YAML::Node m = section("model")) {
+    if (m.IsScalar())
+      LoadModelPreset(m.Scalar(), store, base::LocationOf(m, file), "scenario.model", s.model, diags);
+    else
+      LoadModelMap(m, "scenario.model", file, s.model, diags);
+  }
+  if (const YAML::Node m = section("system")) {
+    if (m.IsScalar())
+      LoadSystemPreset(m.Scalar(), store, base::LocationOf(m, file), "scenario.system", s.system,
+                       diags);
+    else
+      LoadSystemMap(m, "scenario.system", file, store, s.system, diags);
+  }
+  if (const YAML::Node m = section("training"))
+    parallelism::TrainingPlanSchema().Parse(m, "scenario.training", file, s.training, diags);
+  if (const YAML::Node m = section("workload"))
+    parallelism::WorkloadSchema().Parse(m, "scenario.workload", file, s.workload, diags);
+  // `set:` adjusts presets in place, with the same paths as --set, e.g.
+  //   set: {system.nodes: 128, system.device.memory_capacity: 141 GB}
+  if (const YAML::Node set = map["set"]) {
+    if (!set.IsMap()) {
+      diags.Add(base::LocationOf(set, file), "scenario.set", "",
+                "expected a map of parameter paths to values, e.g. {system.nodes: 128}");
+    } else {
+      for (const auto& kv : set) {
+        const SourceLocation where = base::LocationOf(kv.second, file);
+        if (!kv.first.IsScalar() || !kv.second.IsScalar()) {
+          diags.Add(where, "scenario.set", "", "expected 'path: value' with a single value");
+          continue;
+        }
+        ApplyOverride(s, kv.first.Scalar() + "=" + kv.second.Scalar(), diags, &where);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<Scenario> LoadScenarioFile(const std::string& file, const PresetStore& store,
+                                         Diagnostics& diags) {
+  std::string path = file;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    const std::string preset = store.PathOf(DocKind::kScenario, file);
+    if (!preset.empty()) path = preset;
+  }
+  const size_t before = diags.size();
+  auto map = LoadDoc(path, DocKind::kScenario, diags);
+  if (!map) return std::nullopt;
+  Scenario s;
+  LoadScenarioMap(*map, path, store, s, diags);
+  if (diags.size() != before) return std::nullopt;
+  return s;
+}
+
+bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diags,
+                   const SourceLocation* at) {
+  const SourceLocation where = at != nullptr ? *at : SourceLocation{"--set " + assignment, 0, 0};
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    diags.Add(where, "", assignment, "expected PATH=VALUE, e.g. training.tp=8");
+    return false;
+  }
+  const std::string path = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  const size_t dot = path.rfind('.');
+  const std::string section = dot == std::string::npos ? "" : path.substr(0, dot);
+  const std::string key = dot == std::string::npos ? path : path.substr(dot + 1);
+  if (section == "model") return models::ModelSchema().SetText(s.model, key, value, where, path, diags);
+  if (section == "system")
+    return hardware::SystemSchema().SetText(s.system, key, value, where, path, diags);
+  if (section == "system.device")
+    return hardware::DeviceSchema().SetText(s.system.device, key, value, where, path, diags);
+  if (section == "training")
+    return parallelism::TrainingPlanSchema().SetText(s.training, key, value, where, path, diags);
+  if (section == "workload")
+    return parallelism::WorkloadSchema().SetText(s.workload, key, value, where, path, diags);
+  if (section.rfind("system.network[", 0) == 0 && section.back() == ']') {
+    const std::string idx = section.substr(15, section.size() - 16);
+    size_t i = 0;
+    bool ok = !idx.empty() && idx.size() < 6 &&
+              std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (ok) i = std::stoul(idx);
+    if (!ok || i >= s.system.network.size()) {
+      diags.Add(where, path, idx,
+                "no such network tier (the system has " + std::to_string(s.system.network.size()) +
+                    ", numbered from 0)");
+      return false;
+    }
+    return hardware::NetworkTierSchema().SetText(s.system.network[i], key, value, where, path,
+                                                 diags);
+  }
+  std::vector<std::string> known;
+  for (const auto& sec : Registry())
+    for (const auto& p : sec.params) known.push_back(sec.prefix + "." + p.key);
+  diags.Add(where, path, "", "unknown parameter path", base::DidYouMean(path, known));
+  return false;
+}
+
+int64_t DataParallel(const Scenario& s) {
+  if (s.training.dp > 0) return s.training.dp;
+  const int64_t inner = s.training.tp * s.training.pp * s.training.cp;
+  return inner > 0 ? hardware::DeviceCount(s.system) / inner : 0;
+}
+
+void CrossCheck(const Scenario& s, Diagnostics& diags) {
+  const SourceLocation where{s.file, 0, 0};
+  const auto& t = s.training;
+  const auto& m = s.model;
+  const int64_t devices = hardware::DeviceCount(s.system);
+  const int64_t dp = DataParallel(s);
+  const std::string tp = std::to_string(t.tp);
+  if (t.tp * t.pp * t.cp * dp != devices || dp == 0)
+    diags.Add(where, "training", "tp=" + tp + " pp=" + std::to_string(t.pp) + " cp=" +
+                                     std::to_string(t.cp) + " dp=" + std::to_string(dp),
+              "tp x pp x cp x dp must equal the device count (" + std::to_string(devices) + " = " +
+                  std::to_string(s.system.nodes) + " nodes x " +
+                  std::to_string(s.system.devices_per_node) + ")");
+  if (m.heads % t.tp != 0)
+    diags.Add(where, "training.tp", tp,
+              "tp must divide the attention heads (" + std::to_string(m.heads) + ")");
+  const int64_t kv = models::KvHeads(m);
+  if (kv % t.tp != 0 && t.tp % kv != 0)
+    diags.Add(where, "training.tp", tp,
+              "KV heads (" + std::to_string(kv) +
+                  ") must be divisible by tp, or tp by them (then they are replicated)");
+  if (models::FfnSize(m) % t.tp != 0)
+    diags.Add(where, "training.tp", tp,
+              "tp must divide the MLP size (" + std::to_string(models::FfnSize(m)) + ")");
+  if (m.experts % t.ep != 0)
+    diags.Add(where, "training.ep", std::to_string(t.ep),
+              "ep must divide the experts (" + std::to_string(m.experts) + ")");
+  if (dp > 0 && (dp * t.cp) % t.ep != 0)
+    diags.Add(where, "training.ep", std::to_string(t.ep),
+              "ep must divide dp x cp (" + std::to_string(dp * t.cp) + ")");
+  if (t.ep > 1 && m.experts == 1)
+    diags.Add(where, "training.ep", std::to_string(t.ep), "ep > 1 needs a model with experts");
+  if (dp > 0 && s.workload.global_batch % (dp * t.micro_batch) != 0)
+    diags.Add(where, "workload.global_batch", std::to_string(s.workload.global_batch),
+              "global batch must be a multiple of dp x micro_batch (" +
+                  std::to_string(dp * t.micro_batch) + ")");
+  if (m.layers < t.pp * t.interleave)
+    diags.Add(where, "training.pp", std::to_string(t.pp),
+              "pp x interleave (" + std::to_string(t.pp * t.interleave) +
+                  ") cannot exceed the layers (" + std::to_string(m.layers) + ")");
+  if (t.interleave > 1 && t.schedule == parallelism::Schedule::kGpipe)
+    diags.Add(where, "training.interleave", std::to_string(t.interleave),
+              "interleave > 1 needs the 1f1b or interleaved schedule");
+  if (t.sequence_parallel && t.tp == 1)
+    diags.Add(where, "training.sequence_parallel", "true", "sequence parallelism needs tp > 1");
+  if (s.workload.seq_len % t.cp != 0)
+    diags.Add(where, "training.cp", std::to_string(t.cp),
+              "cp must divide the sequence length (" + std::to_string(s.workload.seq_len) + ")");
+  if (m.position == models::Position::kLearned && m.max_seq > 0 && s.workload.seq_len > m.max_seq)
+    diags.Add(where, "workload.seq_len", std::to_string(s.workload.seq_len),
+              "longer than the model's learned position table (" + std::to_string(m.max_seq) + ")");
+  if (hardware::PeakFlops(s.system.device, t.precision) <= 0)
+    diags.Add(where, "training.precision", hardware::DataTypeName(t.precision),
+              "the device '" + s.system.device.name + "' has no peak rate for this datatype");
+  // group_order: a permutation of the five group names.
+  std::vector<std::string> parts;
+  std::stringstream ss(t.group_order);
+  for (std::string p; std::getline(ss, p, ',');) parts.push_back(p);
+  std::vector<std::string> sorted = parts;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != std::vector<std::string>{"cp", "dp", "ep", "pp", "tp"})
+    diags.Add(where, "training.group_order", t.group_order,
+              "must list tp, cp, ep, dp and pp once each, comma-separated, innermost first");
+}
+
+std::optional<DocKind> CheckFile(const std::string& file, const PresetStore& store,
+                                 Diagnostics& diags) {
+  const size_t before = diags.size();
+  auto root = base::LoadYamlFile(file, diags);
+  if (!root) return std::nullopt;
+  if (!root->IsMap() || root->size() != 1 || !root->begin()->first.IsScalar()) {
+    diags.Add(base::LocationOf(*root, file), "", "",
+              "expected one top-level key: device, system, model or scenario");
+    return std::nullopt;
+  }
+  const std::string key = root->begin()->first.Scalar();
+  const YAML::Node map = root->begin()->second;
+  std::optional<DocKind> kind;
+  if (key == "device") {
+    hardware::DeviceSpec d;
+    LoadDeviceMap(map, "device", file, d, diags);
+    kind = DocKind::kDevice;
+  } else if (key == "system") {
+    hardware::SystemSpec s;
+    LoadSystemMap(map, "system", file, store, s, diags);
+    kind = DocKind::kSystem;
+  } else if (key == "model") {
+    models::ModelSpec m;
+    LoadModelMap(map, "model", file, m, diags);
+    kind = DocKind::kModel;
+  } else if (key == "scenario") {
+    Scenario s;
+    LoadScenarioMap(map, file, store, s, diags);
+    if (diags.size() == before) CrossCheck(s, diags);
+    kind = DocKind::kScenario;
+  } else {
+    diags.Add(base::LocationOf(root->begin()->first, file), key, "",
+              "unknown document kind (expected device, system, model or scenario)",
+              base::DidYouMean(key, {"device", "system", "model", "scenario"}));
+  }
+  if (diags.size() != before) return std::nullopt;
+  return kind;
+}
+
+std::vector<RegistrySection> Registry() {
+  return {
+      {"model", models::ModelSchema().help(), models::ModelSchema().Infos()},
+      {"system", hardware::SystemSchema().help(), hardware::SystemSchema().Infos()},
+      {"system.device", hardware::DeviceSchema().help(), hardware::DeviceSchema().Infos()},
+      {"system.network[i]", hardware::NetworkTierSchema().help(),
+       hardware::NetworkTierSchema().Infos()},
+      {"training", parallelism::TrainingPlanSchema().help(),
+       parallelism::TrainingPlanSchema().Infos()},
+      {"workload", parallelism::WorkloadSchema().help(), parallelism::WorkloadSchema().Infos()},
+  };
+}
+
+namespace {
+
+std::string ExplainParam(const std::string& prefix, const base::ParamInfo& p) {
+  std::ostringstream os;
+  os << prefix << "." << p.key << "\n"
+     << "  " << p.help << "\n"
+     << "  type:    " << p.RuleText() << "\n";
+  if (p.type == base::ParamType::kQuantity)
+    os << "  units:   stored in " << base::SiUnit(p.dim) << "; write e.g. '"
+       << base::FormatQuantity(p.dim == base::Dimension::kBytes ? 0x1p36 : 1e12, p.dim) << "'\n";
+  os << "  default: " << (p.required ? std::string("(required)") : p.default_text) << "\n";
+  return os.str();
+}
+
+}  // namespace
+
+std::string Explain(const std::string& path, std::string& hint) {
+  std::vector<std::string> known;
+  std::string norm = path;
+  // Accept system.network[3].bandwidth for system.network[i].bandwidth.
+  if (norm.rfind("system.network[", 0) == 0) {
+    const size_t close = norm.find(']');
+    if (close != std::string::npos) norm = "system.network[i]" + norm.substr(close + 1);
+  }
+  for (const auto& sec : Registry()) {
+    if (norm == sec.prefix) {
+      std::string out = sec.prefix + ": " + sec.help + "\n\n";
+      for (const auto& p : sec.params) out += ExplainParam(sec.prefix, p) + "\n";
+      return out;
+    }
+    known.push_back(sec.prefix);
+    for (const auto& p : sec.params) {
+      if (norm == sec.prefix + "." + p.key) return ExplainParam(sec.prefix, p);
+      known.push_back(sec.prefix + "." + p.key);
+    }
+  }
+  hint = base::DidYouMean(path, known);
+  return {};
+}
+
+std::string ReferenceMarkdown() {
+  std::ostringstream os;
+  os << "# Configuration reference\n\n"
+     << "Generated by `orrery explain --markdown` from the parameter registry; do not edit by "
+        "hand.\n"
+     << "Quantities need a unit (`80 GiB`, `3.35 TB/s`, `989.4 TFLOP/s`, `1.5 us`); GB is 10^9 "
+        "bytes, GiB is 2^30.\n"
+     << "Curves (`system.device.gemm_efficiency`, `system.device.memory_efficiency`, "
+        "`system.network[i].efficiency`) are sequences of `[size, efficiency]` pairs, "
+        "interpolated in log(size).\n";
+  for (const auto& sec : Registry()) {
+    os << "\n## `" << sec.prefix << "`\n\n" << sec.help << "\n\n"
+       << "| key | type and rule | default | meaning |\n|---|---|---|---|\n";
+    for (const auto& p : sec.params) {
+      std::string rule = p.RuleText();
+      std::replace(rule.begin(), rule.end(), '|', '/');
+      os << "| `" << p.key << "` | " << rule << " | "
+         << (p.required ? std::string("required") : "`" + p.default_text + "`") << " | " << p.help
+         << " |\n";
+    }
+  }
+  return os.str();
+}
+
+}  // namespace orrery::engine

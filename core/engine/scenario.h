@@ -1,0 +1,107 @@
+#pragma once
+// A scenario: model + system + plan + workload, each given inline or by
+// preset name, loaded from YAML, overridden with --set, and cross-checked in
+// one pass before any estimate is made (STYLE.md rule 5).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/diagnostics.h"
+#include "core/base/param.h"
+#include "hardware/system_spec.h"
+#include "models/model_spec.h"
+#include "parallelism/plan_spec.h"
+
+namespace orrery::engine {
+
+struct Scenario {
+  std::string name;
+  std::string file;
+  models::ModelSpec model;
+  hardware::SystemSpec system;
+  parallelism::TrainingPlan training;
+  parallelism::Workload workload;
+};
+
+// The kinds of document a YAML file may hold (its one top-level key).
+enum class DocKind { kDevice, kSystem, kModel, kScenario };
+const char* DocKindName(DocKind k);
+// Folder of configs/ that holds presets of a kind ("devices", ...).
+const char* DocKindFolder(DocKind k);
+
+// Finds presets under a config folder: <dir>/devices/<name>.yaml, ...
+class PresetStore {
+ public:
+  explicit PresetStore(std::string config_dir) : dir_(std::move(config_dir)) {}
+  // $ORRERY_CONFIG_DIR if set, else the configs/ of the source tree this
+  // binary was built from.
+  static std::string DefaultConfigDir();
+
+  const std::string& dir() const { return dir_; }
+  // Sorted preset names of a kind.
+  std::vector<std::string> Names(DocKind kind) const;
+  // Path of a preset, or empty when there is none of that name.
+  std::string PathOf(DocKind kind, const std::string& name) const;
+
+ private:
+  std::string dir_;
+};
+
+// Loads a device/system/model document map (the value under its top-level
+// key). Presets named inside are resolved with `store`.
+void LoadDeviceMap(const YAML::Node& map, const std::string& path, const std::string& file,
+                   hardware::DeviceSpec& out, base::Diagnostics& diags);
+void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::string& file,
+                   const PresetStore& store, hardware::SystemSpec& out, base::Diagnostics& diags);
+void LoadModelMap(const YAML::Node& map, const std::string& path, const std::string& file,
+                  models::ModelSpec& out, base::Diagnostics& diags);
+
+// Loads preset `name` of `kind`. Unknown names get "did you mean".
+bool LoadDevicePreset(const std::string& name, const PresetStore& store,
+                      const base::SourceLocation& where, const std::string& path,
+                      hardware::DeviceSpec& out, base::Diagnostics& diags);
+bool LoadSystemPreset(const std::string& name, const PresetStore& store,
+                      const base::SourceLocation& where, const std::string& path,
+                      hardware::SystemSpec& out, base::Diagnostics& diags);
+bool LoadModelPreset(const std::string& name, const PresetStore& store,
+                     const base::SourceLocation& where, const std::string& path,
+                     models::ModelSpec& out, base::Diagnostics& diags);
+
+// Loads a scenario file (top-level key `scenario:`), or a scenario preset.
+std::optional<Scenario> LoadScenarioFile(const std::string& file, const PresetStore& store,
+                                         base::Diagnostics& diags);
+
+// Applies one "path=value" override, e.g. "training.tp=4",
+// "system.device.memory_capacity=141 GB", "system.network[1].bandwidth=50 GB/s".
+// `where` names the origin in messages (default: the command line).
+bool ApplyOverride(Scenario& s, const std::string& assignment, base::Diagnostics& diags,
+                   const base::SourceLocation* where = nullptr);
+
+// Cross-spec checks after loading and overrides: tp*pp*dp*cp = devices,
+// heads divisible by tp, KV heads divisible by tp (or replicated), experts
+// divisible by ep, batch divisible by dp*micro_batch, layers >= pp*v.
+void CrossCheck(const Scenario& s, base::Diagnostics& diags);
+
+// Effective data-parallel degree (resolves dp = 0).
+int64_t DataParallel(const Scenario& s);
+
+// Validates any Orrery YAML file (device, system, model or scenario) fully,
+// including cross-checks for scenarios. Returns the kind on success.
+std::optional<DocKind> CheckFile(const std::string& file, const PresetStore& store,
+                                 base::Diagnostics& diags);
+
+// One section of the registry: every knob under `prefix`.
+struct RegistrySection {
+  std::string prefix;  // "model", "system.device", "system.network[i]", ...
+  std::string help;
+  std::vector<base::ParamInfo> params;
+};
+std::vector<RegistrySection> Registry();
+
+// Text for `orrery explain PATH` ("" when unknown; `hint` gets did-you-mean).
+std::string Explain(const std::string& path, std::string& hint);
+// The whole reference in Markdown (docs/config-reference.md is generated from it).
+std::string ReferenceMarkdown();
+
+}  // namespace orrery::engine

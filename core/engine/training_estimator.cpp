@@ -1,0 +1,408 @@
+#include "core/engine/training_estimator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hardware/device_model.h"
+#include "models/transformer.h"
+#include "parallelism/schedule.h"
+
+namespace orrery::engine {
+
+using hardware::Collective;
+using models::Op;
+using models::OpKind;
+using parallelism::Recompute;
+using parallelism::TrainingPlan;
+
+namespace {
+
+struct OpTimes {
+  double fwd = 0;
+  double bwd = 0;
+  double attention_fwd = 0;  // attention-core part of fwd (selective recompute)
+  double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
+};
+
+// Forward and backward time of a list of operators. Backward of a GEMM is
+// two GEMMs of the same size (input and weight gradients); of FlashAttention
+// 2.5x the forward FLOP (Dao 2023, FlashAttention-2, Sec. 3: 5 matmuls vs 2)
+// at the backward efficiency; of a memory-bound kernel twice its traffic
+// (read the gradient and the saved input, write the input gradient).
+OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models::OpList& ops,
+              bool causal) {
+  OpTimes t;
+  for (int i = 0; i < ops.count; ++i) {
+    const Op& op = ops.ops[static_cast<size_t>(i)];
+    double f = 0, b = 0;
+    switch (op.kind) {
+      case OpKind::kGemm:
+      case OpKind::kBatchedGemm:
+        f = hardware::GemmTime(d, dt, op.flops, op.bytes);
+        b = 2 * f;
+        t.gemm += f + b;
+        break;
+      case OpKind::kFlashAttention: {
+        // A causal kernel skips the masked half of the score blocks.
+        const double work = causal ? 0.5 * op.flops : op.flops;
+        f = hardware::FlashAttentionTime(d, dt, work, op.bytes, false);
+        b = hardware::FlashAttentionTime(d, dt, 2.5 * work, 2 * op.bytes, true);
+        break;
+      }
+      case OpKind::kElementwise:
+        f = hardware::MemoryTime(d, op.bytes);
+        b = hardware::MemoryTime(d, 2 * op.bytes);
+        break;
+    }
+    t.fwd += f;
+    t.bwd += b;
+    if (op.attention_core) t.attention_fwd += f;
+  }
+  return t;
+}
+
+double Sum(const models::OpList& ops, double Op::*field) {
+  double s = 0;
+  for (int i = 0; i < ops.count; ++i) s += ops.ops[static_cast<size_t>(i)].*field;
+  return s;
+}
+
+// Strides of the parallel groups from the configured order (innermost
+// first). EP groups are carved out of cp x dp: consecutive members of
+// whichever of the two is laid innermost.
+struct Strides {
+  int64_t tp = 1, cp = 1, dp = 1, pp = 1, ep = 1;
+};
+
+Strides GroupStrides(const TrainingPlan& p, int64_t dp) {
+  Strides s;
+  // Parse "tp,cp,ep,dp,pp" without allocating: match two-letter names.
+  const std::string& o = p.group_order;
+  int64_t stride = 1;
+  bool ep_placed = false;
+  for (size_t i = 0; i + 1 < o.size() + 1; i += 3) {
+    if (i + 1 >= o.size()) break;
+    const char a = o[i], b = o[i + 1];
+    if (a == 't' && b == 'p') { s.tp = stride; stride *= p.tp; }
+    else if (a == 'c' && b == 'p') { s.cp = stride; if (!ep_placed) { s.ep = stride; ep_placed = true; } stride *= p.cp; }
+    else if (a == 'd' && b == 'p') { s.dp = stride; if (!ep_placed) { s.ep = stride; ep_placed = true; } stride *= dp; }
+    else if (a == 'p' && b == 'p') { s.pp = stride; stride *= p.pp; }
+  }
+  return s;
+}
+
+}  // namespace
+
+TrainingEstimator::TrainingEstimator(const models::ModelSpec& model,
+                                     const hardware::SystemSpec& system)
+    : model_(model), system_(system), network_(system), devices_(hardware::DeviceCount(system)) {
+  dense_layer_params_ = models::LayerParameters(model, false);
+  moe_layer_params_ = models::LayerParameters(model, true);
+  expert_params_per_moe_layer_ = moe_layer_params_ - dense_layer_params_ +
+                                 (static_cast<double>(model.experts) > 1
+                                      ? models::LayerParameters(model, false) -
+                                            models::LayerParameters(model, false)
+                                      : 0);
+}
+
+TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
+                                        const parallelism::Workload& w) const {
+  TrainingEstimate e;
+  const models::ModelSpec& m = model_;
+  const hardware::DeviceSpec& dev = system_.device;
+  e.memory_capacity = dev.memory_capacity;
+  const int64_t inner = p.tp * p.pp * p.cp;
+  const int64_t dp = p.dp > 0 ? p.dp : (inner > 0 ? devices_ / inner : 0);
+  e.dp = dp;
+  if (dp <= 0 || inner * dp != devices_) {
+    e.infeasible = Infeasible::kDeviceCount;
+    return e;
+  }
+  if (w.global_batch % (dp * p.micro_batch) != 0) {
+    e.infeasible = Infeasible::kBatchSplit;
+    return e;
+  }
+  if (m.heads % p.tp != 0 || models::FfnSize(m) % p.tp != 0 || m.experts % p.ep != 0 ||
+      (dp * p.cp) % p.ep != 0 || w.seq_len % p.cp != 0) {
+    e.infeasible = Infeasible::kHeadsSplit;
+    return e;
+  }
+  const int64_t v = p.interleave > 1 ? p.interleave : 1;
+  if (m.layers < p.pp * v) {
+    e.infeasible = Infeasible::kLayerSplit;
+    return e;
+  }
+  if (devices_ > 1 && system_.network.empty() && (p.tp * p.cp * dp * p.pp) > 1) {
+    e.infeasible = Infeasible::kNoNetwork;
+    return e;
+  }
+  const int64_t mb_count = w.global_batch / (dp * p.micro_batch);
+  e.microbatches = mb_count;
+  const double m_d = static_cast<double>(mb_count);
+  const hardware::DataType dt = p.precision;
+  const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
+
+  // --- one layer, one microbatch, on one device -----------------------------
+  models::LayerShape shape;
+  shape.micro_batch = p.micro_batch;
+  shape.seq = w.seq_len / p.cp;
+  shape.full_seq = w.seq_len;
+  shape.tp = p.tp;
+  shape.sequence_parallel = p.sequence_parallel;
+  shape.flash = p.attention == parallelism::Attention::kFlash;
+  shape.act_bytes = act;
+  models::OpList ops;
+  models::LayerOps(m, shape, false, p.ep, ops);
+  const OpTimes dense = Times(dev, dt, ops, true);
+  OpTimes moe;
+  if (m.experts > 1) {
+    models::LayerOps(m, shape, true, p.ep, ops);
+    moe = Times(dev, dt, ops, true);
+  }
+  models::HeadOps(m, shape, ops);
+  const OpTimes head = Times(dev, dt, ops, true);
+  models::EmbeddingOps(m, shape, ops);
+  const OpTimes embed = Times(dev, dt, ops, true);
+
+  // --- communication inside a layer -----------------------------------------
+  const Strides st = GroupStrides(p, dp);
+  const double tokens = static_cast<double>(p.micro_batch * shape.seq);
+  const double h = static_cast<double>(m.hidden);
+  const double layer_act_bytes = tokens * h * act;
+  double tp_fwd = 0, tp_bwd = 0, tp_rec = 0;
+  if (p.tp > 1) {
+    const auto g = network_.Place(p.tp, st.tp);
+    // Megatron: two all-reduces forward (after attention and MLP) and two
+    // backward; with SP each becomes all-gather + reduce-scatter of the same
+    // tensor (Korthikanti et al. 2022, Sec. 4.2.2, Fig. 5).
+    const double one = p.sequence_parallel
+                           ? network_.Time(Collective::kAllGather, layer_act_bytes, g) +
+                                 network_.Time(Collective::kReduceScatter, layer_act_bytes, g)
+                           : network_.Time(Collective::kAllReduce, layer_act_bytes, g);
+    tp_fwd = 2 * one;
+    tp_bwd = 2 * one;
+    if (p.recompute == Recompute::kFull) tp_rec = 2 * one;
+  }
+  double cp_layer = 0;
+  if (p.cp > 1) {
+    // Ring attention, modelled simply: each layer's K and V shards travel
+    // around the cp ring once forward and twice backward (K/V and their
+    // gradients), overlapped with the attention compute they feed.
+    const auto g = network_.Place(p.cp, st.cp);
+    const double kv = tokens * 2 * static_cast<double>(std::max<int64_t>(1, models::KvHeads(m) / p.tp)) *
+                      static_cast<double>(models::HeadDim(m)) * act;
+    const double ring = network_.Time(Collective::kAllGather, kv * static_cast<double>(p.cp), g);
+    cp_layer = std::max(0.0, ring - dense.attention_fwd) + std::max(0.0, 2 * ring - 2.5 * dense.attention_fwd);
+  }
+  double ep_layer = 0;
+  if (m.experts > 1 && p.ep > 1) {
+    // Dispatch and combine all-to-all, forward and backward (Lepikhin et al.
+    // 2021, GShard, Sec. 2.2): tokens * top_k hidden vectors each way.
+    const auto g = network_.Place(p.ep, st.ep);
+    const double bytes = tokens * static_cast<double>(m.top_k) * h * act;
+    ep_layer = 4 * network_.Time(Collective::kAllToAll, bytes, g);
+  }
+
+  // --- one stage, one microbatch --------------------------------------------
+  const double layers_per_device = std::ceil(static_cast<double>(m.layers) / static_cast<double>(p.pp));
+  const double moe_fraction = m.experts > 1 ? 1.0 / static_cast<double>(m.moe_every) : 0.0;
+  const double dense_layers = layers_per_device * (1 - moe_fraction);
+  const double moe_layers = layers_per_device * moe_fraction;
+  auto mix = [&](double OpTimes::*f) { return dense_layers * dense.*f + moe_layers * moe.*f; };
+  double stage_fwd = mix(&OpTimes::fwd);
+  double stage_bwd = mix(&OpTimes::bwd);
+  double stage_rec = 0;
+  if (p.recompute == Recompute::kFull) stage_rec = stage_fwd;
+  else if (p.recompute == Recompute::kSelective) stage_rec = mix(&OpTimes::attention_fwd);
+  // The last stage also runs the LM head and loss; the first the embedding.
+  // With pp = 1 one device does both. The slowest stage sets the pace.
+  const double last_extra_f = head.fwd + (p.pp == 1 ? embed.fwd : 0);
+  const double last_extra_b = head.bwd + (p.pp == 1 ? embed.bwd : 0);
+  const double first_extra = embed.fwd + embed.bwd;
+  const bool last_slowest = last_extra_f + last_extra_b >= first_extra;
+  stage_fwd += last_slowest ? last_extra_f : embed.fwd;
+  stage_bwd += last_slowest ? last_extra_b : embed.bwd;
+
+  double stage_tp = layers_per_device * (tp_fwd + tp_bwd + tp_rec);
+  if (p.tp_comm_overlap) stage_tp = std::max(0.0, stage_tp - mix(&OpTimes::gemm));
+  const double stage_cp = layers_per_device * cp_layer;
+  const double stage_ep = moe_layers * ep_layer;
+  const double stage = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp + stage_ep;
+
+  // --- pipeline ---------------------------------------------------------------
+  const double bubble = parallelism::BubbleMicrobatches(p) * stage;
+  double p2p = 0;
+  if (p.pp > 1) {
+    const auto g = network_.Place(p.pp, st.pp);
+    // Activations between stages, split over the tp ranks (Narayanan et al.
+    // 2021, Sec. 4.1 scatter/gather optimisation).
+    const double one = network_.Time(Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp), g);
+    p2p = parallelism::CriticalPathTransfers(p, mb_count) * one;
+  }
+
+  // --- parameters, data parallelism, optimizer -------------------------------
+  const double tp_d = static_cast<double>(p.tp);
+  const double ep_d = static_cast<double>(p.ep);
+  const double dense_p = dense_layer_params_;
+  const double expert_part = m.experts > 1 ? moe_layer_params_ - dense_layer_params_ : 0;
+  // Per device: layer weights split over tp; expert weights also over ep.
+  const double layer_params_dev = (dense_p + moe_fraction * expert_part * (1.0 / ep_d)) / tp_d;
+  const double embed_params_dev = models::EmbeddingParameters(m, w.seq_len) / tp_d;
+  const double head_params_dev = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len)
+                                                    : models::HeadParameters(m)) / tp_d;
+  const double stage_params = layers_per_device * layer_params_dev;
+  const double first_params = stage_params + embed_params_dev + (p.pp == 1 ? (m.tied_embeddings ? 0 : head_params_dev) : 0);
+  const double last_params = stage_params + (p.pp == 1 ? first_params - stage_params : head_params_dev);
+  const double params_dev = std::max(first_params, last_params);
+
+  const double w_bytes = act;
+  // Megatron reduces bf16 gradients in fp32 (--accumulate-allreduce-grads-in-fp32).
+  const double grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
+  double dp_exposed = 0;
+  double zero3_per_mb = 0;
+  if (dp > 1) {
+    auto g = network_.Place(dp, st.dp);
+    g.flat = p.dp_collective == parallelism::DpCollective::kFlat;
+    const double grads = params_dev * grad_bytes;
+    double comm = 0;       // gradient reduction, at the end of the backward pass
+    double gather = 0;     // parameter all-gather after the step (ZeRO-1/2)
+    if (p.zero == 0) {
+      comm = network_.Time(Collective::kAllReduce, grads, g);
+    } else if (p.zero <= 2) {
+      comm = network_.Time(Collective::kReduceScatter, grads, g);
+      gather = network_.Time(Collective::kAllGather, params_dev * w_bytes, g);
+    } else {
+      // ZeRO-3 / FSDP: gather each layer's weights for forward and backward
+      // (and recompute), reduce-scatter its gradients, every microbatch
+      // (Rajbhandari et al. 2020, Sec. 7.2.3: 1.5x the all-reduce volume).
+      const double gathers = p.recompute == Recompute::kFull ? 3 : 2;
+      zero3_per_mb = gathers * network_.Time(Collective::kAllGather, params_dev * w_bytes, g) +
+                     network_.Time(Collective::kReduceScatter, params_dev * w_bytes, g);
+    }
+    if (p.zero < 3) {
+      if (p.dp_overlap) {
+        // Buckets reduce while the last microbatch's backward runs; the last
+        // bucket cannot hide.
+        const double bucket_share = std::min(1.0, p.dp_bucket / std::max(1.0, grads));
+        dp_exposed = std::max(comm * bucket_share, comm - (stage_bwd + stage_rec));
+        // The updated parameters are gathered bucket by bucket while the next
+        // iteration's first forward pass runs (Megatron-Core
+        // --overlap-param-gather).
+        dp_exposed += std::max(gather * bucket_share, gather - stage_fwd);
+      } else {
+        dp_exposed = comm + gather;
+      }
+    }
+  }
+  // ZeRO-3 gathers prefetch behind the compute of the previous layer.
+  const double stage_z3 = std::max(0.0, zero3_per_mb - (stage_fwd + stage_bwd + stage_rec));
+
+  // Adam step: read fp32 master weight, gradient, two moments; write them
+  // and the low-precision copy: 16 + 14 = 30 bytes per parameter, memory-bound.
+  const double opt_params = params_dev / (p.zero >= 1 ? static_cast<double>(dp) : 1.0);
+  const double opt_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 30.0 : 22.0;
+  double optimizer = 0, offload = 0;
+  if (p.offload_optimizer) {
+    // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back.
+    const double bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
+    offload = opt_params * (grad_bytes + w_bytes) / bw;
+  } else {
+    optimizer = hardware::MemoryTime(dev, opt_params * opt_bytes_per_param);
+  }
+
+  // --- totals -----------------------------------------------------------------
+  TimeBreakdown& t = e.time;
+  const double stage_compute = stage_fwd + stage_bwd + stage_rec;
+  t.forward = m_d * stage_fwd;
+  t.backward = m_d * stage_bwd;
+  t.recompute = m_d * stage_rec;
+  t.tp_comm = m_d * stage_tp;
+  t.cp_comm = m_d * stage_cp;
+  t.ep_comm = m_d * stage_ep;
+  t.pp_bubble = bubble;
+  t.pp_p2p = p2p;
+  t.dp_comm = dp_exposed + m_d * stage_z3;
+  t.optimizer = optimizer;
+  t.offload = offload;
+  t.total = t.forward + t.backward + t.recompute + t.tp_comm + t.cp_comm + t.ep_comm +
+            t.pp_bubble + t.pp_p2p + t.dp_comm + t.optimizer + t.offload;
+  (void)stage_compute;
+  e.iteration_s = t.total;
+
+  // --- memory -------------------------------------------------------------------
+  parallelism::MemoryInputs mi;
+  mi.params_on_device = params_dev;
+  mi.layers_on_device = layers_per_device;
+  mi.dp = dp;
+  mi.microbatches = mb_count;
+  mi.seq = w.seq_len;
+  mi.last_stage = true;
+  const auto last = parallelism::DeviceMemory(m, p, mi);
+  mi.last_stage = p.pp == 1;
+  const auto first = parallelism::DeviceMemory(m, p, mi);
+  e.memory = last.total() >= first.total() ? last : first;
+  if (e.memory.total() > dev.memory_capacity) e.infeasible = Infeasible::kOutOfMemory;
+
+  // --- metrics --------------------------------------------------------------------
+  const double devices = static_cast<double>(devices_);
+  e.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
+  double rec_flops = 0;
+  if (p.recompute != Recompute::kNone) {
+    models::LayerOps(m, shape, false, p.ep, ops);
+    const double per_layer_dev =
+        p.recompute == Recompute::kFull ? Sum(ops, &Op::flops)
+                                        : [&] {
+                                            double s = 0;
+                                            for (int i = 0; i < ops.count; ++i)
+                                              if (ops.ops[static_cast<size_t>(i)].attention_core)
+                                                s += ops.ops[static_cast<size_t>(i)].flops;
+                                            return s;
+                                          }();
+    rec_flops = per_layer_dev * static_cast<double>(m.layers) * tp_d * static_cast<double>(p.cp) *
+                static_cast<double>(w.global_batch) / static_cast<double>(p.micro_batch);
+  }
+  e.hardware_flops = e.model_flops + rec_flops;
+  const double peak = hardware::PeakFlops(dev, dt) * devices;
+  e.mfu = e.model_flops / (e.iteration_s * peak);
+  e.hfu = e.hardware_flops / (e.iteration_s * peak);
+  e.tflops_per_device = e.model_flops / e.iteration_s / devices;
+  e.tokens_per_s = static_cast<double>(w.global_batch * w.seq_len) / e.iteration_s;
+  e.energy_j = devices * dev.tdp * e.iteration_s * system_.pue;
+  e.cost_usd = devices * system_.price_per_device_hour * e.iteration_s;
+  if (w.train_tokens > 0) {
+    const double iters = w.train_tokens / static_cast<double>(w.global_batch * w.seq_len);
+    e.train_time_s = iters * e.iteration_s;
+    e.train_device_hours = e.train_time_s * devices / 3600;
+    e.train_energy_j = iters * e.energy_j;
+    e.train_cost_usd = iters * e.cost_usd;
+  }
+  return e;
+}
+
+std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
+  const auto& p = s.training;
+  switch (e.infeasible) {
+    case Infeasible::kNone: return {};
+    case Infeasible::kDeviceCount:
+      return "tp x pp x cp x dp does not equal the " + std::to_string(hardware::DeviceCount(s.system)) + " devices";
+    case Infeasible::kBatchSplit:
+      return "global batch " + std::to_string(s.workload.global_batch) + " is not a multiple of dp x micro_batch (" +
+             std::to_string(e.dp * p.micro_batch) + ")";
+    case Infeasible::kHeadsSplit:
+      return "tp/cp/ep do not divide the heads, MLP, sequence or experts";
+    case Infeasible::kLayerSplit:
+      return "pp x interleave exceeds the " + std::to_string(s.model.layers) + " layers";
+    case Infeasible::kOutOfMemory:
+      return "needs " + base::FormatQuantity(e.memory.total(), base::Dimension::kBytes) +
+             " per device (weights " + base::FormatQuantity(e.memory.weights, base::Dimension::kBytes) +
+             ", gradients " + base::FormatQuantity(e.memory.gradients, base::Dimension::kBytes) +
+             ", optimizer " + base::FormatQuantity(e.memory.optimizer, base::Dimension::kBytes) +
+             ", activations " + base::FormatQuantity(e.memory.activations, base::Dimension::kBytes) +
+             ") but the device has " + base::FormatQuantity(e.memory_capacity, base::Dimension::kBytes);
+    case Infeasible::kNoNetwork:
+      return "the plan spans devices but the system declares no network tier";
+  }
+  return {};
+}
+
+}  // namespace orrery::engine

@@ -1,0 +1,89 @@
+#pragma once
+// The closed-form training estimator: the hot path of search and sweeps.
+// Construct once per (model, system); Run() is pure, allocation-free and does
+// no string handling or I/O, so it can be called millions of times.
+
+#include <cstdint>
+#include <string>
+
+#include "core/engine/scenario.h"
+#include "hardware/network.h"
+#include "parallelism/memory_model.h"
+
+namespace orrery::engine {
+
+// Why a plan cannot run. Text (with the numbers) comes from Explain().
+enum class Infeasible {
+  kNone,
+  kDeviceCount,      // tp*pp*cp*dp != devices
+  kBatchSplit,       // global batch not a multiple of dp*micro_batch
+  kHeadsSplit,       // tp does not divide heads / ffn, ep does not divide experts
+  kLayerSplit,       // pp*v > layers
+  kOutOfMemory,      // the first or last stage does not fit in device memory
+  kNoNetwork,        // a group spans devices but the system has no network tier
+};
+
+// Seconds of one iteration by cause. The parts add up to `total`.
+struct TimeBreakdown {
+  double forward = 0;
+  double backward = 0;
+  double recompute = 0;
+  double tp_comm = 0;      // exposed tensor-parallel collectives
+  double cp_comm = 0;      // exposed context-parallel K/V exchange
+  double ep_comm = 0;      // exposed expert-parallel all-to-all
+  double pp_bubble = 0;
+  double pp_p2p = 0;
+  double dp_comm = 0;      // exposed data-parallel / ZeRO collectives
+  double optimizer = 0;
+  double offload = 0;
+  double total = 0;
+};
+
+struct TrainingEstimate {
+  Infeasible infeasible = Infeasible::kNone;
+  bool feasible() const { return infeasible == Infeasible::kNone; }
+  TimeBreakdown time;
+  parallelism::MemoryBreakdown memory;  // the fullest device (first or last stage)
+  double memory_capacity = 0;           // bytes per device
+  int64_t dp = 0;
+  int64_t microbatches = 0;             // per iteration per pipeline
+  double iteration_s = 0;
+  double model_flops = 0;               // per iteration, no recompute (MFU numerator)
+  double hardware_flops = 0;            // per iteration, with recompute (HFU numerator)
+  double mfu = 0;
+  double hfu = 0;
+  double tokens_per_s = 0;
+  double tflops_per_device = 0;         // model FLOP/s per device
+  double energy_j = 0;                  // per iteration, facility (TDP x time x PUE)
+  double cost_usd = 0;                  // per iteration at the rental price
+  double train_time_s = 0;              // for workload.train_tokens (0 when not asked)
+  double train_device_hours = 0;
+  double train_energy_j = 0;
+  double train_cost_usd = 0;
+};
+
+class TrainingEstimator {
+ public:
+  // Borrows the model and system; they must outlive the estimator.
+  TrainingEstimator(const models::ModelSpec& model, const hardware::SystemSpec& system);
+
+  TrainingEstimate Run(const parallelism::TrainingPlan& plan,
+                       const parallelism::Workload& workload) const;
+
+  const hardware::Network& network() const { return network_; }
+
+ private:
+  const models::ModelSpec& model_;
+  const hardware::SystemSpec& system_;
+  hardware::AlphaBetaNetwork network_;
+  int64_t devices_ = 0;
+  double dense_layer_params_ = 0;
+  double moe_layer_params_ = 0;
+  double expert_params_per_moe_layer_ = 0;
+  double model_flops_per_token_seq_ = 0;
+};
+
+// One sentence on why an estimate is infeasible, with its numbers.
+std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s);
+
+}  // namespace orrery::engine

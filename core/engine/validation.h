@@ -1,0 +1,48 @@
+#pragma once
+// The validation harness: predicts each measured run of a CSV (columns of
+// validation/training_runs.csv) and reports the error per run and in
+// aggregate. Rows it cannot model are kept, as skipped, with the reason.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/engine/scenario.h"
+
+namespace orrery::engine {
+
+struct ValidationRow {
+  std::string file;
+  int line = 0;
+  std::string model;
+  std::string source;      // the row's source column
+  std::string metric;      // "iteration_s", "hardware_tflops_per_gpu", "model_tflops_per_gpu", "mfu"
+  double measured = 0;
+  double predicted = 0;
+  std::optional<double> error_pct;  // (predicted - measured) / measured * 100
+  std::string skipped;     // reason, empty when evaluated
+  std::string assumptions; // what the row did not state and the harness assumed
+  bool predicted_oom = false;
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  int evaluated = 0;
+  int skipped = 0;
+  double mape_pct = 0;
+  double max_abs_error_pct = 0;
+};
+
+// Validates every row of `csv_file`. File-level problems (unreadable file,
+// missing columns) go to `diags`; row-level ones become skipped rows.
+ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetStore& store,
+                                     base::Diagnostics& diags);
+
+// Recomputes the aggregate figures from the rows.
+void Summarise(ValidationReport& r);
+
+// The group a source belongs to, for per-source aggregates: the text of the
+// source column up to its first parenthesis or comma.
+std::string SourceGroup(const std::string& source);
+
+}  // namespace orrery::engine

@@ -1,0 +1,80 @@
+// The `orrery` command: one verb per job, each with its own --help.
+
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_common.h"
+#include "cli/fit_command.h"
+
+namespace {
+
+struct Verb {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>&, std::ostream&, std::ostream&);
+};
+
+const Verb kVerbs[] = {
+    {"estimate", "predict one training iteration: time breakdown, memory, MFU", orrery::cli::RunEstimate},
+    {"validate", "compare predictions with measured runs (validation/*.csv)", orrery::cli::RunValidate},
+    {"check", "validate configuration files; exit 1 with the errors", orrery::cli::RunCheck},
+    {"presets", "list shipped presets, or show one with units", orrery::cli::RunPresets},
+    {"explain", "document a configuration key (or --markdown for all)", orrery::cli::RunExplain},
+    {"fit", "fit a scaling law to measured runs; compute-optimal N and D", orrery::cli::RunFitCommand},
+    {"bench", "time the closed-form estimator (estimates per second)", orrery::cli::RunBench},
+};
+
+void PrintUsage(std::ostream& os) {
+  os << "orrery: analytical performance simulator for LLM training and inference\n\n"
+        "usage: orrery <verb> [options]    (orrery <verb> --help for each verb)\n\nverbs:\n";
+  for (const Verb& v : kVerbs) {
+    std::string name = v.name;
+    name.resize(10, ' ');
+    os << "  " << name << v.summary << "\n";
+  }
+  os << "\nexamples:\n"
+        "  orrery estimate configs/scenarios/gpt3-175b-a100.yaml\n"
+        "  orrery estimate configs/scenarios/gpt3-175b-a100.yaml --set training.pp=16 --format json\n"
+        "  orrery validate --max-mape 10\n"
+        "  orrery presets show h100-sxm\n"
+        "  orrery explain training.recompute\n\n"
+        "Presets are read from $ORRERY_CONFIG_DIR, else from the configs/ folder of the source tree.\n"
+        "Exit status: 0 success, 1 invalid input or failed check, 2 usage error.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    PrintUsage(std::cout);
+    return args.empty() ? orrery::cli::kExitUsage : orrery::cli::kExitOk;
+  }
+  if (args[0] == "--version") {
+    std::cout << "orrery 0.1.0\n";
+    return 0;
+  }
+  const std::string verb = args[0];
+  args.erase(args.begin());
+  for (const Verb& v : kVerbs) {
+    if (verb == v.name) {
+      try {
+        return v.run(args, std::cout, std::cerr);
+      } catch (const std::exception& e) {
+        // Verbs report errors themselves; this is the last line of defence so
+        // that nothing the user gives can abort the program.
+        std::cerr << "orrery " << verb << ": error: " << e.what() << "\n";
+        return orrery::cli::kExitInvalid;
+      }
+    }
+  }
+  std::cerr << "orrery: unknown verb '" << verb << "'";
+  std::vector<std::string> names;
+  for (const Verb& v : kVerbs) names.push_back(v.name);
+  const std::string hint = orrery::base::DidYouMean(verb, names);
+  if (!hint.empty()) std::cerr << "; " << hint;
+  std::cerr << " (see orrery --help)\n";
+  return orrery::cli::kExitUsage;
+}

@@ -1,5 +1,6 @@
 #include "cli/estimate_output.h"
 
+#include <algorithm>
 #include <iomanip>
 
 #include "core/base/quantity.h"
@@ -103,15 +104,26 @@ void PrintEstimate(const engine::Scenario& s, const engine::TrainingEstimate& e,
     // One header line and one row, flattened JSON keys joined with '.'.
     const auto flat = EstimateJson(s, e).flatten();
     std::string header, row;
-    for (auto it = flat.begin(); it != flat.end(); ++it) {
-      header += (header.empty() ? "" : ",") + it.key().substr(1);
+    bool first = true;
+    for (auto it = flat.begin(); it != flat.end(); ++it, first = false) {
+      std::string key = it.key().substr(1);  // JSON pointer "/time/forward_s"
+      std::replace(key.begin(), key.end(), '/', '.');
       std::string v = it->is_string() ? it->get<std::string>() : it->dump();
-      if (v.find(',') != std::string::npos || v.find('"') != std::string::npos) {
-        std::string q = "\"";
-        for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-        v = q + "\"";
+      if (v.find_first_of(",\"\n") != std::string::npos) {
+        std::string quoted(1, '"');
+        for (char c : v) {
+          quoted.push_back(c);
+          if (c == '"') quoted.push_back('"');
+        }
+        quoted.push_back('"');
+        v.swap(quoted);
       }
-      row += (row.empty() && it == flat.begin() ? "" : ",") + v;
+      if (!first) {
+        header.push_back(',');
+        row.push_back(',');
+      }
+      header.append(key);
+      row.append(v);
     }
     out << header << "\n" << row << "\n";
     return;

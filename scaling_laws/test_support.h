@@ -41,8 +41,10 @@ inline RunTable EpochChinchillaPoints240() {
   std::vector<RunPoint> pts = t.points;
   std::stable_sort(pts.begin(), pts.end(),
                    [](const RunPoint& a, const RunPoint& b) { return a.loss > b.loss; });
-  pts.erase(pts.begin(), pts.begin() + 5);
-  t.points = pts;
+  // Copy the tail rather than erase the head: GCC 12 at -O3 warns
+  // (-Wstringop-overflow) on the erase when it cannot prove size() >= 5.
+  const size_t drop = std::min<size_t>(5, pts.size());
+  t.points.assign(pts.begin() + static_cast<std::ptrdiff_t>(drop), pts.end());
   return t;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -166,6 +167,54 @@ std::string CpuModel() {
   return "unknown";
 }
 
+// Size of the largest CPU cache (the last level) from sysfs, in bytes; 0 when
+// unknown. Sizes read like "32768K" or "32M".
+std::int64_t LastLevelCacheBytes() {
+  std::int64_t best = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+    std::string text;
+    if (!(in >> text) || text.empty()) continue;
+    char* end = nullptr;
+    const long long value = std::strtoll(text.c_str(), &end, 10);
+    std::int64_t scale = 1;
+    if (*end == 'K') scale = kKiB;
+    if (*end == 'M') scale = kMiB;
+    if (*end == 'G') scale = 1024 * kMiB;
+    best = std::max<std::int64_t>(best, static_cast<std::int64_t>(value) * scale);
+  }
+  return best;
+}
+
+// MemTotal from /proc/meminfo, in bytes; 0 when unknown.
+std::int64_t MemoryTotalBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long long kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemTotal:") return static_cast<std::int64_t>(kib) * kKiB;
+  }
+  return 0;
+}
+
+// The CPU's bf16 arithmetic extensions named in /proc/cpuinfo, or "none".
+std::string Bf16Extensions() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::string found;
+    for (const char* flag : {"avx512_bf16", "amx_bf16"}) {
+      if ((line + " ").find(std::string(" ") + flag + " ") != std::string::npos) {
+        found += found.empty() ? flag : std::string(",") + flag;
+      }
+    }
+    return found.empty() ? "none" : found;
+  }
+  return "unknown";
+}
+
 std::string HostName() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
@@ -312,6 +361,10 @@ ProbeHeader CpuProbeHeader(const CpuProbeOptions& o, const std::string& command_
   h.extra.emplace_back("openmp", "off (single-threaded kernels)");
 #endif
   h.extra.emplace_back("hardware_threads", std::to_string(std::thread::hardware_concurrency()));
+  // What a device profile needs beyond the timings (the importer reads them).
+  h.extra.emplace_back("llc_bytes", std::to_string(LastLevelCacheBytes()));
+  h.extra.emplace_back("memory_total_bytes", std::to_string(MemoryTotalBytes()));
+  h.extra.emplace_back("bf16_extensions", Bf16Extensions());
   return h;
 }
 

@@ -51,7 +51,8 @@ MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
   if (p.schedule == Schedule::kGpipe) {
     in_flight = mb;
   } else {
-    in_flight = std::min(pp, mb);
+    // Stage i of a 1F1B pipeline holds p - i microbatches at its peak.
+    in_flight = std::min(pp - static_cast<double>(in.stage), mb);
     if (p.interleave > 1) in_flight *= 1 + (pp - 1) / (pp * static_cast<double>(p.interleave));
   }
   const int64_t local_seq = in.seq / p.cp;

@@ -48,6 +48,7 @@ struct MemoryInputs {
   int64_t dp = 1;
   int64_t microbatches = 1;     // m per iteration
   int64_t seq = 0;              // full sequence length
+  int64_t stage = 0;             // pipeline stage index (0 = first)
   bool last_stage = false;
 };
 

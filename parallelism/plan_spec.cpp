@@ -21,6 +21,12 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "becomes reduce-scatter + all-gather (Korthikanti et al. 2022).")
         .Int("interleave", &TrainingPlan::interleave, 1, 1024, "1",
              "Model chunks per device (v); > 1 selects interleaved 1F1B.")
+        .Int("first_stage_layers", &TrainingPlan::first_stage_layers, 0, 1e5, "0",
+             "Layers on the first pipeline stage (it also runs the embedding); 0 = even "
+             "split. The middle stages share what the first and last leave.")
+        .Int("last_stage_layers", &TrainingPlan::last_stage_layers, 0, 1e5, "0",
+             "Layers on the last pipeline stage (it also runs the LM head and loss); 0 = even "
+             "split.")
         .Enum<Schedule>("schedule", &TrainingPlan::schedule,
                         {{"1f1b", Schedule::kOneFOneB},
                          {"interleaved", Schedule::kInterleaved},

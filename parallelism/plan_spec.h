@@ -25,6 +25,8 @@ struct TrainingPlan {
   int64_t ep = 1;            // expert parallel (MoE), carved out of dp*cp
   bool sequence_parallel = false;
   int64_t interleave = 1;    // virtual stages per device (v) for interleaved 1F1B
+  int64_t first_stage_layers = 0;  // layers on the first pipeline stage; 0 = even split
+  int64_t last_stage_layers = 0;   // layers on the last pipeline stage; 0 = even split
   Schedule schedule = Schedule::kOneFOneB;
   int64_t micro_batch = 1;
   Recompute recompute = Recompute::kNone;

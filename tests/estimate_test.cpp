@@ -134,3 +134,33 @@ TEST(Validation, RowsItCannotModelAreSkippedWithAReason) {
 
 }  // namespace
 }  // namespace orrery::engine
+
+namespace orrery::engine {
+namespace {
+
+// Uneven pipeline split: the slowest stage paces the pipeline, and the stage
+// holding the LM head pays for it.
+TEST(Estimator, UnevenStagesPaceThePipeline) {
+  Scenario s = Load("gpt3-175b-a100");
+  s.training.pp = 2;
+  s.training.interleave = 1;
+  s.system.nodes = 2;  // tp 8 x pp 2 = 16 GPUs, dp 1
+  const TrainingEstimator est(s.model, s.system);
+  const TrainingEstimate even = est.Run(s.training, s.workload);
+  s.training.first_stage_layers = 40;
+  s.training.last_stage_layers = 56;
+  const TrainingEstimate heavy_last = est.Run(s.training, s.workload);
+  s.training.first_stage_layers = 56;
+  s.training.last_stage_layers = 40;
+  const TrainingEstimate heavy_first = est.Run(s.training, s.workload);
+  // 56 layers + LM head > 56 layers + embedding > 48 layers + LM head.
+  EXPECT_GT(heavy_last.time.forward, heavy_first.time.forward);
+  EXPECT_GT(heavy_first.time.forward, even.time.forward);
+  // 8 more layers on the pacing stage: the forward grows by about 8/48.
+  EXPECT_NEAR(heavy_first.time.forward / even.time.forward, 56.0 / 48.0, 0.02);
+  // The first stage holds the most microbatches: loading it raises the peak.
+  EXPECT_GT(heavy_first.memory.activations, even.memory.activations);
+}
+
+}  // namespace
+}  // namespace orrery::engine

@@ -98,11 +98,6 @@ TrainingEstimator::TrainingEstimator(const models::ModelSpec& model,
     : model_(model), system_(system), network_(system), devices_(hardware::DeviceCount(system)) {
   dense_layer_params_ = models::LayerParameters(model, false);
   moe_layer_params_ = models::LayerParameters(model, true);
-  expert_params_per_moe_layer_ = moe_layer_params_ - dense_layer_params_ +
-                                 (static_cast<double>(model.experts) > 1
-                                      ? models::LayerParameters(model, false) -
-                                            models::LayerParameters(model, false)
-                                      : 0);
 }
 
 TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
@@ -204,30 +199,56 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   }
 
   // --- one stage, one microbatch --------------------------------------------
-  const double layers_per_device = std::ceil(static_cast<double>(m.layers) / static_cast<double>(p.pp));
+  // Layers per stage: even (ceil(L/p) on the fullest stage) unless the plan
+  // gives the first and/or last stage its own count (Megatron-Core
+  // --decoder-first/last-pipeline-num-layers); the middle stages share the rest.
+  const double layers = static_cast<double>(m.layers);
+  const double pp_d = static_cast<double>(p.pp);
+  double first_layers = layers, last_layers = layers, mid_layers = 0;
+  if (p.pp > 1) {
+    const double even = std::ceil(layers / pp_d);
+    first_layers = p.first_stage_layers > 0 ? static_cast<double>(p.first_stage_layers) : even;
+    last_layers = p.last_stage_layers > 0 ? static_cast<double>(p.last_stage_layers) : even;
+    if (p.pp > 2) {
+      const bool custom = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+      mid_layers = custom ? std::ceil((layers - first_layers - last_layers) / (pp_d - 2)) : even;
+    }
+  }
   const double moe_fraction = m.experts > 1 ? 1.0 / static_cast<double>(m.moe_every) : 0.0;
-  const double dense_layers = layers_per_device * (1 - moe_fraction);
-  const double moe_layers = layers_per_device * moe_fraction;
-  auto mix = [&](double OpTimes::*f) { return dense_layers * dense.*f + moe_layers * moe.*f; };
-  double stage_fwd = mix(&OpTimes::fwd);
-  double stage_bwd = mix(&OpTimes::bwd);
-  double stage_rec = 0;
-  if (p.recompute == Recompute::kFull) stage_rec = stage_fwd;
-  else if (p.recompute == Recompute::kSelective) stage_rec = mix(&OpTimes::attention_fwd);
-  // The last stage also runs the LM head and loss; the first the embedding.
-  // With pp = 1 one device does both. The slowest stage sets the pace.
-  const double last_extra_f = head.fwd + (p.pp == 1 ? embed.fwd : 0);
-  const double last_extra_b = head.bwd + (p.pp == 1 ? embed.bwd : 0);
-  const double first_extra = embed.fwd + embed.bwd;
-  const bool last_slowest = last_extra_f + last_extra_b >= first_extra;
-  stage_fwd += last_slowest ? last_extra_f : embed.fwd;
-  stage_bwd += last_slowest ? last_extra_b : embed.bwd;
-
-  double stage_tp = layers_per_device * (tp_fwd + tp_bwd + tp_rec);
-  if (p.tp_comm_overlap) stage_tp = std::max(0.0, stage_tp - mix(&OpTimes::gemm));
-  const double stage_cp = layers_per_device * cp_layer;
-  const double stage_ep = moe_layers * ep_layer;
-  const double stage = stage_fwd + stage_bwd + stage_rec + stage_tp + stage_cp + stage_ep;
+  auto mix = [&](double n, double OpTimes::*f) {
+    return n * ((1 - moe_fraction) * dense.*f + moe_fraction * moe.*f);
+  };
+  // Per-microbatch time of a stage with n layers and its extra operators.
+  struct StageTime {
+    double fwd = 0, bwd = 0, rec = 0, tp = 0, cp = 0, ep = 0;
+    double total() const { return fwd + bwd + rec + tp + cp + ep; }
+  };
+  auto stage_time = [&](double n, bool has_embed, bool has_head) {
+    StageTime st_;
+    st_.fwd = mix(n, &OpTimes::fwd) + (has_embed ? embed.fwd : 0) + (has_head ? head.fwd : 0);
+    st_.bwd = mix(n, &OpTimes::bwd) + (has_embed ? embed.bwd : 0) + (has_head ? head.bwd : 0);
+    if (p.recompute == Recompute::kFull) st_.rec = mix(n, &OpTimes::fwd);
+    else if (p.recompute == Recompute::kSelective) st_.rec = mix(n, &OpTimes::attention_fwd);
+    st_.tp = n * (tp_fwd + tp_bwd + tp_rec);
+    if (p.tp_comm_overlap) st_.tp = std::max(0.0, st_.tp - mix(n, &OpTimes::gemm));
+    st_.cp = n * cp_layer;
+    st_.ep = n * moe_fraction * ep_layer;
+    return st_;
+  };
+  // The slowest stage sets the pace of the pipeline. With pp = 1 one device
+  // runs the embedding, every layer and the LM head.
+  StageTime pace = stage_time(first_layers, true, p.pp == 1);
+  if (p.pp > 1) {
+    const StageTime last_st = stage_time(last_layers, false, true);
+    if (last_st.total() > pace.total()) pace = last_st;
+    if (p.pp > 2) {
+      const StageTime mid_st = stage_time(mid_layers, false, false);
+      if (mid_st.total() > pace.total()) pace = mid_st;
+    }
+  }
+  const double stage_fwd = pace.fwd, stage_bwd = pace.bwd, stage_rec = pace.rec;
+  const double stage_tp = pace.tp, stage_cp = pace.cp, stage_ep = pace.ep;
+  const double stage = pace.total();
 
   // --- pipeline ---------------------------------------------------------------
   const double bubble = parallelism::BubbleMicrobatches(p) * stage;
@@ -250,10 +271,14 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   const double embed_params_dev = models::EmbeddingParameters(m, w.seq_len) / tp_d;
   const double head_params_dev = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len)
                                                     : models::HeadParameters(m)) / tp_d;
-  const double stage_params = layers_per_device * layer_params_dev;
-  const double first_params = stage_params + embed_params_dev + (p.pp == 1 ? (m.tied_embeddings ? 0 : head_params_dev) : 0);
-  const double last_params = stage_params + (p.pp == 1 ? first_params - stage_params : head_params_dev);
-  const double params_dev = std::max(first_params, last_params);
+  // Parameters held by the first and the last stage (the fullest devices);
+  // a tied LM head keeps its own copy of the embedding on the last stage.
+  const double first_params = first_layers * layer_params_dev + embed_params_dev +
+                              (p.pp == 1 && !m.tied_embeddings ? head_params_dev : 0);
+  const double last_params =
+      p.pp == 1 ? first_params : last_layers * layer_params_dev + head_params_dev;
+  const double mid_params = mid_layers * layer_params_dev;
+  const double params_dev = std::max({first_params, last_params, mid_params});
 
   const double w_bytes = act;
   // Megatron reduces bf16 gradients in fp32 (--accumulate-allreduce-grads-in-fp32).
@@ -312,7 +337,6 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
 
   // --- totals -----------------------------------------------------------------
   TimeBreakdown& t = e.time;
-  const double stage_compute = stage_fwd + stage_bwd + stage_rec;
   t.forward = m_d * stage_fwd;
   t.backward = m_d * stage_bwd;
   t.recompute = m_d * stage_rec;
@@ -326,21 +350,36 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   t.offload = offload;
   t.total = t.forward + t.backward + t.recompute + t.tp_comm + t.cp_comm + t.ep_comm +
             t.pp_bubble + t.pp_p2p + t.dp_comm + t.optimizer + t.offload;
-  (void)stage_compute;
   e.iteration_s = t.total;
 
   // --- memory -------------------------------------------------------------------
+  // The first stage keeps the most microbatches in flight, the last holds the
+  // logits; a middle stage can be the fullest when the ends are made light.
   parallelism::MemoryInputs mi;
-  mi.params_on_device = params_dev;
-  mi.layers_on_device = layers_per_device;
   mi.dp = dp;
   mi.microbatches = mb_count;
   mi.seq = w.seq_len;
-  mi.last_stage = true;
-  const auto last = parallelism::DeviceMemory(m, p, mi);
+  mi.params_on_device = first_params;
+  mi.layers_on_device = first_layers;
+  mi.stage = 0;
   mi.last_stage = p.pp == 1;
-  const auto first = parallelism::DeviceMemory(m, p, mi);
-  e.memory = last.total() >= first.total() ? last : first;
+  e.memory = parallelism::DeviceMemory(m, p, mi);
+  if (p.pp > 1) {
+    mi.params_on_device = last_params;
+    mi.layers_on_device = last_layers;
+    mi.stage = p.pp - 1;
+    mi.last_stage = true;
+    const auto last = parallelism::DeviceMemory(m, p, mi);
+    if (last.total() > e.memory.total()) e.memory = last;
+    if (p.pp > 2) {
+      mi.params_on_device = mid_params;
+      mi.layers_on_device = mid_layers;
+      mi.stage = 1;
+      mi.last_stage = false;
+      const auto mid = parallelism::DeviceMemory(m, p, mi);
+      if (mid.total() > e.memory.total()) e.memory = mid;
+    }
+  }
   if (e.memory.total() > dev.memory_capacity) e.infeasible = Infeasible::kOutOfMemory;
 
   // --- metrics --------------------------------------------------------------------

@@ -79,8 +79,6 @@ class TrainingEstimator {
   int64_t devices_ = 0;
   double dense_layer_params_ = 0;
   double moe_layer_params_ = 0;
-  double expert_params_per_moe_layer_ = 0;
-  double model_flops_per_token_seq_ = 0;
 };
 
 // One sentence on why an estimate is infeasible, with its numbers.

@@ -1,0 +1,769 @@
+#include "parallelism/step_graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <utility>
+
+namespace orrery::parallelism {
+
+const char* PipelineScheduleName(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::kGpipe: return "gpipe";
+    case PipelineSchedule::kOneFOneB: return "1f1b";
+    case PipelineSchedule::kInterleaved: return "interleaved";
+    case PipelineSchedule::kZeroBubbleH1: return "zb-h1";
+    case PipelineSchedule::kVMin: return "v-min";
+    case PipelineSchedule::kVHalf: return "v-half";
+    case PipelineSchedule::kVZeroBubble: return "v-zb";
+  }
+  return "?";
+}
+
+bool SplitsBackward(PipelineSchedule s) {
+  return s == PipelineSchedule::kZeroBubbleH1 || s == PipelineSchedule::kVMin ||
+         s == PipelineSchedule::kVHalf || s == PipelineSchedule::kVZeroBubble;
+}
+
+namespace {
+bool IsVShape(PipelineSchedule s) {
+  return s == PipelineSchedule::kVMin || s == PipelineSchedule::kVHalf ||
+         s == PipelineSchedule::kVZeroBubble;
+}
+}  // namespace
+
+const char* TaskKindName(TaskKind k) {
+  switch (k) {
+    case TaskKind::kForward: return "F";
+    case TaskKind::kBackward: return "B";
+    case TaskKind::kBackwardInput: return "B";
+    case TaskKind::kBackwardWeight: return "W";
+    case TaskKind::kRecompute: return "R";
+    case TaskKind::kTpComm: return "TP";
+    case TaskKind::kSend: return "send";
+    case TaskKind::kGradReduce: return "grad reduce";
+    case TaskKind::kParamGather: return "param gather";
+    case TaskKind::kOptimizer: return "optimizer";
+    case TaskKind::kOffload: return "offload";
+    case TaskKind::kJoin: return "join";
+  }
+  return "?";
+}
+
+const char* StreamName(StreamKind s) {
+  switch (s) {
+    case StreamKind::kCompute: return "compute";
+    case StreamKind::kTp: return "tp";
+    case StreamKind::kPp: return "pp";
+    case StreamKind::kDp: return "dp";
+  }
+  return "?";
+}
+
+const char* StepErrorText(StepError e) {
+  switch (e) {
+    case StepError::kNone: return "";
+    case StepError::kBadShape: return "the pipeline needs at least one stage, microbatch and chunk";
+    case StepError::kInterleaveMultiple:
+      return "the interleaved schedule needs the microbatches per iteration to be a multiple of pp "
+             "(Megatron-LM's rule)";
+    case StepError::kVShapeChunks:
+      return "the V-shape schedules place exactly 2 model chunks on each device (interleave 2)";
+    case StepError::kDeadlock: return "the schedule deadlocks (an internal error)";
+  }
+  return "";
+}
+
+int64_t VShapeCap(PipelineSchedule s, int64_t p) {
+  // Activation memory of the paper's schedules in microbatches of a 1F1B
+  // stage, rounded down as the paper's table does (Qi et al. 2024, Table 1):
+  // V-Min (p+4)/3, V-Half (p+2)/2, V-ZB p. One microbatch of a stage is two
+  // chunk-microbatches.
+  int64_t stage_units = p;
+  if (s == PipelineSchedule::kVMin) stage_units = (p + 4) / 3;
+  else if (s == PipelineSchedule::kVHalf) stage_units = (p + 2) / 2;
+  return std::max<int64_t>(2, 2 * stage_units);
+}
+
+// --- the V-shape greedy --------------------------------------------------------
+//
+// List scheduling on nominal durations: whenever a device is free it runs the
+// first ready pass of: B of its second chunk, B of its first chunk, F of its
+// second chunk, F of its first chunk, the oldest pending W. An F may start only
+// while the chunk-microbatches held (F started, W not finished) stay within
+// `cap`; an F of the first chunk also leaves one place free for the second
+// chunk, whose passes are the only way memory is ever released (without that
+// reserve the device can fill up with first-chunk work and deadlock).
+std::vector<std::vector<PassRef>> VShapeOrder(int64_t p, int64_t m, int64_t cap,
+                                              const std::vector<ChunkWork>& work) {
+  const int64_t S = 2 * p;
+  const double kNotYet = std::numeric_limits<double>::infinity();
+  std::vector<double> f_done(static_cast<size_t>(S * m), kNotYet), b_done(f_done);
+  auto at = [m](int64_t g, int64_t j) { return static_cast<size_t>(g * m + j); };
+  auto vstage = [p](int64_t d, int c) { return c == 0 ? d : 2 * p - 1 - d; };
+  struct Device {
+    int64_t next_f[2] = {0, 0}, next_b[2] = {0, 0};
+    std::deque<std::pair<int32_t, int32_t>> pending_w;  // (virtual stage, microbatch)
+    int64_t held = 0;
+    bool busy = false;
+    PassRef running{TaskKind::kForward, 0, 0};
+  };
+  std::vector<Device> dev(static_cast<size_t>(p));
+  std::vector<std::vector<PassRef>> order(static_cast<size_t>(p));
+  for (auto& o : order) o.reserve(static_cast<size_t>(6 * m));
+  auto cost = [&](int64_t d, int c, TaskKind k) {
+    const ChunkWork& w = work[static_cast<size_t>(d * 2 + c)];
+    if (k == TaskKind::kForward) return w.forward;
+    if (k == TaskKind::kBackwardWeight) return w.backward_weight;
+    return w.backward - w.backward_weight + w.recompute;
+  };
+  base::EventQueue events;
+  double now = 0;
+  int64_t left = 3 * S * m;
+  auto dispatch = [&](int64_t d) {
+    Device& v = dev[static_cast<size_t>(d)];
+    if (v.busy) return;
+    PassRef pick{TaskKind::kForward, -1, -1};
+    int pick_chunk = 0;
+    for (int c : {1, 0}) {  // B passes, second chunk first
+      const int64_t j = v.next_b[c], g = vstage(d, c);
+      if (j >= m) continue;
+      if (f_done[at(g, j)] <= now && (g == S - 1 || b_done[at(g + 1, j)] <= now)) {
+        pick = {TaskKind::kBackwardInput, static_cast<int32_t>(g), static_cast<int32_t>(j)};
+        pick_chunk = c;
+        break;
+      }
+    }
+    if (pick.virtual_stage < 0) {
+      for (int c : {1, 0}) {  // F passes within the memory limit
+        const int64_t j = v.next_f[c], g = vstage(d, c);
+        if (j >= m || v.held + 1 + (c == 0 ? 1 : 0) > cap) continue;
+        if (g == 0 || f_done[at(g - 1, j)] <= now) {
+          pick = {TaskKind::kForward, static_cast<int32_t>(g), static_cast<int32_t>(j)};
+          pick_chunk = c;
+          break;
+        }
+      }
+    }
+    if (pick.virtual_stage < 0 && !v.pending_w.empty()) {
+      const auto [g, j] = v.pending_w.front();
+      pick = {TaskKind::kBackwardWeight, g, j};
+      pick_chunk = g < p ? 0 : 1;
+    }
+    if (pick.virtual_stage < 0) return;
+    if (pick.kind == TaskKind::kForward) {
+      ++v.next_f[pick_chunk];
+      ++v.held;
+    } else if (pick.kind == TaskKind::kBackwardInput) {
+      ++v.next_b[pick_chunk];
+    } else {
+      v.pending_w.pop_front();
+    }
+    v.busy = true;
+    v.running = pick;
+    order[static_cast<size_t>(d)].push_back(pick);
+    events.Push(now + cost(d, pick_chunk, pick.kind), static_cast<int32_t>(d));
+  };
+  for (int64_t d = 0; d < p; ++d) dispatch(d);
+  std::vector<int32_t> finished;
+  while (!events.empty() && left > 0) {
+    // Finish every pass that ends now before any device chooses again.
+    now = events.top().time;
+    finished.clear();
+    while (!events.empty() && events.top().time == now) finished.push_back(events.Pop().payload);
+    for (int32_t d : finished) {
+      Device& v = dev[static_cast<size_t>(d)];
+      const PassRef r = v.running;
+      v.busy = false;
+      --left;
+      if (r.kind == TaskKind::kForward) f_done[at(r.virtual_stage, r.microbatch)] = now;
+      else if (r.kind == TaskKind::kBackwardInput) {
+        b_done[at(r.virtual_stage, r.microbatch)] = now;
+        v.pending_w.emplace_back(r.virtual_stage, r.microbatch);
+      } else {
+        --v.held;
+      }
+    }
+    for (int64_t d = 0; d < p; ++d) dispatch(d);
+  }
+  return order;
+}
+
+namespace {
+
+// Per-device pass sequences of the static schedules.
+using Sequences = std::vector<std::vector<PassRef>>;
+
+PassRef Pass(TaskKind k, int64_t g, int64_t j) {
+  return PassRef{k, static_cast<int32_t>(g), static_cast<int32_t>(j)};
+}
+
+Sequences StaticOrder(const StepSpec& s) {
+  const int64_t p = s.stages, m = s.microbatches, v = s.chunks;
+  Sequences seq(static_cast<size_t>(p));
+  for (int64_t d = 0; d < p; ++d) {
+    auto& o = seq[static_cast<size_t>(d)];
+    o.reserve(static_cast<size_t>(3 * m * v));
+    PipelineSchedule kind = s.schedule;
+    if (kind == PipelineSchedule::kInterleaved && v == 1) kind = PipelineSchedule::kOneFOneB;
+    switch (kind) {
+      case PipelineSchedule::kGpipe:
+        for (int64_t c = 0; c < v; ++c)
+          for (int64_t j = 0; j < m; ++j) o.push_back(Pass(TaskKind::kForward, c * p + d, j));
+        for (int64_t c = v - 1; c >= 0; --c)
+          for (int64_t j = 0; j < m; ++j) o.push_back(Pass(TaskKind::kBackward, c * p + d, j));
+        break;
+      case PipelineSchedule::kOneFOneB: {
+        const int64_t w = std::min(p - 1 - d, m);
+        for (int64_t j = 0; j < w; ++j) o.push_back(Pass(TaskKind::kForward, d, j));
+        for (int64_t k = 0; k < m - w; ++k) {
+          o.push_back(Pass(TaskKind::kForward, d, w + k));
+          o.push_back(Pass(TaskKind::kBackward, d, k));
+        }
+        for (int64_t k = m - w; k < m; ++k) o.push_back(Pass(TaskKind::kBackward, d, k));
+        break;
+      }
+      case PipelineSchedule::kInterleaved: {
+        // Megatron-LM's interleaved order: the k-th forward runs chunk
+        // (k / p) mod v of microbatch (k / (p v)) p + k mod p; backwards run
+        // the chunks in reverse.
+        const int64_t total = m * v;
+        auto chunk_f = [&](int64_t k) { return (k / p) % v; };
+        auto mb = [&](int64_t k) { return (k / (p * v)) * p + k % p; };
+        const int64_t w = m == p ? total : std::min(2 * (p - d - 1) + (v - 1) * p, total);
+        for (int64_t k = 0; k < w; ++k) o.push_back(Pass(TaskKind::kForward, chunk_f(k) * p + d, mb(k)));
+        for (int64_t k = 0; k < total - w; ++k) {
+          o.push_back(Pass(TaskKind::kForward, chunk_f(w + k) * p + d, mb(w + k)));
+          o.push_back(Pass(TaskKind::kBackward, (v - 1 - chunk_f(k)) * p + d, mb(k)));
+        }
+        for (int64_t k = total - w; k < total; ++k)
+          o.push_back(Pass(TaskKind::kBackward, (v - 1 - chunk_f(k)) * p + d, mb(k)));
+        break;
+      }
+      case PipelineSchedule::kZeroBubbleH1: {
+        // 1F1B warm-up; then F, B, and the W of the microbatch `d` places
+        // back, so that every stage holds p microbatches (Qi et al. 2024).
+        const int64_t w = std::min(p - 1 - d, m);
+        for (int64_t j = 0; j < w; ++j) o.push_back(Pass(TaskKind::kForward, d, j));
+        int64_t next_w = 0;
+        for (int64_t k = 0; k < m; ++k) {
+          if (w + k < m) o.push_back(Pass(TaskKind::kForward, d, w + k));
+          o.push_back(Pass(TaskKind::kBackwardInput, d, k));
+          if (k - d >= 0) o.push_back(Pass(TaskKind::kBackwardWeight, d, next_w++));
+        }
+        while (next_w < m) o.push_back(Pass(TaskKind::kBackwardWeight, d, next_w++));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return seq;
+}
+
+struct Builder {
+  const StepSpec& s;
+  StepGraph& g;
+  int64_t p, m, v, S;
+  bool split;
+  bool vshape;
+  // Per (virtual stage, microbatch): the task that receives the pass's
+  // cross-device inputs, and the task its consumers wait for (the send when
+  // the consumer is on another device).
+  std::vector<int32_t> f_entry, f_out, b_entry, b_out;
+
+  Builder(const StepSpec& spec, StepGraph& out)
+      : s(spec), g(out), p(spec.stages), m(spec.microbatches), v(spec.chunks),
+        S(spec.stages * spec.chunks), split(SplitsBackward(spec.schedule)),
+        vshape(IsVShape(spec.schedule)) {}
+
+  int64_t DeviceOf(int64_t vs) const {
+    if (vshape) return vs < p ? vs : 2 * p - 1 - vs;
+    return vs % p;
+  }
+  int64_t ChunkOf(int64_t vs) const {
+    if (vshape) return vs < p ? 0 : 1;
+    return vs / p;
+  }
+  size_t At(int64_t vs, int64_t j) const { return static_cast<size_t>(vs * m + j); }
+  int32_t Resource(int64_t d, StreamKind k) const {
+    return static_cast<int32_t>(d * kStreamsPerStage + static_cast<int>(k));
+  }
+  int32_t Add(int64_t d, StreamKind stream, TaskKind kind, double duration, int64_t chunk,
+              int64_t mb, bool on_resource = true) {
+    const int32_t id = g.graph.AddTask(on_resource ? Resource(d, stream) : base::kNoResource,
+                                       std::max(0.0, duration));
+    g.info.push_back(TaskInfo{kind, stream, static_cast<int32_t>(d), static_cast<int32_t>(chunk),
+                              static_cast<int32_t>(mb)});
+    return id;
+  }
+  double Slow(int64_t d) const {
+    return s.slowdown.empty() ? 1.0 : std::max(1.0, s.slowdown[static_cast<size_t>(d)]);
+  }
+  const ChunkWork& Work(int64_t d, int64_t c) const {
+    return s.work[static_cast<size_t>(d * v + c)];
+  }
+
+  void Device(int64_t d, const std::vector<PassRef>& seq);
+  void Wire();
+};
+
+void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
+  const double slow = Slow(d);
+  const bool has_dp = !s.dp.empty();
+  const StageDp dp = has_dp ? s.dp[static_cast<size_t>(d)] : StageDp{};
+  const bool buckets_overlap = s.dp_overlap && !s.zero3;
+  const int64_t buckets_per_chunk =
+      std::max<int64_t>(1, (std::max<int64_t>(1, dp.buckets) + v - 1) / v);
+  const double bucket_reduce = dp.grad_reduce / static_cast<double>(buckets_per_chunk * v);
+  const double bucket_gather = dp.param_gather / static_cast<double>(buckets_per_chunk * v);
+
+  // The recomputation runs as its own pass just before each backward.
+  std::vector<PassRef> seq;
+  seq.reserve(order.size() * 2);
+  for (const PassRef& r : order) {
+    if ((r.kind == TaskKind::kBackward || r.kind == TaskKind::kBackwardInput) &&
+        Work(d, ChunkOf(r.virtual_stage)).recompute > 0)
+      seq.push_back(PassRef{TaskKind::kRecompute, r.virtual_stage, r.microbatch});
+    seq.push_back(r);
+  }
+
+  std::vector<int32_t> block;        // the next compute task waits for these
+  std::vector<int32_t> reduces;      // gradient buckets of this device
+  int32_t prev1 = -1;                // done task of the previous pass
+  int32_t rec_entry = -1;            // entry of the recomputation before this backward
+
+  // ZeRO-1/2 parameter all-gather of the previous step, bucket by bucket,
+  // overlapping the first forward of each chunk.
+  std::vector<std::vector<int32_t>> gather(static_cast<size_t>(v));
+  if (has_dp && dp.param_gather > 0 && buckets_overlap)
+    for (int64_t c = 0; c < v; ++c)
+      for (int64_t b = 0; b < buckets_per_chunk; ++b)
+        gather[static_cast<size_t>(c)].push_back(
+            Add(d, StreamKind::kDp, TaskKind::kParamGather, bucket_gather, c, b));
+
+  // ZeRO-3: every pass but W gathers its chunk's weights first (W needs the
+  // saved inputs and the output gradient, not the weights); with full
+  // recompute the recomputation gathers them again.
+  auto needs_gather = [&](const PassRef& r) {
+    if (!s.zero3 || r.kind == TaskKind::kBackwardWeight) return false;
+    return r.kind != TaskKind::kRecompute || s.zero3_gather_for_recompute;
+  };
+  std::vector<int32_t> z3_gather(seq.size(), -1);
+  size_t next_gather = 0;
+  // Creates the gather of the first pass after `k` that needs one; it may
+  // start once `wait_for` is done (two weight buffers: prefetch depth one).
+  auto create_gather = [&](size_t k, int32_t wait_for) {
+    while (next_gather < seq.size() && (next_gather < k || !needs_gather(seq[next_gather])))
+      ++next_gather;
+    if (next_gather >= seq.size()) return;
+    const PassRef& r = seq[next_gather];
+    const int64_t c = ChunkOf(r.virtual_stage);
+    const int32_t t = Add(d, StreamKind::kDp, TaskKind::kParamGather, Work(d, c).param_gather, c,
+                          r.microbatch);
+    if (wait_for >= 0) g.graph.AddDependency(wait_for, t);
+    z3_gather[next_gather] = t;
+    ++next_gather;
+  };
+  if (s.zero3) create_gather(0, -1);
+
+  // Emits `count` compute pieces of one pass; returns (first, last).
+  auto pieces = [&](TaskKind kind, double duration, int64_t c, int64_t j, int64_t count) {
+    int32_t first = -1, last = -1;
+    for (int64_t i = 0; i < count; ++i) {
+      const int32_t t = Add(d, StreamKind::kCompute, kind, duration / static_cast<double>(count), c, j);
+      if (i == 0) {
+        first = t;
+        for (int32_t b : block) g.graph.AddDependency(b, t);
+        block.clear();
+      }
+      last = t;
+    }
+    return std::make_pair(first, last);
+  };
+
+  // One pass with its TP collective. Returns (entry, done, first piece).
+  struct Emitted {
+    int32_t entry, done, first_piece;
+  };
+  auto pass = [&](TaskKind kind, double compute, double gemm, double tp, int64_t c, int64_t j,
+                  int64_t count) {
+    compute *= slow;
+    gemm = std::min(gemm * slow, compute);
+    if (tp > 0 && s.tp_overlap) {
+      // Start marker; the collective may start once the non-GEMM part has run
+      // and then hides behind the GEMMs (Megatron-Core --tp-comm-overlap).
+      const int32_t mark = Add(d, StreamKind::kCompute, TaskKind::kJoin, 0, c, j);
+      for (int32_t b : block) g.graph.AddDependency(b, mark);
+      block.clear();
+      const auto [first, last] = pieces(kind, compute, c, j, count);
+      const int32_t lead = Add(d, StreamKind::kCompute, TaskKind::kJoin, compute - gemm, c, j, false);
+      g.graph.AddDependency(mark, lead);
+      const int32_t comm = Add(d, StreamKind::kTp, TaskKind::kTpComm, tp, c, j);
+      g.graph.AddDependency(lead, comm);
+      const int32_t join = Add(d, StreamKind::kCompute, TaskKind::kJoin, 0, c, j, false);
+      g.graph.AddDependency(last, join);
+      g.graph.AddDependency(comm, join);
+      block.push_back(join);
+      return Emitted{mark, join, first};
+    }
+    const auto [first, last] = pieces(kind, compute, c, j, count);
+    if (tp > 0) {
+      const int32_t comm = Add(d, StreamKind::kTp, TaskKind::kTpComm, tp, c, j);
+      g.graph.AddDependency(last, comm);
+      block.push_back(comm);
+      return Emitted{first, comm, first};
+    }
+    return Emitted{first, last, first};
+  };
+  auto reduce_buckets = [&](int32_t first_piece, int64_t c, int64_t count) {
+    // Bucket i reduces once piece i has produced its gradients.
+    for (int64_t i = 0; i < count; ++i) {
+      const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, bucket_reduce, c, i);
+      g.graph.AddDependency(first_piece + static_cast<int32_t>(i), t);
+      reduces.push_back(t);
+    }
+  };
+
+  // The last backward pass of each chunk produces its final gradients.
+  std::vector<size_t> last_grad(static_cast<size_t>(v), seq.size());
+  for (size_t k = 0; k < seq.size(); ++k) {
+    const TaskKind kind = seq[k].kind;
+    if (kind == TaskKind::kBackward || kind == TaskKind::kBackwardWeight)
+      last_grad[static_cast<size_t>(ChunkOf(seq[k].virtual_stage))] = k;
+  }
+
+  for (size_t k = 0; k < seq.size(); ++k) {
+    const PassRef r = seq[k];
+    const int64_t vs = r.virtual_stage, j = r.microbatch, c = ChunkOf(vs);
+    const ChunkWork& w = Work(d, c);
+    if (z3_gather[k] >= 0) block.push_back(z3_gather[k]);
+    const bool bucketed = has_dp && buckets_overlap && dp.grad_reduce > 0 && k == last_grad[static_cast<size_t>(c)];
+    Emitted e{};
+    switch (r.kind) {
+      case TaskKind::kForward: {
+        const auto& gb = gather[static_cast<size_t>(c)];
+        const bool gated = j == 0 && !gb.empty();
+        e = pass(r.kind, w.forward, w.forward_gemm, w.tp_forward, c, j, gated ? buckets_per_chunk : 1);
+        if (gated)  // piece i waits for gather bucket i
+          for (size_t i = 0; i < gb.size(); ++i)
+            g.graph.AddDependency(gb[i], e.first_piece + static_cast<int32_t>(i));
+        break;
+      }
+      case TaskKind::kRecompute:
+        e = pass(r.kind, w.recompute, w.tp_recompute > 0 ? w.forward_gemm : 0, w.tp_recompute, c, j, 1);
+        rec_entry = e.entry;
+        break;
+      case TaskKind::kBackward:
+        e = pass(r.kind, w.backward, w.backward_gemm, w.tp_backward, c, j, bucketed ? buckets_per_chunk : 1);
+        if (bucketed) reduce_buckets(e.first_piece, c, buckets_per_chunk);
+        break;
+      case TaskKind::kBackwardInput:
+        e = pass(r.kind, w.backward - w.backward_weight, 0.5 * w.backward_gemm, w.tp_backward, c, j, 1);
+        break;
+      case TaskKind::kBackwardWeight:
+        e = pass(r.kind, w.backward_weight, 0.5 * w.backward_gemm, 0, c, j, bucketed ? buckets_per_chunk : 1);
+        if (bucketed) reduce_buckets(e.first_piece, c, buckets_per_chunk);
+        break;
+      default:
+        break;
+    }
+    if (s.zero3) {
+      // Prefetch the next gather while this pass runs (once the previous pass
+      // has released its buffer), then reduce-scatter this pass's gradients.
+      create_gather(k + 1, prev1);
+      if (r.kind == TaskKind::kBackward || r.kind == TaskKind::kBackwardWeight) {
+        const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, w.grad_reduce, c, j);
+        g.graph.AddDependency(e.done, t);
+        reduces.push_back(t);
+      }
+    }
+    prev1 = e.done;
+
+    // Where the consumers look, and the send to another device.
+    const bool fwd = r.kind == TaskKind::kForward;
+    const bool bwd = r.kind == TaskKind::kBackward || r.kind == TaskKind::kBackwardInput;
+    if (fwd) f_entry[At(vs, j)] = e.entry;
+    if (bwd) {
+      b_entry[At(vs, j)] = rec_entry >= 0 ? rec_entry : e.entry;
+      rec_entry = -1;
+    }
+    if (fwd || bwd) {
+      int32_t out = e.done;
+      const int64_t to = fwd ? vs + 1 : vs - 1;
+      if (to >= 0 && to < S && DeviceOf(to) != d && s.p2p > 0) {
+        out = Add(d, StreamKind::kPp, TaskKind::kSend, s.p2p, c, j);
+        g.graph.AddDependency(e.done, out);
+        block.push_back(out);  // synchronous p2p: the sender waits for it
+      }
+      (fwd ? f_out : b_out)[At(vs, j)] = out;
+    }
+  }
+
+  // Gradient reduction without overlap: after the last pass.
+  if (has_dp && dp.grad_reduce > 0 && !buckets_overlap && !s.zero3) {
+    const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, dp.grad_reduce, 0, -1);
+    if (prev1 >= 0) g.graph.AddDependency(prev1, t);
+    reduces.push_back(t);
+  }
+  // The optimizer step (or the offloaded one) once every gradient is reduced.
+  if (has_dp && (dp.optimizer > 0 || dp.offload > 0)) {
+    const bool off = dp.offload > 0;
+    const int32_t t = Add(d, StreamKind::kCompute, off ? TaskKind::kOffload : TaskKind::kOptimizer,
+                          off ? dp.offload : dp.optimizer * slow, 0, -1);
+    for (int32_t b : block) g.graph.AddDependency(b, t);
+    block.clear();
+    for (int32_t rd : reduces) g.graph.AddDependency(rd, t);
+    if (prev1 >= 0) g.graph.AddDependency(prev1, t);
+    prev1 = t;
+  }
+  // ZeRO-1/2 without overlap: gather the updated weights at the end.
+  if (has_dp && dp.param_gather > 0 && !buckets_overlap && !s.zero3) {
+    const int32_t t = Add(d, StreamKind::kDp, TaskKind::kParamGather, dp.param_gather, 0, -1);
+    if (prev1 >= 0) g.graph.AddDependency(prev1, t);
+  }
+}
+
+void Builder::Wire() {
+  for (int64_t vs = 0; vs < S; ++vs)
+    for (int64_t j = 0; j < m; ++j) {
+      const size_t i = At(vs, j);
+      if (vs > 0) g.graph.AddDependency(f_out[At(vs - 1, j)], f_entry[i]);
+      if (vs < S - 1) g.graph.AddDependency(b_out[At(vs + 1, j)], b_entry[i]);
+      else g.graph.AddDependency(f_out[i], b_entry[i]);
+    }
+}
+
+}  // namespace
+
+StepError BuildStepGraph(const StepSpec& s, StepGraph& out) {
+  out = StepGraph{};
+  if (s.stages < 1 || s.microbatches < 1 || s.chunks < 1 ||
+      s.work.size() != static_cast<size_t>(s.stages * s.chunks) ||
+      (!s.dp.empty() && s.dp.size() != static_cast<size_t>(s.stages)) ||
+      (!s.slowdown.empty() && s.slowdown.size() != static_cast<size_t>(s.stages)))
+    return StepError::kBadShape;
+  if (s.schedule == PipelineSchedule::kInterleaved && s.chunks > 1 && s.microbatches % s.stages != 0)
+    return StepError::kInterleaveMultiple;
+  if (IsVShape(s.schedule) && s.chunks != 2) return StepError::kVShapeChunks;
+
+  out.stages = s.stages;
+  out.microbatches = s.microbatches;
+  out.chunks = s.chunks;
+  out.schedule = s.schedule;
+  out.activation_bytes.resize(s.work.size());
+  for (size_t i = 0; i < s.work.size(); ++i) out.activation_bytes[i] = s.work[i].activation_bytes;
+
+  Sequences seq;
+  if (IsVShape(s.schedule)) {
+    std::vector<ChunkWork> nominal = s.work;
+    if (!s.slowdown.empty())
+      for (int64_t d = 0; d < s.stages; ++d)
+        for (int c = 0; c < 2; ++c) {
+          ChunkWork& w = nominal[static_cast<size_t>(d * 2 + c)];
+          const double f = std::max(1.0, s.slowdown[static_cast<size_t>(d)]);
+          w.forward *= f;
+          w.backward *= f;
+          w.backward_weight *= f;
+          w.recompute *= f;
+        }
+    seq = VShapeOrder(s.stages, s.microbatches, VShapeCap(s.schedule, s.stages), nominal);
+    size_t total = 0;
+    for (const auto& o : seq) total += o.size();
+    if (total != static_cast<size_t>(6 * s.stages * s.microbatches)) return StepError::kDeadlock;
+  } else {
+    seq = StaticOrder(s);
+  }
+
+  Builder b(s, out);
+  const size_t cells = static_cast<size_t>(b.S * s.microbatches);
+  b.f_entry.assign(cells, -1);
+  b.f_out.assign(cells, -1);
+  b.b_entry.assign(cells, -1);
+  b.b_out.assign(cells, -1);
+  size_t passes = 0;
+  for (const auto& o : seq) passes += o.size();
+  const size_t est = passes * (s.p2p > 0 ? 2 : 1) + passes / 2;
+  out.graph.Reserve(est, 3 * est);
+  out.info.reserve(est);
+  for (int64_t d = 0; d < s.stages; ++d)
+    for (int k = 0; k < kStreamsPerStage; ++k) out.graph.AddResource();
+  for (int64_t d = 0; d < s.stages; ++d) b.Device(d, seq[static_cast<size_t>(d)]);
+  b.Wire();
+  return StepError::kNone;
+}
+
+// --- analysis ------------------------------------------------------------------
+
+StepResult Analyze(const StepGraph& g, const base::Timeline& t) {
+  StepResult r;
+  r.complete = t.complete;
+  r.iteration = t.makespan;
+  r.tasks = static_cast<int64_t>(g.graph.task_count());
+  r.events = t.events;
+  const int64_t p = g.stages;
+  r.stages.assign(static_cast<size_t>(p), StageStats{});
+  if (!t.complete) return r;
+  const size_t n = g.graph.task_count();
+
+  // Dependencies of each task, as compressed rows.
+  std::vector<int32_t> first(n + 1, 0), preds(g.graph.dependency_count());
+  g.graph.ForEachDependency([&](int32_t, int32_t after) { ++first[static_cast<size_t>(after) + 1]; });
+  for (size_t i = 0; i < n; ++i) first[i + 1] += first[i];
+  {
+    std::vector<int32_t> cursor(first.begin(), first.end() - 1);
+    g.graph.ForEachDependency([&](int32_t before, int32_t after) {
+      preds[static_cast<size_t>(cursor[static_cast<size_t>(after)]++)] = before;
+    });
+  }
+
+  // Charges a wait of the compute stream, [from, to), to the communication
+  // tasks that ran during it (first come, first charged; a helper task of no
+  // work stands for its own dependencies), the rest to pipeline bubble.
+  struct Blocker {
+    double start, finish;
+    double StageStats::*slot;
+  };
+  std::vector<Blocker> blockers;
+  auto consider = [&](int32_t b) {
+    const size_t bi = static_cast<size_t>(b);
+    double StageStats::*slot = nullptr;
+    switch (g.info[bi].kind) {
+      case TaskKind::kTpComm: slot = &StageStats::wait_tp; break;
+      case TaskKind::kSend: slot = &StageStats::wait_p2p; break;
+      case TaskKind::kGradReduce:
+      case TaskKind::kParamGather: slot = &StageStats::wait_dp; break;
+      default: break;
+    }
+    if (slot != nullptr) blockers.push_back(Blocker{t.start[bi], t.finish[bi], slot});
+  };
+  auto consider_deps = [&](size_t task) {
+    for (int32_t k = first[task]; k < first[task + 1]; ++k) {
+      const int32_t b = preds[static_cast<size_t>(k)];
+      if (g.info[static_cast<size_t>(b)].kind == TaskKind::kJoin) {
+        for (int32_t q = first[static_cast<size_t>(b)]; q < first[static_cast<size_t>(b) + 1]; ++q)
+          consider(preds[static_cast<size_t>(q)]);
+      } else {
+        consider(b);
+      }
+    }
+  };
+  auto charge = [&](StageStats& st, double from, double to) {
+    const double gap = to - from;
+    blockers.erase(std::remove_if(blockers.begin(), blockers.end(),
+                                  [&](const Blocker& b) { return b.finish <= from || b.start >= to; }),
+                   blockers.end());
+    if (gap <= 0) {
+      blockers.clear();
+      return;
+    }
+    std::sort(blockers.begin(), blockers.end(),
+              [](const Blocker& a, const Blocker& b) { return a.start < b.start; });
+    double cursor = from, charged = 0;
+    for (const Blocker& b : blockers) {
+      const double lo = std::max(cursor, b.start), hi = std::min(to, b.finish);
+      if (hi > lo) {
+        st.*(b.slot) += hi - lo;
+        charged += hi - lo;
+        cursor = hi;
+      }
+    }
+    st.wait_bubble += gap - charged;
+    blockers.clear();
+  };
+
+  std::vector<double> compute_end(static_cast<size_t>(p), 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    const TaskInfo& info = g.info[i];
+    StageStats& st = r.stages[static_cast<size_t>(info.stage)];
+    st.end = std::max(st.end, t.finish[i]);
+    if (info.stream != StreamKind::kCompute || g.graph.resource(static_cast<int32_t>(i)) == base::kNoResource)
+      continue;
+    // Compute tasks of a stage are added in program order: gaps are waits.
+    const double dur = t.finish[i] - t.start[i];
+    double& prev_end = compute_end[static_cast<size_t>(info.stage)];
+    consider_deps(i);
+    charge(st, prev_end, t.start[i]);
+    prev_end = t.finish[i];
+    st.busy += dur;
+    switch (info.kind) {
+      case TaskKind::kForward: st.forward += dur; break;
+      case TaskKind::kBackward:
+      case TaskKind::kBackwardInput:
+      case TaskKind::kBackwardWeight: st.backward += dur; break;
+      case TaskKind::kRecompute: st.recompute += dur; break;
+      case TaskKind::kOptimizer: st.optimizer += dur; break;
+      case TaskKind::kOffload: st.wait_offload += dur; st.busy -= dur; break;
+      default: break;
+    }
+  }
+  // The tail of each stage: after its last compute task until the iteration
+  // ends, charged to its own communication still running then.
+  std::vector<std::vector<int32_t>> tail(static_cast<size_t>(p));
+  for (size_t i = 0; i < n; ++i) {
+    const TaskInfo& info = g.info[i];
+    if (info.stream != StreamKind::kCompute && t.finish[i] > compute_end[static_cast<size_t>(info.stage)])
+      tail[static_cast<size_t>(info.stage)].push_back(static_cast<int32_t>(i));
+  }
+  for (int64_t d = 0; d < p; ++d) {
+    for (int32_t b : tail[static_cast<size_t>(d)]) consider(b);
+    charge(r.stages[static_cast<size_t>(d)], compute_end[static_cast<size_t>(d)], r.iteration);
+  }
+  double idle = 0;
+  for (int64_t d = 0; d < p; ++d) {
+    StageStats& st = r.stages[static_cast<size_t>(d)];
+    st.idle = r.iteration - st.busy;
+    idle += st.idle;
+    if (st.end > r.stages[static_cast<size_t>(r.critical_stage)].end) r.critical_stage = static_cast<int32_t>(d);
+  }
+  r.bubble_fraction = r.iteration > 0 ? idle / (static_cast<double>(p) * r.iteration) : 0;
+
+  // Activations held: from the start of a chunk-microbatch's forward to the end
+  // of its last backward pass (W when split).
+  const int64_t m = g.microbatches, v = g.chunks;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> from(static_cast<size_t>(p * v * m), inf), to(from.size(), -inf);
+  for (size_t i = 0; i < n; ++i) {
+    const TaskInfo& info = g.info[i];
+    if (info.stream != StreamKind::kCompute || info.microbatch < 0) continue;
+    const size_t cell = static_cast<size_t>((info.stage * v + info.chunk) * m + info.microbatch);
+    if (info.kind == TaskKind::kForward) from[cell] = std::min(from[cell], t.start[i]);
+    const bool last_pass = info.kind == TaskKind::kBackwardWeight ||
+                           (info.kind == TaskKind::kBackward);
+    if (last_pass) to[cell] = std::max(to[cell], t.finish[i]);
+  }
+  std::vector<std::pair<double, double>> ev;  // (time, +bytes or -bytes); count via sign
+  ev.reserve(static_cast<size_t>(2 * v * m));
+  for (int64_t d = 0; d < p; ++d) {
+    ev.clear();
+    for (int64_t c = 0; c < v; ++c) {
+      const double bytes = g.activation_bytes[static_cast<size_t>(d * v + c)];
+      for (int64_t j = 0; j < m; ++j) {
+        const size_t cell = static_cast<size_t>((d * v + c) * m + j);
+        if (from[cell] == inf) continue;
+        // Encode the count in the integer part and bytes as a second key:
+        // releases sort before acquisitions at equal times.
+        ev.emplace_back(from[cell], bytes + 1);
+        ev.emplace_back(to[cell], -(bytes + 1));
+      }
+    }
+    std::sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
+      return a.first < b.first || (a.first == b.first && a.second < b.second);
+    });
+    int64_t held = 0, peak = 0;
+    double bytes = 0, peak_bytes = 0;
+    for (const auto& [time, delta] : ev) {
+      (void)time;
+      held += delta > 0 ? 1 : -1;
+      bytes += delta > 0 ? delta - 1 : delta + 1;
+      peak = std::max(peak, held);
+      peak_bytes = std::max(peak_bytes, bytes);
+    }
+    r.stages[static_cast<size_t>(d)].peak_in_flight = peak;
+    r.stages[static_cast<size_t>(d)].peak_activation_bytes = peak_bytes;
+  }
+  return r;
+}
+
+}  // namespace orrery::parallelism

@@ -24,6 +24,9 @@ const Verb kVerbs[] = {
     {"explain", "document a configuration key (or --markdown for all)", orrery::cli::RunExplain},
     {"fit", "fit a scaling law to measured runs; compute-optimal N and D", orrery::cli::RunFitCommand},
     {"bench", "time the closed-form estimator (estimates per second)", orrery::cli::RunBench},
+    {"search", "best training plans for a model on a system (top K, why #1 wins)", orrery::cli::RunSearch},
+    {"sweep", "what-if grid over any parameters into a resumable SQLite store", orrery::cli::RunSweep},
+    {"db", "list or export (csv/json) the result store of sweeps", orrery::cli::RunDb},
 };
 
 void PrintUsage(std::ostream& os) {

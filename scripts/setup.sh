@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config libyaml-cpp-dev libboost-program-options-dev libeigen3-dev
-          nlohmann-json3-dev liblbfgspp-dev libsqlite3-dev libgtest-dev libbenchmark-dev)
+          nlohmann-json3-dev liblbfgspp-dev libsqlite3-dev libgtest-dev libbenchmark-dev
+          libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

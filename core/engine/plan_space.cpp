@@ -1,0 +1,175 @@
+#include "core/engine/plan_space.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace orrery::engine {
+
+using parallelism::Recompute;
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> low, high;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+std::vector<PlanShape> EnumerateShapes(const models::ModelSpec& m, const parallelism::Workload& w,
+                                       int64_t devices, const PlanSpaceOptions& o) {
+  std::vector<PlanShape> out;
+  if (devices < 1) return out;
+  const std::vector<int64_t> experts =
+      m.experts > 1 ? Divisors(m.experts) : std::vector<int64_t>{1};
+  for (int64_t tp : Divisors(devices)) {
+    for (int64_t pp : Divisors(devices / tp)) {
+      for (int64_t cp : Divisors(devices / (tp * pp))) {
+        if (cp > 1 && !o.context_parallel) continue;
+        const int64_t dp = devices / (tp * pp * cp);
+        int64_t batch = w.global_batch;
+        if (o.round_batch) batch = w.global_batch / dp * dp;
+        if (batch <= 0 || batch % dp != 0) continue;
+        for (int64_t ep : experts) {
+          // EP groups are carved out of dp x cp (plan_spec.h).
+          if ((dp * cp) % ep != 0) continue;
+          out.push_back(PlanShape{devices, tp, pp, cp, ep, dp, batch});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+const char* DivisibilityProblem(const models::ModelSpec& m, const parallelism::Workload& w,
+                                const PlanShape& s) {
+  if (m.heads % s.tp != 0) return "tp does not divide the attention heads";
+  const int64_t kv = models::KvHeads(m);
+  if (kv % s.tp != 0 && s.tp % kv != 0) return "tp and the KV heads do not divide one another";
+  if (models::FfnSize(m) % s.tp != 0) return "tp does not divide the MLP size";
+  if (w.seq_len % s.cp != 0) return "cp does not divide the sequence length";
+  if (m.experts % s.ep != 0) return "ep does not divide the experts";
+  if (m.layers % s.pp != 0) return "pp does not divide the layers";
+  return nullptr;
+}
+
+namespace {
+
+// The four placeable groups in their default order (innermost first); EP
+// rides with whichever of cp and dp is laid first (training_estimator.cpp).
+constexpr const char* kGroups[4] = {"tp", "cp", "dp", "pp"};
+
+void WriteOrder(const std::array<int, 4>& perm, std::array<char, 16>& out) {
+  std::string s;
+  bool ep_written = false;
+  for (int i = 0; i < 4; ++i) {
+    if (!s.empty()) s += ',';
+    s += kGroups[perm[static_cast<size_t>(i)]];
+    if (!ep_written && (perm[static_cast<size_t>(i)] == 1 || perm[static_cast<size_t>(i)] == 2)) {
+      s += ",ep";
+      ep_written = true;
+    }
+  }
+  out.fill(0);
+  std::memcpy(out.data(), s.data(), std::min<size_t>(s.size(), out.size() - 1));
+}
+
+}  // namespace
+
+GroupOrders OrdersFor(const PlanShape& s, bool all_orders) {
+  GroupOrders g;
+  const int64_t size[4] = {s.tp, s.cp, s.dp, s.pp};
+  std::array<int, 4> perm{0, 1, 2, 3};
+  if (!all_orders) {
+    WriteOrder(perm, g.text[0]);
+    g.count = 1;
+    return g;
+  }
+  // Non-trivial groups first (permuted), then the size-1 groups in the
+  // default order: their position changes no stride.
+  std::array<int, 4> big{}, small{};
+  int nb = 0, ns = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (size[i] > 1) big[static_cast<size_t>(nb++)] = i;
+    else small[static_cast<size_t>(ns++)] = i;
+  }
+  // `big` is ascending already: next_permutation starts from the identity.
+  do {
+    for (int i = 0; i < nb; ++i) perm[static_cast<size_t>(i)] = big[static_cast<size_t>(i)];
+    for (int i = 0; i < ns; ++i) perm[static_cast<size_t>(nb + i)] = small[static_cast<size_t>(i)];
+    WriteOrder(perm, g.text[static_cast<size_t>(g.count++)]);
+  } while (std::next_permutation(big.begin(), big.begin() + nb));
+  return g;
+}
+
+uint64_t ShapeAxes::PerBlock(int64_t dp) const {
+  uint64_t flags = 0;
+  for (int z = 0; z < zero; ++z) flags += static_cast<uint64_t>(DpOverlaps(dp, z));
+  return flags * 3 /* recompute */ * static_cast<uint64_t>(tp_overlap) *
+         static_cast<uint64_t>(offload) * static_cast<uint64_t>(orders.count);
+}
+
+uint64_t ShapeAxes::Candidates(int64_t dp) const {
+  return static_cast<uint64_t>(micro_batches.size()) * static_cast<uint64_t>(sequence_parallel) *
+         static_cast<uint64_t>(interleaves.size()) * PerBlock(dp);
+}
+
+ShapeAxes AxesFor(const models::ModelSpec& m, const PlanShape& s, const PlanSpaceOptions& o) {
+  ShapeAxes a;
+  for (int64_t b : Divisors(s.global_batch / s.dp))
+    if (o.max_micro_batch <= 0 || b <= o.max_micro_batch) a.micro_batches.push_back(b);
+  if (s.pp > 1 && m.layers % s.pp == 0) a.interleaves = Divisors(m.layers / s.pp);
+  else a.interleaves = {1};
+  a.sequence_parallel = s.tp > 1 ? 2 : 1;
+  a.tp_overlap = s.tp > 1 ? 2 : 1;
+  a.zero = s.dp > 1 ? 4 : 1;
+  a.offload = o.offload ? 2 : 1;
+  a.orders = OrdersFor(s, o.all_group_orders);
+  return a;
+}
+
+uint64_t CountCandidates(const models::ModelSpec& m, const std::vector<PlanShape>& shapes,
+                         const PlanSpaceOptions& o) {
+  uint64_t n = 0;
+  for (const PlanShape& s : shapes) n += AxesFor(m, s, o).Candidates(s.dp);
+  return n;
+}
+
+void ApplyKnobs(const PlanKnobs& k, parallelism::TrainingPlan& p) {
+  p.tp = k.tp;
+  p.pp = k.pp;
+  p.cp = k.cp;
+  p.ep = k.ep;
+  p.dp = k.dp;
+  p.micro_batch = k.micro_batch;
+  p.interleave = k.interleave;
+  if (k.interleave > 1) p.schedule = parallelism::Schedule::kInterleaved;
+  else if (p.schedule == parallelism::Schedule::kInterleaved) p.schedule = parallelism::Schedule::kOneFOneB;
+  p.recompute = k.recompute;
+  p.sequence_parallel = k.sequence_parallel;
+  p.tp_comm_overlap = k.tp_comm_overlap;
+  p.dp_overlap = k.dp_overlap;
+  p.offload_optimizer = k.offload;
+  p.zero = k.zero;
+  p.group_order.assign(k.group_order.data());
+}
+
+std::string DescribeKnobs(const PlanKnobs& k) {
+  static constexpr const char* kRecompute[] = {"none", "selective", "full"};
+  std::string s = "tp=" + std::to_string(k.tp) + " pp=" + std::to_string(k.pp) +
+                  " cp=" + std::to_string(k.cp) + " ep=" + std::to_string(k.ep) +
+                  " dp=" + std::to_string(k.dp) + " micro_batch=" + std::to_string(k.micro_batch) +
+                  " interleave=" + std::to_string(k.interleave) +
+                  " recompute=" + kRecompute[static_cast<int>(k.recompute)] +
+                  " sequence_parallel=" + (k.sequence_parallel ? "true" : "false") +
+                  " zero=" + std::to_string(k.zero) +
+                  " dp_overlap=" + (k.dp_overlap ? "true" : "false") +
+                  " tp_comm_overlap=" + (k.tp_comm_overlap ? "true" : "false") +
+                  " offload_optimizer=" + (k.offload ? "true" : "false") +
+                  " group_order=" + k.group_order.data();
+  return s;
+}
+
+}  // namespace orrery::engine

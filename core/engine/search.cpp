@@ -1,0 +1,576 @@
+#include "core/engine/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "parallelism/schedule.h"
+
+namespace orrery::engine {
+
+using parallelism::Recompute;
+
+const char* ObjectiveName(Objective o) {
+  switch (o) {
+    case Objective::kTime: return "time";
+    case Objective::kCost: return "cost";
+    case Objective::kEnergy: return "energy";
+    case Objective::kTokensPerDollar: return "tokens-per-dollar";
+  }
+  return "?";
+}
+
+bool ParseObjective(const std::string& text, Objective& out) {
+  for (Objective o : {Objective::kTime, Objective::kCost, Objective::kEnergy,
+                      Objective::kTokensPerDollar}) {
+    if (text == ObjectiveName(o)) {
+      out = o;
+      return true;
+    }
+  }
+  return false;
+}
+
+double ObjectiveScore(Objective o, const TrainingEstimate& e, int64_t global_batch,
+                      int64_t seq_len) {
+  const double tokens = static_cast<double>(global_batch) * static_cast<double>(seq_len);
+  switch (o) {
+    case Objective::kTime: return e.iteration_s / tokens;
+    case Objective::kCost:
+    case Objective::kTokensPerDollar: return e.cost_usd / tokens;
+    case Objective::kEnergy: return e.energy_j / tokens;
+  }
+  return e.iteration_s / tokens;
+}
+
+std::string ObjectiveProblem(Objective o, const hardware::SystemSpec& s) {
+  if ((o == Objective::kCost || o == Objective::kTokensPerDollar) && !(s.price_per_device_hour > 0))
+    return "objective '" + std::string(ObjectiveName(o)) + "' needs system.price_per_device_hour (the system '" +
+           s.name + "' has none; add --set 'system.price_per_device_hour=2 USD/h')";
+  if (o == Objective::kEnergy && !(s.device.tdp > 0))
+    return "objective 'energy' needs system.device.tdp (the device '" + s.device.name + "' has none)";
+  return {};
+}
+
+std::string ResizeSystem(hardware::SystemSpec& s, int64_t devices) {
+  if (devices < 1) return "the device count must be at least 1";
+  if (devices % s.devices_per_node == 0) {
+    s.nodes = devices / s.devices_per_node;
+    return {};
+  }
+  if (devices < s.devices_per_node && s.devices_per_node % devices == 0) {
+    s.devices_per_node = devices;
+    s.nodes = 1;
+    return {};
+  }
+  return std::to_string(devices) + " devices are not a whole number of " +
+         std::to_string(s.devices_per_node) + "-device nodes";
+}
+
+parallelism::TrainingPlan PlanOf(const Scenario& s, const PlanKnobs& k) {
+  parallelism::TrainingPlan p = s.training;
+  ApplyKnobs(k, p);
+  return p;
+}
+
+Scenario ScenarioOf(const Scenario& s, const PlanKnobs& k) {
+  Scenario out = s;
+  ResizeSystem(out.system, k.devices);
+  ApplyKnobs(k, out.training);
+  out.workload.global_batch = k.global_batch;
+  return out;
+}
+
+void Reestimate(const Scenario& s, SearchCandidate& c) {
+  const Scenario one = ScenarioOf(s, c.knobs);
+  const TrainingEstimator est(one.model, one.system);
+  c.estimate = est.Run(one.training, one.workload);
+}
+
+namespace {
+
+// One device count: the resized scenario and its estimator.
+struct DeviceContext {
+  Scenario scenario;
+  std::unique_ptr<TrainingEstimator> estimator;
+  double scale = 1;  // objective per second of iteration
+};
+
+bool Better(const SearchCandidate& a, const SearchCandidate& b) {
+  if (a.score != b.score) return a.score < b.score;
+  return a.ordinal < b.ordinal;
+}
+
+// A shape of one device count, with its index in the whole enumeration.
+struct ShapeTask {
+  int context = 0;
+  PlanShape shape;
+  uint64_t index = 0;
+};
+
+struct WorkerState {
+  std::vector<SearchCandidate> top;
+  SearchStats stats;
+};
+
+class Searcher {
+ public:
+  Searcher(const SearchOptions& o, std::vector<std::unique_ptr<DeviceContext>>& contexts,
+           std::vector<ShapeTask>& shapes)
+      : o_(o), contexts_(contexts), shapes_(shapes) {}
+
+  void Work(WorkerState& st) {
+    st.top.reserve(static_cast<size_t>(o_.top) + 1);
+    for (;;) {
+      const size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+      if (i >= shapes_.size()) break;
+      Shape(i, st);
+      done_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  uint64_t done() const { return done_.load(std::memory_order_relaxed); }
+
+ private:
+  void Insert(WorkerState& st, const SearchCandidate& c) {
+    auto& top = st.top;
+    const size_t k = static_cast<size_t>(o_.top);
+    if (top.size() >= k && !Better(c, top.back())) return;
+    auto pos = std::upper_bound(top.begin(), top.end(), c, Better);
+    top.insert(pos, c);  // capacity reserved: no allocation
+    if (top.size() > k) top.pop_back();
+    if (top.size() == k) {
+      const double kth = top.back().score;
+      double cur = threshold_.load(std::memory_order_relaxed);
+      while (kth < cur && !threshold_.compare_exchange_weak(cur, kth, std::memory_order_relaxed)) {
+      }
+    }
+  }
+
+  void Shape(size_t index, WorkerState& st) {
+    const PlanShape& shape = shapes_[index].shape;
+    const DeviceContext& ctx = *contexts_[static_cast<size_t>(shapes_[index].context)];
+    const Scenario& s = ctx.scenario;
+    const TrainingEstimator& est = *ctx.estimator;
+    SearchStats& n = st.stats;
+    const ShapeAxes axes = AxesFor(s.model, shape, o_.space);
+    const uint64_t all = axes.Candidates(shape.dp);
+    n.candidates += all;
+    ++n.shapes;
+    if (DivisibilityProblem(s.model, s.workload, shape) != nullptr) {
+      n.pruned_divisibility += all;
+      return;
+    }
+    parallelism::Workload w = s.workload;
+    w.global_batch = shape.global_batch;
+    const double tokens = static_cast<double>(w.global_batch) * static_cast<double>(w.seq_len);
+    const double capacity = s.system.device.memory_capacity;
+
+    PlanKnobs k;
+    k.devices = shape.devices;
+    k.tp = shape.tp;
+    k.pp = shape.pp;
+    k.cp = shape.cp;
+    k.ep = shape.ep;
+    k.dp = shape.dp;
+    k.global_batch = shape.global_batch;
+    k.group_order = axes.orders.text[0];
+    parallelism::TrainingPlan plan = s.training;
+    ApplyKnobs(k, plan);
+
+    // (2) weights + gradients + optimizer per device for each (zero,
+    // offload): they do not depend on the microbatch or the flags.
+    bool states_ok[4][2] = {};
+    bool any_ok = false;
+    for (int z = 0; z < axes.zero; ++z) {
+      for (int off = 0; off < axes.offload; ++off) {
+        plan.zero = z;
+        plan.offload_optimizer = off == 1;
+        const TrainingEstimate e = est.Run(plan, w);
+        ++n.probes;
+        const double states = e.memory.weights + e.memory.gradients + e.memory.optimizer;
+        if (n.min_states_bytes == 0 || states < n.min_states_bytes) n.min_states_bytes = states;
+        states_ok[z][off] = states <= capacity;
+        any_ok = any_ok || states_ok[z][off];
+      }
+    }
+    if (!any_ok) {
+      n.pruned_memory += all;
+      return;
+    }
+
+    const uint64_t base = shapes_[index].index << 32;
+    uint64_t local = 0;
+    for (int64_t mb : axes.micro_batches) {
+      const int64_t m = w.global_batch / (shape.dp * mb);
+      for (int sp = 0; sp < axes.sequence_parallel; ++sp) {
+        // (3) the compute of one microbatch through one stage.
+        k.micro_batch = mb;
+        k.sequence_parallel = sp == 1;
+        k.interleave = 1;
+        k.recompute = Recompute::kNone;
+        k.zero = 0;
+        k.offload = false;
+        k.dp_overlap = true;
+        k.tp_comm_overlap = false;
+        k.group_order = axes.orders.text[0];
+        ApplyKnobs(k, plan);
+        const TrainingEstimate probe = est.Run(plan, w);
+        ++n.probes;
+        const double fb = (probe.time.forward + probe.time.backward) / static_cast<double>(m);
+        for (int64_t v : axes.interleaves) {
+          k.interleave = v;
+          ApplyKnobs(k, plan);
+          const double bound_s = fb * (static_cast<double>(m) + parallelism::BubbleMicrobatches(plan));
+          // A hair below the bound, so that rounding never prunes a tie.
+          const double bound = bound_s * ctx.scale / tokens * (1 - 1e-12);
+          for (int z = 0; z < axes.zero; ++z) {
+            for (int off = 0; off < axes.offload; ++off) {
+              const uint64_t block = static_cast<uint64_t>(axes.DpOverlaps(shape.dp, z)) * 3 *
+                                     static_cast<uint64_t>(axes.tp_overlap) *
+                                     static_cast<uint64_t>(axes.orders.count);
+              if (!states_ok[z][off]) {
+                n.pruned_memory += block;
+                local += block;
+                continue;
+              }
+              if (o_.prune_by_time && bound > threshold_.load(std::memory_order_relaxed)) {
+                n.pruned_time += block;
+                local += block;
+                continue;
+              }
+              k.zero = z;
+              k.offload = off == 1;
+              for (int rec = 0; rec < 3; ++rec) {
+                k.recompute = static_cast<Recompute>(rec);
+                for (int dpo = 0; dpo < axes.DpOverlaps(shape.dp, z); ++dpo) {
+                  k.dp_overlap = dpo == 0;
+                  for (int tpo = 0; tpo < axes.tp_overlap; ++tpo) {
+                    k.tp_comm_overlap = tpo == 1;
+                    for (int oi = 0; oi < axes.orders.count; ++oi) {
+                      k.group_order = axes.orders.text[static_cast<size_t>(oi)];
+                      ApplyKnobs(k, plan);
+                      SearchCandidate c;
+                      c.estimate = est.Run(plan, w);
+                      ++n.evaluated;
+                      c.ordinal = base | local++;
+                      if (!c.estimate.feasible()) {
+                        ++n.out_of_memory;
+                        const double total = c.estimate.memory.total();
+                        if (n.min_total_bytes == 0 || total < n.min_total_bytes) n.min_total_bytes = total;
+                        continue;
+                      }
+                      ++n.feasible;
+                      c.knobs = k;
+                      c.score = c.estimate.iteration_s * ctx.scale / tokens;
+                      Insert(st, c);
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  const SearchOptions& o_;
+  std::vector<std::unique_ptr<DeviceContext>>& contexts_;
+  std::vector<ShapeTask>& shapes_;
+  std::atomic<size_t> next_{0};
+  std::atomic<uint64_t> done_{0};
+  std::atomic<double> threshold_{std::numeric_limits<double>::infinity()};
+};
+
+void AddStats(SearchStats& a, const SearchStats& b) {
+  a.candidates += b.candidates;
+  a.pruned_divisibility += b.pruned_divisibility;
+  a.pruned_memory += b.pruned_memory;
+  a.pruned_time += b.pruned_time;
+  a.evaluated += b.evaluated;
+  a.probes += b.probes;
+  a.out_of_memory += b.out_of_memory;
+  a.feasible += b.feasible;
+  a.shapes += b.shapes;
+  auto min_nonzero = [](double x, double y) { return x == 0 ? y : (y == 0 ? x : std::min(x, y)); };
+  a.min_states_bytes = min_nonzero(a.min_states_bytes, b.min_states_bytes);
+  a.min_total_bytes = min_nonzero(a.min_total_bytes, b.min_total_bytes);
+  a.capacity_bytes = std::max(a.capacity_bytes, b.capacity_bytes);
+}
+
+std::string WhyNone(const SearchStats& st, const std::string& first_division_problem) {
+  const auto bytes = [](double b) { return base::FormatQuantity(b, base::Dimension::kBytes); };
+  if (st.candidates == 0)
+    return "no plan: no data-parallel degree divides the global batch (try --round-batch)";
+  if (st.pruned_divisibility == st.candidates)
+    return "no plan divides the model: " +
+           (first_division_problem.empty() ? std::string("see orrery check") : first_division_problem);
+  if (st.evaluated == 0 && st.pruned_memory > 0)
+    return "no plan fits: minimum weights+gradients+optimizer per GPU " + bytes(st.min_states_bytes) +
+           " > " + bytes(st.capacity_bytes);
+  if (st.feasible == 0 && st.out_of_memory > 0)
+    return "no plan fits: the smallest plan needs " + bytes(st.min_total_bytes) +
+           " per GPU with activations > " + bytes(st.capacity_bytes);
+  return "no feasible plan";
+}
+
+}  // namespace
+
+SearchResult Search(const Scenario& s, const SearchOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  SearchResult r;
+  std::vector<std::unique_ptr<DeviceContext>> contexts;
+  std::vector<int64_t> counts = o.device_counts;
+  if (counts.empty()) counts.push_back(hardware::DeviceCount(s.system));
+  std::vector<ShapeTask> shapes;
+  std::string first_problem;
+  for (int64_t n : counts) {
+    auto ctx = std::make_unique<DeviceContext>();
+    ctx->scenario = s;
+    if (!ResizeSystem(ctx->scenario.system, n).empty()) continue;
+    const auto& sys = ctx->scenario.system;
+    const double devices = static_cast<double>(n);
+    switch (o.objective) {
+      case Objective::kTime: ctx->scale = 1; break;
+      case Objective::kCost:
+      case Objective::kTokensPerDollar: ctx->scale = devices * sys.price_per_device_hour; break;
+      case Objective::kEnergy: ctx->scale = devices * sys.device.tdp * sys.pue; break;
+    }
+    ctx->estimator = std::make_unique<TrainingEstimator>(ctx->scenario.model, ctx->scenario.system);
+    r.stats.capacity_bytes = sys.device.memory_capacity;
+    const int ci = static_cast<int>(contexts.size());
+    for (const PlanShape& sh : EnumerateShapes(s.model, s.workload, n, o.space)) {
+      if (first_problem.empty()) {
+        if (const char* why = DivisibilityProblem(s.model, s.workload, sh)) first_problem = why;
+      }
+      shapes.push_back(ShapeTask{ci, sh, static_cast<uint64_t>(shapes.size())});
+    }
+    contexts.push_back(std::move(ctx));
+  }
+  // This process's shard of the shapes (multi-process runs).
+  if (o.shards > 1) {
+    std::vector<ShapeTask> mine;
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (static_cast<int>(i % static_cast<size_t>(o.shards)) == o.shard) mine.push_back(shapes[i]);
+    shapes.swap(mine);
+  }
+  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(1, shapes.size()))));
+  Searcher searcher(o, contexts, shapes);
+  std::vector<WorkerState> states(static_cast<size_t>(threads));
+  {
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+      pool.emplace_back([&searcher, &states, t] { searcher.Work(states[static_cast<size_t>(t)]); });
+    if (o.progress) {
+      // The caller's thread reports progress and works in between.
+      std::thread reporter_free([&searcher, &states] { searcher.Work(states[0]); });
+      while (searcher.done() < shapes.size()) {
+        o.progress(searcher.done(), shapes.size());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      reporter_free.join();
+      o.progress(shapes.size(), shapes.size());
+    } else {
+      searcher.Work(states[0]);
+    }
+    for (auto& th : pool) th.join();
+  }
+  std::vector<SearchResult> parts(states.size());
+  for (size_t t = 0; t < states.size(); ++t) {
+    parts[t].top = std::move(states[t].top);
+    parts[t].stats = states[t].stats;
+    parts[t].stats.capacity_bytes = r.stats.capacity_bytes;
+  }
+  SearchResult merged = MergeSearchResults(parts, o.top);
+  merged.stats.threads = threads;
+  merged.stats.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (merged.top.empty()) merged.why_none = WhyNone(merged.stats, first_problem);
+  return merged;
+}
+
+SearchResult MergeSearchResults(const std::vector<SearchResult>& parts, int top) {
+  SearchResult r;
+  std::string why;
+  for (const SearchResult& p : parts) {
+    r.top.insert(r.top.end(), p.top.begin(), p.top.end());
+    AddStats(r.stats, p.stats);
+    r.stats.threads = std::max(r.stats.threads, p.stats.threads);
+    r.stats.wall_s = std::max(r.stats.wall_s, p.stats.wall_s);
+    if (why.empty()) why = p.why_none;
+  }
+  std::sort(r.top.begin(), r.top.end(), Better);
+  if (r.top.size() > static_cast<size_t>(std::max(0, top))) r.top.resize(static_cast<size_t>(std::max(0, top)));
+  if (r.top.empty()) r.why_none = why.empty() ? WhyNone(r.stats, {}) : why;
+  return r;
+}
+
+namespace {
+
+struct Item {
+  const char* name;
+  double TimeBreakdown::*field;
+  const char* adjective;  // "smaller bubble", ...
+  const char* knobs;      // related knobs, space separated
+};
+
+constexpr Item kItems[] = {
+    {"forward", &TimeBreakdown::forward, "faster forward compute", "micro_batch tp cp pp sequence_parallel"},
+    {"backward", &TimeBreakdown::backward, "faster backward compute", "micro_batch tp cp pp sequence_parallel"},
+    {"recompute", &TimeBreakdown::recompute, "less recompute", "recompute micro_batch"},
+    {"tp_comm", &TimeBreakdown::tp_comm, "less TP communication",
+     "tp sequence_parallel tp_comm_overlap group_order micro_batch"},
+    {"cp_comm", &TimeBreakdown::cp_comm, "less CP communication", "cp group_order"},
+    {"ep_comm", &TimeBreakdown::ep_comm, "less EP communication", "ep group_order"},
+    {"pp_bubble", &TimeBreakdown::pp_bubble, "smaller bubble", "pp interleave micro_batch"},
+    {"pp_p2p", &TimeBreakdown::pp_p2p, "less pipeline transfer", "pp interleave micro_batch group_order"},
+    {"dp_comm", &TimeBreakdown::dp_comm, "less exposed DP communication",
+     "dp zero dp_overlap group_order"},
+    {"optimizer", &TimeBreakdown::optimizer, "shorter optimizer step", "zero offload dp"},
+    {"offload", &TimeBreakdown::offload, "less offload traffic", "offload zero"},
+};
+
+std::string KnobValue(const PlanKnobs& k, const std::string& name) {
+  static constexpr const char* kRecompute[] = {"none", "selective", "full"};
+  if (name == "tp") return std::to_string(k.tp);
+  if (name == "pp") return std::to_string(k.pp);
+  if (name == "cp") return std::to_string(k.cp);
+  if (name == "ep") return std::to_string(k.ep);
+  if (name == "dp") return std::to_string(k.dp);
+  if (name == "micro_batch") return std::to_string(k.micro_batch);
+  if (name == "interleave") return std::to_string(k.interleave);
+  if (name == "recompute") return kRecompute[static_cast<int>(k.recompute)];
+  if (name == "sequence_parallel") return k.sequence_parallel ? "on" : "off";
+  if (name == "tp_comm_overlap") return k.tp_comm_overlap ? "on" : "off";
+  if (name == "dp_overlap") return k.dp_overlap ? "on" : "off";
+  if (name == "offload") return k.offload ? "on" : "off";
+  if (name == "zero") return std::to_string(k.zero);
+  if (name == "group_order") return k.group_order.data();
+  if (name == "devices") return std::to_string(k.devices);
+  return {};
+}
+
+std::string Differences(const PlanKnobs& from, const PlanKnobs& to, const std::string& names) {
+  std::string out;
+  std::istringstream is(names);
+  for (std::string n; is >> n;) {
+    const std::string a = KnobValue(from, n), b = KnobValue(to, n);
+    if (a == b) continue;
+    if (!out.empty()) out += ", ";
+    out += (n == "micro_batch" ? std::string("micro_batch") : n) + " " + a + " -> " + b;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string WhyBetter(const SearchCandidate& a, const SearchCandidate& b) {
+  const auto secs = [](double s) { return base::FormatQuantity(s, base::Dimension::kTime); };
+  double best = 0;
+  const Item* item = nullptr;
+  for (const Item& it : kItems) {
+    const double d = b.estimate.time.*it.field - a.estimate.time.*it.field;
+    if (d > best) {
+      best = d;
+      item = &it;
+    }
+  }
+  const std::string all =
+      "devices tp pp cp ep dp micro_batch interleave recompute sequence_parallel zero dp_overlap "
+      "tp_comm_overlap offload group_order";
+  std::string line;
+  if (item == nullptr) {
+    line = "no breakdown item of #1 is larger than #2's";
+    const std::string d = Differences(b.knobs, a.knobs, all);
+    return d.empty() ? line : line + "; " + d;
+  }
+  line = std::string(item->adjective) + " (" + item->name + " " + secs(a.estimate.time.*item->field) +
+         " vs " + secs(b.estimate.time.*item->field) + ")";
+  std::string d = Differences(b.knobs, a.knobs, item->knobs);
+  if (d.empty()) d = Differences(b.knobs, a.knobs, all);
+  if (!d.empty()) line += ": " + d;
+  if (b.estimate.time.total - a.estimate.time.total < 1e-3 * a.estimate.time.total)
+    line += " (iterations within 0.1 %: practically a tie)";
+  return line;
+}
+
+std::string CandidatesToText(const SearchResult& r) {
+  std::ostringstream os;
+  const SearchStats& s = r.stats;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+                " %" PRIu64 " %" PRIu64 " %a %a %a %d %a\n",
+                s.candidates, s.pruned_divisibility, s.pruned_memory, s.pruned_time, s.evaluated,
+                s.probes, s.out_of_memory, s.feasible, s.shapes, s.min_states_bytes,
+                s.min_total_bytes, s.capacity_bytes, s.threads, s.wall_s);
+  os << buf;
+  for (const SearchCandidate& c : r.top) {
+    const PlanKnobs& k = c.knobs;
+    std::snprintf(buf, sizeof buf,
+                  "c %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64
+                  " %" PRId64 " %" PRId64 " %d %d %d %d %d %" PRId64 " %s %a %" PRIu64 "\n",
+                  k.devices, k.tp, k.pp, k.cp, k.ep, k.dp, k.global_batch, k.micro_batch,
+                  k.interleave, static_cast<int>(k.recompute), k.sequence_parallel ? 1 : 0,
+                  k.tp_comm_overlap ? 1 : 0, k.dp_overlap ? 1 : 0, k.offload ? 1 : 0, k.zero,
+                  k.group_order.data(), c.score, c.ordinal);
+    os << buf;
+  }
+  if (!r.why_none.empty()) os << "w " << r.why_none << "\n";
+  return os.str();
+}
+
+bool CandidatesFromText(const std::string& text, SearchResult& out) {
+  std::istringstream is(text);
+  for (std::string line; std::getline(is, line);) {
+    if (line.size() < 2) continue;
+    if (line[0] == 'w') {
+      out.why_none = line.substr(2);
+      continue;
+    }
+    if (line[0] == 's') {
+      SearchStats& s = out.stats;
+      if (std::sscanf(line.c_str(),
+                      "s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+                      " %" SCNu64 " %" SCNu64 " %" SCNu64 " %la %la %la %d %la",
+                      &s.candidates, &s.pruned_divisibility, &s.pruned_memory, &s.pruned_time,
+                      &s.evaluated, &s.probes, &s.out_of_memory, &s.feasible, &s.shapes,
+                      &s.min_states_bytes, &s.min_total_bytes, &s.capacity_bytes, &s.threads,
+                      &s.wall_s) != 14)
+        return false;
+      continue;
+    }
+    if (line[0] != 'c') return false;
+    SearchCandidate c;
+    PlanKnobs& k = c.knobs;
+    int rec = 0, sp = 0, tpo = 0, dpo = 0, off = 0;
+    char order[16] = {};
+    if (std::sscanf(line.c_str(),
+                    "c %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64
+                    " %" SCNd64 " %" SCNd64 " %" SCNd64 " %d %d %d %d %d %" SCNd64 " %15s %la %" SCNu64,
+                    &k.devices, &k.tp, &k.pp, &k.cp, &k.ep, &k.dp, &k.global_batch, &k.micro_batch,
+                    &k.interleave, &rec, &sp, &tpo, &dpo, &off, &k.zero, order, &c.score,
+                    &c.ordinal) != 18 ||
+        rec < 0 || rec > 2)
+      return false;
+    k.recompute = static_cast<Recompute>(rec);
+    k.sequence_parallel = sp != 0;
+    k.tp_comm_overlap = tpo != 0;
+    k.dp_overlap = dpo != 0;
+    k.offload = off != 0;
+    std::copy(order, order + 16, k.group_order.begin());
+    k.group_order[15] = 0;
+    out.top.push_back(c);
+  }
+  return true;
+}
+
+}  // namespace orrery::engine

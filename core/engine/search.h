@@ -1,0 +1,125 @@
+#pragma once
+// Plan search: the best ways to train a scenario's model on its system.
+//
+// Enumerates the plan space (plan_space.h), prunes what cannot win before
+// costing it, ranks the rest with the closed-form estimator and keeps the
+// top K. Pruning, cheapest first:
+//   1. divisibility: a shape whose tp, cp, ep or pp cannot divide the model
+//      is dropped whole, before any costing;
+//   2. memory lower bound: weights + gradients + optimizer states per device
+//      (Rajbhandari et al. 2020, Sec. 3.1; parallelism/memory_model.h) for
+//      each (zero, offload) — activations only add to it;
+//   3. time lower bound: for one (micro_batch, sequence_parallel) the
+//      forward + backward compute of a stage, t_fb, is known from one probe
+//      estimate; every plan of the block takes at least
+//      t_fb (m + (p - 1) / v)                  (1F1B / interleaved, schedule.h)
+//      since recompute, communication and the optimizer only add time. A
+//      block whose bound is worse than the current K-th best is skipped.
+// Everything else is estimated with TrainingEstimator::Run (allocation-free).
+//
+// Threads take shapes from a shared counter; each keeps its own top K, and
+// candidates are ordered by (score, ordinal) where the ordinal is the
+// candidate's position in the fixed enumeration, so the result does not
+// depend on the thread count (only the pruning counts do).
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/engine/plan_space.h"
+#include "core/engine/scenario.h"
+#include "core/engine/training_estimator.h"
+
+namespace orrery::engine {
+
+enum class Objective { kTime, kCost, kEnergy, kTokensPerDollar };
+const char* ObjectiveName(Objective o);
+// Parses "time", "cost", "energy", "tokens-per-dollar"; false otherwise.
+bool ParseObjective(const std::string& text, Objective& out);
+
+struct SearchOptions {
+  int top = 5;
+  Objective objective = Objective::kTime;
+  int threads = 0;                      // 0 = every hardware thread
+  PlanSpaceOptions space;
+  std::vector<int64_t> device_counts;   // empty = the scenario's system
+  bool prune_by_time = true;            // off only to test the bound
+  // Shard for multi-process runs: shapes i with i % shards == shard.
+  int shard = 0;
+  int shards = 1;
+  // Called from the calling thread about every 100 ms: shapes done, total.
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+struct SearchCandidate {
+  PlanKnobs knobs;
+  double score = 0;      // the objective, lower is better (see ObjectiveScore)
+  uint64_t ordinal = 0;  // position in the enumeration (tie-break)
+  TrainingEstimate estimate;
+};
+
+struct SearchStats {
+  uint64_t candidates = 0;            // size of the enumerated space
+  uint64_t pruned_divisibility = 0;
+  uint64_t pruned_memory = 0;         // weights + gradients + optimizer over capacity
+  uint64_t pruned_time = 0;           // time lower bound above the K-th best
+  uint64_t evaluated = 0;             // full estimates of candidates
+  uint64_t probes = 0;                // estimates made for the time bound
+  uint64_t out_of_memory = 0;         // evaluated, did not fit with activations
+  uint64_t feasible = 0;
+  double min_states_bytes = 0;        // smallest weights+grads+optimizer seen (per device)
+  double min_total_bytes = 0;         // smallest total memory among evaluated plans
+  double capacity_bytes = 0;
+  uint64_t shapes = 0;
+  int threads = 1;
+  double wall_s = 0;
+};
+
+struct SearchResult {
+  std::vector<SearchCandidate> top;   // best first
+  SearchStats stats;
+  std::string why_none;               // when `top` is empty: why no plan fits
+};
+
+// Objective value of an estimate, lower is better: seconds, USD or joules
+// per token trained (per token so that plans whose batch was rounded
+// compare fairly; at a fixed batch it orders like the iteration time);
+// tokens-per-dollar is ranked as USD per token.
+double ObjectiveScore(Objective o, const TrainingEstimate& e, int64_t global_batch, int64_t seq_len);
+
+// Checks that the objective can be computed for the system (cost needs a
+// price, energy a TDP). Empty when fine, else the reason.
+std::string ObjectiveProblem(Objective o, const hardware::SystemSpec& s);
+
+// The scenario with its system resized to `devices` (nodes x devices per
+// node; a count below one node makes one smaller node). Empty reason on
+// success.
+std::string ResizeSystem(hardware::SystemSpec& s, int64_t devices);
+
+SearchResult Search(const Scenario& s, const SearchOptions& o);
+
+// Merges shard results (top lists and counts), keeping the best `top`.
+SearchResult MergeSearchResults(const std::vector<SearchResult>& parts, int top);
+
+// Rebuilds the full plan of a candidate from the scenario's base plan.
+parallelism::TrainingPlan PlanOf(const Scenario& s, const PlanKnobs& k);
+
+// The scenario a candidate describes: system resized to its device count,
+// its plan, its (possibly rounded) global batch.
+Scenario ScenarioOf(const Scenario& s, const PlanKnobs& k);
+
+// Fills `c.estimate` again from its knobs (after CandidatesFromText).
+void Reestimate(const Scenario& s, SearchCandidate& c);
+
+// One line on why `a` beats `b`: the breakdown item that differs most and
+// the knobs behind it, e.g. "smaller pp_bubble (1.2 s vs 3.4 s): pp 8 -> 4".
+std::string WhyBetter(const SearchCandidate& a, const SearchCandidate& b);
+
+// Compact text form of candidates (knobs, score, ordinal), for shipping
+// shard results between processes; parsed back by CandidatesFromText.
+std::string CandidatesToText(const SearchResult& r);
+bool CandidatesFromText(const std::string& text, SearchResult& out);
+
+}  // namespace orrery::engine

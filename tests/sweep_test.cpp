@@ -1,0 +1,323 @@
+// Sweeps and the result store: spec parsing and its error text, ranges,
+// zipped and crossed axes, FNV-1a keys, kill -9 then --resume, thread and
+// MPI-rank independence, export.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli_common.h"
+#include "core/engine/result_store.h"
+#include "core/engine/sweep.h"
+
+namespace orrery::engine {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
+
+std::string TempDir() {
+  const fs::path d = fs::path(testing::TempDir()) /
+                     ("orrery_sweep_" + std::to_string(getpid()) + "_" +
+                      testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+std::string Write(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+struct Loaded {
+  std::optional<SweepSpec> spec;
+  Scenario base;
+  base::Diagnostics diags;
+};
+
+Loaded Load(const std::string& file) {
+  Loaded l;
+  l.spec = LoadSweepFile(file, PresetStore(kConfigs), l.base, l.diags);
+  return l;
+}
+
+std::string Export(const std::string& db, bool json = false) {
+  std::string e;
+  auto store = ResultStore::Open(db, e, true);
+  EXPECT_TRUE(store) << e;
+  if (!store) return {};
+  std::ostringstream os;
+  EXPECT_TRUE(store->Export(os, json, "", e)) << e;
+  return os.str();
+}
+
+int64_t RowCount(const std::string& db) {
+  sqlite3* h = nullptr;
+  int64_t n = -1;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(h, 1000);
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h, "SELECT COUNT(*) FROM points", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return n;
+}
+
+// 8 bandwidths x 5 HBM sizes x 2 micro-batch sizes of GPT-3 175B on 64 A100:
+// 80 points, each a fixed-plan estimate.
+const char* kGrid = R"(sweep:
+  name: grid
+  scenario: gpt3-175b-a100
+  each: estimate
+  axes:
+    - path: system.network[1].bandwidth
+      linear: {from: 100 Gb/s, to: 800 Gb/s, points: 8}
+    - path: system.device.memory_capacity
+      values: [40 GB, 60 GB, 80 GB, 120 GB, 160 GB]
+    - path: training.micro_batch
+      values: [1, 2]
+)";
+
+TEST(Sweep, Fnv1aTestVectors) {
+  // Fowler-Noll-Vo reference values for 64-bit FNV-1a.
+  EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ull);
+  EXPECT_EQ(HashHex(0xaf63dc4c8601ec8cull), "af63dc4c8601ec8c");
+}
+
+TEST(Sweep, RangesZipAndCross) {
+  const std::string dir = TempDir();
+  const auto l = Load(Write(dir, "s.yaml", R"(sweep:
+  scenario: gpt3-175b-a100
+  axes:
+    - path: system.network[1].bandwidth
+      log: {from: 200 Gb/s, to: 800 Gb/s, points: 3}
+    - path: system.device.memory_capacity
+      linear: {from: 80 GB, to: 160 GB, points: 3}
+      group: g
+    - path: system.device.memory_bandwidth
+      values: [2 TB/s, 3 TB/s, 4 TB/s]
+      group: g
+    - path: system.nodes
+      linear: {from: 8, to: 32, step: 8}
+)"));
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  const SweepSpec& s = *l.spec;
+  // 200 Gb/s = 25 GB/s; x 2 per step on a log range of 3 points.
+  EXPECT_EQ(s.axes[0].values, (std::vector<std::string>{"25 GB/s", "50 GB/s", "100 GB/s"}));
+  EXPECT_EQ(s.axes[1].values, (std::vector<std::string>{"80 GB", "120 GB", "160 GB"}));
+  EXPECT_EQ(s.axes[3].values, (std::vector<std::string>{"8", "16", "24", "32"}));
+  const auto points = ExpandPoints(s);
+  // bandwidth (3) x zipped {capacity, hbm} (3) x nodes (4).
+  ASSERT_EQ(points.size(), 36u);
+  EXPECT_EQ(points[0].params[1].second, "80 GB");
+  EXPECT_EQ(points[0].params[2].second, "2 TB/s");
+  EXPECT_EQ(points[4].params[1].second, "120 GB");  // the zipped pair moves together
+  EXPECT_EQ(points[4].params[2].second, "3 TB/s");
+  EXPECT_EQ(points[4].params[3].second, "8");
+  // The key is FNV-1a of the canonical "path=value" lines.
+  EXPECT_EQ(points[0].key,
+            Fnv1a64("system.network[1].bandwidth=25 GB/s\nsystem.device.memory_capacity=80 GB\n"
+                    "system.device.memory_bandwidth=2 TB/s\nsystem.nodes=8\n"));
+}
+
+TEST(Sweep, SpecErrorsNameFileLineColumn) {
+  const std::string dir = TempDir();
+  const std::string f = Write(dir, "bad.yaml", R"(sweep:
+  scenario: gpt3-175b-a100
+  eech: search
+  axes:
+    - path: system.network[1].bandwith
+      values: [1 TB/s]
+    - path: system.nodes
+      valuse: [1, 2]
+    - path: system.device.memory_capacity
+      values: [80 GB, 80]
+    - path: system.nodes
+      log: {from: 8, to: 32, points: 3}
+      group: z
+    - path: system.devices_per_node
+      values: [8, 4]
+      group: z
+)");
+  const auto l = Load(f);
+  ASSERT_FALSE(l.spec);
+  const std::string t = l.diags.ToString();
+  EXPECT_NE(t.find(f + ":3:3: error: sweep.eech: unknown key in sweep; did you mean 'each'?"), std::string::npos) << t;
+  EXPECT_NE(t.find(f + ":5:13: error: sweep.axes[0].path: unknown parameter path (got 'system.network[1].bandwith'); "
+                       "did you mean 'system.network[i].bandwidth'?"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find(f + ":8:7: error: sweep.axes[1].valuse: unknown key in axis; did you mean 'values'?"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find(f + ":10:23: error: system.device.memory_capacity"), std::string::npos) << t;
+  EXPECT_NE(t.find("axes zipped in group 'z' need as many values (system.nodes has 3, "
+                   "system.devices_per_node has 2)"),
+            std::string::npos)
+      << t;
+}
+
+// Child: runs the sweep with a pause after each batch so that the parent can
+// kill it in the middle.
+void RunChild(const std::string& file, const std::string& db) {
+  auto l = Load(file);
+  if (!l.spec) _exit(3);
+  SweepRunOptions o;
+  o.db = db;
+  o.threads = 1;
+  o.batch = 4;
+  o.progress = [](uint64_t, uint64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(40)); };
+  SweepRunStats st;
+  std::string e;
+  _exit(RunSweep(*l.spec, l.base, o, st, e) ? 0 : 4);
+}
+
+TEST(Sweep, KillNineThenResumeGivesTheUninterruptedRows) {
+  const std::string dir = TempDir();
+  const std::string file = Write(dir, "grid.yaml", kGrid);
+  auto l = Load(file);
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  ASSERT_EQ(ExpandPoints(*l.spec).size(), 80u);
+
+  // Uninterrupted reference.
+  SweepRunOptions o;
+  o.db = dir + "/whole.sqlite";
+  o.threads = 1;
+  SweepRunStats st;
+  std::string e;
+  ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
+  EXPECT_EQ(st.evaluated, 80u);
+  EXPECT_EQ(st.ok + st.infeasible + st.invalid, 80u);
+  EXPECT_GT(st.infeasible, 0u);  // 40 GB does not hold the plan
+  EXPECT_GT(st.ok, 0u);
+
+  const std::string db = dir + "/killed.sqlite";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) RunChild(file, db);
+  // Kill it once a few batches are committed.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (RowCount(db) < 12 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child finished before it was killed";
+  const int64_t kept = RowCount(db);
+  EXPECT_GE(kept, 12);
+  EXPECT_LT(kept, 80);
+  EXPECT_EQ(kept % 4, 0);  // whole batches only
+
+  // Without --resume the store refuses to mix runs.
+  o.db = db;
+  EXPECT_FALSE(RunSweep(*l.spec, l.base, o, st, e));
+  EXPECT_NE(e.find("add --resume"), std::string::npos) << e;
+  o.resume = true;
+  o.threads = 2;
+  e.clear();
+  ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
+  EXPECT_EQ(st.skipped, static_cast<uint64_t>(kept));
+  EXPECT_EQ(st.evaluated, 80u - static_cast<uint64_t>(kept));
+  EXPECT_EQ(Export(db), Export(dir + "/whole.sqlite"));
+  // Resuming a finished sweep evaluates nothing.
+  ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
+  EXPECT_EQ(st.evaluated, 0u);
+}
+
+TEST(Sweep, OneAndTwoThreadsGiveTheSameRows) {
+  const std::string dir = TempDir();
+  auto l = Load(Write(dir, "grid.yaml", kGrid));
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  for (int t : {1, 2}) {
+    SweepRunOptions o;
+    o.db = dir + "/t" + std::to_string(t) + ".sqlite";
+    o.threads = t;
+    o.batch = 7;
+    SweepRunStats st;
+    std::string e;
+    ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
+  }
+  const std::string one = Export(dir + "/t1.sqlite", true);
+  EXPECT_EQ(one, Export(dir + "/t2.sqlite", true));
+  EXPECT_NE(one.find("\"status\": \"infeasible\""), std::string::npos);
+}
+
+TEST(Sweep, InnerSearchAndExport) {
+  const std::string dir = TempDir();
+  const std::string file = Write(dir, "s.yaml", R"(sweep:
+  name: search-grid
+  scenario: gpt3-175b-a100
+  each: search
+  search: {top: 2, offload: false, all_group_orders: false}
+  axes:
+    - path: system.nodes
+      values: [1, 8]
+)");
+  auto l = Load(file);
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  std::ostringstream out, err;
+  const std::string db = dir + "/r.sqlite";
+  ASSERT_EQ(cli::RunSweep({file, "--db", db, "-q"}, out, err), cli::kExitOk) << err.str();
+  out.str("");
+  ASSERT_EQ(cli::RunDb({"export", db, "--format", "csv"}, out, err), cli::kExitOk) << err.str();
+  const std::string csv = out.str();
+  EXPECT_EQ(csv.rfind("sweep,sweep_hash,point_key,point_index,params,status", 0), 0u) << csv;
+  // One node cannot hold GPT-3 175B; eight can.
+  EXPECT_NE(csv.find("infeasible,no plan fits"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",ok,"), std::string::npos) << csv;
+  out.str("");
+  ASSERT_EQ(cli::RunDb({"list", db}, out, err), cli::kExitOk);
+  EXPECT_NE(out.str().find("search-grid  (2 points"), std::string::npos) << out.str();
+}
+
+int Shell(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST(Sweep, MpiRanksGiveTheSameRowsAsOneProcess) {
+  if (!ORRERY_TEST_MPI) GTEST_SKIP() << "built without MPI (ORRERY_WITH_MPI found no OpenMPI); "
+                                        "apt-get install libopenmpi-dev openmpi-bin and reconfigure";
+  if (Shell("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun is not on PATH";
+  const std::string dir = TempDir();
+  const std::string file = Write(dir, "grid.yaml", kGrid);
+  const std::string bin = ORRERY_TEST_BINARY;
+  const std::string env = "ORRERY_CONFIG_DIR='" + kConfigs + "' ";
+  const std::string mpi = "mpirun -np 2 --oversubscribe --allow-run-as-root ";
+  ASSERT_EQ(Shell(env + bin + " sweep " + file + " --db " + dir + "/one.sqlite -q > /dev/null"), 0);
+  ASSERT_EQ(Shell(env + mpi + bin + " sweep " + file + " --db " + dir + "/two.sqlite --batch 5 -q > " + dir +
+                  "/mpi.log 2>&1"),
+            0);
+  EXPECT_EQ(Export(dir + "/two.sqlite"), Export(dir + "/one.sqlite"));
+  // A search sharded over two ranks finds the same plans.
+  const std::string search = " search gpt3-175b-a100 --default-order --no-offload --top 3 --format json -q";
+  ASSERT_EQ(Shell(env + bin + search + " > " + dir + "/s1.json"), 0);
+  ASSERT_EQ(Shell(env + mpi + bin + search + " > " + dir + "/s2.json"), 0);
+  auto top = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string t = ss.str();
+    return t.substr(t.find("\"top\""));
+  };
+  EXPECT_EQ(top(dir + "/s1.json"), top(dir + "/s2.json"));
+}
+
+}  // namespace
+}  // namespace orrery::engine

@@ -1,6 +1,7 @@
 // `orrery db`: read the SQLite result store of sweeps.
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
 #include "core/engine/result_store.h"
@@ -61,7 +62,6 @@ int RunDb(const Args& args, std::ostream& out, std::ostream& err) {
     err << "error: export writes csv or json (--format csv|json)\n";
     return kExitUsage;
   }
-  std::error_code ec;
   std::string error;
   auto store = engine::ResultStore::Open(path, error, /*read_only=*/true);
   if (!store) {
@@ -81,21 +81,20 @@ int RunDb(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitInvalid;
   }
   if (fmt == Format::kCsv) out << "hash,name,each,objective,points,spec_file\n";
-  if (fmt == Format::kJson) out << "[";
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (size_t i = 0; i < sweeps.size(); ++i) {
     const auto& s = sweeps[i];
     if (fmt == Format::kCsv)
       out << engine::HashHex(s.hash) << "," << s.name << "," << s.each << "," << s.objective << ","
           << s.points << "," << s.spec_file << "\n";
     else if (fmt == Format::kJson)
-      out << (i ? ", " : "") << "{\"hash\": \"" << engine::HashHex(s.hash) << "\", \"name\": \"" << s.name
-          << "\", \"each\": \"" << s.each << "\", \"objective\": \"" << s.objective
-          << "\", \"points\": " << s.points << "}";
+      list.push_back({{"hash", engine::HashHex(s.hash)}, {"name", s.name}, {"each", s.each},
+                      {"objective", s.objective}, {"points", s.points}, {"spec_file", s.spec_file}});
     else
       out << engine::HashHex(s.hash) << "  " << s.name << "  (" << s.points << " points, each " << s.each
           << ", " << s.spec_file << ")\n";
   }
-  if (fmt == Format::kJson) out << "]\n";
+  if (fmt == Format::kJson) out << list.dump(2) << "\n";
   if (fmt == Format::kTable && sweeps.empty()) out << "(no sweeps stored)\n";
   return kExitOk;
 }

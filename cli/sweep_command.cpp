@@ -2,6 +2,7 @@
 // and MPI ranks.
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
 #include "cli/run_support.h"
@@ -104,11 +105,12 @@ int RunSweep(const Args& args, std::ostream& out, std::ostream& err) {
   }
   if (comm->rank() != 0) return kExitOk;
   if (fmt == Format::kJson) {
-    out << "{\"sweep\": \"" << spec->name << "\", \"hash\": \"" << engine::HashHex(spec->hash)
-        << "\", \"points\": " << st.points << ", \"skipped\": " << st.skipped
-        << ", \"evaluated\": " << st.evaluated << ", \"ok\": " << st.ok
-        << ", \"infeasible\": " << st.infeasible << ", \"invalid\": " << st.invalid
-        << ", \"wall_s\": " << st.wall_s << ", \"db\": \"" << db << "\"}\n";
+    const nlohmann::ordered_json j{{"sweep", spec->name},     {"hash", engine::HashHex(spec->hash)},
+                                   {"points", st.points},     {"skipped", st.skipped},
+                                   {"evaluated", st.evaluated}, {"ok", st.ok},
+                                   {"infeasible", st.infeasible}, {"invalid", st.invalid},
+                                   {"wall_s", st.wall_s},     {"db", db}};
+    out << j.dump(2) << "\n";
   } else if (fmt == Format::kCsv) {
     out << "sweep,hash,points,skipped,evaluated,ok,infeasible,invalid,wall_s,db\n"
         << spec->name << "," << engine::HashHex(spec->hash) << "," << st.points << "," << st.skipped

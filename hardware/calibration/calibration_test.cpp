@@ -139,7 +139,11 @@ TEST(ProbeRecordJson, NonFiniteBecomesNullAndReadsAsNan) {
 }
 
 TEST(ProbeRecordJson, ErrorsNameTheField) {
-  EXPECT_EQ(ParseProbeJson("{not json").error, "not valid JSON");
+  // Syntax errors give the line and column where the parser stopped.
+  EXPECT_EQ(ParseProbeJson("{not json").error.rfind("1:3: not valid JSON (syntax error", 0), 0u)
+      << ParseProbeJson("{not json").error;
+  EXPECT_EQ(ParseProbeJson("{\n  \"schema\": 1,\n  x}").error.rfind("3:3: not valid JSON (", 0), 0u)
+      << ParseProbeJson("{\n  \"schema\": 1,\n  x}").error;
   EXPECT_EQ(ParseProbeJson(R"({"schema": "other.v9", "header": {}, "records": []})").error,
             "schema: expected \"orrery.calibration.v1\", got \"other.v9\"");
   EXPECT_EQ(ParseProbeJson(R"({"schema": "orrery.calibration.v1", "header": {"probe": "cpu"},

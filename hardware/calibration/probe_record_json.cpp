@@ -1,5 +1,6 @@
 #include "probe_record_json.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -131,13 +132,63 @@ bool ParseRecord(const json& j, const std::string& w, ProbeRecord* r, std::strin
   return true;
 }
 
+// Finds where a syntax error is: a SAX pass that accepts every event and
+// keeps the byte position nlohmann reports with the error.
+class ErrorPosition : public nlohmann::json_sax<json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    position_ = position;
+    message_ = e.what();
+    return false;
+  }
+  std::size_t position() const { return position_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::size_t position_ = 0;
+  std::string message_;
+};
+
+// "LINE:COL: not valid JSON (...)" for text that does not parse. nlohmann
+// counts the offending character among those read, so it sits at position-1.
+std::string SyntaxError(const std::string& text) {
+  ErrorPosition sax;
+  json::sax_parse(text, &sax);
+  const std::size_t at = sax.position() > 0 ? std::min(sax.position() - 1, text.size()) : 0;
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  // Keep nlohmann's reason, without its own "[json.exception.parse_error.101] parse error at ..." prefix.
+  std::string reason = sax.message();
+  if (const auto colon = reason.find(": syntax error"); colon != std::string::npos) reason = reason.substr(colon + 2);
+  return std::to_string(line) + ":" + std::to_string(column) + ": not valid JSON (" + reason + ")";
+}
+
 }  // namespace
 
 ProbeFileResult ParseProbeJson(const std::string& text) {
   ProbeFileResult result;
   const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
-    result.error = "not valid JSON";
+    result.error = SyntaxError(text);
     return result;
   }
   if (!doc.is_object()) {
@@ -183,7 +234,11 @@ ProbeFileResult ReadProbeJsonFile(const std::string& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   ProbeFileResult result = ParseProbeJson(buffer.str());
-  if (!result.ok) result.error = path + ": " + result.error;
+  if (!result.ok) {
+    // "file:line:col: ..." for syntax errors, "file: field: ..." otherwise.
+    const bool located = !result.error.empty() && result.error[0] >= '0' && result.error[0] <= '9';
+    result.error = path + (located ? ":" : ": ") + result.error;
+  }
   return result;
 }
 

@@ -59,6 +59,11 @@ int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
     PrintDiagnostics(diags, err);
     return kExitInvalid;
   }
+  if (!scenario->has_training) {
+    err << "error: " << scenario->file
+        << ": the scenario has no training section (for its inference section use orrery infer)\n";
+    return kExitInvalid;
+  }
   const engine::TrainingEstimator estimator(scenario->model, scenario->system);
   const engine::TrainingEstimate e = estimator.Run(scenario->training, scenario->workload);
   PrintEstimate(*scenario, e, fmt, out);

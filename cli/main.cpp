@@ -18,6 +18,7 @@ struct Verb {
 
 const Verb kVerbs[] = {
     {"estimate", "predict one training iteration: time breakdown, memory, MFU", orrery::cli::RunEstimate},
+    {"infer", "predict serving: TTFT, TPOT, throughput, memory; simulate a request stream", orrery::cli::RunInfer},
     {"validate", "compare predictions with measured runs (validation/*.csv)", orrery::cli::RunValidate},
     {"check", "validate configuration files; exit 1 with the errors", orrery::cli::RunCheck},
     {"presets", "list shipped presets, or show one with units", orrery::cli::RunPresets},
@@ -40,6 +41,7 @@ void PrintUsage(std::ostream& os) {
   os << "\nexamples:\n"
         "  orrery estimate configs/scenarios/gpt3-175b-a100.yaml\n"
         "  orrery estimate configs/scenarios/gpt3-175b-a100.yaml --set training.pp=16 --format json\n"
+        "  orrery infer configs/scenarios/llama2-70b-h100-infer.yaml --batch 8 --output 256\n"
         "  orrery validate --max-mape 10\n"
         "  orrery presets show h100-sxm\n"
         "  orrery explain training.recompute\n\n"

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
+#include "core/engine/inference_validation.h"
 #include "core/engine/validation.h"
 
 #ifndef ORRERY_VALIDATION_DIR_DEFAULT
@@ -38,7 +39,9 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
       "orrery validate [CSV...] [--format table|json] [--max-mape P] [--max-error P]\n\n"
       "Builds the scenario of every measured run in the CSV files (default:\n"
-      "validation/training_runs.csv), predicts it, and prints measured, predicted and\n"
+      "validation/training_runs.csv; files with inference columns, such as\n"
+      "validation/inference_runs.csv, are read as inference runs), predicts it, and prints\n"
+      "measured, predicted and\n"
       "the error per run, then the mean absolute % error (MAPE) and the largest error,\n"
       "overall and per source. Rows that cannot be modelled are listed as skipped with\n"
       "the reason. Exits 1 when a tolerance given with --max-mape/--max-error is\n"
@@ -74,7 +77,8 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   base::Diagnostics diags;
   engine::ValidationReport report;
   for (const auto& f : files) {
-    auto r = engine::ValidateTrainingCsv(f, store, diags);
+    auto r = engine::IsInferenceCsv(f) ? engine::ValidateInferenceCsv(f, store, diags)
+                                       : engine::ValidateTrainingCsv(f, store, diags);
     report.rows.insert(report.rows.end(), r.rows.begin(), r.rows.end());
   }
   if (!diags.ok()) {

@@ -8,7 +8,9 @@ double MemoryTime(const DeviceSpec& d, double bytes) {
 }
 
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
-  const double compute = flops / (PeakFlops(d, t) * d.gemm_efficiency.At(flops));
+  const Curve& eff = t == DataType::kFp8 && !d.gemm_efficiency_fp8.empty() ? d.gemm_efficiency_fp8
+                                                                         : d.gemm_efficiency;
+  const double compute = flops / (PeakFlops(d, t) * eff.At(flops));
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;
 }

@@ -12,7 +12,8 @@
 
 namespace orrery::hardware {
 
-// A GEMM of 2*m*n*k*batch FLOP moving `bytes`.
+// A GEMM of 2*m*n*k*batch FLOP moving `bytes` (FP8 GEMMs use
+// gemm_efficiency_fp8 when the profile has it).
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes);
 
 // A memory-bound kernel moving `bytes`.

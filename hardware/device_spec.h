@@ -52,6 +52,9 @@ struct DeviceSpec {
   Roofline roofline = Roofline::kMax;
   // Achieved fraction of peak as a function of GEMM size 2*M*N*K (FLOP).
   Curve gemm_efficiency;
+  // Achieved fraction of the FP8 peak by GEMM size; empty = gemm_efficiency.
+  // FP8 GEMMs reach a smaller fraction of their (doubled) peak than BF16 ones.
+  Curve gemm_efficiency_fp8;
   // Achieved fraction of memory_bandwidth as a function of bytes moved.
   Curve memory_efficiency;
   // Achieved fraction of peak of fused (FlashAttention) attention kernels,

@@ -46,6 +46,12 @@ const base::Schema<ModelSpec>& ModelSchema() {
         .Int("moe_every", &ModelSpec::moe_every, 1, 1e5, "1",
              "Every n-th layer is a MoE layer (GLaM: 2).")
         .Int("expert_ffn", &ModelSpec::expert_ffn, 0, 1e8, "0", "Inner size of one expert; 0 = ffn.")
+        .Int("kv_lora_rank", &ModelSpec::kv_lora_rank, 0, 1e6, "0",
+             "Multi-head latent attention: rank of the cached KV latent (DeepSeek-V2 d_c); "
+             "0 = standard K/V heads.")
+        .Int("rope_head_dim", &ModelSpec::rope_head_dim, 0, 1e5, "0",
+             "Multi-head latent attention: size of the decoupled RoPE key cached per token "
+             "(DeepSeek-V2 d_h^R).")
         .Real("published_params", &ModelSpec::published_params, 0, 1e16, "0",
               "Parameter count the source states, for checking (0 = unknown).");
     return s;

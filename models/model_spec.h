@@ -35,6 +35,12 @@ struct ModelSpec {
   int64_t top_k = 1;
   int64_t moe_every = 1;
   int64_t expert_ffn = 0;   // 0 = ffn
+  // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1):
+  // the KV cache holds a compressed latent of kv_lora_rank elements plus a
+  // decoupled RoPE key of rope_head_dim per token and layer. 0 = standard
+  // attention. Only the KV cache and its traffic use these (models/kv_cache.h).
+  int64_t kv_lora_rank = 0;
+  int64_t rope_head_dim = 0;
   double published_params = 0;  // parameter count the source states (0 = unknown)
 };
 

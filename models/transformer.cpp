@@ -112,10 +112,12 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // Weights of every local expert are read once per microbatch.
     const double local_experts = static_cast<double>(m.experts) / static_cast<double>(ep);
     up.bytes = (routed * h + routed * up_n * fe) * e + local_experts * up_n * fe * h * e;
+    up.expert = true;
     out.Add(up);
     out.Add(Elementwise(swiglu ? "swiglu" : "gelu", routed * fe * (swiglu ? 3 : 2) * e));
     Op down = Gemm("expert_down", routed, h, fe, e);
     down.bytes = (routed * fe + routed * h) * e + local_experts * fe * h * e;
+    down.expert = true;
     out.Add(down);
   } else {
     const double ft = f / t;

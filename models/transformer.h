@@ -33,6 +33,7 @@ struct Op {
   double flops = 0;            // forward FLOP on this device
   double bytes = 0;            // forward bytes moved to/from device memory
   bool attention_core = false; // recomputed by selective recompute
+  bool expert = false;         // an expert GEMM of a MoE layer (all local experts)
 };
 
 // How one microbatch is split on a device.

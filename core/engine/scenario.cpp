@@ -158,7 +158,7 @@ namespace {
 
 const std::vector<std::string>& ScenarioKeys() {
   static const std::vector<std::string> keys = {"name", "model", "system", "training", "workload",
-                                                "set"};
+                                                "set", "inference"};
   return keys;
 }
 
@@ -197,10 +197,19 @@ void LoadScenarioMap(const YAML::Node& map, const std::string& file, const Prese
     else
       LoadSystemMap(m, "scenario.system", file, store, s.system, diags);
   }
-  if (const YAML::Node m = section("training"))
-    parallelism::TrainingPlanSchema().Parse(m, "scenario.training", file, s.training, diags);
-  if (const YAML::Node m = section("workload"))
-    parallelism::WorkloadSchema().Parse(m, "scenario.workload", file, s.workload, diags);
+  // `training` and `workload` may be left out of a serving scenario (`inference:`).
+  s.has_training = !(map["inference"] && !map["training"]);
+  if (s.has_training) {
+    if (const YAML::Node m = section("training"))
+      parallelism::TrainingPlanSchema().Parse(m, "scenario.training", file, s.training, diags);
+    if (const YAML::Node m = section("workload"))
+      parallelism::WorkloadSchema().Parse(m, "scenario.workload", file, s.workload, diags);
+  }
+  if (const YAML::Node m = map["inference"]) {
+    s.inference.emplace();
+    parallelism::InferenceDeploymentSchema().Parse(m, "scenario.inference", file, *s.inference,
+                                                   diags);
+  }
   // `set:` adjusts presets in place, with the same paths as --set, e.g.
   //   set: {system.nodes: 128, system.device.memory_capacity: 141 GB}
   if (const YAML::Node set = map["set"]) {
@@ -218,6 +227,7 @@ void LoadScenarioMap(const YAML::Node& map, const std::string& file, const Prese
       }
     }
   }
+  LoadDraftModel(s, store, diags);
 }
 
 }  // namespace
@@ -237,6 +247,17 @@ std::optional<Scenario> LoadScenarioFile(const std::string& file, const PresetSt
   LoadScenarioMap(*map, path, store, s, diags);
   if (diags.size() != before) return std::nullopt;
   return s;
+}
+
+bool LoadDraftModel(Scenario& s, const PresetStore& store, Diagnostics& diags) {
+  s.draft_model.reset();
+  if (!s.inference || s.inference->draft_model.empty()) return true;
+  models::ModelSpec draft;
+  if (!LoadModelPreset(s.inference->draft_model, store, {s.file, 0, 0}, "inference.draft_model",
+                       draft, diags))
+    return false;
+  s.draft_model = draft;
+  return true;
 }
 
 bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diags,
@@ -261,6 +282,14 @@ bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diag
     return parallelism::TrainingPlanSchema().SetText(s.training, key, value, where, path, diags);
   if (section == "workload")
     return parallelism::WorkloadSchema().SetText(s.workload, key, value, where, path, diags);
+  if (section == "inference") {
+    if (!s.inference) {
+      s.inference.emplace();
+      parallelism::InferenceDeploymentSchema().ApplyDefaults(*s.inference);
+    }
+    return parallelism::InferenceDeploymentSchema().SetText(*s.inference, key, value, where, path,
+                                                            diags);
+  }
   if (section.rfind("system.network[", 0) == 0 && section.back() == ']') {
     const std::string idx = section.substr(15, section.size() - 16);
     size_t i = 0;
@@ -291,6 +320,15 @@ int64_t DataParallel(const Scenario& s) {
 
 void CrossCheck(const Scenario& s, Diagnostics& diags) {
   const SourceLocation where{s.file, 0, 0};
+  if (s.inference)
+    parallelism::CheckDeployment(*s.inference, s.model, s.system.device,
+                                 hardware::DeviceCount(s.system), s.system.host_bandwidth,
+                                 "inference", where, diags);
+  if (s.inference && s.draft_model)
+    parallelism::CheckDeployment(*s.inference, *s.draft_model, s.system.device,
+                                 hardware::DeviceCount(s.system), s.system.host_bandwidth,
+                                 "inference.draft_model", where, diags);
+  if (!s.has_training) return;
   const auto& t = s.training;
   const auto& m = s.model;
   const int64_t devices = hardware::DeviceCount(s.system);
@@ -403,6 +441,8 @@ std::vector<RegistrySection> Registry() {
       {"training", parallelism::TrainingPlanSchema().help(),
        parallelism::TrainingPlanSchema().Infos()},
       {"workload", parallelism::WorkloadSchema().help(), parallelism::WorkloadSchema().Infos()},
+      {"inference", parallelism::InferenceDeploymentSchema().help(),
+       parallelism::InferenceDeploymentSchema().Infos()},
   };
 }
 
@@ -453,7 +493,8 @@ std::string ReferenceMarkdown() {
         "hand.\n"
      << "Quantities need a unit (`80 GiB`, `3.35 TB/s`, `989.4 TFLOP/s`, `1.5 us`); GB is 10^9 "
         "bytes, GiB is 2^30.\n"
-     << "Curves (`system.device.gemm_efficiency`, `system.device.memory_efficiency`, "
+     << "Curves (`system.device.gemm_efficiency`, `system.device.gemm_efficiency_fp8`, "
+        "`system.device.memory_efficiency`, "
         "`system.network[i].efficiency`) are sequences of `[size, efficiency]` pairs, "
         "interpolated in log(size).\n";
   for (const auto& sec : Registry()) {

@@ -11,6 +11,7 @@
 #include "core/base/param.h"
 #include "hardware/system_spec.h"
 #include "models/model_spec.h"
+#include "parallelism/deployment_spec.h"
 #include "parallelism/plan_spec.h"
 
 namespace orrery::engine {
@@ -22,6 +23,9 @@ struct Scenario {
   hardware::SystemSpec system;
   parallelism::TrainingPlan training;
   parallelism::Workload workload;
+  bool has_training = true;  // false for a serving-only file (inference: without training:)
+  std::optional<parallelism::InferenceDeployment> inference;  // the `inference:` section
+  std::optional<models::ModelSpec> draft_model;  // inference.draft_model, loaded
 };
 
 // The kinds of document a YAML file may hold (its one top-level key).
@@ -71,6 +75,10 @@ bool LoadModelPreset(const std::string& name, const PresetStore& store,
 // Loads a scenario file (top-level key `scenario:`), or a scenario preset.
 std::optional<Scenario> LoadScenarioFile(const std::string& file, const PresetStore& store,
                                          base::Diagnostics& diags);
+
+// Loads the preset named by inference.draft_model into s.draft_model (clears
+// it when no draft is named). Call again after overrides change the name.
+bool LoadDraftModel(Scenario& s, const PresetStore& store, base::Diagnostics& diags);
 
 // Applies one "path=value" override, e.g. "training.tp=4",
 // "system.device.memory_capacity=141 GB", "system.network[1].bandwidth=50 GB/s".

@@ -1,0 +1,422 @@
+#include "core/engine/inference_estimator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hardware/device_model.h"
+#include "models/kv_cache.h"
+#include "models/transformer.h"
+
+namespace orrery::engine {
+
+using hardware::DataType;
+using models::Op;
+using models::OpKind;
+using parallelism::InferenceDeployment;
+
+namespace {
+
+// Activations between kernels, collectives and attention math are 16-bit;
+// fp8/int8 `activations` apply to GEMM inputs only.
+constexpr double kAct16 = 2;
+constexpr DataType kAttentionType = DataType::kBf16;
+
+// Per device, one layer.
+struct LayerCost {
+  double gemm = 0, attention = 0, elementwise = 0, comm = 0;
+  double flops = 0, weight_bytes = 0, kv_bytes = 0;
+  double compute() const { return gemm + attention + elementwise + comm; }
+};
+
+}  // namespace
+
+IterationShape IterationShape::Prefill(double seqs, double tokens, double cached) {
+  IterationShape s;
+  s.prefill_seqs = seqs;
+  s.prefill_tokens = seqs * tokens;
+  // Causal attention: token i of the chunk sees the cached keys and i keys of
+  // the chunk (itself included).
+  s.prefill_pairs = seqs * (tokens * cached + tokens * (tokens + 1) / 2);
+  s.prefill_context = seqs * (cached + tokens);
+  return s;
+}
+
+IterationShape IterationShape::Decode(double seqs, double context) {
+  IterationShape s;
+  s.decode_seqs = seqs;
+  s.decode_context = seqs * context;
+  return s;
+}
+
+IterationShape& IterationShape::operator+=(const IterationShape& o) {
+  prefill_seqs += o.prefill_seqs;
+  prefill_tokens += o.prefill_tokens;
+  prefill_pairs += o.prefill_pairs;
+  prefill_context += o.prefill_context;
+  decode_seqs += o.decode_seqs;
+  decode_context += o.decode_context;
+  return *this;
+}
+
+double SpeculativeTokensPerStep(int64_t k, double a) {
+  if (k <= 0) return 1;
+  if (a >= 1) return static_cast<double>(k + 1);
+  return (1 - std::pow(a, static_cast<double>(k + 1))) / (1 - a);
+}
+
+InferenceInfeasible CheckShape(const models::ModelSpec& m, const hardware::SystemSpec& system,
+                               const InferenceDeployment& d) {
+  if (d.tp * d.pp > hardware::DeviceCount(system)) return InferenceInfeasible::kDeviceCount;
+  const int64_t kv = models::KvHeads(m);
+  if (m.heads % d.tp != 0 || models::FfnSize(m) % d.tp != 0 || (kv % d.tp != 0 && d.tp % kv != 0) ||
+      d.pp > m.layers || m.experts % d.ep != 0 || d.tp % d.ep != 0)
+    return InferenceInfeasible::kSplit;
+  if (hardware::PeakFlops(system.device, d.activations) <= 0) return InferenceInfeasible::kDatatype;
+  if (d.tp * d.pp > 1 && system.network.empty()) return InferenceInfeasible::kNoNetwork;
+  return InferenceInfeasible::kNone;
+}
+
+InferenceEstimator::InferenceEstimator(const models::ModelSpec& model,
+                                       const hardware::SystemSpec& system,
+                                       const models::ModelSpec* draft)
+    : model_(model),
+      system_(system),
+      draft_(draft),
+      network_(system),
+      devices_(hardware::DeviceCount(system)) {}
+
+PassTime InferenceEstimator::Pass(const InferenceDeployment& d, const IterationShape& it) const {
+  return PassOf(model_, d, it);
+}
+
+PassTime InferenceEstimator::DraftPass(const InferenceDeployment& d,
+                                       const IterationShape& it) const {
+  if (draft_ == nullptr) return PassTime{};
+  return PassOf(*draft_, d, it);
+}
+
+PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceDeployment& d,
+                                    const IterationShape& it) const {
+  PassTime p;
+  const double tokens = it.prefill_tokens + it.decode_seqs;  // rows of every GEMM
+  const double seqs = it.prefill_seqs + it.decode_seqs;      // rows of the LM head
+  if (tokens <= 0) return p;
+  const hardware::DeviceSpec& dev = system_.device;
+  const DataType ct = parallelism::ComputeType(d);
+  const double wb = hardware::BytesPer(d.weights);
+  const double ab = hardware::BytesPer(d.activations);
+  const double kvb = hardware::BytesPer(d.kv_cache);
+  const double tp = static_cast<double>(d.tp);
+  const double h = static_cast<double>(m.hidden);
+
+  models::LayerShape shape;
+  shape.micro_batch = 1;
+  shape.seq = std::max<int64_t>(1, std::llround(tokens));
+  shape.full_seq = shape.seq;
+  shape.tp = d.tp;
+  shape.sequence_parallel = false;
+  shape.flash = true;
+  shape.act_bytes = kAct16;
+
+  // A GEMM reads its weights (k x n) at the weight precision and its input
+  // at the activation precision, and writes a 16-bit output.
+  auto gemm_bytes = [&](const Op& op, double weight_elements) {
+    return weight_elements * wb + op.m * op.k * ab + op.m * op.n * kAct16;
+  };
+  auto time_ops = [&](const models::OpList& ops, LayerCost& c) {
+    for (int i = 0; i < ops.count; ++i) {
+      const Op& op = ops.ops[static_cast<size_t>(i)];
+      switch (op.kind) {
+        case OpKind::kGemm:
+        case OpKind::kBatchedGemm: {
+          if (!op.expert) {
+            const double w = op.k * op.n * op.batch;
+            c.gemm += hardware::GemmTime(dev, ct, op.flops, gemm_bytes(op, w));
+            c.weight_bytes += w * wb;
+          } else {
+            // Expert GEMMs of a MoE layer, one grouped kernel. With uniform
+            // routing of `tokens` tokens to top_k of E experts, an expert is
+            // used with probability 1 - (1 - top_k/E)^tokens; only used
+            // experts' weights are read. A device holds E/ep experts, each
+            // split over tp/ep devices: op.n * op.k * ep weights each.
+            const double e = static_cast<double>(m.experts);
+            const double ep = static_cast<double>(d.ep);
+            const double used = 1 - std::pow(1 - static_cast<double>(m.top_k) / e, tokens);
+            const double experts = std::max(1.0, e / ep * used);
+            const double w = experts * op.n * op.k * ep;
+            const double one = hardware::GemmTime(dev, ct, op.flops / experts,
+                                                  gemm_bytes(op, w) / experts);
+            c.gemm += experts * (one - dev.kernel_overhead) + dev.kernel_overhead;
+            c.weight_bytes += w * wb;
+          }
+          c.flops += op.flops;
+          break;
+        }
+        case OpKind::kFlashAttention:
+          break;  // timed below, for prefill and decode tokens apart
+        case OpKind::kElementwise:
+          c.elementwise += hardware::MemoryTime(dev, op.bytes);
+          break;
+      }
+    }
+  };
+
+  // --- attention core, per layer and device ---------------------------------
+  const double heads = static_cast<double>(m.heads) / tp;
+  const double hd = static_cast<double>(models::HeadDim(m));
+  const double kv_elems = models::KvElementsPerTokenPerLayerPerDevice(m, d.tp);
+  // FLOP per (query, key) pair and head: Q.K and P.V, 2 * 2 * d (Vaswani et
+  // al. 2017). MLA with the up-projections absorbed scores against the
+  // latent and rope key and reads values from the latent (DeepSeek-V2 Sec.
+  // 2.1.2): 2 (d_c + d_r) + 2 d_c.
+  const double pair_flops =
+      models::UsesLatentAttention(m)
+          ? 2.0 * static_cast<double>(2 * m.kv_lora_rank + m.rope_head_dim)
+          : 4.0 * hd;
+  LayerCost attn;
+  if (it.prefill_tokens > 0) {
+    const double flops = it.prefill_pairs * heads * pair_flops;
+    const double kv_io = (it.prefill_context + it.prefill_tokens) * kv_elems * kvb;
+    const double bytes = it.prefill_tokens * 2 * heads * hd * kAct16 + kv_io;
+    attn.attention += hardware::FlashAttentionTime(dev, kAttentionType, flops, bytes, false);
+    attn.flops += flops;
+    attn.kv_bytes += kv_io;
+  }
+  if (it.decode_seqs > 0) {
+    const double flops = it.decode_context * heads * pair_flops;
+    const double kv_io = (it.decode_context + it.decode_seqs) * kv_elems * kvb;
+    const double bytes = it.decode_seqs * 2 * heads * hd * kAct16 + kv_io;
+    attn.attention += hardware::FlashAttentionTime(dev, kAttentionType, flops, bytes, false);
+    attn.flops += flops;
+    attn.kv_bytes += kv_io;
+  }
+
+  // --- collectives per layer -------------------------------------------------
+  double tp_layer = 0;
+  if (d.tp > 1) {
+    const auto g = network_.Place(d.tp, 1);
+    tp_layer = 2 * network_.Time(hardware::Collective::kAllReduce, tokens * h * kAct16, g);
+  }
+
+  // --- offload link -----------------------------------------------------------
+  double link = 0;
+  if (d.offload_weights > 0 || d.offload_kv > 0) {
+    link = system_.host_bandwidth;
+    if (d.offload_to == parallelism::OffloadTarget::kNvme) link = std::min(link, d.nvme_bandwidth);
+  }
+
+  // --- the layers -------------------------------------------------------------
+  models::OpList ops;
+  const double moe_layers = static_cast<double>(models::MoeLayerCount(m));
+  const double dense_layers = static_cast<double>(m.layers) - moe_layers;
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool moe = pass == 1;
+    const double count = moe ? moe_layers : dense_layers;
+    if (count <= 0) continue;
+    LayerCost c = attn;
+    models::LayerOps(m, shape, moe, d.ep, ops);
+    time_ops(ops, c);
+    c.comm = tp_layer;
+    double exposed = 0;
+    if (link > 0) {
+      const double moved = d.offload_weights * c.weight_bytes + d.offload_kv * c.kv_bytes;
+      exposed = std::max(0.0, moved / link - c.compute());
+    }
+    p.gemm += count * c.gemm;
+    p.attention += count * c.attention;
+    p.elementwise += count * c.elementwise;
+    p.tp_comm += count * c.comm;
+    p.offload += count * exposed;
+    p.flops += count * c.flops * tp;
+    p.weight_bytes += count * c.weight_bytes * tp;
+    p.kv_bytes += count * c.kv_bytes * tp;
+  }
+
+  // --- embedding, LM head and sampling (logits only for the last token of
+  // each sequence) ----------------------------------------------------------------
+  LayerCost ends;
+  models::EmbeddingOps(m, shape, ops);
+  time_ops(ops, ends);
+  models::LayerShape head = shape;
+  head.seq = std::max<int64_t>(1, std::llround(seqs));
+  models::HeadOps(m, head, ops);
+  time_ops(ops, ends);
+  p.gemm += ends.gemm;
+  p.elementwise += ends.elementwise;
+  p.flops += ends.flops * tp;
+  p.weight_bytes += ends.weight_bytes * tp;
+
+  if (d.pp > 1) {
+    const auto g = network_.Place(d.pp, d.tp);
+    p.pp_comm = static_cast<double>(d.pp - 1) *
+                network_.Time(hardware::Collective::kSendRecv, tokens * h * kAct16, g);
+  }
+  p.total = p.gemm + p.attention + p.elementwise + p.tp_comm + p.pp_comm + p.offload;
+  return p;
+}
+
+double InferenceEstimator::WeightParamsPerDevice(const models::ModelSpec& m,
+                                                 const InferenceDeployment& d,
+                                                 double* layers) const {
+  const double tp = static_cast<double>(d.tp);
+  const double moe_layers = static_cast<double>(models::MoeLayerCount(m));
+  const double all_layers = static_cast<double>(m.layers);
+  const double per_layer = ((all_layers - moe_layers) * models::LayerParameters(m, false) +
+                            moe_layers * models::LayerParameters(m, true)) /
+                           all_layers;
+  const int64_t pp = std::max<int64_t>(1, d.pp);
+  const double stage_layers = static_cast<double>((m.layers + pp - 1) / pp);
+  // Every matrix, experts included (E/ep experts split over tp/ep), is split tp ways.
+  const double stage = stage_layers * per_layer / tp;
+  const double embed = models::EmbeddingParameters(m, d.input + d.output) / tp;
+  const double head =
+      (m.tied_embeddings ? (d.pp > 1 ? static_cast<double>(m.vocab * m.hidden) : 0.0)
+                         : models::HeadParameters(m)) /
+      tp;
+  const double first = stage + embed + (d.pp == 1 ? head : 0.0);
+  const double last = stage + head;
+  if (layers != nullptr) *layers = stage;
+  return std::max(first, last);
+}
+
+double InferenceEstimator::KvBytesPerTokenPerDevice(const InferenceDeployment& d) const {
+  return models::KvBytesPerTokenPerDevice(model_, hardware::BytesPer(d.kv_cache), d.tp, d.pp);
+}
+
+double InferenceEstimator::ActivationBytes(const models::ModelSpec& m,
+                                           const InferenceDeployment& d, double pass_tokens,
+                                           double pass_seqs) const {
+  // The live tensors of one layer at its peak: residual stream and norm
+  // output (2 h), Q/K/V (heads + 2 kv heads), the MLP's up projection and its
+  // activation (SwiGLU: 2 f + f; GeLU: f + f), all 16-bit, on pass_tokens
+  // tokens; plus fp32 logits of one token per sequence. An estimate of what
+  // vLLM measures by profiling a dummy forward pass.
+  const double tp = static_cast<double>(d.tp);
+  const double h = static_cast<double>(m.hidden);
+  const double hd = static_cast<double>(models::HeadDim(m));
+  const double qkv = (static_cast<double>(m.heads) + 2 * static_cast<double>(models::KvHeads(m))) *
+                     hd / tp;
+  const double up = m.activation == models::Activation::kSwiglu ? 3.0 : 2.0;
+  const double f = std::max(static_cast<double>(models::FfnSize(m)),
+                            m.experts > 1 ? static_cast<double>(m.top_k * models::ExpertFfn(m))
+                                          : 0.0) /
+                   tp;
+  const double per_token = (2 * h + qkv + up * f) * kAct16;
+  const double logits = static_cast<double>(m.vocab) / tp * 4;
+  return pass_tokens * per_token + pass_seqs * logits;
+}
+
+InferenceMemory InferenceEstimator::Memory(const InferenceDeployment& d, double seqs,
+                                           double tokens, double pass_tokens,
+                                           double pass_seqs) const {
+  InferenceMemory mem;
+  // Offloading moves layer weights (FlexGen); embeddings and the LM head stay.
+  double layers = 0;
+  const double params = WeightParamsPerDevice(model_, d, &layers);
+  mem.weights = (params - d.offload_weights * layers) * hardware::BytesPer(d.weights);
+  mem.kv_cache = seqs * tokens * KvBytesPerTokenPerDevice(d) * (1 - d.offload_kv);
+  mem.activations = ActivationBytes(model_, d, pass_tokens, pass_seqs);
+  if (draft_ != nullptr && d.speculate > 0) {
+    mem.draft = WeightParamsPerDevice(*draft_, d) * hardware::BytesPer(d.weights) +
+                seqs * tokens *
+                    models::KvBytesPerTokenPerDevice(*draft_, hardware::BytesPer(d.kv_cache), d.tp,
+                                                     d.pp);
+  }
+  return mem;
+}
+
+double InferenceEstimator::KvCapacityTokens(const InferenceDeployment& d,
+                                            double pass_tokens) const {
+  const InferenceMemory fixed =
+      Memory(d, 0, 0, pass_tokens, std::min(pass_tokens, static_cast<double>(d.max_batch)));
+  const double free = system_.device.memory_capacity * d.memory_fraction - fixed.total();
+  const double per_token = KvBytesPerTokenPerDevice(d) * (1 - d.offload_kv) +
+                           (draft_ != nullptr && d.speculate > 0
+                                ? models::KvBytesPerTokenPerDevice(
+                                      *draft_, hardware::BytesPer(d.kv_cache), d.tp, d.pp)
+                                : 0.0);
+  if (free <= 0) return 0;
+  return per_token > 0 ? free / per_token : 0;
+}
+
+InferenceEstimate InferenceEstimator::Run(const InferenceDeployment& d) const {
+  InferenceEstimate e;
+  e.devices = d.tp * d.pp;
+  e.memory_capacity = system_.device.memory_capacity;
+  e.memory_usable = e.memory_capacity * d.memory_fraction;
+  e.infeasible = CheckShape(model_, system_, d);
+  if (!e.feasible()) return e;
+  const double b = static_cast<double>(d.batch);
+  const double in = static_cast<double>(d.input);
+  const double out = static_cast<double>(d.output);
+
+  e.prefill = Pass(d, IterationShape::Prefill(b, in));
+  e.ttft_s = e.prefill.total;
+  // Decode steps j = 1 .. out-1 attend to in + j cached tokens; attention
+  // time is linear in the context, so the mean step is the step at in + out/2.
+  const double mid = in + out / 2;
+  e.decode = Pass(d, IterationShape::Decode(b, mid));
+  e.tpot_s = e.decode.total;
+  if (d.speculate > 0) {
+    // One target pass verifies k + 1 tokens per sequence (the k drafts and
+    // the bonus token); the draft proposes k tokens one step at a time.
+    const double k = static_cast<double>(d.speculate);
+    const PassTime verify = Pass(d, IterationShape::Prefill(b, k + 1, mid));
+    const double draft_step = draft_ != nullptr
+                                  ? DraftPass(d, IterationShape::Decode(b, mid)).total
+                                  : d.draft_cost * e.decode.total;
+    e.tokens_per_step = SpeculativeTokensPerStep(d.speculate, d.acceptance);
+    e.tpot_s = (verify.total + k * draft_step) / e.tokens_per_step;
+  }
+  e.e2e_s = e.ttft_s + (out - 1) * e.tpot_s;
+  e.output_tokens_per_s = b * out / e.e2e_s;
+  e.output_tokens_per_s_per_device = e.output_tokens_per_s / static_cast<double>(e.devices);
+  e.total_tokens_per_s = b * (in + out) / e.e2e_s;
+  e.energy_per_token_j = static_cast<double>(e.devices) * system_.device.tdp * e.e2e_s *
+                         system_.pue / (b * out);
+
+  e.memory = Memory(d, b, in + out, b * in, b);
+  if (e.memory.total() > e.memory_usable) e.infeasible = InferenceInfeasible::kOutOfMemory;
+  // Memory is linear in the batch and in the context: solve for the limits.
+  const double fixed = Memory(d, 0, 0, 0, 0).total();
+  const double per_seq = Memory(d, 1, in + out, in, 1).total() - fixed;
+  e.max_batch = per_seq > 0 ? static_cast<int64_t>(std::max(0.0, (e.memory_usable - fixed) / per_seq)) : 0;
+  // At this batch, with the whole context as prompt (the larger activations).
+  const double at0 = Memory(d, b, 0, 0, b).total();
+  const double per_token = Memory(d, b, 1, b, b).total() - at0;
+  e.max_context = per_token > 0 ? static_cast<int64_t>(std::max(0.0, (e.memory_usable - at0) / per_token)) : 0;
+  return e;
+}
+
+std::string ExplainInfeasible(const InferenceEstimate& e, const Scenario& s) {
+  const parallelism::InferenceDeployment d = s.inference.value_or(InferenceDeployment{});
+  using base::Dimension;
+  using base::FormatQuantity;
+  switch (e.infeasible) {
+    case InferenceInfeasible::kNone: return {};
+    case InferenceInfeasible::kDeviceCount:
+      return "tp x pp = " + std::to_string(d.tp * d.pp) + " devices but the system has " +
+             std::to_string(hardware::DeviceCount(s.system));
+    case InferenceInfeasible::kSplit:
+      return "tp/ep do not divide the heads, KV heads, MLP or experts, or pp exceeds the layers";
+    case InferenceInfeasible::kDatatype:
+      return std::string("the device has no peak rate for ") +
+             hardware::DataTypeName(d.activations) + " activations";
+    case InferenceInfeasible::kNoNetwork:
+      return "the deployment spans devices but the system declares no network tier";
+    case InferenceInfeasible::kOutOfMemory:
+      return "needs " + FormatQuantity(e.memory.total(), Dimension::kBytes) + " per device (weights " +
+             FormatQuantity(e.memory.weights, Dimension::kBytes) + ", KV cache " +
+             FormatQuantity(e.memory.kv_cache, Dimension::kBytes) + ", activations " +
+             FormatQuantity(e.memory.activations, Dimension::kBytes) +
+             (e.memory.draft > 0 ? ", draft " + FormatQuantity(e.memory.draft, Dimension::kBytes)
+                                 : std::string()) +
+             ") but " + base::FormatNumber(d.memory_fraction * 100, 3) + " % of the device is " +
+             FormatQuantity(e.memory_usable, Dimension::kBytes) + "; at most " +
+             std::to_string(e.max_batch) + " sequences of " + std::to_string(d.input + d.output) +
+             " tokens fit";
+  }
+  return {};
+}
+
+}  // namespace orrery::engine

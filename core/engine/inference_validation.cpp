@@ -1,0 +1,261 @@
+#include "core/engine/inference_validation.h"
+
+#include <cctype>
+#include <map>
+
+#include "core/engine/inference_estimator.h"
+#include "scaling_laws/csv.h"
+
+namespace orrery::engine {
+namespace {
+
+using hardware::DataType;
+
+// Model names in the CSV -> model presets, by prefix, and what the mapping assumes.
+struct ModelMapping {
+  const char* prefix;
+  const char* preset;
+  const char* assumption;  // "" when the preset is that model
+};
+
+constexpr ModelMapping kModels[] = {
+    {"Llama-2-7B", "llama2-7b", ""},
+    {"Llama-2-13B", "llama2-13b", ""},
+    {"Llama-2-70B", "llama2-70b", ""},
+    {"Mixtral-8x7B", "mixtral-8x7b", ""},
+    {"Llama-3.1-8B", "llama3-8b", "Llama 3.1 8B has the Llama 3 8B shape (Meta configs)"},
+    {"Llama-3.3-70B", "llama3-70b", "Llama 3.3 70B has the Llama 3 70B shape (Meta configs)"},
+};
+
+// GPU names -> device preset and the system preset of its 8-GPU node.
+struct GpuMapping {
+  const char* prefix;
+  const char* device;
+  const char* system;
+};
+
+constexpr GpuMapping kGpus[] = {
+    {"H100 SXM", "h100-sxm", "dgx-h100-superpod"},
+    {"H100 80GB HBM3", "h100-sxm", "dgx-h100-superpod"},
+    {"H200 SXM", "h200", "dgx-h100-superpod"},
+    {"A100 80GB", "a100-80gb", "selene"},
+};
+
+std::string Trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+bool Contains(const std::string& text, const char* what) {
+  return text.find(what) != std::string::npos;
+}
+
+}  // namespace
+
+bool IsInferenceCsv(const std::string& csv_file) {
+  auto table = scaling_laws::ReadCsvFile(csv_file);
+  if (!table) return false;
+  const bool measured = table->ColumnIndex("measured_ttft_ms") >= 0 ||
+                        table->ColumnIndex("measured_tpot_ms") >= 0 ||
+                        table->ColumnIndex("measured_tokens_per_s") >= 0;
+  return measured && table->ColumnIndex("input_len") >= 0 && table->ColumnIndex("output_len") >= 0;
+}
+
+ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetStore& store,
+                                      base::Diagnostics& diags) {
+  ValidationReport report;
+  auto table = scaling_laws::ReadCsvFile(csv_file);
+  if (!table) {
+    diags.Add({csv_file, 0, 0}, "", "", table.error().message);
+    return report;
+  }
+  const auto& t = *table;
+  const std::vector<std::string> required = {"model", "gpu", "num_gpus", "tp", "precision",
+                                             "batch", "input_len", "output_len"};
+  for (const auto& c : required)
+    if (t.ColumnIndex(c) < 0)
+      diags.Add({csv_file, t.header_line, 0}, c, "", "required column is missing",
+                base::DidYouMean(c, t.header));
+  if (!diags.ok()) return report;
+
+  std::map<std::string, std::pair<models::ModelSpec, bool>> models_by_name;
+  std::map<std::string, std::pair<hardware::SystemSpec, bool>> systems;
+
+  for (const auto& r : t.rows) {
+    ValidationRow base_row;
+    base_row.file = csv_file;
+    base_row.line = r.line;
+    auto cell = [&](const char* name) -> std::string {
+      const int i = t.ColumnIndex(name);
+      return i < 0 ? std::string() : Trim(r.cells[static_cast<size_t>(i)]);
+    };
+    auto num = [&](const char* name, double& out) {
+      return scaling_laws::ParseDouble(cell(name), &out);
+    };
+    base_row.model = cell("model");
+    base_row.source = cell("source");
+    const std::string notes = cell("notes");
+    std::string assumed;
+    auto assume = [&](const std::string& a) { assumed += (assumed.empty() ? "" : "; ") + a; };
+    auto skip = [&](const std::string& why) {
+      ValidationRow row = base_row;
+      row.skipped = why;
+      report.rows.push_back(row);
+    };
+
+    // --- what was measured -----------------------------------------------------
+    double ttft_ms = 0, tpot_ms = 0, tok_s = 0;
+    const bool has_ttft = num("measured_ttft_ms", ttft_ms) && ttft_ms > 0;
+    const bool has_tpot = num("measured_tpot_ms", tpot_ms) && tpot_ms > 0;
+    const bool has_tok = num("measured_tokens_per_s", tok_s) && tok_s > 0;
+    if (!has_ttft && !has_tpot && !has_tok) {
+      skip("no measured TTFT, TPOT or tokens/s column (figures only in the notes)");
+      continue;
+    }
+
+    // --- the model -------------------------------------------------------------
+    const ModelMapping* mm = nullptr;
+    for (const auto& m : kModels)
+      if (base_row.model.rfind(m.prefix, 0) == 0) mm = &m;
+    if (mm == nullptr) {
+      skip("no model preset for '" + base_row.model + "'");
+      continue;
+    }
+    if (*mm->assumption) assume(mm->assumption);
+    auto mit = models_by_name.find(mm->preset);
+    if (mit == models_by_name.end()) {
+      models::ModelSpec m;
+      base::Diagnostics d;
+      const bool ok = LoadModelPreset(mm->preset, store, {csv_file, r.line, 0}, "model", m, d);
+      if (!ok) diags.Append(d);
+      mit = models_by_name.emplace(mm->preset, std::make_pair(m, ok)).first;
+    }
+    if (!mit->second.second) {
+      skip(std::string("model preset '") + mm->preset + "' failed to load");
+      continue;
+    }
+
+    // --- precision ---------------------------------------------------------------
+    const std::string precision = cell("precision");
+    parallelism::InferenceDeployment dep;
+    if (precision == "FP16" || precision == "BF16") {
+      const DataType dt = precision == "FP16" ? DataType::kFp16 : DataType::kBf16;
+      dep.weights = dep.activations = dep.kv_cache = dt;
+    } else if (precision == "FP8") {
+      // TensorRT-LLM FP8 builds quantise weights, GEMM inputs and the KV cache
+      // (--enable_fp8 --fp8_kv_cache, docs/source/performance.md v0.6.1;
+      // ModelOpt FP8 checkpoints carry an FP8 KV cache as well).
+      dep.weights = dep.activations = dep.kv_cache = DataType::kFp8;
+      assume("FP8 weights, GEMM inputs and KV cache");
+    } else if (precision.empty()) {
+      skip("precision not stated (weight bytes, and so decode time, depend on it)");
+      continue;
+    } else {
+      skip("precision '" + precision + "' is not a modelled datatype");
+      continue;
+    }
+
+    // --- the system -----------------------------------------------------------------
+    const std::string gpu = cell("gpu");
+    const GpuMapping* gm = nullptr;
+    for (const auto& g : kGpus)
+      if (gpu.rfind(g.prefix, 0) == 0) gm = &g;
+    if (gm == nullptr) {
+      skip("no device preset for GPU '" + gpu + "'");
+      continue;
+    }
+    const std::string key = std::string(gm->system) + "/" + gm->device;
+    auto sit = systems.find(key);
+    if (sit == systems.end()) {
+      base::Diagnostics d;
+      hardware::SystemSpec sys;
+      bool ok = LoadSystemPreset(gm->system, store, {csv_file, r.line, 0}, "system", sys, d);
+      if (ok && sys.device_preset != gm->device)
+        ok = LoadDevicePreset(gm->device, store, {csv_file, r.line, 0}, "system.device",
+                              sys.device, d);
+      if (!ok) diags.Append(d);
+      sit = systems.emplace(key, std::make_pair(sys, ok)).first;
+    }
+    if (!sit->second.second) {
+      skip(std::string("system preset '") + gm->system + "' failed to load");
+      continue;
+    }
+
+    // --- deployment and workload -----------------------------------------------------
+    double v = 0;
+    double gpus = 0;
+    if (!num("num_gpus", gpus) || gpus < 1) {
+      skip("num_gpus missing");
+      continue;
+    }
+    dep.tp = num("tp", v) && v >= 1 ? static_cast<int64_t>(v) : 1;
+    dep.pp = num("pp", v) && v >= 1 ? static_cast<int64_t>(v) : 1;
+    if (dep.tp * dep.pp != static_cast<int64_t>(gpus)) {
+      skip("tp x pp does not equal num_gpus (one replica per row is modelled)");
+      continue;
+    }
+    double batch = 0, in = 0, out = 0;
+    if (!num("input_len", in) || !num("output_len", out) || in < 1 || out < 1) {
+      skip("input_len or output_len missing");
+      continue;
+    }
+    if (!num("batch", batch) || batch < 1) {
+      skip("no batch size: a max-load (in-flight batching) run whose batch and token limits "
+           "trtllm-bench chose from the data set are not published");
+      continue;
+    }
+    dep.batch = static_cast<int64_t>(batch);
+    dep.input = static_cast<int64_t>(in);
+    dep.output = static_cast<int64_t>(out);
+
+    Scenario s;
+    s.name = base_row.model;
+    s.file = csv_file + ":" + std::to_string(r.line);
+    s.model = mit->second.first;
+    s.system = sit->second.first;
+    s.system.nodes = 1;
+    s.system.devices_per_node = std::max<int64_t>(8, dep.tp * dep.pp);
+    s.has_training = false;
+    s.inference = dep;
+    base::Diagnostics d;
+    CrossCheck(s, d);
+    if (!d.ok()) {
+      skip("deployment does not fit the model: " + d.items()[0].message);
+      continue;
+    }
+    const InferenceEstimator est(s.model, s.system);
+    const InferenceEstimate e = est.Run(dep);
+    if (e.e2e_s <= 0) {
+      skip("infeasible: " + ExplainInfeasible(e, s));
+      continue;
+    }
+    base_row.assumptions = assumed;
+    base_row.predicted_oom = e.infeasible == InferenceInfeasible::kOutOfMemory;
+    auto add = [&](const char* metric, double measured, double predicted) {
+      ValidationRow row = base_row;
+      row.metric = metric;
+      row.measured = measured;
+      row.predicted = predicted;
+      row.error_pct = (predicted - measured) / measured * 100;
+      report.rows.push_back(row);
+    };
+    if (has_ttft) add("ttft_ms", ttft_ms, e.ttft_s * 1e3);
+    if (has_tpot) add("tpot_ms", tpot_ms, e.tpot_s * 1e3);
+    if (has_tok) {
+      const bool per_gpu = Contains(notes, "tok/s/GPU") || Contains(notes, "per GPU");
+      if (Contains(notes, "not explicitly per GPU"))
+        base_row.assumptions += std::string(assumed.empty() ? "" : "; ") +
+                                "throughput column read as per GPU (as the same table's H100 rows)";
+      if (per_gpu)
+        add("output_tok_per_s_per_gpu", tok_s, e.output_tokens_per_s_per_device);
+      else
+        add("output_tok_per_s", tok_s, e.output_tokens_per_s);
+    }
+  }
+  Summarise(report);
+  return report;
+}
+
+}  // namespace orrery::engine

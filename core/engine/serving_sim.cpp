@@ -1,0 +1,484 @@
+#include "core/engine/serving_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include "scaling_laws/csv.h"
+
+namespace orrery::engine {
+
+using parallelism::InferenceDeployment;
+using parallelism::LengthDistribution;
+using parallelism::Scheduler;
+
+namespace {
+
+// SplitMix64 (Steele, Lea and Flood 2014): the same stream on every platform,
+// unlike the standard library's distributions.
+struct Rng {
+  uint64_t state;
+  uint64_t Next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }  // [0, 1)
+};
+
+int64_t DrawLength(Rng& rng, LengthDistribution dist, int64_t mean) {
+  const double m = static_cast<double>(mean);
+  switch (dist) {
+    case LengthDistribution::kFixed: return mean;
+    case LengthDistribution::kUniform:  // integers 1 .. 2m - 1, mean m
+      return 1 + static_cast<int64_t>(rng.Uniform() * (2 * m - 1));
+    case LengthDistribution::kExponential:
+      return std::max<int64_t>(1, std::llround(-m * std::log1p(-rng.Uniform())));
+  }
+  return mean;
+}
+
+double Quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(sorted.size() - 1, lo + 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+enum class Phase { kPending, kWaiting, kRunning, kDone };
+
+struct Seq {
+  Phase phase = Phase::kPending;
+  int64_t prompt = 0;     // tokens to prefill (input, plus generated ones after a preemption)
+  int64_t prefilled = 0;  // prompt tokens processed
+  int64_t cached = 0;     // tokens whose K/V are in the cache
+  int64_t generated = 0;  // output tokens produced
+  int64_t blocks = 0;     // KV blocks (or reserved tokens) held
+  int64_t order = 0;      // admission order, for preemption (newest first)
+  double first = -1;
+  double finish = 0;
+  int preemptions = 0;
+};
+
+}  // namespace
+
+Percentiles ComputePercentiles(std::vector<double> values) {
+  Percentiles p;
+  if (values.empty()) return p;
+  std::sort(values.begin(), values.end());
+  double sum = 0;
+  for (double v : values) sum += v;
+  p.mean = sum / static_cast<double>(values.size());
+  p.p50 = Quantile(values, 0.50);
+  p.p90 = Quantile(values, 0.90);
+  p.p99 = Quantile(values, 0.99);
+  p.max = values.back();
+  return p;
+}
+
+std::vector<Request> PoissonRequests(const InferenceDeployment& d, double rate) {
+  Rng rng{static_cast<uint64_t>(d.seed) * 0x2545F4914F6CDD1DULL + 1};
+  std::vector<Request> out;
+  out.reserve(static_cast<size_t>(d.requests));
+  double t = 0;
+  for (int64_t i = 0; i < d.requests; ++i) {
+    // Exponential gaps of mean 1/rate: a Poisson process.
+    if (i > 0) t += -std::log1p(-rng.Uniform()) / rate;
+    Request r;
+    r.arrival_s = t;
+    r.input = DrawLength(rng, d.lengths, d.input);
+    r.output = DrawLength(rng, d.lengths, d.output);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::optional<std::vector<Request>> LoadTrace(const std::string& file, base::Diagnostics& diags) {
+  auto table = scaling_laws::ReadCsvFile(file);
+  if (!table) {
+    diags.Add({file, 0, 0}, "inference.trace", file, table.error().message);
+    return std::nullopt;
+  }
+  const auto& t = *table;
+  const int ia = t.ColumnIndex("arrival_s"), ii = t.ColumnIndex("input"),
+            io = t.ColumnIndex("output");
+  const std::vector<std::string> need = {"arrival_s", "input", "output"};
+  bool ok = true;
+  for (const auto& c : need)
+    if (t.ColumnIndex(c) < 0) {
+      diags.Add({file, t.header_line, 0}, "inference.trace", c,
+                "required trace column is missing (arrival_s, input, output)",
+                base::DidYouMean(c, t.header));
+      ok = false;
+    }
+  if (!ok) return std::nullopt;
+  std::vector<Request> out;
+  for (const auto& row : t.rows) {
+    double a = 0, in = 0, o = 0;
+    const bool good = scaling_laws::ParseDouble(row.cells[static_cast<size_t>(ia)], &a) &&
+                      scaling_laws::ParseDouble(row.cells[static_cast<size_t>(ii)], &in) &&
+                      scaling_laws::ParseDouble(row.cells[static_cast<size_t>(io)], &o) &&
+                      a >= 0 && in >= 1 && o >= 1 && in == std::floor(in) && o == std::floor(o);
+    if (!good) {
+      diags.Add({file, row.line, 0}, "inference.trace", "",
+                "expected arrival_s >= 0 (seconds) and whole input, output >= 1");
+      continue;
+    }
+    out.push_back({a, static_cast<int64_t>(in), static_cast<int64_t>(o)});
+  }
+  if (out.empty() && diags.ok())
+    diags.Add({file, t.header_line, 0}, "inference.trace", "", "the trace has no requests");
+  if (!diags.ok()) return std::nullopt;
+  return out;
+}
+
+ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDeployment& d,
+                              std::vector<Request> requests) {
+  ServingResult res;
+  std::stable_sort(requests.begin(), requests.end(),
+                   [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+  const size_t n = requests.size();
+  if (n == 0) {
+    res.feasible = false;
+    res.reason = "no requests";
+    return res;
+  }
+  const bool is_static = d.scheduler == Scheduler::kStatic;
+  const bool paged = d.paged_kv && !is_static;
+  const int64_t block = paged ? d.kv_block : 1;
+  res.kv_capacity_tokens = est.KvCapacityTokens(d, static_cast<double>(d.max_batch_tokens));
+  const int64_t capacity = static_cast<int64_t>(res.kv_capacity_tokens) / block;  // blocks
+  auto blocks_for = [&](int64_t tokens) { return (tokens + block - 1) / block; };
+  for (const Request& r : requests) {
+    if (blocks_for(r.input + r.output) > capacity) {
+      res.feasible = false;
+      res.reason = "a request of " + std::to_string(r.input + r.output) +
+                   " tokens does not fit the KV cache of one replica (" +
+                   std::to_string(static_cast<int64_t>(res.kv_capacity_tokens)) + " tokens)";
+      return res;
+    }
+  }
+
+  std::vector<Seq> seq(n);
+  for (size_t i = 0; i < n; ++i) seq[i].prompt = requests[i].input;
+  std::deque<size_t> waiting;
+  std::vector<size_t> running;  // admission order
+  int64_t free_blocks = capacity;
+  int64_t admitted = 0;
+  size_t next = 0, done = 0;
+  double t = 0;
+
+  auto release = [&](size_t i) {
+    free_blocks += seq[i].blocks;
+    seq[i].blocks = 0;
+  };
+  auto preempt = [&](size_t i) {
+    release(i);
+    Seq& s = seq[i];
+    s.prompt = requests[i].input + s.generated;  // recomputed as a prompt
+    s.prefilled = 0;
+    s.cached = 0;
+    s.phase = Phase::kWaiting;
+    ++s.preemptions;
+    ++res.preemptions;
+    running.erase(std::find(running.begin(), running.end(), i));
+    waiting.push_front(i);
+  };
+  // Makes request i hold blocks for `tokens` cached tokens, preempting the
+  // newest running request while blocks are short. False when i itself was
+  // the newest and got preempted.
+  auto reserve = [&](size_t i, int64_t tokens) {
+    const int64_t need = blocks_for(tokens) - seq[i].blocks;
+    while (need > free_blocks) {
+      size_t victim = running.back();
+      for (size_t r : running)
+        if (seq[r].order > seq[victim].order) victim = r;
+      preempt(victim);
+      if (victim == i) return false;
+    }
+    if (need > 0) {
+      free_blocks -= need;
+      seq[i].blocks += need;
+    }
+    return true;
+  };
+  auto admit = [&](size_t i) {
+    waiting.pop_front();
+    seq[i].phase = Phase::kRunning;
+    seq[i].order = admitted++;
+    running.push_back(i);
+  };
+
+  struct Chunk {
+    size_t id;
+    int64_t tokens;
+  };
+  std::vector<size_t> decoders;
+  std::vector<Chunk> chunks;
+  constexpr int64_t kMaxIterations = 50'000'000;
+
+  while (done < n) {
+    while (next < n && requests[next].arrival_s <= t) {
+      seq[next].phase = Phase::kWaiting;
+      waiting.push_back(next++);
+    }
+    if (running.empty() && waiting.empty()) {
+      t = requests[next].arrival_s;
+      continue;
+    }
+    decoders.clear();
+    chunks.clear();
+    IterationShape shape;
+    if (is_static) {
+      if (running.empty()) {
+        // A new static batch: FIFO, up to max_batch, KV reserved for input + output.
+        while (!waiting.empty() && static_cast<int64_t>(running.size()) < d.max_batch) {
+          const size_t i = waiting.front();
+          const int64_t need = blocks_for(requests[i].input + requests[i].output);
+          if (need > free_blocks) break;
+          free_blocks -= need;
+          seq[i].blocks = need;
+          admit(i);
+          chunks.push_back({i, seq[i].prompt});
+        }
+      } else {
+        // Everyone in the batch steps until the longest is done (padding).
+        for (size_t i : running) decoders.push_back(i);
+      }
+    } else {
+      // Requests already running: decodes (and, chunked, unfinished prompts).
+      int64_t budget = d.max_batch_tokens;
+      bool prefill_only = false;
+      if (d.scheduler == Scheduler::kContinuous) {
+        // New prompts first, in a prefill-only iteration (vLLM default).
+        int64_t tokens = 0;
+        while (!waiting.empty() && static_cast<int64_t>(running.size()) < d.max_batch) {
+          const size_t i = waiting.front();
+          const int64_t p = seq[i].prompt;
+          if (!chunks.empty() && tokens + p > d.max_batch_tokens) break;
+          const int64_t need =
+              blocks_for(paged ? p : requests[i].input + requests[i].output) - seq[i].blocks;
+          if (need > free_blocks) break;
+          free_blocks -= need;
+          seq[i].blocks += need;
+          admit(i);
+          chunks.push_back({i, p});
+          tokens += p;
+        }
+        prefill_only = !chunks.empty();
+      }
+      if (!prefill_only) {
+        const std::vector<size_t> order = running;
+        for (size_t i : order) {
+          if (seq[i].phase != Phase::kRunning || seq[i].prefilled < seq[i].prompt) continue;
+          if (paged && !reserve(i, seq[i].cached + 1)) continue;
+          decoders.push_back(i);
+        }
+        // reserve() may have preempted requests listed earlier.
+        decoders.erase(std::remove_if(decoders.begin(), decoders.end(),
+                                      [&](size_t i) { return seq[i].phase != Phase::kRunning; }),
+                       decoders.end());
+        budget -= static_cast<int64_t>(decoders.size());
+      }
+      if (d.scheduler == Scheduler::kChunked) {
+        // Unfinished prompts of running requests, oldest first.
+        const std::vector<size_t> order = running;
+        for (size_t i : order) {
+          if (budget <= 0) break;
+          if (seq[i].phase != Phase::kRunning || seq[i].prefilled >= seq[i].prompt) continue;
+          const int64_t c = std::min(budget, seq[i].prompt - seq[i].prefilled);
+          if (paged && !reserve(i, seq[i].cached + c)) continue;
+          chunks.push_back({i, c});
+          budget -= c;
+        }
+        chunks.erase(std::remove_if(chunks.begin(), chunks.end(),
+                                    [&](const Chunk& c) { return seq[c.id].phase != Phase::kRunning; }),
+                     chunks.end());
+        decoders.erase(std::remove_if(decoders.begin(), decoders.end(),
+                                      [&](size_t i) { return seq[i].phase != Phase::kRunning; }),
+                       decoders.end());
+        // Then new requests, while the budget, max_batch and free blocks allow.
+        while (budget > 0 && !waiting.empty() &&
+               static_cast<int64_t>(running.size()) < d.max_batch) {
+          const size_t i = waiting.front();
+          const int64_t c = std::min(budget, seq[i].prompt);
+          const int64_t need =
+              blocks_for(paged ? c : requests[i].input + requests[i].output) - seq[i].blocks;
+          if (need > free_blocks) break;
+          free_blocks -= need;
+          seq[i].blocks += need;
+          admit(i);
+          chunks.push_back({i, c});
+          budget -= c;
+        }
+      }
+    }
+    for (size_t i : decoders)
+      shape += IterationShape::Decode(1, static_cast<double>(seq[i].cached + 1));
+    for (const Chunk& c : chunks)
+      shape += IterationShape::Prefill(1, static_cast<double>(c.tokens),
+                                       static_cast<double>(seq[c.id].prefilled));
+    if (decoders.empty() && chunks.empty()) {
+      // Nothing can run until a request arrives (memory is held by none).
+      if (next < n && running.empty()) {
+        t = std::max(t, requests[next].arrival_s);
+        continue;
+      }
+      res.feasible = false;
+      res.reason = "the scheduler cannot make progress (KV cache too small for the running set)";
+      break;
+    }
+    res.peak_running = std::max<int64_t>(res.peak_running, static_cast<int64_t>(running.size()));
+    t += est.Pass(d, shape).total;
+    if (++res.iterations > kMaxIterations) {
+      res.feasible = false;
+      res.reason = "more than 50 million iterations; lower the load or the requests";
+      break;
+    }
+
+    auto finish_if_done = [&](size_t i) {
+      Seq& s = seq[i];
+      if (s.generated < requests[i].output) return;
+      s.finish = t;
+      if (!is_static) {
+        s.phase = Phase::kDone;
+        release(i);
+        running.erase(std::find(running.begin(), running.end(), i));
+      }
+      ++done;
+    };
+    for (const Chunk& c : chunks) {
+      Seq& s = seq[c.id];
+      s.prefilled += c.tokens;
+      s.cached += c.tokens;
+      if (s.prefilled == s.prompt) {
+        ++s.generated;  // the pass over the last prompt token yields a token
+        if (s.first < 0) s.first = t;
+        finish_if_done(c.id);
+      }
+    }
+    for (size_t i : decoders) {
+      Seq& s = seq[i];
+      if (is_static && s.generated >= requests[i].output) continue;  // padding
+      ++s.cached;
+      ++s.generated;
+      finish_if_done(i);
+    }
+    if (is_static) {
+      bool all = true;
+      for (size_t i : running) all = all && seq[i].generated >= requests[i].output;
+      if (all) {
+        for (size_t i : running) {
+          seq[i].phase = Phase::kDone;
+          release(i);
+        }
+        running.clear();
+      }
+    }
+  }
+
+  // --- metrics ------------------------------------------------------------------
+  std::vector<double> ttft, tpot, e2e;
+  double first_arrival = requests.front().arrival_s, last = 0, tokens = 0;
+  int64_t good = 0, completed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    RequestOutcome o;
+    o.arrival_s = requests[i].arrival_s;
+    o.first_token_s = seq[i].first;
+    o.finish_s = seq[i].finish;
+    o.input = requests[i].input;
+    o.output = requests[i].output;
+    o.preemptions = seq[i].preemptions;
+    res.requests.push_back(o);
+    if (seq[i].phase != Phase::kDone) continue;
+    ++completed;
+    ttft.push_back(o.ttft());
+    if (o.output > 1) tpot.push_back(o.tpot());
+    e2e.push_back(o.finish_s - o.arrival_s);
+    last = std::max(last, o.finish_s);
+    tokens += static_cast<double>(o.output);
+    const bool meets = (d.slo_ttft <= 0 || o.ttft() <= d.slo_ttft) &&
+                       (d.slo_tpot <= 0 || o.tpot() <= d.slo_tpot);
+    if (meets) ++good;
+  }
+  res.ttft_s = ComputePercentiles(ttft);
+  res.tpot_s = ComputePercentiles(tpot);
+  res.e2e_s = ComputePercentiles(e2e);
+  res.duration_s = last - first_arrival;
+  if (res.duration_s > 0) {
+    res.output_tokens_per_s = tokens / res.duration_s;
+    res.requests_per_s = static_cast<double>(completed) / res.duration_s;
+    res.goodput_requests_per_s = static_cast<double>(good) / res.duration_s;
+  }
+  res.slo_attainment = static_cast<double>(good) / static_cast<double>(n);
+  return res;
+}
+
+RateSearch MaxRateMeetingSlo(const InferenceEstimator& est, const InferenceDeployment& d) {
+  RateSearch s;
+  if (d.slo_ttft <= 0 && d.slo_tpot <= 0) {
+    s.reason = "no SLO: set inference.slo_ttft and/or inference.slo_tpot";
+    return s;
+  }
+  auto passes = [&](double rate, ServingResult& out) {
+    ++s.simulations;
+    out = SimulateServing(est, d, PoissonRequests(d, rate));
+    return out.feasible && out.slo_attainment >= d.slo_attainment;
+  };
+  // Start at a tenth of what a lone request's latency allows.
+  InferenceDeployment one = d;
+  one.batch = 1;
+  one.speculate = 0;
+  const double lone = est.Run(one).e2e_s;
+  if (!(lone > 0)) {
+    s.reason = "the deployment cannot run a single request";
+    return s;
+  }
+  double lo = 0.1 / lone, hi = 0;
+  ServingResult r;
+  int halvings = 0;
+  while (!passes(lo, r)) {
+    if (!r.feasible) {
+      s.reason = r.reason;
+      return s;
+    }
+    if (++halvings > 12) {
+      s.reason = "even at " + base::FormatNumber(lo) +
+                 " requests/s the SLO is missed (TTFT p50 " +
+                 base::FormatQuantity(r.ttft_s.p50, base::Dimension::kTime) + ", TPOT p50 " +
+                 base::FormatQuantity(r.tpot_s.p50, base::Dimension::kTime) + ")";
+      return s;
+    }
+    lo /= 2;
+  }
+  s.at_max = r;
+  for (int i = 0; i < 40; ++i) {
+    const double up = lo * 2;
+    if (!passes(up, r)) {
+      hi = up;
+      break;
+    }
+    lo = up;
+    s.at_max = r;
+  }
+  if (hi == 0) {
+    s.reason = "the SLO is met at every rate tried (up to " + base::FormatNumber(lo) + " requests/s)";
+    return s;
+  }
+  while ((hi - lo) > 0.005 * hi) {
+    const double mid = 0.5 * (lo + hi);
+    if (passes(mid, r)) {
+      lo = mid;
+      s.at_max = r;
+    } else {
+      hi = mid;
+    }
+  }
+  s.found = true;
+  s.max_rate = lo;
+  return s;
+}
+
+}  // namespace orrery::engine

@@ -35,8 +35,8 @@ constexpr const char* kHelp =
     "              preemption): TTFT/TPOT p50/p90/p99, throughput, goodput under the SLO\n"
     "  --max-rate  the highest Poisson rate at which slo_attainment of the requests meet\n"
     "              slo_ttft and slo_tpot (doubling, then bisection)\n"
-    "Speculative decoding applies to the static mode (inference.speculate, acceptance,\n"
-    "draft_model or draft_cost).\n\noptions";
+    "Speculative decoding (inference.speculate, acceptance, draft_model or draft_cost)\n"
+    "applies to every mode.\n\noptions";
 
 constexpr const char* kExamples =
     "\nExamples:\n"

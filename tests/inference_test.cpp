@@ -214,6 +214,48 @@ TEST(Estimator, OffloadedWeightsStreamOverPcie) {
   EXPECT_GT(step.offload, 0.9 * pcie);
 }
 
+// Mixtral 8x7B decoding one token: top-2 of 8 experts, so 8 (1 - (6/8)^1) =
+// 2 experts' weights are read per layer, not 8: 2 x 3 x 4096 x 14336 bytes x
+// 2 (fp16) = 704,643,072 of the 2.8 GB of expert weights. With 64 tokens
+// every expert is used (1 - 0.75^64 > 0.999).
+TEST(Estimator, MoeDecodeReadsOnlyRoutedExperts) {
+  const auto m = Model("mixtral-8x7b");
+  const auto sys = H100Node();
+  const InferenceEstimator est(m, sys);
+  InferenceDeployment d = Bf16(1);
+  const PassTime one = est.Pass(d, IterationShape::Decode(1, 128));
+  // Per layer: attention GEMMs 4096 x (4096 + 2 x 1024) + 4096 x 4096, the
+  // router 4096 x 8, and the used experts; plus the LM head 4096 x 32000.
+  const double attention = 4096.0 * 6144 + 4096.0 * 4096;
+  const double router = 4096.0 * 8;
+  const double expert = 3.0 * 4096 * 14336;
+  const double head = 4096.0 * 32000;
+  EXPECT_NEAR(one.weight_bytes, 2 * (32 * (attention + router + 2 * expert) + head), 1.0);
+  const PassTime many = est.Pass(d, IterationShape::Decode(64, 128));
+  const double used = 8 * (1 - std::pow(0.75, 64));
+  EXPECT_NEAR(many.weight_bytes, 2 * (32 * (attention + router + used * expert) + head), 1.0);
+}
+
+// Pipeline stages run one after the other: a pass over pp = 2 stages takes
+// the one-stage pass plus the send of the activations between them.
+TEST(Estimator, PipelineStagesAddTheirSend) {
+  const auto m = Model("llama2-7b");
+  const auto sys = H100Node();
+  const InferenceEstimator est(m, sys);
+  InferenceDeployment d = Bf16(1);
+  const PassTime one = est.Pass(d, IterationShape::Decode(8, 256));
+  d.pp = 2;
+  const PassTime two = est.Pass(d, IterationShape::Decode(8, 256));
+  EXPECT_GT(two.pp_comm, 0);
+  EXPECT_NEAR(two.total, one.total + two.pp_comm, 1e-12);
+  // One send of 8 tokens x 4096 x 2 bytes between the two GPUs.
+  const hardware::AlphaBetaNetwork net(sys);
+  EXPECT_DOUBLE_EQ(two.pp_comm, net.Time(hardware::Collective::kSendRecv, 8 * 4096 * 2,
+                                         net.Place(2, 1)));
+  // Each stage holds half the layers' KV and weights.
+  EXPECT_NEAR(est.KvBytesPerTokenPerDevice(d), 524288.0 / 2, 1e-9);
+}
+
 TEST(Estimator, RunAndPassDoNotAllocate) {
   const Scenario s = Load("llama2-70b-h100-infer");
   const InferenceEstimator est(s.model, s.system);
@@ -296,6 +338,40 @@ TEST(Serving, TtftAtLowLoadIsTheStaticPrefill) {
     const double step = s.est.Pass(s.d, IterationShape::Decode(1, 512 + 32)).total;
     EXPECT_NEAR(r.tpot_s.p50 / step, 1.0, 0.01);
   }
+}
+
+// Chunked prefill at low load: a 512-token prompt with a 128-token budget
+// is four passes of 128 new tokens after 0, 128, 256 and 384 cached ones.
+TEST(Serving, ChunkedPrefillTtftIsTheSumOfItsChunks) {
+  Served s;
+  s.d.scheduler = parallelism::Scheduler::kChunked;
+  s.d.max_batch_tokens = 128;
+  double chunks = 0;
+  for (double cached : {0.0, 128.0, 256.0, 384.0})
+    chunks += s.est.Pass(s.d, IterationShape::Prefill(1, 128, cached)).total;
+  const ServingResult r = SimulateServing(s.est, s.d, PoissonRequests(s.d, 0.01));
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_NEAR(r.ttft_s.p50 / chunks, 1.0, 1e-9);
+  EXPECT_GT(chunks, s.est.Pass(s.d, IterationShape::Prefill(1, 512)).total);
+}
+
+// Speculative decoding in the stream: at low load a request's TPOT is the
+// static estimate's (verify + k draft steps) / E, E = 3.3616 for k 4, a 0.8.
+TEST(Serving, SpeculativeDecodingAtLowLoadMatchesTheStaticEstimate) {
+  Served s;
+  s.d.output = 257;
+  s.d.speculate = 4;
+  s.d.acceptance = 0.8;
+  s.d.draft_cost = 0.1;
+  s.d.requests = 20;
+  const ServingResult r = SimulateServing(s.est, s.d, PoissonRequests(s.d, 0.01));
+  ASSERT_TRUE(r.feasible) << r.reason;
+  InferenceDeployment one = s.d;
+  one.batch = 1;
+  const double tpot = s.est.Run(one).tpot_s;
+  EXPECT_NEAR(r.tpot_s.p50 / tpot, 1.0, 0.03);
+  one.speculate = 0;
+  EXPECT_LT(r.tpot_s.p50, 0.5 * s.est.Run(one).tpot_s);
 }
 
 // Issue 7 acceptance: past capacity the queue grows without bound, and so
@@ -425,6 +501,22 @@ TEST(Scenario, InferenceOnlyFileNeedsNoTraining) {
   EXPECT_TRUE(t.has_training);
 }
 
+TEST(Scenario, InferenceKeyErrorsNameFileLineAndSuggestion) {
+  const std::string file = ::testing::TempDir() + "/bad_infer.yaml";
+  std::ofstream(file) << "scenario:\n  model: llama2-7b\n  system: dgx-h100-superpod\n"
+                         "  inference:\n    tp: 2\n    kv_cahce: fp8\n    weights: fp4\n";
+  base::Diagnostics d;
+  EXPECT_FALSE(LoadScenarioFile(file, PresetStore(kConfigs), d).has_value());
+  const std::string text = d.ToString();
+  EXPECT_NE(text.find(file + ":6:5: error: scenario.inference.kv_cahce: unknown key in inference; "
+                             "did you mean 'kv_cache'?"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(file + ":7:14: error: scenario.inference.weights"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("one of: bf16, fp16, fp8, int8, int4"), std::string::npos) << text;
+}
+
 // --- validation against measured inference runs --------------------------------------
 
 ValidationReport Validate() {
@@ -451,6 +543,28 @@ TEST(Validation, TensorRtLlmStaticBatchRows) {
   EXPECT_LE(trt.mape_pct, 20.0);
   std::cout << "[ measured ] TensorRT-LLM static-batch throughput: MAPE " << trt.mape_pct
             << " %, max " << trt.max_abs_error_pct << " %, " << trt.evaluated << " rows\n";
+  // With the batch-1 first-token latencies of the same static runs.
+  ValidationReport with_ttft;
+  for (const auto& row : all.rows)
+    if (row.error_pct && row.source.find("TensorRT-LLM") != std::string::npos)
+      with_ttft.rows.push_back(row);
+  Summarise(with_ttft);
+  EXPECT_LE(with_ttft.mape_pct, 20.0);
+  std::cout << "[ measured ] TensorRT-LLM static runs, throughput and TTFT: MAPE "
+            << with_ttft.mape_pct << " %, " << with_ttft.evaluated << " figures\n";
+}
+
+TEST(Validation, ValidateVerbReadsInferenceFiles) {
+  setenv("ORRERY_CONFIG_DIR", kConfigs.c_str(), 1);
+  std::ostringstream out, err;
+  ASSERT_EQ(cli::RunValidate({kRuns, "--format", "json"}, out, err), 0) << err.str();
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_GE(j["evaluated"].get<int>(), 100);
+  EXPECT_LE(j["mape_pct"].get<double>(), 25.0);
+  bool skipped_with_reason = false;
+  for (const auto& row : j["rows"])
+    if (!row["skipped"].is_null()) skipped_with_reason = !row["skipped"].get<std::string>().empty();
+  EXPECT_TRUE(skipped_with_reason);
 }
 
 TEST(Validation, AllCoveredInferenceRows) {

@@ -138,6 +138,7 @@ class InferenceEstimator {
   // KV bytes per token on one device of the fullest stage (before offload).
   double KvBytesPerTokenPerDevice(const parallelism::InferenceDeployment& d) const;
 
+  bool has_draft() const { return draft_ != nullptr; }
   const models::ModelSpec& model() const { return model_; }
   const hardware::SystemSpec& system() const { return system_; }
 

@@ -57,6 +57,7 @@ struct Seq {
   int64_t generated = 0;  // output tokens produced
   int64_t blocks = 0;     // KV blocks (or reserved tokens) held
   int64_t order = 0;      // admission order, for preemption (newest first)
+  double credit = 0;      // speculative decoding: expected tokens not yet emitted
   double first = -1;
   double finish = 0;
   int preemptions = 0;
@@ -147,6 +148,11 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   }
   const bool is_static = d.scheduler == Scheduler::kStatic;
   const bool paged = d.paged_kv && !is_static;
+  // Speculative decoding: a decode step verifies k + 1 tokens per sequence
+  // and yields (1 - a^(k+1)) / (1 - a) of them on average (Leviathan et al.
+  // 2023), after k draft steps.
+  const int64_t k = d.speculate;
+  const double tokens_per_step = SpeculativeTokensPerStep(k, d.acceptance);
   const int64_t block = paged ? d.kv_block : 1;
   res.kv_capacity_tokens = est.KvCapacityTokens(d, static_cast<double>(d.max_batch_tokens));
   const int64_t capacity = static_cast<int64_t>(res.kv_capacity_tokens) / block;  // blocks
@@ -273,7 +279,7 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
         const std::vector<size_t> order = running;
         for (size_t i : order) {
           if (seq[i].phase != Phase::kRunning || seq[i].prefilled < seq[i].prompt) continue;
-          if (paged && !reserve(i, seq[i].cached + 1)) continue;
+          if (paged && !reserve(i, seq[i].cached + 1 + k)) continue;
           decoders.push_back(i);
         }
         // reserve() may have preempted requests listed earlier.
@@ -315,8 +321,13 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
         }
       }
     }
-    for (size_t i : decoders)
-      shape += IterationShape::Decode(1, static_cast<double>(seq[i].cached + 1));
+    IterationShape drafts;
+    for (size_t i : decoders) {
+      const double context = static_cast<double>(seq[i].cached + 1);
+      drafts += IterationShape::Decode(1, context);
+      shape += k > 0 ? IterationShape::Prefill(1, static_cast<double>(k + 1), context - 1)
+                     : IterationShape::Decode(1, context);
+    }
     for (const Chunk& c : chunks)
       shape += IterationShape::Prefill(1, static_cast<double>(c.tokens),
                                        static_cast<double>(seq[c.id].prefilled));
@@ -332,6 +343,9 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
     }
     res.peak_running = std::max<int64_t>(res.peak_running, static_cast<int64_t>(running.size()));
     t += est.Pass(d, shape).total;
+    if (k > 0 && !decoders.empty())
+      t += static_cast<double>(k) * (est.has_draft() ? est.DraftPass(d, drafts).total
+                                                     : d.draft_cost * est.Pass(d, drafts).total);
     if (++res.iterations > kMaxIterations) {
       res.feasible = false;
       res.reason = "more than 50 million iterations; lower the load or the requests";
@@ -362,8 +376,15 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
     for (size_t i : decoders) {
       Seq& s = seq[i];
       if (is_static && s.generated >= requests[i].output) continue;  // padding
-      ++s.cached;
-      ++s.generated;
+      int64_t got = 1;
+      if (k > 0) {
+        s.credit += tokens_per_step;
+        got = std::max<int64_t>(1, static_cast<int64_t>(s.credit));
+        s.credit -= static_cast<double>(got);
+      }
+      got = std::min(got, requests[i].output - s.generated);
+      s.cached += got;
+      s.generated += got;
       finish_if_done(i);
     }
     if (is_static) {

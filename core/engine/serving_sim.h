@@ -22,6 +22,11 @@
 // (vLLM recompute preemption, Kwon et al. 2023, Sec. 4.5). Without paging a
 // request reserves input + output tokens when admitted.
 //
+// Speculative decoding (inference.speculate = k): a decode step runs the
+// target over k + 1 tokens per sequence after k draft steps and emits
+// (1 - a^(k+1)) / (1 - a) tokens per sequence on average (carried as a
+// fractional credit), as in the static estimate.
+//
 // Metrics: TTFT = first token - arrival; TPOT = (finish - first token) /
 // (output - 1); percentiles by linear interpolation between order
 // statistics; goodput = requests meeting the SLO per second (Zhong et al.

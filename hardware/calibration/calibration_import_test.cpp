@@ -223,6 +223,24 @@ TEST(H200Measurements, ReproduceTheHandDerivedGemmCurve) {
   for (size_t i = 0; i < 6; ++i) EXPECT_NEAR(fit2.gemm_curve[i].efficiency, h200.gemm_efficiency.y[i], 0.025);
 }
 
+// The FP8 curve (gemm_efficiency_fp8) was derived the same way over the
+// fp8_e4m3 GEMMs of run 1 against 1978.9 TFLOP/s (ridge 412 FLOP/byte).
+TEST(H200Measurements, ReproduceTheHandDerivedFp8Curve) {
+  const ProbeFileResult run1 = ReadProbeJsonFile(kH200Dir + "cuda_full_run1.json");
+  ASSERT_TRUE(run1.ok) << run1.error;
+  const hardware::DeviceSpec h200 = LoadDevice(std::string(ORRERY_TEST_CONFIG_DIR) + "/devices/h200.yaml");
+  ASSERT_EQ(h200.gemm_efficiency_fp8.x.size(), 6u);
+  FitOptions o;
+  o.gemm_bins.centres = h200.gemm_efficiency_fp8.x;
+  o.kernel_overhead_s = 4e-6;
+  const FitResult fit = FitDeviceProfile(run1.file, h200, o);
+  ASSERT_TRUE(fit.ok) << fit.error;
+  EXPECT_NEAR(fit.fp8_ridge, 1978.9 / 4.8, 1e-9);
+  ASSERT_EQ(fit.gemm_fp8_curve.size(), 6u);
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(fit.gemm_fp8_curve[i].efficiency, h200.gemm_efficiency_fp8.y[i], 0.006) << i;
+}
+
 // Memory: the preset says element-wise kernels and copies reach 81-89 % of
 // 4.8 TB/s from 64 MiB up. The importer's curve (copies and STREAM kernels
 // beyond twice the 60 MiB L2) must sit in that band.
@@ -282,6 +300,8 @@ TEST(ProfileYaml, RoundTripsThroughTheDeviceParser) {
     EXPECT_NEAR(back.gemm_efficiency.y[i], fit.gemm_curve[i].efficiency, 0.005);
   }
   EXPECT_EQ(back.memory_efficiency.x.size(), fit.memory_curve.size());
+  EXPECT_EQ(back.gemm_efficiency_fp8.x.size(), fit.gemm_fp8_curve.size());
+  EXPECT_FALSE(fit.gemm_fp8_curve.empty());
   // Every comment line is a YAML comment, and quotes in names survive.
   hardware::DeviceSpec odd = fit.device;
   odd.name = "CPU \"x\": #1 \\ test";

@@ -13,9 +13,20 @@
 
 namespace orrery::calibration {
 
+// What a timing reads: wall time (steady_clock), or the CPU time of the
+// calling thread (CLOCK_THREAD_CPUTIME_ID), which leaves out the time the
+// thread waits for a core on a busy, shared machine. Thread CPU time is only
+// meaningful single-threaded (threads = 1): other threads' work is not in it.
+enum class TimerClock { kWall, kThreadCpu };
+const char* TimerClockName(TimerClock c);  // "wall" or "thread_cpu"
+
+// Seconds on `clock` since an arbitrary origin.
+double NowSeconds(TimerClock clock);
+
 struct CpuProbeOptions {
   std::string mode = "quick";  // recorded in the header: "quick", "full" or "custom"
   int threads = 0;             // worker threads; 0 = all hardware threads
+  TimerClock clock = TimerClock::kWall;  // kThreadCpu needs threads = 1
   int warmups = 2;             // untimed calls before timing each kernel
   int reps = 5;                // timed samples per kernel
   double min_sample_s = 2e-3;  // each sample repeats the call until it lasts this long
@@ -39,7 +50,8 @@ CpuProbeOptions FullCpuProbeOptions();
 // lasts at least `min_sample_s`, then takes `reps` samples. Returns per-call
 // seconds (sample time / inner) and sets *inner.
 std::vector<double> TimeRepeated(const std::function<void()>& fn, int warmups, int reps,
-                                 double min_sample_s, std::int64_t* inner);
+                                 double min_sample_s, std::int64_t* inner,
+                                 TimerClock clock = TimerClock::kWall);
 
 // Observer told of each record as it is produced (may be empty).
 using RecordObserver = std::function<void(const ProbeRecord&)>;

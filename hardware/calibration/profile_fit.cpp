@@ -42,6 +42,32 @@ std::string CheckBins(const BinSpec& b, const char* name) {
   return {};
 }
 
+// GEMM efficiencies of one datatype (see the header for the formula).
+struct GemmFit {
+  int records = 0, used = 0, memory_bound = 0;
+  std::vector<CurvePoint> curve;
+};
+
+GemmFit FitGemm(const std::vector<ProbeRecord>& records, const std::string& dtype, double peak, double ridge,
+                double overhead, const BinSpec& bins, TimeStatistic stat) {
+  GemmFit fit;
+  std::vector<std::pair<double, double>> points;
+  for (const ProbeRecord& r : records) {
+    if (r.kind != "gemm" || r.dtype != dtype) continue;
+    ++fit.records;
+    const double t = RecordTime(r, stat);
+    if (!(r.flop > 0) || !(r.bytes > 0) || !(t > overhead)) continue;
+    if (r.flop / r.bytes < ridge) {
+      ++fit.memory_bound;
+      continue;
+    }
+    points.emplace_back(r.flop, std::min(1.0, r.flop / ((t - overhead) * peak)));
+  }
+  fit.used = static_cast<int>(points.size());
+  fit.curve = BinMedians(points, bins);
+  return fit;
+}
+
 hardware::Curve ToCurve(const std::vector<CurvePoint>& points) {
   hardware::Curve c;
   for (const CurvePoint& p : points) {
@@ -238,21 +264,23 @@ FitResult FitDeviceProfile(const ProbeFile& probe, const hardware::DeviceSpec& b
     return res;
   }
   res.ridge = res.gemm_peak / bw;
-  std::vector<std::pair<double, double>> gemm_points;
-  for (const ProbeRecord& r : records) {
-    if (r.kind != "gemm" || r.dtype != res.gemm_dtype) continue;
-    ++res.gemm_records;
-    const double t = RecordTime(r, stat);
-    if (!(r.flop > 0) || !(r.bytes > 0) || !(t > overhead)) continue;
-    if (r.flop / r.bytes < res.ridge) {
-      ++res.gemm_memory_bound;
-      continue;
-    }
-    gemm_points.emplace_back(r.flop, std::min(1.0, r.flop / ((t - overhead) * res.gemm_peak)));
-  }
-  res.gemm_used = static_cast<int>(gemm_points.size());
-  res.gemm_curve = BinMedians(gemm_points, options.gemm_bins);
+  const GemmFit main = FitGemm(records, res.gemm_dtype, res.gemm_peak, res.ridge, overhead, options.gemm_bins, stat);
+  res.gemm_records = main.records;
+  res.gemm_used = main.used;
+  res.gemm_memory_bound = main.memory_bound;
+  res.gemm_curve = main.curve;
   if (!res.gemm_curve.empty()) res.device.gemm_efficiency = ToCurve(res.gemm_curve);
+  // FP8 has its own curve: it reaches a smaller fraction of its doubled peak.
+  res.fp8_peak = res.device.peak_fp8;
+  if (res.fp8_peak > 0) {
+    res.fp8_ridge = res.fp8_peak / bw;
+    const GemmFit fp8 = FitGemm(records, "fp8_e4m3", res.fp8_peak, res.fp8_ridge, overhead, options.gemm_bins, stat);
+    res.fp8_records = fp8.records;
+    res.fp8_used = fp8.used;
+    res.fp8_memory_bound = fp8.memory_bound;
+    res.gemm_fp8_curve = fp8.curve;
+    if (!res.gemm_fp8_curve.empty()) res.device.gemm_efficiency_fp8 = ToCurve(res.gemm_fp8_curve);
+  }
 
   // --- memory efficiency -------------------------------------------------------
   std::vector<std::pair<double, double>> memory_points;

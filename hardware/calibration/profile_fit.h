@@ -17,6 +17,8 @@
 //   eff_gemm(x) = median, over the GEMMs of one datatype in a log-spaced bin
 //                 of size x = 2 m n k that are not memory-bound (flop/bytes >=
 //                 ridge = peak / bw), of flop / ((t - overhead) x peak).
+//                 The same over fp8_e4m3 GEMMs against peak_fp8 gives
+//                 gemm_efficiency_fp8, when the probe has them.
 //   eff_mem(x)  = median, over data-movement kernels in a bin of bytes moved
 //                 x whose traffic is at least twice the last-level cache (so
 //                 it comes from memory, not cache; the cache is the base's
@@ -102,6 +104,10 @@ struct FitResult {
   int gemm_used = 0;            // ... that entered the curve
   int gemm_memory_bound = 0;    // ... left out as memory-bound
   std::vector<CurvePoint> gemm_curve;
+  // The FP8 curve (gemm_efficiency_fp8), from fp8_e4m3 GEMMs against peak_fp8.
+  int fp8_records = 0, fp8_used = 0, fp8_memory_bound = 0;
+  double fp8_peak = 0, fp8_ridge = 0;
+  std::vector<CurvePoint> gemm_fp8_curve;
   int memory_records = 0;       // data-movement records in the probe
   int memory_used = 0;
   int memory_cache_resident = 0;  // left out: traffic under twice the cache

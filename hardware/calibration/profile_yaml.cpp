@@ -86,6 +86,8 @@ std::string DeviceProfileYaml(const hardware::DeviceSpec& device,
   }
   if (!device.gemm_efficiency.empty())
     out += "  gemm_efficiency: " + CurveYaml(device.gemm_efficiency, Dimension::kFlops) + "\n";
+  if (!device.gemm_efficiency_fp8.empty())
+    out += "  gemm_efficiency_fp8: " + CurveYaml(device.gemm_efficiency_fp8, Dimension::kFlops) + "\n";
   if (!device.memory_efficiency.empty())
     out += "  memory_efficiency: " + CurveYaml(device.memory_efficiency, Dimension::kBytes) + "\n";
   return out;
@@ -138,6 +140,15 @@ std::vector<std::string> DescribeFit(const FitResult& fit, const ProbeFile& prob
                   " left out as memory-bound (FLOP/byte < ridge " + FormatNumber(fit.ridge, 4) +
                   "). Points, size: efficiency (records):");
     out.push_back("  " + PointsText(fit.gemm_curve, Dimension::kFlops));
+  }
+  if (!fit.gemm_fp8_curve.empty()) {
+    out.push_back("gemm_efficiency_fp8: the same over fp8_e4m3 GEMMs against " +
+                  FormatQuantity(fit.fp8_peak, Dimension::kFlopRate) + " (ridge " + FormatNumber(fit.fp8_ridge, 4) +
+                  "); " + std::to_string(fit.fp8_used) + " of " + std::to_string(fit.fp8_records) +
+                  " records used. Points:");
+    out.push_back("  " + PointsText(fit.gemm_fp8_curve, Dimension::kFlops));
+  } else if (!d.gemm_efficiency_fp8.empty()) {
+    out.push_back("gemm_efficiency_fp8: the base's (no fp8_e4m3 GEMM record qualified).");
   }
   if (fit.memory_curve.empty()) {
     out.push_back("memory_efficiency: the base's (no data-movement record beyond the cache).");

@@ -1,6 +1,5 @@
 #include "cpu_layer.h"
 
-#include <chrono>
 #include <cmath>
 #include <thread>
 
@@ -11,13 +10,10 @@
 #define ORRERY_OMP_FOR
 #endif
 
-#include "cpu_probe.h"
-
 namespace orrery::validation {
 namespace {
 
 using Index = Eigen::Index;
-using SteadyClock = std::chrono::steady_clock;
 
 constexpr double kLayerNormEps = 1e-5;
 // GELU, tanh approximation (Hendrycks & Gimpel 2016, Sec. 2):
@@ -82,8 +78,8 @@ std::string ValidateCpuLayerShape(const CpuLayerShape& s) {
 template <class Scalar>
 class CpuLayer<Scalar>::Clock {
  public:
-  explicit Clock(StageTimes* t) : t_(t) {
-    if (t_) last_ = SteadyClock::now();
+  Clock(StageTimes* t, calibration::TimerClock clock) : t_(t), clock_(clock) {
+    if (t_) last_ = calibration::NowSeconds(clock_);
   }
   ~Clock() {
     if (t_) ++t_->calls;
@@ -94,12 +90,13 @@ class CpuLayer<Scalar>::Clock {
  private:
   void Mark(double StageTimes::*field) {
     if (!t_) return;
-    const auto now = SteadyClock::now();
-    t_->*field += std::chrono::duration<double>(now - last_).count();
+    const double now = calibration::NowSeconds(clock_);
+    t_->*field += now - last_;
     last_ = now;
   }
   StageTimes* t_;
-  SteadyClock::time_point last_{};
+  calibration::TimerClock clock_;
+  double last_ = 0;
 };
 
 template <class Scalar>
@@ -197,7 +194,7 @@ void LayerNormBackward(const M& dy, const M& xhat, const V& rstd, const M& g, M&
 
 template <class Scalar>
 void CpuLayer<Scalar>::Forward() {
-  Clock clock(fwd_stages_);
+  Clock clock(fwd_stages_, stage_clock_);
   const Scalar inv_sqrt_d = static_cast<Scalar>(1.0 / std::sqrt(static_cast<double>(d_)));
   const Scalar scale = scale_;
   // input_norm
@@ -274,7 +271,7 @@ void CpuLayer<Scalar>::Forward() {
 
 template <class Scalar>
 void CpuLayer<Scalar>::Backward() {
-  Clock clock(bwd_stages_);
+  Clock clock(bwd_stages_, stage_clock_);
   const Scalar inv_sqrt_d = static_cast<Scalar>(1.0 / std::sqrt(static_cast<double>(d_)));
   const Scalar scale = scale_;
   // dropout_residual (second): the residual passes dout through to x2.
@@ -391,16 +388,19 @@ int SetCpuThreads(int threads) {
 CpuLayerTiming TimeCpuLayer(const CpuLayerShape& shape, const CpuLayerTimingOptions& o) {
   SetCpuThreads(o.threads);
   CpuLayer<float> layer(shape, 0x5eed);
+  layer.set_stage_clock(o.clock);
   CpuLayerTiming out;
   StageTimes fwd, bwd;
   std::int64_t inner = 1;
   // Stages are counted over every call, warm-ups included; only shares are used.
   layer.set_forward_stages(&fwd);
-  const auto f = calibration::TimeRepeated([&] { layer.Forward(); }, o.warmups, o.reps, o.min_sample_s, &inner);
+  const auto f =
+      calibration::TimeRepeated([&] { layer.Forward(); }, o.warmups, o.reps, o.min_sample_s, &inner, o.clock);
   layer.set_forward_stages(nullptr);
   layer.Forward();
   layer.set_backward_stages(&bwd);
-  const auto b = calibration::TimeRepeated([&] { layer.Backward(); }, o.warmups, o.reps, o.min_sample_s, &inner);
+  const auto b =
+      calibration::TimeRepeated([&] { layer.Backward(); }, o.warmups, o.reps, o.min_sample_s, &inner, o.clock);
   layer.set_backward_stages(nullptr);
   const calibration::SampleSummary fs = calibration::Summarize(f);
   const calibration::SampleSummary bs = calibration::Summarize(b);

@@ -27,6 +27,8 @@
 
 #include <Eigen/Dense>
 
+#include "cpu_probe.h"
+
 namespace orrery::validation {
 
 struct CpuLayerShape {
@@ -81,6 +83,8 @@ class CpuLayer {
   // When set, Forward and Backward add their GEMM and other time here.
   void set_forward_stages(StageTimes* t) { fwd_stages_ = t; }
   void set_backward_stages(StageTimes* t) { bwd_stages_ = t; }
+  // The clock the stage timers read (wall by default).
+  void set_stage_clock(calibration::TimerClock c) { stage_clock_ = c; }
 
  private:
   class Clock;
@@ -100,6 +104,7 @@ class CpuLayer {
   Matrix dout_, d_dn_, dg_, du_, dy2_, dx2_, d_attn_, d_o_, d_pd_, d_s_, d_qkv_, dy1_, dx_;
   StageTimes* fwd_stages_ = nullptr;
   StageTimes* bwd_stages_ = nullptr;
+  calibration::TimerClock stage_clock_ = calibration::TimerClock::kWall;
 };
 
 extern template class CpuLayer<float>;
@@ -114,6 +119,9 @@ struct CpuLayerTimingOptions {
   int warmups = 2;
   int reps = 7;
   double min_sample_s = 0.05;  // each sample repeats the pass until it lasts this long
+  // kThreadCpu (threads = 1 only) leaves out the time spent waiting for a
+  // core on a busy machine (cpu_probe.h).
+  calibration::TimerClock clock = calibration::TimerClock::kWall;
 };
 
 // Measured time of one fp32 layer pass, per call.

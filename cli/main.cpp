@@ -7,6 +7,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/fit_command.h"
+#include "cli/network_command.h"
 
 namespace {
 
@@ -24,6 +25,7 @@ const Verb kVerbs[] = {
     {"presets", "list shipped presets, or show one with units", orrery::cli::RunPresets},
     {"explain", "document a configuration key (or --markdown for all)", orrery::cli::RunExplain},
     {"fit", "fit a scaling law to measured runs; compute-optimal N and D", orrery::cli::RunFitCommand},
+    {"network", "a system's topology, parts, cost and power; collective times; fabric studies", orrery::cli::RunNetwork},
     {"bench", "time the closed-form estimator (estimates per second)", orrery::cli::RunBench},
     {"search", "best training plans for a model on a system (top K, why #1 wins)", orrery::cli::RunSearch},
     {"sweep", "what-if grid over any parameters into a resumable SQLite store", orrery::cli::RunSweep},

@@ -1,6 +1,7 @@
 #include "hardware/system_spec.h"
 
 #include "core/base/yaml_source.h"
+#include "hardware/topology.h"
 
 namespace orrery::hardware {
 
@@ -36,11 +37,125 @@ const base::Schema<NetworkTier>& NetworkTierSchema() {
         .Quantity("bandwidth", &NetworkTier::bandwidth, Dimension::kBandwidth, 0, 1e15, "",
                   "Bandwidth per device per direction.", true)
         .Quantity("latency", &NetworkTier::latency, Dimension::kTime, 0, 1, "0 s",
-                  "Latency of one step of a collective algorithm (alpha).");
+                  "Latency of one step of a collective algorithm (alpha).")
+        .Enum("topology", &NetworkTier::topology,
+              {{"switch", Topology::kSwitch},
+               {"full-mesh", Topology::kFullMesh},
+               {"ring", Topology::kRing},
+               {"fat-tree", Topology::kFatTree},
+               {"rail-only", Topology::kRailOnly},
+               {"torus", Topology::kTorus}},
+              "switch",
+              "How one domain is wired: switch (any-to-any, e.g. NVSwitch or one flat switch), "
+              "full-mesh, ring, fat-tree (Clos; rail-optimised when `rails` is set), rail-only "
+              "(one switch network per rail, no spine; Wang et al. 2023), torus (`dims`).")
+        .Int("links", &NetworkTier::links, 0, 1e5, "0",
+             "Links (ports) per device into this tier; `bandwidth` is their sum. 0 = the "
+             "topology's own: 1 for switch, fat-tree, rail-only; 2 for ring; 2 per dimension "
+             "for torus; domain-1 for full-mesh.")
+        .Quantity("hop_latency", &NetworkTier::hop_latency, Dimension::kTime, 0, 1, "0 s",
+                  "Latency of one link traversal (wire plus switch port); a message pays it "
+                  "once per hop of its route.")
+        .Quantity("base_latency", &NetworkTier::base_latency, Dimension::kTime, 0, 1, "0 s",
+                  "Fixed cost of one collective call (launch and synchronisation; NCCL's "
+                  "baseLat); sets the small-message floor with `latency`.")
+        .Int("radix", &NetworkTier::radix, 0, 1e5, "0",
+             "Ports per switch (fat-tree, rail-only, switch); 0 = switches not modelled "
+             "(no part count, no size check).")
+        .Int("levels", &NetworkTier::levels, 1, 3, "2",
+             "Fat-tree levels (1-3); for rail-only, the most levels one rail's own Clos may use.")
+        .Real("oversubscription", &NetworkTier::oversubscription, 1, 64, "1",
+              "Fat-tree leaf downlinks per uplink (1 = full bisection); traffic that leaves a "
+              "leaf gets bandwidth / oversubscription.")
+        .Int("rails", &NetworkTier::rails, 0, 1e6, "0",
+             "Rails of a rail-optimised fat-tree or a rail-only tier: devices of one domain of "
+             "the tier inside (the HB domain); 0 = that size. Must equal it when given.")
+        .String("dims", &NetworkTier::dims, "",
+                "Torus dimensions, e.g. 16x16x16 (1 to 3 numbers joined by x); their product "
+                "must equal the tier's domain.")
+        .Bool("in_network_reduction", &NetworkTier::in_network_reduction, "false",
+              "The switches reduce in the network (NVLink SHARP / InfiniBand SHARP): an "
+              "all-reduce sends S up and receives S down once.")
+        .Enum("algorithm", &NetworkTier::algorithm,
+              {{"auto", CollectiveAlgorithm::kAuto},
+               {"ring", CollectiveAlgorithm::kRing},
+               {"tree", CollectiveAlgorithm::kTree},
+               {"direct", CollectiveAlgorithm::kDirect},
+               {"in-network", CollectiveAlgorithm::kInNetwork}},
+              "auto",
+              "Collective algorithm on this tier: auto (the fastest it supports, as NCCL's "
+              "tuner picks), ring, tree (double binary tree), direct (pairwise / one-shot), "
+              "in-network (needs in_network_reduction).");
     return s;
   }();
   return schema;
 }
+
+const std::vector<std::string>& NetworkTierCurveKeys() {
+  static const std::vector<std::string> keys = {"efficiency", "in_network_efficiency"};
+  return keys;
+}
+
+const char* TopologyName(Topology t) {
+  switch (t) {
+    case Topology::kSwitch: return "switch";
+    case Topology::kFullMesh: return "full-mesh";
+    case Topology::kRing: return "ring";
+    case Topology::kFatTree: return "fat-tree";
+    case Topology::kRailOnly: return "rail-only";
+    case Topology::kTorus: return "torus";
+  }
+  return "?";
+}
+
+const char* CollectiveAlgorithmName(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::kAuto: return "auto";
+    case CollectiveAlgorithm::kRing: return "ring";
+    case CollectiveAlgorithm::kTree: return "tree";
+    case CollectiveAlgorithm::kDirect: return "direct";
+    case CollectiveAlgorithm::kInNetwork: return "in-network";
+  }
+  return "?";
+}
+
+namespace {
+
+// A curve of [message size, efficiency] pairs; an absent node leaves `out` empty.
+void ParseTierCurve(const YAML::Node& e, const std::string& at, const std::string& file,
+                    Curve& out, base::Diagnostics& diags) {
+  if (!e) return;
+  if (!e.IsSequence() || e.size() == 0) {
+    diags.Add(base::LocationOf(e, file), at, "",
+              "expected a sequence of [message size, efficiency] pairs");
+    return;
+  }
+  for (size_t k = 0; k < e.size(); ++k) {
+    const YAML::Node p = e[k];
+    const std::string pk = at + "[" + std::to_string(k) + "]";
+    if (!p.IsSequence() || p.size() != 2 || !p[0].IsScalar() || !p[1].IsScalar()) {
+      diags.Add(base::LocationOf(p, file), pk, "",
+                "expected a pair [message size, efficiency], e.g. [64 MiB, 0.8]");
+      continue;
+    }
+    const auto x = base::ParseQuantity(p[0].Scalar(), Dimension::kBytes);
+    const auto y = base::ParseQuantity(p[1].Scalar(), Dimension::kDimensionless);
+    if (!x.value || *x.value <= 0 || (!out.x.empty() && *x.value <= out.x.back())) {
+      diags.Add(base::LocationOf(p[0], file), pk + "[0]", p[0].Scalar(),
+                x.value ? "sizes must be > 0 and increase" : x.error, x.hint);
+      continue;
+    }
+    if (!y.value || !(*y.value > 0 && *y.value <= 1)) {
+      diags.Add(base::LocationOf(p[1], file), pk + "[1]", p[1].Scalar(),
+                "efficiency must be a number in (0, 1]");
+      continue;
+    }
+    out.x.push_back(*x.value);
+    out.y.push_back(*y.value);
+  }
+}
+
+}  // namespace
 
 const std::vector<std::string>& SystemSubsectionKeys() {
   static const std::vector<std::string> keys = {"device", "network"};
@@ -67,38 +182,12 @@ void ParseSystem(const YAML::Node& map, const std::string& path, const std::stri
   for (size_t i = 0; i < net.size(); ++i) {
     const std::string at = path + ".network[" + std::to_string(i) + "]";
     NetworkTier tier;
-    NetworkTierSchema().Parse(net[i], at, file, tier, diags, {"efficiency"});
-    if (net[i].IsMap() && net[i]["efficiency"]) {
-      const YAML::Node e = net[i]["efficiency"];
-      if (!e.IsSequence() || e.size() == 0) {
-        diags.Add(base::LocationOf(e, file), at + ".efficiency", "",
-                  "expected a sequence of [message size, efficiency] pairs");
-      } else {
-        for (size_t k = 0; k < e.size(); ++k) {
-          const YAML::Node p = e[k];
-          const std::string pk = at + ".efficiency[" + std::to_string(k) + "]";
-          if (!p.IsSequence() || p.size() != 2 || !p[0].IsScalar() || !p[1].IsScalar()) {
-            diags.Add(base::LocationOf(p, file), pk, "",
-                      "expected a pair [message size, efficiency], e.g. [64 MiB, 0.8]");
-            continue;
-          }
-          const auto x = base::ParseQuantity(p[0].Scalar(), Dimension::kBytes);
-          const auto y = base::ParseQuantity(p[1].Scalar(), Dimension::kDimensionless);
-          if (!x.value || *x.value <= 0 ||
-              (!tier.efficiency.x.empty() && *x.value <= tier.efficiency.x.back())) {
-            diags.Add(base::LocationOf(p[0], file), pk + "[0]", p[0].Scalar(),
-                      x.value ? "sizes must be > 0 and increase" : x.error, x.hint);
-            continue;
-          }
-          if (!y.value || !(*y.value > 0 && *y.value <= 1)) {
-            diags.Add(base::LocationOf(p[1], file), pk + "[1]", p[1].Scalar(),
-                      "efficiency must be a number in (0, 1]");
-            continue;
-          }
-          tier.efficiency.x.push_back(*x.value);
-          tier.efficiency.y.push_back(*y.value);
-        }
-      }
+    NetworkTierSchema().Parse(net[i], at, file, tier, diags, NetworkTierCurveKeys());
+    tier.where = base::LocationOf(net[i], file);
+    if (net[i].IsMap()) {
+      ParseTierCurve(net[i]["efficiency"], at + ".efficiency", file, tier.efficiency, diags);
+      ParseTierCurve(net[i]["in_network_efficiency"], at + ".in_network_efficiency", file,
+                     tier.in_network_efficiency, diags);
     }
     out.network.push_back(std::move(tier));
   }
@@ -122,6 +211,7 @@ void CheckSystem(const SystemSpec& s, const std::string& path, const base::Sourc
               std::to_string(s.network.back().domain),
               "the outermost tier must reach every device (" + std::to_string(total) +
                   "); use 0 for 'all'");
+  CheckTopology(s, path, where, diags);
 }
 
 }  // namespace orrery::hardware

@@ -16,6 +16,17 @@
 
 namespace orrery::hardware {
 
+// How the devices of one domain of a tier are wired (hardware/topology.h
+// draws each one). kSwitch is the any-to-any tier the fields above always
+// described; it stays the default so that older files mean what they meant.
+enum class Topology { kSwitch, kFullMesh, kRing, kFatTree, kRailOnly, kTorus };
+const char* TopologyName(Topology t);
+
+// Which collective algorithm a tier runs (hardware/collectives.h).
+// kAuto takes the fastest the tier supports, as NCCL's tuner does.
+enum class CollectiveAlgorithm { kAuto, kRing, kTree, kDirect, kInNetwork };
+const char* CollectiveAlgorithmName(CollectiveAlgorithm a);
+
 struct NetworkTier {
   std::string name;
   int64_t domain = 0;        // devices reachable at this tier; 0 = all devices
@@ -23,6 +34,24 @@ struct NetworkTier {
   double latency = 0;        // seconds per algorithm step (alpha)
   // Achieved fraction of `bandwidth` (bus bandwidth) by message size, bytes.
   Curve efficiency;
+
+  // --- topology (issue 4). Defaults keep the any-to-any switch above. ---
+  Topology topology = Topology::kSwitch;
+  int64_t links = 0;           // ports per device into this tier; 0 = the topology's own
+                               // (switch/fat-tree/rail-only 1, ring 2, torus 2 per dim, mesh domain-1)
+  double hop_latency = 0;      // seconds per link traversal (wire + switch port)
+  double base_latency = 0;     // seconds once per collective call (launch and synchronisation)
+  int64_t radix = 0;           // ports per switch; 0 = switches not modelled (no parts, no size check)
+  int64_t levels = 2;          // fat-tree levels; rail-only: most levels one rail's Clos may use
+  double oversubscription = 1; // fat-tree leaf downlinks : uplinks
+  int64_t rails = 0;           // rail-optimised fat-tree / rail-only: rails; 0 = the inner domain size
+  std::string dims;            // torus dimensions, e.g. "16x16x16"
+  bool in_network_reduction = false;  // NVLink SHARP (NVLS) / InfiniBand SHARP all-reduce
+  // Achieved fraction of `bandwidth` as algorithm bandwidth of an in-network
+  // all-reduce, by message size; empty = `efficiency`.
+  Curve in_network_efficiency;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  base::SourceLocation where;  // where the tier was read, for messages (unset for inline specs)
 };
 
 struct SystemSpec {
@@ -49,6 +78,8 @@ const base::Schema<NetworkTier>& NetworkTierSchema();
 void ParseSystem(const YAML::Node& map, const std::string& path, const std::string& file,
                  SystemSpec& out, base::Diagnostics& diags);
 const std::vector<std::string>& SystemSubsectionKeys();
+// Keys of a network tier that hold curves (parsed by ParseSystem, not the schema).
+const std::vector<std::string>& NetworkTierCurveKeys();
 
 // Tier checks: domains increase outward and divide each other.
 void CheckSystem(const SystemSpec& s, const std::string& path, const base::SourceLocation& where,

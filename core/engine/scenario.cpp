@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/base/yaml_source.h"
+#include "hardware/cost_model.h"
 
 #ifndef ORRERY_CONFIG_DIR_DEFAULT
 #define ORRERY_CONFIG_DIR_DEFAULT "configs"
@@ -441,6 +442,7 @@ std::vector<RegistrySection> Registry() {
       {"training", parallelism::TrainingPlanSchema().help(),
        parallelism::TrainingPlanSchema().Infos()},
       {"workload", parallelism::WorkloadSchema().help(), parallelism::WorkloadSchema().Infos()},
+      {"prices", hardware::PriceSchema().help(), hardware::PriceSchema().Infos()},
       {"inference", parallelism::InferenceDeploymentSchema().help(),
        parallelism::InferenceDeploymentSchema().Infos()},
   };
@@ -495,7 +497,8 @@ std::string ReferenceMarkdown() {
         "bytes, GiB is 2^30.\n"
      << "Curves (`system.device.gemm_efficiency`, `system.device.gemm_efficiency_fp8`, "
         "`system.device.memory_efficiency`, "
-        "`system.network[i].efficiency`) are sequences of `[size, efficiency]` pairs, "
+        "`system.network[i].efficiency`, `system.network[i].in_network_efficiency`) are "
+        "sequences of `[size, efficiency]` pairs, "
         "interpolated in log(size).\n";
   for (const auto& sec : Registry()) {
     os << "\n## `" << sec.prefix << "`\n\n" << sec.help << "\n\n"

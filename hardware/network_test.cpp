@@ -1,0 +1,321 @@
+// Golden tests of the topologies, routes, collective algorithms and part
+// counts (issue 4). Every expected number is worked out by hand in the
+// comment beside it, or is a published measurement with its source.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/base/yaml_source.h"
+#include "hardware/collectives.h"
+#include "hardware/cost_model.h"
+#include "hardware/network.h"
+#include "hardware/topology.h"
+
+namespace orrery::hardware {
+namespace {
+
+constexpr double kMiB = 1048576.0;
+constexpr double kGiB = 1073741824.0;
+
+SystemSpec OneTier(int64_t devices, NetworkTier t) {
+  SystemSpec s;
+  s.devices_per_node = devices;
+  s.nodes = 1;
+  s.network = {std::move(t)};
+  return s;
+}
+
+NetworkTier Tier(const char* name, Topology kind, double bandwidth, int64_t links = 0) {
+  NetworkTier t;
+  t.name = name;
+  t.topology = kind;
+  t.bandwidth = bandwidth;
+  t.links = links;
+  return t;
+}
+
+// ASTRA-sim's analytical backend pins these: 16 devices, a 1 MiB message,
+// 50 GiB/s per link, 500 ns per hop. Transfer 1 MiB / 50 GiB/s = 19,531.25 ns.
+TEST(AstraSimGolden, FullMeshSwitchAndRingSends) {
+  NetworkTier mesh = Tier("mesh", Topology::kFullMesh, 15 * 50 * kGiB, 15);
+  mesh.hop_latency = 500e-9;
+  const AlphaBetaNetwork m(OneTier(16, mesh));
+  // One hop on the direct link: 500 + 19,531.25 ns.
+  EXPECT_NEAR(m.SendTime(0, 9, kMiB) * 1e9, 20031.25, 1e-6);
+
+  NetworkTier sw = Tier("switch", Topology::kSwitch, 50 * kGiB, 1);
+  sw.hop_latency = 500e-9;
+  const AlphaBetaNetwork s(OneTier(16, sw));
+  // Device -> switch -> device: 2 x 500 + 19,531.25 ns.
+  EXPECT_NEAR(s.SendTime(0, 9, kMiB) * 1e9, 20531.25, 1e-6);
+
+  NetworkTier ring = Tier("ring", Topology::kRing, 2 * 50 * kGiB, 2);
+  ring.hop_latency = 500e-9;
+  const AlphaBetaNetwork r(OneTier(16, ring));
+  // 0 -> 3 on a ring of 16: 3 hops, one link's bandwidth: 1,500 + 19,531.25 ns.
+  EXPECT_NEAR(r.SendTime(0, 3, kMiB) * 1e9, 21031.25, 1e-6);
+  // The short way round: 0 -> 13 is also 3 hops.
+  EXPECT_NEAR(r.SendTime(0, 13, kMiB) * 1e9, 21031.25, 1e-6);
+  // The same transfer as a collective send between members 3 apart.
+  EXPECT_NEAR(r.Time(Collective::kSendRecv, kMiB, r.Place(2, 3)) * 1e9, 21031.25, 1e-6);
+}
+
+TEST(Topology, HopsAndDiameters) {
+  SystemSpec s = OneTier(64, Tier("torus", Topology::kTorus, 400e9));
+  s.network[0].dims = "4x4x4";
+  const AlphaBetaNetwork n(s);
+  const TierGeometry& g = n.geometry(0);
+  EXPECT_EQ(g.links, 6);  // 2 per dimension
+  EXPECT_DOUBLE_EQ(g.link_bandwidth, 400e9 / 6);
+  // (0,0,0) -> (3,2,1): x wraps (1 hop), y 2 hops, z 1 hop = 4.
+  EXPECT_EQ(Hops(g, 0, 3 + 4 * 2 + 16 * 1), 4);
+  EXPECT_EQ(Diameter(g), 6);  // 2 + 2 + 2
+  // 24 TB/s-style bisection: cut across a 4-dimension: 2 x 64/4 links of b.
+  EXPECT_DOUBLE_EQ(BisectionBandwidth(s.network[0], g), 2 * 16 * 400e9 / 6);
+}
+
+TEST(Topology, ParsesTorusDims) {
+  std::array<int64_t, 3> d{};
+  int n = 0;
+  EXPECT_TRUE(ParseTorusDims("16x16x16", d, n));
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(d[2], 16);
+  EXPECT_TRUE(ParseTorusDims("8", d, n));
+  EXPECT_EQ(n, 1);
+  EXPECT_FALSE(ParseTorusDims("16x", d, n));
+  EXPECT_FALSE(ParseTorusDims("4x4x4x4", d, n));
+  EXPECT_FALSE(ParseTorusDims("4xa", d, n));
+  EXPECT_FALSE(ParseTorusDims("0x4", d, n));
+}
+
+TEST(Collectives, FormulasByHand) {
+  const StepCost s{100e9, 1e-6};
+  // Ring all-reduce, n = 4, S = 4e8: 2*3 us + 2*3/4*4e8/1e11 = 6 us + 6 ms.
+  EXPECT_NEAR(RingTime(Collective::kAllReduce, 4e8, 4, s), 6e-6 + 6e-3, 1e-15);
+  // Double binary tree, n = 8: 2*3 us + 2*4e8/1e11.
+  EXPECT_NEAR(TreeTime(Collective::kAllReduce, 4e8, 8, s), 6e-6 + 8e-3, 1e-15);
+  EXPECT_NEAR(TreeTime(Collective::kBroadcast, 4e8, 5, s), 3e-6 + 4e-3, 1e-15);  // ceil(log2 5) = 3
+  EXPECT_EQ(TreeTime(Collective::kAllGather, 4e8, 8, s), kNotSupported);
+  // Direct all-to-all: 1 step, 3/4 of S.
+  EXPECT_NEAR(DirectTime(Collective::kAllToAll, 4e8, 4, s), 1e-6 + 3e-3, 1e-15);
+  // In-network all-reduce: S up once, S down once: 2 us + 4 ms.
+  EXPECT_NEAR(InNetworkTime(Collective::kAllReduce, 4e8, s), 2e-6 + 4e-3, 1e-15);
+  EXPECT_EQ(InNetworkTime(Collective::kReduceScatter, 4e8, s), kNotSupported);
+}
+
+TEST(Collectives, AutoPicksTreeForSmallMessagesOnASwitch) {
+  NetworkTier nv = Tier("nvlink", Topology::kSwitch, 300e9);
+  nv.latency = 2e-6;
+  const AlphaBetaNetwork n(OneTier(8, nv));
+  // 8 KiB: ring 14*2 us + 2*7/8*8192/3e11; tree 2*3*2 us + 2*8192/3e11 (faster).
+  const double tree = 12e-6 + 2 * 8192 / 3e11;
+  const CollectiveReport r = n.Explain(Collective::kAllReduce, 8192, n.Place(8, 1));
+  EXPECT_NEAR(r.time_s, tree, 1e-15);
+  EXPECT_EQ(r.algorithm[0], CollectiveAlgorithm::kTree);
+  // 100 MB: the ring's (n-1)/n wins: 28 us + 2*7/8*1e8/3e11.
+  EXPECT_NEAR(n.Time(Collective::kAllReduce, 1e8, n.Place(8, 1)), 28e-6 + 1.75e8 / 3e11, 1e-15);
+  // Forcing the tier's algorithm.
+  SystemSpec forced = OneTier(8, nv);
+  forced.network[0].algorithm = CollectiveAlgorithm::kRing;
+  const AlphaBetaNetwork f(forced);
+  EXPECT_NEAR(f.Time(Collective::kAllReduce, 8192, f.Place(8, 1)), 28e-6 + 1.75 * 8192 / 3e11, 1e-15);
+}
+
+TEST(Collectives, DirectOnAFullMesh) {
+  // 4 devices, 3 links of 100 GB/s each, 1 us per hop, no step overhead.
+  NetworkTier mesh = Tier("mesh", Topology::kFullMesh, 300e9);
+  mesh.hop_latency = 1e-6;
+  const AlphaBetaNetwork n(OneTier(4, mesh));
+  const GroupPlacement g = n.Place(4, 1);
+  // All-to-all of 3 MB: one step, S/4 to each peer on its own link:
+  // 1 us + 3e6/4/1e11 = 8.5 us (a ring would take 3 us + 22.5 us).
+  EXPECT_NEAR(n.Time(Collective::kAllToAll, 3e6, g), 8.5e-6, 1e-15);
+  // All-reduce of 4 MB one-shot: 2 us + 2*4e6/4/1e11 = 22 us (ring: 6 + 60 us).
+  const CollectiveReport r = n.Explain(Collective::kAllReduce, 4e6, g);
+  EXPECT_NEAR(r.time_s, 22e-6, 1e-15);
+  EXPECT_EQ(r.algorithm[0], CollectiveAlgorithm::kDirect);
+  EXPECT_NEAR(r.busbw, 4e6 / 22e-6 * 1.5, 1e-3);
+}
+
+TEST(Collectives, TorusBucketAlgorithm) {
+  // 4x4 torus, 4 links of 50 GB/s per chip, 1 us per step.
+  SystemSpec s = OneTier(16, Tier("ici", Topology::kTorus, 200e9));
+  s.network[0].dims = "4x4";
+  s.network[0].latency = 1e-6;
+  const AlphaBetaNetwork n(s);
+  // Whole torus, S = 16 MB: reduce-scatter along x on a bidirectional ring
+  // (B = 2 x 50 GB/s): 3 us + 3/4*16e6/1e11 = 123 us; along y on S/4:
+  // 3 us + 3/4*4e6/1e11 = 33 us; all-reduce = 2 x 156 us.
+  EXPECT_NEAR(n.Time(Collective::kAllReduce, 16e6, n.Place(16, 1)), 312e-6, 1e-12);
+  // One x ring: 2 x 123 us. One y ring (stride 4): the same.
+  EXPECT_NEAR(n.Time(Collective::kAllReduce, 16e6, n.Place(4, 1)), 246e-6, 1e-12);
+  EXPECT_NEAR(n.Time(Collective::kAllReduce, 16e6, n.Place(4, 4)), 246e-6, 1e-12);
+  // Two neighbours on an open segment: no wrap, B = b: 2 x (1 us + 1/2*16e6/5e10).
+  EXPECT_NEAR(n.Time(Collective::kAllReduce, 16e6, n.Place(2, 1)), 322e-6, 1e-12);
+  // All-to-all on one x ring of 4: 3 us + 16e6 * floor(16/4) / (2*4*5e10) = 163 us.
+  EXPECT_NEAR(n.Time(Collective::kAllToAll, 16e6, n.Place(4, 1)), 163e-6, 1e-12);
+}
+
+// Two tiers: NVSwitch HB domains of 8 (450 GB/s, 2 us) and a scale-out tier
+// of 50 GB/s per GPU, 5 us, over 16 nodes.
+SystemSpec HbPlusScaleOut(Topology outer) {
+  SystemSpec s;
+  s.devices_per_node = 8;
+  s.nodes = 16;
+  NetworkTier hb = Tier("nvlink", Topology::kSwitch, 450e9);
+  hb.domain = 8;
+  hb.latency = 2e-6;
+  NetworkTier out = Tier("ib", outer, 50e9);
+  out.latency = 5e-6;
+  s.network = {hb, out};
+  return s;
+}
+
+TEST(RailOnly, CrossRailAllToAllIsForwardedThroughTheHbDomain) {
+  const AlphaBetaNetwork clos(HbPlusScaleOut(Topology::kFatTree));
+  const AlphaBetaNetwork rail(HbPlusScaleOut(Topology::kRailOnly));
+  // 16 members over 2 HB domains (stride 1), S = 1 GB per member.
+  const GroupPlacement g = rail.Place(16, 1);
+  // Clos: inner share 7/16 S over NVLink (2 us + 7/8 * S/2 / 450e9 = 974.2 us)
+  // and outer share 8/16 S over the fabric (5 us + 0.5e9/50e9 = 10,005 us) at once.
+  EXPECT_NEAR(clos.Time(Collective::kAllToAll, 1e9, g) * 1e6, 10005, 1e-6);
+  // Rail-only: HB all-to-all of the whole S (2 us + 7/8 * 1e9/450e9 = 1946.44 us),
+  // then a rail all-to-all among 2 (5 us + 1/2 * 1e9/50e9 = 10,005 us).
+  const CollectiveReport r = rail.Explain(Collective::kAllToAll, 1e9, g);
+  EXPECT_NEAR(r.time_s * 1e6, 2 + 0.875e9 / 450e9 * 1e6 + 10005, 1e-6);
+  EXPECT_TRUE(r.forwarded);
+  EXPECT_FALSE(r.rail_aligned);
+  EXPECT_DOUBLE_EQ(r.forwarded_hb_bytes, 0.875e9);
+  // A rail-aligned group (one member per HB domain, stride 8) is not forwarded.
+  const CollectiveReport aligned = rail.Explain(Collective::kAllToAll, 1e9, rail.Place(16, 8));
+  EXPECT_FALSE(aligned.forwarded);
+  EXPECT_TRUE(aligned.rail_aligned);
+  // Hierarchical all-reduce keeps the outer phase on rails: same time on both.
+  EXPECT_DOUBLE_EQ(rail.Time(Collective::kAllReduce, 1e9, g), clos.Time(Collective::kAllReduce, 1e9, g));
+}
+
+TEST(RailOnly, CrossRailSendTakesTwoPipelinedHops) {
+  const AlphaBetaNetwork clos(HbPlusScaleOut(Topology::kFatTree));
+  const AlphaBetaNetwork rail(HbPlusScaleOut(Topology::kRailOnly));
+  // Device 3 (node 0, rail 3) to device 12 (node 1, rail 4), 100 MB.
+  // Clos: 5 us + 1e8/50e9 = 2005 us.
+  EXPECT_NEAR(clos.SendTime(3, 12, 1e8) * 1e6, 2005, 1e-6);
+  // Rail-only: 3 -> 4 over NVLink, then rail 4: 2 us + 5 us + max(1e8/450e9, 1e8/50e9).
+  EXPECT_NEAR(rail.SendTime(3, 12, 1e8) * 1e6, 2007, 1e-6);
+  // Same rail: no forwarding.
+  EXPECT_NEAR(rail.SendTime(3, 11, 1e8) * 1e6, 2005, 1e-6);
+}
+
+TEST(FatTree, OversubscriptionAppliesAboveTheLeaf) {
+  // 12 devices, radix 8, 3:1: leaves of 6 downlinks and 2 uplinks.
+  NetworkTier ft = Tier("ft", Topology::kFatTree, 10e9);
+  ft.radix = 8;
+  ft.oversubscription = 3;
+  ft.hop_latency = 1e-6;
+  const AlphaBetaNetwork n(OneTier(12, ft));
+  // Same leaf: 2 hops + 1e6/10e9 = 102 us. Across: 4 hops + 1e6/(10e9/3) = 304 us.
+  EXPECT_NEAR(n.SendTime(0, 5, 1e6) * 1e6, 102, 1e-9);
+  EXPECT_NEAR(n.SendTime(0, 6, 1e6) * 1e6, 304, 1e-9);
+  EXPECT_EQ(FatTreeCapacity(8, 2, 3), 48);     // 6 downlinks x 8 leaves
+  EXPECT_EQ(FatTreeCapacity(64, 2, 1), 2048);  // k^2/2
+  EXPECT_EQ(FatTreeCapacity(64, 3, 1), 65536); // k^3/4 (Al-Fares et al. 2008)
+}
+
+TEST(Cost, ClosVersusRailOnlyPartCounts) {
+  // 32,768 GPUs in HB domains of 256 (GH200 NVL256-like), 64-port switches.
+  SystemSpec s;
+  s.devices_per_node = 256;
+  s.nodes = 128;
+  NetworkTier hb = Tier("nvlink", Topology::kSwitch, 450e9);
+  hb.domain = 256;
+  NetworkTier clos = Tier("ib", Topology::kFatTree, 50e9);
+  clos.radix = 64;
+  clos.levels = 3;
+  s.network = {hb, clos};
+  PriceSpec p;
+  p.switch_price = 36000;
+  p.transceiver_price = 660;
+  const SystemCost c = CountParts(s, p);
+  // 3-level Clos of 32,768 ports: 1024 leaves, 1024 middle, 512 top = 2560
+  // switches; links 32,768 + 1024*32 + 1024*32 = 98,304; 2 transceivers each.
+  EXPECT_EQ(c.tiers[1].switches, 2560);
+  EXPECT_EQ(c.tiers[1].links, 98304);
+  EXPECT_EQ(c.tiers[1].transceivers, 196608);
+  EXPECT_EQ(c.tiers[1].nic_ports, 32768);
+  EXPECT_DOUBLE_EQ(c.fabric_cost, 2560 * 36000.0 + 196608 * 660.0);
+  // Rail-only: 256 rails of 128 ports: 2 levels each (4 leaves + 2 spines).
+  s.network[1].topology = Topology::kRailOnly;
+  const SystemCost r = CountParts(s, p);
+  EXPECT_EQ(r.tiers[1].switches, 256 * 6);
+  EXPECT_EQ(r.tiers[1].links, 32768 + 256 * 4 * 32);
+  EXPECT_DOUBLE_EQ(r.fabric_cost, 1536 * 36000.0 + 2 * 65536 * 660.0);
+}
+
+TEST(Check, BadTopologiesAreClearErrors) {
+  SystemSpec s = HbPlusScaleOut(Topology::kRailOnly);
+  s.network[1].rails = 4;
+  s.network[1].where = {"sys.yaml", 12, 7};
+  base::Diagnostics d;
+  CheckSystem(s, "system", {"sys.yaml", 1, 1}, d);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d.ToString().find("sys.yaml:12:7: error: system.network[1].rails"), std::string::npos)
+      << d.ToString();
+  EXPECT_NE(d.ToString().find("rails must equal the devices of one domain of nvlink"),
+            std::string::npos);
+
+  s.network[1].rails = 0;
+  s.network[1].topology = Topology::kFatTree;
+  s.network[1].radix = 8;  // 2 levels of 8 ports: 8*4 = 32 ports < 128
+  d = {};
+  CheckSystem(s, "system", {"sys.yaml", 1, 1}, d);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d.ToString().find("radix too small for the size"), std::string::npos) << d.ToString();
+  EXPECT_NE(d.ToString().find("connects at most 32 ports but this tier needs 128"), std::string::npos);
+
+  SystemSpec t = OneTier(64, Tier("ici", Topology::kTorus, 1e11));
+  t.network[0].dims = "4x4x2";
+  d = {};
+  CheckSystem(t, "system", {"t.yaml", 3, 3}, d);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d.ToString().find("torus dimensions multiply to 32 but the tier spans 64 devices"),
+            std::string::npos)
+      << d.ToString();
+}
+
+// The shipped presets against Vidur's published NCCL profiling
+// (shared/validation/README.md): 8-GPU all-reduce of 64 MiB 0.322 ms on DGX
+// H100 (bus bandwidth ~365 GB/s), 0.675 ms on DGX A100 (~174 GB/s); 4 and 2
+// H100 GPUs ~317 and ~274 GB/s; an 11-60 us floor for small messages.
+SystemSpec Preset(const std::string& name) {
+  const std::string file = std::string(ORRERY_TEST_CONFIG_DIR) + "/systems/" + name + ".yaml";
+  base::Diagnostics d;
+  const auto root = base::LoadYamlFile(file, d);
+  SystemSpec s;
+  if (root) ParseSystem((*root)["system"], "system", file, s, d);
+  EXPECT_TRUE(d.ok()) << d.ToString();
+  return s;
+}
+
+TEST(NcclMeasured, DgxAllReduceWithin15Percent) {
+  const SystemSpec h100 = Preset("dgx-h100-superpod");
+  const SystemSpec a100 = Preset("dgx-a100-superpod");
+  const AlphaBetaNetwork h(h100), a(a100);
+  const double s = 64 * kMiB;
+  EXPECT_NEAR(h.Time(Collective::kAllReduce, s, h.Place(8, 1)) * 1e3, 0.322, 0.15 * 0.322);
+  EXPECT_NEAR(a.Time(Collective::kAllReduce, s, a.Place(8, 1)) * 1e3, 0.675, 0.15 * 0.675);
+  EXPECT_NEAR(h.Explain(Collective::kAllReduce, s, h.Place(8, 1)).busbw / 1e9, 365, 0.15 * 365);
+  EXPECT_NEAR(h.Explain(Collective::kAllReduce, s, h.Place(4, 1)).busbw / 1e9, 317, 0.15 * 317);
+  EXPECT_NEAR(h.Explain(Collective::kAllReduce, s, h.Place(2, 1)).busbw / 1e9, 274, 0.15 * 274);
+  EXPECT_NEAR(a.Explain(Collective::kAllReduce, s, a.Place(8, 1)).busbw / 1e9, 174, 0.15 * 174);
+  for (const AlphaBetaNetwork* n : {&h, &a}) {
+    for (int64_t g : {2, 4, 8}) {
+      const double t = n->Time(Collective::kAllReduce, 1024, n->Place(g, 1)) * 1e6;
+      EXPECT_GE(t, 11 * 0.85) << g;
+      EXPECT_LE(t, 60 * 1.15) << g;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace orrery::hardware

@@ -27,6 +27,7 @@ const Verb kVerbs[] = {
     {"fit", "fit a scaling law to measured runs; compute-optimal N and D", orrery::cli::RunFitCommand},
     {"network", "a system's topology, parts, cost and power; collective times; fabric studies", orrery::cli::RunNetwork},
     {"bench", "time the closed-form estimator (estimates per second)", orrery::cli::RunBench},
+    {"calibrate", "measure this machine's kernels into a device profile; check a CPU layer", orrery::cli::RunCalibrate},
     {"search", "best training plans for a model on a system (top K, why #1 wins)", orrery::cli::RunSearch},
     {"sweep", "what-if grid over any parameters into a resumable SQLite store", orrery::cli::RunSweep},
     {"db", "list or export (csv/json) the result store of sweeps", orrery::cli::RunDb},

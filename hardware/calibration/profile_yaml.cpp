@@ -145,7 +145,7 @@ std::vector<std::string> DescribeFit(const FitResult& fit, const ProbeFile& prob
     out.push_back("gemm_efficiency_fp8: the same over fp8_e4m3 GEMMs against " +
                   FormatQuantity(fit.fp8_peak, Dimension::kFlopRate) + " (ridge " + FormatNumber(fit.fp8_ridge, 4) +
                   "); " + std::to_string(fit.fp8_used) + " of " + std::to_string(fit.fp8_records) +
-                  " records used. Points:");
+                  " records used, " + std::to_string(fit.fp8_memory_bound) + " memory-bound. Points:");
     out.push_back("  " + PointsText(fit.gemm_fp8_curve, Dimension::kFlops));
   } else if (!d.gemm_efficiency_fp8.empty()) {
     out.push_back("gemm_efficiency_fp8: the base's (no fp8_e4m3 GEMM record qualified).");

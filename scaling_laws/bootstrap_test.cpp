@@ -41,9 +41,10 @@ TEST(Bootstrap, SameSeedSameIntervals) {
 // "bootstrap_400_resamples_this_session"). With 400 resamples ours must
 // overlap each golden interval and contain the point estimate.
 TEST(Bootstrap, EpochIntervalsOverlapGolden) {
-  ORRERY_SKIP_WITHOUT_SHARED_DATA();
+  ORRERY_SKIP_WITHOUT_DATA_FILE("epoch_chinchilla/chinchilla_fig4_points_NDCL.csv");
+  ORRERY_SKIP_WITHOUT_DATA_FILE("reference/epoch_refit_golden.json");
   const RunTable t = testing::EpochChinchillaPoints240();
-  std::ifstream in(testing::SharedDataDir() + "/reference/epoch_refit_golden.json");
+  std::ifstream in(testing::DataFile("reference/epoch_refit_golden.json"));
   const auto golden = nlohmann::json::parse(in);
   const auto& g = golden["sum_objective_fit"];
   const ChinchillaParams point{g["E"], g["A"], g["B"], g["alpha"], g["beta"]};

@@ -56,10 +56,9 @@ TEST(LawPresets, MissingCatalogNamesTheFile) {
 
 // Acceptance (issue 8): closed-form optima match the reference table to 0.1 %.
 TEST(ComputeOptimal, ClosedFormMatchesReferenceTable) {
-  ORRERY_SKIP_WITHOUT_SHARED_DATA();
+  ORRERY_SKIP_WITHOUT_DATA_FILE("reference/compute_optimal_reference_values.csv");
   const PresetCatalog cat = Catalog();
-  auto table = ReadCsvFile(testing::SharedDataDir() +
-                           "/reference/compute_optimal_reference_values.csv");
+  auto table = ReadCsvFile(testing::DataFile("reference/compute_optimal_reference_values.csv"));
   ASSERT_TRUE(table.ok()) << table.error().message;
   const auto& t = table.value();
   ASSERT_EQ(t.rows.size(), 40u);

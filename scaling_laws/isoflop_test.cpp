@@ -55,13 +55,14 @@ TEST(IsoFlop, OneBudgetIsAnError) {
 // interpolate each budget's optimum differently (and weight budgets), so we
 // accept a within 0.03 of theirs.
 TEST(IsoFlop, PorianRefinedWebTunedExponent) {
-  ORRERY_SKIP_WITHOUT_SHARED_DATA();
+  ORRERY_SKIP_WITHOUT_DATA_FILE("porian2024/porian2024_isoflop_points.csv");
+  ORRERY_SKIP_WITHOUT_DATA_FILE("porian2024/porian2024_fit_results.json");
   RunColumns cols;
   cols.compute = "flops";
   cols.where = {{"config_id", "4"}};
-  auto runs = LoadRuns(testing::SharedDataDir() + "/porian2024/porian2024_isoflop_points.csv", cols);
+  auto runs = LoadRuns(testing::DataFile("porian2024/porian2024_isoflop_points.csv"), cols);
   ASSERT_TRUE(runs.ok()) << runs.error().message;
-  std::ifstream in(testing::SharedDataDir() + "/porian2024/porian2024_fit_results.json");
+  std::ifstream in(testing::DataFile("porian2024/porian2024_fit_results.json"));
   const auto published = nlohmann::json::parse(in);
   double a_pub = 0;
   for (const auto& c : published)
@@ -79,8 +80,8 @@ TEST(IsoFlop, PorianRefinedWebTunedExponent) {
 // fitted to the Fig. 2 IsoFLOP minima (6e18 - 1e22 FLOP). The digitised Fig. 2
 // points give the exponent within 0.03.
 TEST(IsoFlop, Llama3TokensExponent) {
-  ORRERY_SKIP_WITHOUT_SHARED_DATA();
-  auto runs = LoadRuns(testing::SharedDataDir() + "/llama3_isoflop/llama3_fig2_isoflops_points.csv", {});
+  ORRERY_SKIP_WITHOUT_DATA_FILE("llama3_isoflop/llama3_fig2_isoflops_points.csv");
+  auto runs = LoadRuns(testing::DataFile("llama3_isoflop/llama3_fig2_isoflops_points.csv"), {});
   ASSERT_TRUE(runs.ok()) << runs.error().message;
   auto fit = FitIsoFlop(*runs);
   ASSERT_TRUE(fit.ok()) << fit.error().message;
@@ -93,8 +94,8 @@ TEST(IsoFlop, Llama3TokensExponent) {
 // Hoffmann et al. 2022 Table 3 (Approach 1 projections) follow
 // N_opt ~ C^0.50 (Table 2, Approach 1: a = 0.50).
 TEST(PowerLaw, ChinchillaTable3Exponent) {
-  ORRERY_SKIP_WITHOUT_SHARED_DATA();
-  auto t = ReadCsvFile(testing::SharedDataDir() + "/reference/chinchilla_table3_approach1.csv");
+  ORRERY_SKIP_WITHOUT_DATA_FILE("reference/chinchilla_table3_approach1.csv");
+  auto t = ReadCsvFile(testing::DataFile("reference/chinchilla_table3_approach1.csv"));
   ASSERT_TRUE(t.ok()) << t.error().message;
   std::vector<double> c, n;
   for (const auto& row : t->rows) {

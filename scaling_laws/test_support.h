@@ -1,7 +1,9 @@
 #pragma once
-// Test helpers: where the shared scaling-law data lives, and loaders for the
-// files the tests use. Tests skip (GTEST_SKIP) with a clear message when the
-// shared data folder is absent from this checkout.
+// Test helpers: where the scaling-law data lives, and loaders for the files
+// the tests use. MIT-licensed data is shipped in scaling_laws/data/ (its
+// README names origins and licences); everything else is read from the shared
+// research snapshot ../shared/scaling_data/, and tests that need it skip
+// (GTEST_SKIP) with a clear message when this checkout lacks it.
 
 #include <algorithm>
 #include <filesystem>
@@ -11,6 +13,15 @@
 
 namespace orrery::scaling_laws::testing {
 
+// scaling_laws/data/ of the source tree (MIT-licensed copies).
+inline std::string InRepoDataDir() {
+#ifdef ORRERY_SCALING_DATA_DIR
+  return ORRERY_SCALING_DATA_DIR;
+#else
+  return "";
+#endif
+}
+
 inline std::string SharedDataDir() {
 #ifdef ORRERY_TEST_SHARED_DIR
   return std::string(ORRERY_TEST_SHARED_DIR) + "/scaling_data";
@@ -18,6 +29,16 @@ inline std::string SharedDataDir() {
   return "";
 #endif
 }
+
+// Path of data file `rel` ("porian2024/porian2024_fit_results.json"): the
+// in-repo copy when there is one, else the shared snapshot's.
+inline std::string DataFile(const std::string& rel) {
+  const std::string in_repo = InRepoDataDir() + "/" + rel;
+  if (!InRepoDataDir().empty() && std::filesystem::exists(in_repo)) return in_repo;
+  return SharedDataDir() + "/" + rel;
+}
+
+inline bool HaveDataFile(const std::string& rel) { return std::filesystem::exists(DataFile(rel)); }
 
 inline bool HaveSharedData() {
   const std::string dir = SharedDataDir();
@@ -33,10 +54,20 @@ inline bool HaveSharedData() {
     }                                                                                     \
   } while (0)
 
+// Skips unless data file `rel` is in scaling_laws/data/ or the shared snapshot.
+#define ORRERY_SKIP_WITHOUT_DATA_FILE(rel)                                                \
+  do {                                                                                    \
+    if (!::orrery::scaling_laws::testing::HaveDataFile(rel)) {                            \
+      GTEST_SKIP() << "scaling data file '" << (rel) << "' found neither in '"            \
+                   << ::orrery::scaling_laws::testing::InRepoDataDir() << "' nor in '"    \
+                   << ::orrery::scaling_laws::testing::SharedDataDir() << "'";            \
+    }                                                                                     \
+  } while (0)
+
 // Epoch's digitised Chinchilla Fig. 4 points with the 5 highest-loss points
 // dropped, as Besiroglu et al. 2024 did (240 remain).
 inline RunTable EpochChinchillaPoints240() {
-  auto loaded = LoadRuns(SharedDataDir() + "/epoch_chinchilla/chinchilla_fig4_points_NDCL.csv", {});
+  auto loaded = LoadRuns(DataFile("epoch_chinchilla/chinchilla_fig4_points_NDCL.csv"), {});
   RunTable t = loaded.value();
   std::vector<RunPoint> pts = t.points;
   std::stable_sort(pts.begin(), pts.end(),

@@ -1,6 +1,7 @@
 #include "cli/fit_command.h"
 
 #include <boost/program_options.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <cstdio>
@@ -24,11 +25,12 @@ namespace sl = orrery::scaling_laws;
 namespace {
 
 constexpr int kOk = 0;
-constexpr int kBadInput = 2;
+constexpr int kInvalid = 1;   // the data, file, preset or law cannot be used
+constexpr int kBadInput = 2;  // usage: options, their values, their combination
 
 const char* kUsage = R"(usage:
   orrery fit POINTS.csv [--law chinchilla|kaplan|isoflop] [options]
-  orrery fit --preset NAME --budget FLOP [--inference-tokens T] [--format table|json]
+  orrery fit --preset NAME --budget FLOP [--inference-tokens T] [--format table|json|yaml]
   orrery fit --preset NAME --target-loss L [--inference-tokens T]
   orrery fit --list-presets
 
@@ -51,8 +53,21 @@ Laws:
   isoflop     Chinchilla Approach 2: a parabola in log N per compute budget,
               then N_opt = k C^a and D_opt = k C^b over budgets.
 
+Output: a table, or with --format json|yaml the law with its residuals (log
+L_pred - log L per run, with the CSV line), the data-spread warnings (N or D
+spanning less than a decade, N and D confounded, too few runs) and, with
+--bootstrap K, the percentile intervals and every replicate's parameters
+(bootstrap.samples). That file is what `orrery plan --law FILE` reads to
+carry the law's uncertainty through to days and cost. Warnings also go to
+stderr.
+
+Exit status: 0 success, 1 unreadable data or a fit/preset that cannot be
+used, 2 usage error (unknown option, bad option value).
+
 Examples:
   orrery fit runs.csv --bootstrap 200
+  orrery fit scaling_laws/data/gemstones/gemstones_hot.csv --n-col params_active_precise \
+      --bootstrap 100 --format yaml > gemstones-law.yaml
   orrery fit porian.csv --law isoflop --c-col flops --where config_id=4
   orrery fit --preset chinchilla --budget 5.76e23
   orrery fit --preset epoch --budget 1e24 --inference-tokens 2e13 --format json
@@ -93,19 +108,63 @@ bool PositiveNumber(const std::string& text, const char* option, double* value, 
   return true;
 }
 
+// YAML form of a JSON document: maps stay maps, arrays of numbers are written
+// in flow style ([1, 2, 3]), arrays of maps as one flow map per line.
+void EmitYaml(const nlohmann::json& j, YAML::Emitter& e) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::object:
+      e << YAML::BeginMap;
+      for (const auto& [key, value] : j.items()) {
+        e << YAML::Key << key << YAML::Value;
+        EmitYaml(value, e);
+      }
+      e << YAML::EndMap;
+      break;
+    case nlohmann::json::value_t::array: {
+      bool scalars = true;
+      for (const auto& x : j) scalars = scalars && !x.is_structured();
+      e << (scalars ? YAML::Flow : YAML::Block) << YAML::BeginSeq;
+      for (const auto& x : j) {
+        if (x.is_object()) e << YAML::Flow;
+        EmitYaml(x, e);
+      }
+      e << YAML::EndSeq;
+      break;
+    }
+    case nlohmann::json::value_t::string: e << j.get<std::string>(); break;
+    case nlohmann::json::value_t::boolean: e << j.get<bool>(); break;
+    case nlohmann::json::value_t::number_integer: e << j.get<int64_t>(); break;
+    case nlohmann::json::value_t::number_unsigned: e << j.get<uint64_t>(); break;
+    case nlohmann::json::value_t::number_float: e << j.get<double>(); break;
+    default: e << YAML::Null; break;
+  }
+}
+
+// Writes `j` as JSON or YAML (both readable by `orrery plan --law FILE`).
+void PrintStructured(const nlohmann::json& j, const std::string& format, std::ostream& out) {
+  if (format == "yaml") {
+    YAML::Emitter e;
+    e.SetDoublePrecision(12);
+    EmitYaml(j, e);
+    out << e.c_str() << "\n";
+  } else {
+    out << j.dump(2) << "\n";
+  }
+}
+
 void PrintWarnings(const std::vector<std::string>& warnings, std::ostream& err) {
   for (const auto& w : warnings) err << "warning: " << w << "\n";
 }
 
 int ListPresets(const sl::PresetCatalog& cat, const Options& o, std::ostream& out) {
-  if (o.format == "json") {
+  if (o.format != "table") {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& p : cat.presets) {
       j.push_back({{"name", p.name}, {"aliases", p.aliases}, {"kind", p.kind_name},
                    {"parameters", p.parameters}, {"formula", p.formula}, {"source", p.source},
                    {"notes", p.notes}});
     }
-    out << j.dump(2) << "\n";
+    PrintStructured(j, o.format, out);
     return kOk;
   }
   for (const auto& p : cat.presets) {
@@ -121,7 +180,7 @@ int PresetAnswer(const sl::PresetCatalog& cat, const Options& o, std::ostream& o
   auto preset = cat.Find(o.preset);
   if (!preset) {
     err << "orrery fit: " << preset.error().message << "\n";
-    return kBadInput;
+    return kInvalid;
   }
   double k = 6, budget = 0, target = 0, inference = 0;
   if (!PositiveNumber(o.flops_per_param_token, "--flops-per-param-token", &k, err)) return kBadInput;
@@ -156,7 +215,7 @@ int PresetAnswer(const sl::PresetCatalog& cat, const Options& o, std::ostream& o
       auto numeric = sl::ComputeOptimalNumeric(law, budget, k);
       if (!closed || !numeric) {
         err << "orrery fit: " << (closed ? numeric.error() : closed.error()).message << "\n";
-        return kBadInput;
+        return kInvalid;
       }
       j["compute_optimal"] = sl::ComputeOptimumToJson(*closed);
       j["compute_optimal"]["N_opt_numeric"] = numeric->params_n;
@@ -174,7 +233,7 @@ int PresetAnswer(const sl::PresetCatalog& cat, const Options& o, std::ostream& o
       auto ia = sl::InferenceAwareOptimal(law, target, inference, k, 2.0);
       if (!ia) {
         err << "orrery fit: " << ia.error().message << "\n";
-        return kBadInput;
+        return kInvalid;
       }
       j["inference_aware"] = {{"target_loss", ia->target_loss}, {"N", ia->params_n},
                               {"D_train", ia->tokens_train}, {"D_inference", ia->tokens_inference},
@@ -194,10 +253,10 @@ int PresetAnswer(const sl::PresetCatalog& cat, const Options& o, std::ostream& o
         << "'; compute-optimal answers need a 'chinchilla' or 'allocation' preset"
         << (preset->name.rfind("kaplan", 0) == 0 ? " (try kaplan2020_compute_optimal)" : "")
         << "\n";
-    return kBadInput;
+    return kInvalid;
   }
-  if (o.format == "json") {
-    out << j.dump(2) << "\n";
+  if (o.format != "table") {
+    PrintStructured(j, o.format, out);
   } else {
     out << preset->name << ": " << preset->formula << "\n  " << preset->source << "\n\n" << table;
   }
@@ -224,10 +283,10 @@ int FitPoints(const Options& o, std::ostream& out, std::ostream& err) {
   auto runs = sl::LoadRuns(o.points, cols);
   if (!runs) {
     err << "orrery fit: " << runs.error().message << "\n";
-    return kBadInput;
+    return kInvalid;
   }
   for (const auto& n : runs->notes) err << "note: " << n << "\n";
-  const bool json = o.format == "json";
+  const bool json = o.format != "table";  // json or yaml
 
   if (o.law == "chinchilla") {
     sl::Result<sl::ChinchillaFit> fit = sl::Error{""};
@@ -240,19 +299,19 @@ int FitPoints(const Options& o, std::ostream& out, std::ostream& err) {
     }
     if (!fit) {
       err << "orrery fit: " << fit.error().message << "\n";
-      return kBadInput;
+      return kInvalid;
     }
     std::optional<sl::BootstrapResult> boot;
     if (o.bootstrap > 0) {
       auto b = sl::BootstrapChinchilla(*runs, fit->params, o.bootstrap, o.seed);
       if (!b) {
         err << "orrery fit: " << b.error().message << "\n";
-        return kBadInput;
+        return kInvalid;
       }
       boot = *b;
     }
     if (json) {
-      out << sl::ChinchillaFitToJson(*fit, *runs, boot ? &*boot : nullptr).dump(2) << "\n";
+      PrintStructured(sl::ChinchillaFitToJson(*fit, *runs, boot ? &*boot : nullptr), o.format, out);
     } else {
       const auto& p = fit->params;
       out << "Chinchilla law L = E + A/N^alpha + B/D^beta  (" << fit->method << ", "
@@ -285,11 +344,11 @@ int FitPoints(const Options& o, std::ostream& out, std::ostream& err) {
                           nd_fit.ok() ? nullptr : &nd_fit.error()}) {
       if (e != nullptr) {
         err << "orrery fit: " << e->message << "\n";
-        return kBadInput;
+        return kInvalid;
       }
     }
     if (json) {
-      out << sl::KaplanFitsToJson(*n_fit, *d_fit, *nd_fit, *runs).dump(2) << "\n";
+      PrintStructured(sl::KaplanFitsToJson(*n_fit, *d_fit, *nd_fit, *runs), o.format, out);
     } else {
       out << "Kaplan et al. 2020 laws (" << runs->points.size() << " runs from " << runs->source
           << ")\n"
@@ -313,7 +372,7 @@ int FitPoints(const Options& o, std::ostream& out, std::ostream& err) {
   auto fit = sl::FitIsoFlop(*runs, iso);
   if (!fit) {
     err << "orrery fit: " << fit.error().message << "\n";
-    return kBadInput;
+    return kInvalid;
   }
   std::optional<sl::BootstrapResult> boot;
   if (o.bootstrap > 0) {
@@ -325,12 +384,12 @@ int FitPoints(const Options& o, std::ostream& out, std::ostream& err) {
     auto b = sl::Bootstrap(*runs, o.bootstrap, o.seed, {"a", "b"}, est);
     if (!b) {
       err << "orrery fit: " << b.error().message << "\n";
-      return kBadInput;
+      return kInvalid;
     }
     boot = *b;
   }
   if (json) {
-    out << sl::IsoFlopFitToJson(*fit, boot ? &*boot : nullptr).dump(2) << "\n";
+    PrintStructured(sl::IsoFlopFitToJson(*fit, boot ? &*boot : nullptr), o.format, out);
   } else {
     out << "IsoFLOP (Chinchilla Approach 2), " << runs->points.size() << " runs from "
         << runs->source << "\n  budget C      runs  N_opt        D_opt        L_opt\n";
@@ -374,7 +433,8 @@ int RunFitCommand(const std::vector<std::string>& args, std::ostream& out, std::
     ("seed", po::value(&o.seed)->default_value(20240416), "bootstrap random seed")
     ("starts", po::value(&o.starts)->default_value(0),
      "L-BFGS starts: 0 = all 4500 grid points, K = the K best grid points")
-    ("format", po::value(&o.format)->default_value("table"), "table | json")
+    ("format", po::value(&o.format)->default_value("table"),
+     "table | json | yaml (json and yaml carry the residuals, warnings and bootstrap samples)")
     ("preset", po::value(&o.preset), "a published law (see --list-presets)")
     ("budget", po::value(&o.budget), "training compute budget in FLOP, e.g. 1e24")
     ("target-loss", po::value(&o.target_loss), "loss to reach (inference-aware optimum)")
@@ -398,8 +458,10 @@ int RunFitCommand(const std::vector<std::string>& args, std::ostream& out, std::
     out << desc << "\n";
     return kOk;
   }
-  if (o.format != "table" && o.format != "json") {
-    err << "orrery fit: --format: expected table or json, got '" << o.format << "'\n";
+  if (o.format != "table" && o.format != "json" && o.format != "yaml") {
+    const std::string guess = sl::DidYouMean(o.format, {"table", "json", "yaml"});
+    err << "orrery fit: --format: expected table, json or yaml, got '" << o.format << "'"
+        << (guess.empty() ? "" : "; did you mean '" + guess + "'?") << "\n";
     return kBadInput;
   }
   if (o.law != "chinchilla" && o.law != "kaplan" && o.law != "isoflop") {
@@ -422,7 +484,7 @@ int RunFitCommand(const std::vector<std::string>& args, std::ostream& out, std::
                                                               : o.presets_file);
       if (!cat) {
         err << "orrery fit: " << cat.error().message << "\n";
-        return kBadInput;
+        return kInvalid;
       }
       return o.list_presets ? ListPresets(*cat, o, out) : PresetAnswer(*cat, o, out, err);
     }
@@ -435,7 +497,7 @@ int RunFitCommand(const std::vector<std::string>& args, std::ostream& out, std::
     // The library reports errors as values; this guards against the
     // unexpected (e.g. allocation failure) so the CLI never crashes.
     err << "orrery fit: internal error: " << e.what() << "\n";
-    return kBadInput;
+    return kInvalid;
   }
 }
 

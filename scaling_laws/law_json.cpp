@@ -20,6 +20,11 @@ nlohmann::json BootstrapToJson(const BootstrapResult& b) {
   for (size_t k = 0; k < b.names.size(); ++k) {
     j["intervals"][b.names[k]] = {b.intervals[k].lo, b.intervals[k].hi};
   }
+  // Every replicate, index-aligned across names, so that a reader can carry
+  // the joint uncertainty (A and alpha are strongly correlated) further.
+  for (size_t k = 0; k < b.names.size() && k < b.samples.size(); ++k) {
+    j["samples"][b.names[k]] = b.samples[k];
+  }
   return j;
 }
 

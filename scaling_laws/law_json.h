@@ -1,6 +1,8 @@
 #pragma once
 // JSON form of fitted laws and compute-optimal answers (schema documented in
 // README.md "JSON output"). Residuals are log L_pred - log L per input run.
+// Bootstrap blocks carry the intervals and every replicate (`samples`,
+// index-aligned across parameters).
 
 #include <nlohmann/json.hpp>
 

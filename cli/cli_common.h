@@ -29,6 +29,7 @@ int RunExplain(const Args& args, std::ostream& out, std::ostream& err);
 int RunEstimate(const Args& args, std::ostream& out, std::ostream& err);
 int RunValidate(const Args& args, std::ostream& out, std::ostream& err);
 int RunBench(const Args& args, std::ostream& out, std::ostream& err);
+int RunPlan(const Args& args, std::ostream& out, std::ostream& err);
 int RunCalibrate(const Args& args, std::ostream& out, std::ostream& err);
 int RunInfer(const Args& args, std::ostream& out, std::ostream& err);
 int RunSearch(const Args& args, std::ostream& out, std::ostream& err);

@@ -25,6 +25,7 @@ const Verb kVerbs[] = {
     {"presets", "list shipped presets, or show one with units", orrery::cli::RunPresets},
     {"explain", "document a configuration key (or --markdown for all)", orrery::cli::RunExplain},
     {"fit", "fit a scaling law to measured runs; compute-optimal N and D", orrery::cli::RunFitCommand},
+    {"plan", "loss target or budget -> model, plan, days, GPU-hours, MWh, cost", orrery::cli::RunPlan},
     {"network", "a system's topology, parts, cost and power; collective times; fabric studies", orrery::cli::RunNetwork},
     {"bench", "time the closed-form estimator (estimates per second)", orrery::cli::RunBench},
     {"calibrate", "measure this machine's kernels into a device profile; check a CPU layer", orrery::cli::RunCalibrate},

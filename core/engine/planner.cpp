@@ -163,10 +163,15 @@ models::ModelSpec Shape(const FamilySpec& f, int64_t hidden, int64_t layers) {
 models::ModelSpec BuildModel(const FamilySpec& f, double target_params) {
   const double r = f.aspect_ratio;
   const int64_t step = std::max<int64_t>(f.hidden_multiple, f.head_dim);
-  constexpr double kTolerance = 0.01;  // shapes within 1 % of N compete on aspect ratio
+  // Score of a shape: its parameter error beyond 1 % plus 0.01 x |ln(aspect
+  // / target)|. Within 1 % of N the aspect ratio decides; beyond, 1 % more
+  // parameter error is worth a factor e in aspect ratio, so a shape slightly
+  // further from N but near the family's proportions wins over a squat one.
+  constexpr double kTolerance = 0.01;
+  constexpr double kAspectWeight = 0.01;
   models::ModelSpec best;
   double best_err = std::numeric_limits<double>::infinity();
-  double best_aspect = std::numeric_limits<double>::infinity();
+  double best_score = std::numeric_limits<double>::infinity();
   for (int64_t k = 1; k <= 4096; ++k) {
     const int64_t h = k * step;
     const double hd = static_cast<double>(h);
@@ -182,12 +187,11 @@ models::ModelSpec BuildModel(const FamilySpec& f, double target_params) {
       const double p = models::ParameterCount(m, f.seq_len);
       const double err = std::abs(std::log(p / target_params));
       const double aspect = std::abs(std::log(hd / static_cast<double>(l) / r));
-      const double e = err > kTolerance ? err : 0.0;
-      const double be = best_err > kTolerance ? best_err : 0.0;
-      if (e < be || (e == be && aspect < best_aspect)) {
+      const double score = std::max(0.0, err - kTolerance) + kAspectWeight * aspect;
+      if (score < best_score) {
         best = m;
         best_err = err;
-        best_aspect = aspect;
+        best_score = score;
       }
       if (p > 2 * target_params) break;
     }
@@ -491,7 +495,11 @@ ChainPoint Evaluate(const Context& ctx, const Allocation& a) {
     }
   } else {
     run_on(ctx.system);
-    if (!cp.best.found) cp.infeasible = cp.best.why_none;
+    if (!cp.best.found)
+      cp.infeasible = cp.best.why_none + " (" + std::to_string(cp.gpus) + " GPUs, a batch of " +
+                      std::to_string(ctx.global_batch) + " sequences, " +
+                      std::to_string(cp.model.layers) +
+                      " layers; --gpus, --deadline or --batch-tokens change them)";
   }
   if (cp.best.found) {
     const TrainingEstimate& e = cp.best.estimate;

@@ -68,10 +68,12 @@ std::optional<FamilySpec> LoadFamily(const std::string& name_or_file, const std:
                                      base::Diagnostics& diags);
 
 // The model of `family` whose parameter count (models::ParameterCount at the
-// family's sequence length) is closest to `target_params`. Shapes searched:
+// family's sequence length) is near `target_params`. Shapes searched:
 // d_model = k * hidden_multiple, n_layers = j * layers_multiple with
-// d_model / n_layers within a factor 2 of the aspect ratio. Among shapes within 1 % of the target the one
-// nearest the aspect ratio wins; otherwise the nearest in parameters.
+// d_model / n_layers within a factor 2 of the aspect ratio. Score: the
+// parameter error beyond 1 % plus 0.01 x |ln(aspect / target aspect)|, so
+// within 1 % of N the aspect ratio decides, and beyond it a shape slightly
+// further from N but near the family's proportions beats a squat one.
 // heads = d_model / head_dim; kv_heads = the largest divisor of heads that is
 // at most the family's kv_heads; ffn = ffn_multiplier * d_model rounded up.
 models::ModelSpec BuildModel(const FamilySpec& family, double target_params);

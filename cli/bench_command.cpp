@@ -10,14 +10,23 @@ namespace orrery::cli {
 
 namespace po = boost::program_options;
 
+// `orrery bench --engine event` (cli/event_bench.cpp).
+int RunEventBench(const Args& args, std::ostream& out, std::ostream& err);
+
 int RunBench(const Args& args, std::ostream& out, std::ostream& err) {
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i] == "--engine=event" || (args[i] == "--engine" && i + 1 < args.size() && args[i + 1] == "event"))
+      return RunEventBench(args, out, err);
   po::options_description opts(
       "orrery bench [SCENARIO] [--seconds S]\n\n"
       "Times TrainingEstimator::Run on one core (one thread) over varying plans of the\n"
       "scenario (default: GPT-3 175B on 1024 A100, configs/scenarios/gpt3-175b-1024-a100.yaml)\n"
-      "and prints estimates per second.\n\noptions");
+      "and prints estimates per second.\n"
+      "orrery bench --engine event --help: the event-driven engine's speed instead.\n\noptions");
   double seconds = 2;
-  opts.add_options()("help,h", "show this help")("seconds", po::value(&seconds), "how long to run (default 2)");
+  std::string engine = "closed";
+  opts.add_options()("help,h", "show this help")("seconds", po::value(&seconds), "how long to run (default 2)")(
+      "engine", po::value(&engine), "closed (default) | event");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value<std::string>(), "");
   po::positional_options_description pos;
@@ -35,6 +44,10 @@ int RunBench(const Args& args, std::ostream& out, std::ostream& err) {
   if (vm.count("help")) {
     out << opts;
     return kExitOk;
+  }
+  if (engine != "closed") {
+    err << "error: --engine '" << engine << "': must be closed or event\n";
+    return kExitUsage;
   }
   if (!(seconds > 0 && seconds <= 600)) {
     err << "error: --seconds must be in (0, 600]\n";

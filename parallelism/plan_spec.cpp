@@ -30,8 +30,23 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
         .Enum<Schedule>("schedule", &TrainingPlan::schedule,
                         {{"1f1b", Schedule::kOneFOneB},
                          {"interleaved", Schedule::kInterleaved},
-                         {"gpipe", Schedule::kGpipe}},
-                        "1f1b", "Pipeline schedule.")
+                         {"gpipe", Schedule::kGpipe},
+                         {"zb-h1", Schedule::kZeroBubbleH1},
+                         {"v-min", Schedule::kVMin},
+                         {"v-half", Schedule::kVHalf},
+                         {"v-zb", Schedule::kVZeroBubble}},
+                        "1f1b",
+                        "Pipeline schedule: 1f1b, interleaved (with interleave > 1), gpipe; zb-h1 "
+                        "(backward split into input and weight gradients, Qi et al. 2024) and "
+                        "v-min, v-half, v-zb (V-shape with 1/3, 1/2 or all of 1F1B's activation "
+                        "memory, Qi et al. NeurIPS 2024; need interleave 2) are simulated by "
+                        "`orrery estimate --engine event`; the closed form prices them as 1F1B.")
+        .Int("straggler_stage", &TrainingPlan::straggler_stage, -1, 1e6, "-1",
+             "Pipeline stage whose devices run slower than the rest (a straggler); -1 = none. "
+             "Seen by the event engine only.")
+        .Real("straggler_slowdown", &TrainingPlan::straggler_slowdown, 1, 1000, "1",
+              "Factor on the compute time of the straggler stage (1.2 = 20 % slower). Seen by the "
+              "event engine only.")
         .Int("micro_batch", &TrainingPlan::micro_batch, 1, 1e6, "1", "Sequences per microbatch.")
         .Enum<Recompute>("recompute", &TrainingPlan::recompute,
                          {{"none", Recompute::kNone},

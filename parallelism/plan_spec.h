@@ -12,7 +12,10 @@
 namespace orrery::parallelism {
 
 enum class Recompute { kNone, kSelective, kFull };
-enum class Schedule { kOneFOneB, kInterleaved, kGpipe };
+// kZeroBubbleH1 and the V-shape schedules are simulated by the event-driven
+// engine (parallelism/step_graph.h); the closed form prices them as 1F1B
+// (interleaved with v = 2 for the V-shapes).
+enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVHalf, kVZeroBubble };
 enum class Attention { kFlash, kMaterialized };
 enum class Optimizer { kAdam, kSgd };
 enum class DpCollective { kHierarchical, kFlat };
@@ -28,6 +31,8 @@ struct TrainingPlan {
   int64_t first_stage_layers = 0;  // layers on the first pipeline stage; 0 = even split
   int64_t last_stage_layers = 0;   // layers on the last pipeline stage; 0 = even split
   Schedule schedule = Schedule::kOneFOneB;
+  int64_t straggler_stage = -1;    // pipeline stage whose devices run slow; -1 = none
+  double straggler_slowdown = 1;   // compute time factor on that stage (event engine)
   int64_t micro_batch = 1;
   Recompute recompute = Recompute::kNone;
   Attention attention = Attention::kFlash;

@@ -89,8 +89,8 @@ int64_t VShapeCap(PipelineSchedule s, int64_t p) {
 // --- the V-shape greedy --------------------------------------------------------
 //
 // List scheduling on nominal durations: whenever a device is free it runs the
-// first ready pass of: B of its second chunk, B of its first chunk, F of its
-// second chunk, F of its first chunk, the oldest pending W. An F may start only
+// first ready pass of: B of its second chunk, F of its second chunk, B of its
+// first chunk, F of its first chunk, the oldest pending W. An F may start only
 // while the chunk-microbatches held (F started, W not finished) stay within
 // `cap`; an F of the first chunk also leaves one place free for the second
 // chunk, whose passes are the only way memory is ever released (without that
@@ -126,25 +126,22 @@ std::vector<std::vector<PassRef>> VShapeOrder(int64_t p, int64_t m, int64_t cap,
     if (v.busy) return;
     PassRef pick{TaskKind::kForward, -1, -1};
     int pick_chunk = 0;
-    for (int c : {1, 0}) {  // B passes, second chunk first
-      const int64_t j = v.next_b[c], g = vstage(d, c);
-      if (j >= m) continue;
-      if (f_done[at(g, j)] <= now && (g == S - 1 || b_done[at(g + 1, j)] <= now)) {
-        pick = {TaskKind::kBackwardInput, static_cast<int32_t>(g), static_cast<int32_t>(j)};
-        pick_chunk = c;
-        break;
-      }
-    }
-    if (pick.virtual_stage < 0) {
-      for (int c : {1, 0}) {  // F passes within the memory limit
-        const int64_t j = v.next_f[c], g = vstage(d, c);
-        if (j >= m || v.held + 1 + (c == 0 ? 1 : 0) > cap) continue;
-        if (g == 0 || f_done[at(g - 1, j)] <= now) {
+    // In priority order: B of the second chunk, F of the second chunk, B of
+    // the first, F of the first (F within the memory limit).
+    for (int step = 0; step < 4 && pick.virtual_stage < 0; ++step) {
+      const int c = step == 0 || step == 1 ? 1 : 0;
+      const bool backward = step == 0 || step == 2;
+      const int64_t g = vstage(d, c);
+      if (backward) {
+        const int64_t j = v.next_b[c];
+        if (j < m && f_done[at(g, j)] <= now && (g == S - 1 || b_done[at(g + 1, j)] <= now))
+          pick = {TaskKind::kBackwardInput, static_cast<int32_t>(g), static_cast<int32_t>(j)};
+      } else {
+        const int64_t j = v.next_f[c];
+        if (j < m && v.held + 1 + (c == 0 ? 1 : 0) <= cap && (g == 0 || f_done[at(g - 1, j)] <= now))
           pick = {TaskKind::kForward, static_cast<int32_t>(g), static_cast<int32_t>(j)};
-          pick_chunk = c;
-          break;
-        }
       }
+      pick_chunk = c;
     }
     if (pick.virtual_stage < 0 && !v.pending_w.empty()) {
       const auto [g, j] = v.pending_w.front();
@@ -295,8 +292,12 @@ struct Builder {
     const int32_t id = g.graph.AddTask(on_resource ? Resource(d, stream) : base::kNoResource,
                                        std::max(0.0, duration));
     g.info.push_back(TaskInfo{kind, stream, static_cast<int32_t>(d), static_cast<int32_t>(chunk),
-                              static_cast<int32_t>(mb)});
+                              static_cast<int32_t>(mb), -1});
     return id;
+  }
+  int32_t Bucket(int32_t task, int64_t b) {
+    g.info[static_cast<size_t>(task)].bucket = static_cast<int32_t>(b);
+    return task;
   }
   double Slow(int64_t d) const {
     return s.slowdown.empty() ? 1.0 : std::max(1.0, s.slowdown[static_cast<size_t>(d)]);
@@ -340,8 +341,8 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
   if (has_dp && dp.param_gather > 0 && buckets_overlap)
     for (int64_t c = 0; c < v; ++c)
       for (int64_t b = 0; b < buckets_per_chunk; ++b)
-        gather[static_cast<size_t>(c)].push_back(
-            Add(d, StreamKind::kDp, TaskKind::kParamGather, bucket_gather, c, b));
+        gather[static_cast<size_t>(c)].push_back(Bucket(
+            Add(d, StreamKind::kDp, TaskKind::kParamGather, bucket_gather, c, -1), b));
 
   // ZeRO-3: every pass but W gathers its chunk's weights first (W needs the
   // saved inputs and the output gradient, not the weights); with full
@@ -388,8 +389,8 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
     int32_t entry, done, first_piece;
   };
   auto pass = [&](TaskKind kind, double compute, double gemm, double tp, int64_t c, int64_t j,
-                  int64_t count) {
-    compute *= slow;
+                  int64_t count, double inner_comm = 0) {
+    compute = compute * slow + inner_comm;
     gemm = std::min(gemm * slow, compute);
     if (tp > 0 && s.tp_overlap) {
       // Start marker; the collective may start once the non-GEMM part has run
@@ -420,7 +421,7 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
   auto reduce_buckets = [&](int32_t first_piece, int64_t c, int64_t count) {
     // Bucket i reduces once piece i has produced its gradients.
     for (int64_t i = 0; i < count; ++i) {
-      const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, bucket_reduce, c, i);
+      const int32_t t = Bucket(Add(d, StreamKind::kDp, TaskKind::kGradReduce, bucket_reduce, c, -1), i);
       g.graph.AddDependency(first_piece + static_cast<int32_t>(i), t);
       reduces.push_back(t);
     }
@@ -445,7 +446,8 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
       case TaskKind::kForward: {
         const auto& gb = gather[static_cast<size_t>(c)];
         const bool gated = j == 0 && !gb.empty();
-        e = pass(r.kind, w.forward, w.forward_gemm, w.tp_forward, c, j, gated ? buckets_per_chunk : 1);
+        e = pass(r.kind, w.forward, w.forward_gemm, w.tp_forward, c, j, gated ? buckets_per_chunk : 1,
+                 w.forward_comm);
         if (gated)  // piece i waits for gather bucket i
           for (size_t i = 0; i < gb.size(); ++i)
             g.graph.AddDependency(gb[i], e.first_piece + static_cast<int32_t>(i));
@@ -456,11 +458,13 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
         rec_entry = e.entry;
         break;
       case TaskKind::kBackward:
-        e = pass(r.kind, w.backward, w.backward_gemm, w.tp_backward, c, j, bucketed ? buckets_per_chunk : 1);
+        e = pass(r.kind, w.backward, w.backward_gemm, w.tp_backward, c, j, bucketed ? buckets_per_chunk : 1,
+                 w.backward_comm);
         if (bucketed) reduce_buckets(e.first_piece, c, buckets_per_chunk);
         break;
       case TaskKind::kBackwardInput:
-        e = pass(r.kind, w.backward - w.backward_weight, 0.5 * w.backward_gemm, w.tp_backward, c, j, 1);
+        e = pass(r.kind, w.backward - w.backward_weight, 0.5 * w.backward_gemm, w.tp_backward, c, j, 1,
+                 w.backward_comm);
         break;
       case TaskKind::kBackwardWeight:
         e = pass(r.kind, w.backward_weight, 0.5 * w.backward_gemm, 0, c, j, bucketed ? buckets_per_chunk : 1);
@@ -568,6 +572,13 @@ StepError BuildStepGraph(const StepSpec& s, StepGraph& out) {
           w.backward_weight *= f;
           w.recompute *= f;
         }
+    // What a pass holds its compute stream for: exposed TP collectives and
+    // in-pass communication too.
+    for (ChunkWork& w : nominal) {
+      w.forward += w.forward_comm + (s.tp_overlap ? 0 : w.tp_forward);
+      w.backward += w.backward_comm + (s.tp_overlap ? 0 : w.tp_backward);
+      w.recompute += s.tp_overlap ? 0 : w.tp_recompute;
+    }
     seq = VShapeOrder(s.stages, s.microbatches, VShapeCap(s.schedule, s.stages), nominal);
     size_t total = 0;
     for (const auto& o : seq) total += o.size();
@@ -710,14 +721,14 @@ StepResult Analyze(const StepGraph& g, const base::Timeline& t) {
     for (int32_t b : tail[static_cast<size_t>(d)]) consider(b);
     charge(r.stages[static_cast<size_t>(d)], compute_end[static_cast<size_t>(d)], r.iteration);
   }
-  double idle = 0;
+  double bubble = 0;
   for (int64_t d = 0; d < p; ++d) {
     StageStats& st = r.stages[static_cast<size_t>(d)];
     st.idle = r.iteration - st.busy;
-    idle += st.idle;
+    bubble += st.wait_bubble;
     if (st.end > r.stages[static_cast<size_t>(r.critical_stage)].end) r.critical_stage = static_cast<int32_t>(d);
   }
-  r.bubble_fraction = r.iteration > 0 ? idle / (static_cast<double>(p) * r.iteration) : 0;
+  r.bubble_fraction = r.iteration > 0 ? bubble / (static_cast<double>(p) * r.iteration) : 0;
 
   // Activations held: from the start of a chunk-microbatch's forward to the end
   // of its last backward pass (W when split).

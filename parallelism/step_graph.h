@@ -66,6 +66,9 @@ struct ChunkWork {
   double tp_forward = 0;       // tensor-parallel collectives of the forward
   double tp_backward = 0;      // ... of the backward (input gradients)
   double tp_recompute = 0;     // ... of the recomputation
+  double forward_comm = 0;     // exposed communication inside the forward (CP ring, EP
+                               // all-to-all), on the compute stream, not slowed by a straggler
+  double backward_comm = 0;    // ... inside the backward (the B pass when split)
   double activation_bytes = 0; // stored from the forward until the backward is done
   double param_gather = 0;     // ZeRO-3: all-gather of the chunk's weights, before each pass
   double grad_reduce = 0;      // ZeRO-3: reduce-scatter of the chunk's gradients, per microbatch
@@ -110,7 +113,8 @@ struct TaskInfo {
   StreamKind stream = StreamKind::kCompute;
   int32_t stage = 0;
   int32_t chunk = 0;
-  int32_t microbatch = -1;  // -1 for per-iteration tasks; the bucket for DP buckets
+  int32_t microbatch = -1;  // -1 for per-iteration tasks
+  int32_t bucket = -1;      // DP gradient/parameter buckets: which one
 };
 
 struct StepGraph {
@@ -149,7 +153,7 @@ struct StageStats {
 struct StepResult {
   bool complete = false;
   double iteration = 0;       // makespan (s)
-  double bubble_fraction = 0; // idle compute time over stages x iteration
+  double bubble_fraction = 0; // pipeline-bubble wait (wait_bubble) over stages x iteration
   int32_t critical_stage = 0; // the stage whose last task ends last
   int64_t tasks = 0;
   int64_t events = 0;

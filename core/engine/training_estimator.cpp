@@ -418,6 +418,99 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   return e;
 }
 
+OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism::Workload& w) const {
+  // The same steps as Run(), stopped before the closed form assumes a
+  // schedule; tests/event_engine_test.cpp holds the two to agreement.
+  OperatorCosts c;
+  const models::ModelSpec& m = model_;
+  const hardware::DeviceSpec& dev = system_.device;
+  const int64_t inner = p.tp * p.pp * p.cp;
+  const int64_t dp = p.dp > 0 ? p.dp : (inner > 0 ? devices_ / inner : 1);
+  const hardware::DataType dt = p.precision;
+  const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
+  models::LayerShape shape;
+  shape.micro_batch = p.micro_batch;
+  shape.seq = w.seq_len / std::max<int64_t>(1, p.cp);
+  shape.full_seq = w.seq_len;
+  shape.tp = p.tp;
+  shape.sequence_parallel = p.sequence_parallel;
+  shape.flash = p.attention == parallelism::Attention::kFlash;
+  shape.act_bytes = act;
+  // Forward, backward and the weight-gradient half of each weight GEMM's
+  // backward (a GEMM's backward is an input-gradient and a weight-gradient
+  // GEMM of its size, Narayanan et al. 2021 Sec. 5.1).
+  auto layer = [&](const models::OpList& ops) {
+    const OpTimes t = Times(dev, dt, ops, true);
+    LayerCosts l;
+    l.fwd = t.fwd;
+    l.bwd = t.bwd;
+    l.attention_fwd = t.attention_fwd;
+    l.gemm = t.gemm;
+    for (int i = 0; i < ops.count; ++i) {
+      const Op& op = ops.ops[static_cast<size_t>(i)];
+      if (op.kind == OpKind::kGemm) l.bwd_weight += hardware::GemmTime(dev, dt, op.flops, op.bytes);
+    }
+    return l;
+  };
+  models::OpList ops;
+  models::LayerOps(m, shape, false, p.ep, ops);
+  c.dense = layer(ops);
+  if (m.experts > 1) {
+    models::LayerOps(m, shape, true, p.ep, ops);
+    c.moe = layer(ops);
+  }
+  models::HeadOps(m, shape, ops);
+  c.head = layer(ops);
+  models::EmbeddingOps(m, shape, ops);
+  c.embed = layer(ops);
+  c.embed.bwd_weight = c.embed.bwd;  // the lookup's backward is all weight gradient
+  c.moe_fraction = m.experts > 1 ? 1.0 / static_cast<double>(m.moe_every) : 0.0;
+
+  const Strides st = GroupStrides(p, dp);
+  const double tokens = static_cast<double>(p.micro_batch * shape.seq);
+  const double h = static_cast<double>(m.hidden);
+  const double layer_act_bytes = tokens * h * act;
+  if (p.tp > 1) {
+    const auto g = network_.Place(p.tp, st.tp);
+    const double one = p.sequence_parallel
+                           ? network_.Time(Collective::kAllGather, layer_act_bytes, g) +
+                                 network_.Time(Collective::kReduceScatter, layer_act_bytes, g)
+                           : network_.Time(Collective::kAllReduce, layer_act_bytes, g);
+    c.tp_fwd = 2 * one;
+    c.tp_bwd = 2 * one;
+    if (p.recompute == Recompute::kFull) c.tp_rec = 2 * one;
+  }
+  if (p.cp > 1) {
+    const auto g = network_.Place(p.cp, st.cp);
+    const double kv = tokens * 2 * static_cast<double>(std::max<int64_t>(1, models::KvHeads(m) / p.tp)) *
+                      static_cast<double>(models::HeadDim(m)) * act;
+    const double ring = network_.Time(Collective::kAllGather, kv * static_cast<double>(p.cp), g);
+    c.cp_fwd = std::max(0.0, ring - c.dense.attention_fwd);
+    c.cp_bwd = std::max(0.0, 2 * ring - 2.5 * c.dense.attention_fwd);
+  }
+  if (m.experts > 1 && p.ep > 1) {
+    const auto g = network_.Place(p.ep, st.ep);
+    c.ep_layer = 4 * network_.Time(Collective::kAllToAll, tokens * static_cast<double>(m.top_k) * h * act, g);
+  }
+  if (p.pp > 1)
+    c.p2p = network_.Time(Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp),
+                          network_.Place(p.pp, st.pp));
+
+  const double tp_d = static_cast<double>(p.tp);
+  const double expert_part = m.experts > 1 ? moe_layer_params_ - dense_layer_params_ : 0;
+  c.layer_params = (dense_layer_params_ + c.moe_fraction * expert_part / static_cast<double>(p.ep)) / tp_d;
+  c.embed_params = models::EmbeddingParameters(m, w.seq_len) / tp_d;
+  c.head_params = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len) : models::HeadParameters(m)) / tp_d;
+  c.weight_bytes = act;
+  c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
+  c.optimizer_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 30.0 : 22.0;
+  if (dp > 1) {
+    c.dp_group = network_.Place(dp, st.dp);
+    c.dp_group.flat = p.dp_collective == parallelism::DpCollective::kFlat;
+  }
+  return c;
+}
+
 std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
   const auto& p = s.training;
   switch (e.infeasible) {

@@ -62,6 +62,32 @@ struct TrainingEstimate {
   double train_cost_usd = 0;
 };
 
+// The costs Run() is built from, for the event-driven engine
+// (core/engine/event_estimator.h), which lays them out per stage, chunk and
+// microbatch instead of assuming a schedule. Seconds per microbatch on one
+// device; parameters per device (already split over tp and ep).
+struct LayerCosts {
+  double fwd = 0;
+  double bwd = 0;          // input and weight gradients
+  double bwd_weight = 0;   // the weight-gradient GEMMs of `bwd` (a W pass)
+  double attention_fwd = 0;  // attention core of `fwd` (what selective recompute redoes)
+  double gemm = 0;         // GEMM time of fwd + bwd (what TP overlap hides behind)
+};
+struct OperatorCosts {
+  LayerCosts dense, moe;   // one transformer layer
+  LayerCosts embed, head;  // embedding lookup; LM head and loss
+  double moe_fraction = 0; // share of MoE layers
+  double tp_fwd = 0, tp_bwd = 0, tp_rec = 0;  // TP collectives per layer, not overlapped
+  double cp_fwd = 0, cp_bwd = 0;  // exposed CP exchange per layer, forward and backward
+  double ep_layer = 0;     // EP all-to-alls per MoE layer
+  double p2p = 0;          // one activation send between pipeline stages
+  double layer_params = 0, embed_params = 0, head_params = 0;
+  double weight_bytes = 0; // per parameter
+  double grad_bytes = 0;   // per parameter, as reduced
+  double optimizer_bytes_per_param = 0;
+  hardware::GroupPlacement dp_group;  // where data-parallel collectives run
+};
+
 class TrainingEstimator {
  public:
   // Borrows the model and system; they must outlive the estimator.
@@ -69,6 +95,11 @@ class TrainingEstimator {
 
   TrainingEstimate Run(const parallelism::TrainingPlan& plan,
                        const parallelism::Workload& workload) const;
+
+  // The costs behind Run() for a plan that passes Run()'s checks (a feasible
+  // plan, or one only short of memory). Not on the hot path.
+  OperatorCosts Costs(const parallelism::TrainingPlan& plan,
+                      const parallelism::Workload& workload) const;
 
   const hardware::Network& network() const { return network_; }
 

@@ -1,0 +1,370 @@
+#include "core/engine/event_estimator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "hardware/device_model.h"
+#include "parallelism/memory_model.h"
+
+namespace orrery::engine {
+
+using hardware::Collective;
+using parallelism::ChunkWork;
+using parallelism::PipelineSchedule;
+using parallelism::Recompute;
+using parallelism::TrainingPlan;
+
+PipelineSchedule StepSchedule(const TrainingPlan& p) {
+  switch (p.schedule) {
+    case parallelism::Schedule::kGpipe: return PipelineSchedule::kGpipe;
+    case parallelism::Schedule::kZeroBubbleH1: return PipelineSchedule::kZeroBubbleH1;
+    case parallelism::Schedule::kVMin: return PipelineSchedule::kVMin;
+    case parallelism::Schedule::kVHalf: return PipelineSchedule::kVHalf;
+    case parallelism::Schedule::kVZeroBubble: return PipelineSchedule::kVZeroBubble;
+    case parallelism::Schedule::kOneFOneB:
+    case parallelism::Schedule::kInterleaved:
+      break;
+  }
+  return p.interleave > 1 ? PipelineSchedule::kInterleaved : PipelineSchedule::kOneFOneB;
+}
+
+namespace {
+
+bool IsV(PipelineSchedule s) {
+  return s == PipelineSchedule::kVMin || s == PipelineSchedule::kVHalf ||
+         s == PipelineSchedule::kVZeroBubble;
+}
+
+// `total` split into `parts` as evenly as whole numbers allow; the
+// remainder goes to the parts listed first in `order`.
+std::vector<double> Split(int64_t total, int64_t parts, const std::vector<int64_t>& order) {
+  std::vector<double> out(static_cast<size_t>(parts), static_cast<double>(total / parts));
+  int64_t rest = total % parts;
+  for (int64_t i : order) {
+    if (rest-- <= 0) break;
+    out[static_cast<size_t>(i)] += 1;
+  }
+  return out;
+}
+
+// Work of a stage (or chunk) of `n` layers, with the embedding and/or the LM
+// head, per microbatch: the closed form's stage time, kept in its parts.
+ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, bool embed, bool head) {
+  const double f = c.moe_fraction;
+  auto mix = [&](double LayerCosts::*x) { return n * ((1 - f) * c.dense.*x + f * c.moe.*x); };
+  ChunkWork w;
+  w.forward = mix(&LayerCosts::fwd) + (embed ? c.embed.fwd : 0) + (head ? c.head.fwd : 0);
+  w.backward = mix(&LayerCosts::bwd) + (embed ? c.embed.bwd : 0) + (head ? c.head.bwd : 0);
+  w.backward_weight =
+      mix(&LayerCosts::bwd_weight) + (embed ? c.embed.bwd_weight : 0) + (head ? c.head.bwd_weight : 0);
+  if (p.recompute == Recompute::kFull) w.recompute = mix(&LayerCosts::fwd);
+  else if (p.recompute == Recompute::kSelective) w.recompute = mix(&LayerCosts::attention_fwd);
+  // LayerCosts::gemm is forward + backward GEMM time; a backward GEMM pair
+  // costs twice its forward GEMM.
+  w.forward_gemm = mix(&LayerCosts::gemm) / 3;
+  w.backward_gemm = 2 * mix(&LayerCosts::gemm) / 3;
+  w.tp_forward = n * c.tp_fwd;
+  w.tp_backward = n * c.tp_bwd;
+  w.tp_recompute = n * c.tp_rec;
+  // EP: two of the four all-to-alls forward, two backward.
+  w.forward_comm = n * c.cp_fwd + n * f * c.ep_layer / 2;
+  w.backward_comm = n * c.cp_bwd + n * f * c.ep_layer / 2;
+  return w;
+}
+
+// The closed form's per-microbatch total of a stage (TrainingEstimator::Run,
+// "one stage, one microbatch"): what picks its pace-setting stage.
+double ClosedFormStageTotal(const ChunkWork& w, const TrainingPlan& p) {
+  double tp = w.tp_forward + w.tp_backward + w.tp_recompute;
+  if (p.tp_comm_overlap) tp = std::max(0.0, tp - (w.forward_gemm + w.backward_gemm));
+  return w.forward + w.backward + w.recompute + tp + w.forward_comm + w.backward_comm;
+}
+
+ChunkWork Scaled(ChunkWork w, double k) {
+  for (double* x : {&w.forward, &w.backward, &w.backward_weight, &w.recompute, &w.forward_gemm,
+                    &w.backward_gemm, &w.tp_forward, &w.tp_backward, &w.tp_recompute,
+                    &w.forward_comm, &w.backward_comm, &w.activation_bytes, &w.param_gather,
+                    &w.grad_reduce})
+    *x *= k;
+  return w;
+}
+
+}  // namespace
+
+EventEstimator::EventEstimator(const models::ModelSpec& model, const hardware::SystemSpec& system)
+    : model_(model), system_(system), closed_(model, system) {}
+
+EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Workload& w,
+                                const EventOptions& options, parallelism::StepSpec& out,
+                                std::vector<double>* stage_layers) const {
+  const models::ModelSpec& m = model_;
+  const OperatorCosts c = closed_.Costs(p, w);
+  const PipelineSchedule schedule = StepSchedule(p);
+  const int64_t pp = p.pp;
+  const int64_t inner = p.tp * p.pp * p.cp;
+  const int64_t dp = p.dp > 0 ? p.dp : hardware::DeviceCount(system_) / inner;
+  const bool vshape = IsV(schedule);
+  int64_t v = p.interleave > 1 ? p.interleave : 1;
+  if (schedule == PipelineSchedule::kGpipe || schedule == PipelineSchedule::kZeroBubbleH1) v = 1;
+  if (vshape) v = 2;
+  if (p.straggler_stage >= pp) return EventError::kStraggler;
+
+  out = parallelism::StepSpec{};
+  out.stages = pp;
+  out.microbatches = w.global_batch / (dp * p.micro_batch);
+  out.chunks = v;
+  out.schedule = schedule;
+  out.p2p = c.p2p;
+  out.tp_overlap = p.tp_comm_overlap;
+  out.dp_overlap = p.dp_overlap;
+  out.zero3 = p.zero >= 3 && dp > 1;
+  out.zero3_gather_for_recompute = p.recompute == Recompute::kFull;
+  if (p.straggler_stage >= 0 && p.straggler_slowdown > 1) {
+    out.slowdown.assign(static_cast<size_t>(pp), 1.0);
+    out.slowdown[static_cast<size_t>(p.straggler_stage)] = p.straggler_slowdown;
+  }
+
+  // --- layers: per virtual stage -------------------------------------------------
+  // Virtual stage g runs on device g mod pp (chunk g / pp), or, for the
+  // V-shape, on device g (chunk 0) going down and 2pp-1-g (chunk 1) coming
+  // back. The embedding sits on virtual stage 0, the LM head on the last.
+  const int64_t S = pp * v;
+  const int64_t L = m.layers;
+  auto device_of = [&](int64_t g) { return vshape ? (g < pp ? g : 2 * pp - 1 - g) : g % pp; };
+  auto chunk_of = [&](int64_t g) { return vshape ? (g < pp ? 0 : 1) : g / pp; };
+  std::vector<double> vs_layers(static_cast<size_t>(S), 0.0);
+  const bool custom = pp > 1 && (p.first_stage_layers > 0 || p.last_stage_layers > 0);
+  if (vshape) {
+    // The first and last virtual stages take first/last_stage_layers.
+    std::vector<int64_t> order;
+    for (int64_t g = 1; g < S - 1; ++g) order.push_back(g);
+    const int64_t first = p.first_stage_layers > 0 ? p.first_stage_layers : -1;
+    const int64_t last = p.last_stage_layers > 0 ? p.last_stage_layers : -1;
+    if (!custom) {
+      std::vector<int64_t> all(order);
+      all.push_back(S - 1);
+      all.push_back(0);
+      vs_layers = Split(L, S, all);
+    } else {
+      const int64_t even = (L + S - 1) / S;
+      const int64_t a = first > 0 ? first : even, b = last > 0 ? last : even;
+      const auto mid = Split(std::max<int64_t>(0, L - a - b), S - 2, order);
+      vs_layers[0] = static_cast<double>(a);
+      vs_layers[static_cast<size_t>(S - 1)] = static_cast<double>(b);
+      for (int64_t g = 1; g < S - 1; ++g) vs_layers[static_cast<size_t>(g)] = mid[static_cast<size_t>(g - 1)];
+    }
+  } else {
+    // Layers per device: the first and last devices may be set; the others
+    // share the rest, the remainder going to the middle stages first.
+    std::vector<int64_t> order;
+    for (int64_t d = 1; d < pp - 1; ++d) order.push_back(d);
+    if (pp > 1) order.push_back(pp - 1);
+    order.push_back(0);
+    std::vector<double> dev_layers;
+    if (!custom) {
+      dev_layers = Split(L, pp, order);
+    } else {
+      const int64_t even = (L + pp - 1) / pp;
+      const int64_t a = p.first_stage_layers > 0 ? p.first_stage_layers : even;
+      const int64_t b = p.last_stage_layers > 0 ? p.last_stage_layers : even;
+      dev_layers.assign(static_cast<size_t>(pp), 0.0);
+      dev_layers[0] = static_cast<double>(a);
+      dev_layers[static_cast<size_t>(pp - 1)] = static_cast<double>(b);
+      if (pp > 2) {
+        std::vector<int64_t> mid_order;
+        for (int64_t d = 0; d < pp - 2; ++d) mid_order.push_back(d);
+        const auto mid = Split(std::max<int64_t>(0, L - a - b), pp - 2, mid_order);
+        for (int64_t d = 1; d < pp - 1; ++d) dev_layers[static_cast<size_t>(d)] = mid[static_cast<size_t>(d - 1)];
+      }
+    }
+    // Each device's layers over its chunks, the remainder to earlier chunks.
+    std::vector<int64_t> chunk_order;
+    for (int64_t k = 0; k < v; ++k) chunk_order.push_back(k);
+    for (int64_t d = 0; d < pp; ++d) {
+      const auto per_chunk = Split(static_cast<int64_t>(dev_layers[static_cast<size_t>(d)]), v, chunk_order);
+      for (int64_t k = 0; k < v; ++k) vs_layers[static_cast<size_t>(k * pp + d)] = per_chunk[static_cast<size_t>(k)];
+    }
+  }
+
+  // --- work per (device, chunk) -----------------------------------------------
+  const double act_layer = parallelism::LayerActivationBytes(m, p, p.micro_batch, w.seq_len / p.cp);
+  out.work.assign(static_cast<size_t>(pp * v), ChunkWork{});
+  std::vector<double> dev_layers(static_cast<size_t>(pp), 0.0);
+  std::vector<double> dev_params(static_cast<size_t>(pp), 0.0);
+  std::vector<std::vector<double>> chunk_params(static_cast<size_t>(pp), std::vector<double>(static_cast<size_t>(v), 0.0));
+  for (int64_t g = 0; g < S; ++g) {
+    const int64_t d = device_of(g), k = chunk_of(g);
+    const double n = vs_layers[static_cast<size_t>(g)];
+    ChunkWork cw = StageWork(c, p, n, g == 0, g == S - 1);
+    cw.activation_bytes = n * act_layer;
+    out.work[static_cast<size_t>(d * v + k)] = cw;
+    dev_layers[static_cast<size_t>(d)] += n;
+    // A tied LM head keeps its own copy of the embedding on the last stage,
+    // unless one device holds both (pp = 1).
+    double params = n * c.layer_params + (g == 0 ? c.embed_params : 0);
+    if (g == S - 1 && !(pp == 1 && m.tied_embeddings)) params += c.head_params;
+    chunk_params[static_cast<size_t>(d)][static_cast<size_t>(k)] = params;
+    dev_params[static_cast<size_t>(d)] += params;
+  }
+
+  if (options.uniform_stages) {
+    // The closed form's assumption: every stage runs like its slowest, with
+    // the first/last/middle layer counts it uses (ceil(L/pp) when even).
+    const double layers = static_cast<double>(L);
+    double first_layers = layers, last_layers = layers, mid_layers = 0;
+    if (pp > 1) {
+      const double even = std::ceil(layers / static_cast<double>(pp));
+      first_layers = p.first_stage_layers > 0 ? static_cast<double>(p.first_stage_layers) : even;
+      last_layers = p.last_stage_layers > 0 ? static_cast<double>(p.last_stage_layers) : even;
+      if (pp > 2)
+        mid_layers = custom ? std::ceil((layers - first_layers - last_layers) / static_cast<double>(pp - 2)) : even;
+    }
+    ChunkWork pace = StageWork(c, p, first_layers, true, pp == 1);
+    pace.activation_bytes = first_layers * act_layer;
+    if (pp > 1) {
+      ChunkWork last = StageWork(c, p, last_layers, false, true);
+      last.activation_bytes = last_layers * act_layer;
+      if (ClosedFormStageTotal(last, p) > ClosedFormStageTotal(pace, p)) pace = last;
+      if (pp > 2) {
+        ChunkWork mid = StageWork(c, p, mid_layers, false, false);
+        mid.activation_bytes = mid_layers * act_layer;
+        if (ClosedFormStageTotal(mid, p) > ClosedFormStageTotal(pace, p)) pace = mid;
+      }
+    }
+    const ChunkWork chunk = Scaled(pace, 1.0 / static_cast<double>(v));
+    std::fill(out.work.begin(), out.work.end(), chunk);
+    const double first_params = first_layers * c.layer_params + c.embed_params +
+                                (pp == 1 && !m.tied_embeddings ? c.head_params : 0);
+    const double last_params = pp == 1 ? first_params : last_layers * c.layer_params + c.head_params;
+    const double params = std::max({first_params, last_params, mid_layers * c.layer_params});
+    std::fill(dev_params.begin(), dev_params.end(), params);
+    for (auto& row : chunk_params) std::fill(row.begin(), row.end(), params / static_cast<double>(v));
+  }
+
+  // --- data parallelism and the optimizer per device ------------------------------
+  const auto& net = closed_.network();
+  out.dp.assign(static_cast<size_t>(pp), parallelism::StageDp{});
+  for (int64_t d = 0; d < pp; ++d) {
+    parallelism::StageDp& s = out.dp[static_cast<size_t>(d)];
+    const double params = dev_params[static_cast<size_t>(d)];
+    const double grads = params * c.grad_bytes;
+    if (dp > 1) {
+      // As the closed form: all-reduce (ZeRO-0), or reduce-scatter then
+      // all-gather of the updated weights (ZeRO-1/2) (Rajbhandari et al. 2020).
+      if (p.zero == 0) {
+        s.grad_reduce = net.Time(Collective::kAllReduce, grads, c.dp_group);
+      } else if (p.zero <= 2) {
+        s.grad_reduce = net.Time(Collective::kReduceScatter, grads, c.dp_group);
+        s.param_gather = net.Time(Collective::kAllGather, params * c.weight_bytes, c.dp_group);
+      } else {
+        for (int64_t k = 0; k < v; ++k) {
+          ChunkWork& cw = out.work[static_cast<size_t>(d * v + k)];
+          const double cp = chunk_params[static_cast<size_t>(d)][static_cast<size_t>(k)];
+          cw.param_gather = net.Time(Collective::kAllGather, cp * c.weight_bytes, c.dp_group);
+          cw.grad_reduce = net.Time(Collective::kReduceScatter, cp * c.weight_bytes, c.dp_group);
+        }
+      }
+      s.buckets = p.dp_bucket > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(grads / p.dp_bucket))) : 1;
+    }
+    const double opt_params = params / (p.zero >= 1 ? static_cast<double>(dp) : 1.0);
+    if (p.offload_optimizer) {
+      // ZeRO-Offload (Ren et al. 2021): gradients to the host, weights back.
+      const double bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
+      s.offload = opt_params * (c.grad_bytes + c.weight_bytes) / bw;
+    } else {
+      s.optimizer = hardware::MemoryTime(system_.device, opt_params * c.optimizer_bytes_per_param);
+    }
+  }
+  if (stage_layers != nullptr) *stage_layers = dev_layers;
+  return EventError::kNone;
+}
+
+EventEstimate EventEstimator::Run(const TrainingPlan& p, const parallelism::Workload& w,
+                                  const EventOptions& options) const {
+  EventEstimate r;
+  r.closed_form = closed_.Run(p, w);
+  r.estimate = r.closed_form;
+  r.schedule = StepSchedule(p);
+  const Infeasible why = r.closed_form.infeasible;
+  if (why != Infeasible::kNone && why != Infeasible::kOutOfMemory) return r;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  parallelism::StepSpec spec;
+  r.error = Spec(p, w, options, spec, &r.stage_layers);
+  if (r.error != EventError::kNone) return r;
+  parallelism::StepGraph local;
+  parallelism::StepGraph& graph = options.keep_timeline ? r.graph : local;
+  r.step_error = parallelism::BuildStepGraph(spec, graph);
+  if (r.step_error != parallelism::StepError::kNone) {
+    r.error = r.step_error == parallelism::StepError::kDeadlock ? EventError::kDeadlock : EventError::kSchedule;
+    return r;
+  }
+  base::Timeline local_t;
+  base::Timeline& t = options.keep_timeline ? r.timeline : local_t;
+  base::Simulator().Run(graph.graph, t);
+  r.step = parallelism::Analyze(graph, t);
+  r.simulate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.step.complete) {
+    r.error = EventError::kDeadlock;
+    return r;
+  }
+
+  // The critical stage's time, by cause; the parts add up to the iteration.
+  const parallelism::StageStats& st = r.step.stages[static_cast<size_t>(r.step.critical_stage)];
+  const double m_d = static_cast<double>(spec.microbatches);
+  // The exposed CP and EP time StageWork put inside the passes, split out of
+  // forward and backward, and between CP and EP by their per-layer shares.
+  double fwd_comm = 0, bwd_comm = 0;
+  for (int64_t k = 0; k < spec.chunks; ++k) {
+    const size_t i = static_cast<size_t>(r.step.critical_stage * spec.chunks + k);
+    fwd_comm += m_d * spec.work[i].forward_comm;
+    bwd_comm += m_d * spec.work[i].backward_comm;
+  }
+  const OperatorCosts c = closed_.Costs(p, w);
+  const double cp_layer = c.cp_fwd + c.cp_bwd, ep_layer = c.moe_fraction * c.ep_layer;
+  const double cp_share = cp_layer + ep_layer > 0 ? cp_layer / (cp_layer + ep_layer) : 0;
+  TimeBreakdown& tb = r.estimate.time;
+  tb.forward = st.forward - fwd_comm;
+  tb.backward = st.backward - bwd_comm;
+  tb.recompute = st.recompute;
+  tb.tp_comm = st.wait_tp;
+  tb.cp_comm = (fwd_comm + bwd_comm) * cp_share;
+  tb.ep_comm = (fwd_comm + bwd_comm) * (1 - cp_share);
+  tb.pp_bubble = st.wait_bubble;
+  tb.pp_p2p = st.wait_p2p;
+  tb.dp_comm = st.wait_dp;
+  tb.optimizer = st.optimizer;
+  tb.offload = st.wait_offload;
+  tb.total = r.step.iteration;
+
+  // Every rate and total scales with the iteration time.
+  TrainingEstimate& e = r.estimate;
+  const double k = r.closed_form.iteration_s / r.step.iteration;
+  e.iteration_s = r.step.iteration;
+  e.mfu *= k;
+  e.hfu *= k;
+  e.tflops_per_device *= k;
+  e.tokens_per_s *= k;
+  e.energy_j /= k;
+  e.cost_usd /= k;
+  e.train_time_s /= k;
+  e.train_device_hours /= k;
+  e.train_energy_j /= k;
+  e.train_cost_usd /= k;
+  return r;
+}
+
+std::string ExplainEventError(const EventEstimate& e, const Scenario& s) {
+  switch (e.error) {
+    case EventError::kNone: return {};
+    case EventError::kSchedule: return parallelism::StepErrorText(e.step_error);
+    case EventError::kStraggler:
+      return "training.straggler_stage " + std::to_string(s.training.straggler_stage) +
+             " is not a pipeline stage (pp = " + std::to_string(s.training.pp) + ")";
+    case EventError::kDeadlock: return "the simulated step did not finish (an internal error)";
+  }
+  return {};
+}
+
+}  // namespace orrery::engine

@@ -90,6 +90,11 @@ struct TorusDim {
 // Sec. 3.3.1: channel load k/8 per unit injection on a k-ary ring), on a line
 // twice that:  sum_d (n_d-1) alpha_d + S floor(n_d^2/4) / (2 n_d b_d) [x2 on a line].
 // Broadcast: pipelined along the dimensions, S / B_1 + sum_d ceil(n_d/2) alpha_d.
+// With every port in use (Chan et al. 2007 Sec. 6, multiple simultaneous
+// ports), the buffer splits into one part per dimension, each part taking the
+// dimensions in a rotated order, so all links stay busy: the time is the
+// slowest part's, TorusTime(S / k) for the rotation (network.cpp uses it for
+// reduce-scatter, all-gather and all-reduce when that is faster).
 double TorusTime(Collective c, double bytes, const TorusDim* dims, int ndims);
 
 }  // namespace orrery::hardware

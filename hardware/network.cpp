@@ -157,6 +157,18 @@ double AlphaBetaNetwork::Single(Collective c, double bytes, int64_t n, int64_t s
         }
         if (regular && left == 1) {
           times[at(CollectiveAlgorithm::kRing)] = TorusTime(c, bytes, dims, nd);
+          if (nd > 1 && (c == Collective::kAllReduce || c == Collective::kReduceScatter ||
+                         c == Collective::kAllGather)) {
+            // Multi-port: nd parts of S/nd at once, each starting at a
+            // different dimension, so every dimension's links stay busy.
+            double slowest = 0;
+            TorusDim rotated[3];
+            for (int rot = 0; rot < nd; ++rot) {
+              for (int d = 0; d < nd; ++d) rotated[d] = dims[(d + rot) % nd];
+              slowest = std::max(slowest, TorusTime(c, bytes / nd, rotated, nd));
+            }
+            times[at(CollectiveAlgorithm::kRing)] = std::min(times[at(CollectiveAlgorithm::kRing)], slowest);
+          }
         } else {
           // Irregular placement: a logical ring whose neighbours are h hops apart.
           const int h = std::max(1, Hops(g, 0, stride));

@@ -91,6 +91,7 @@ class Network {
 // (NCCL's PXN): max(S/B_hb, S/B_rail) + both alphas.
 class AlphaBetaNetwork final : public Network {
  public:
+  // Borrows `system`'s tiers: the system must outlive the network.
   explicit AlphaBetaNetwork(const SystemSpec& system);
   GroupPlacement Place(int64_t size, int64_t stride) const override;
   double Time(Collective c, double bytes, const GroupPlacement& g) const override;

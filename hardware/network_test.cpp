@@ -40,19 +40,22 @@ NetworkTier Tier(const char* name, Topology kind, double bandwidth, int64_t link
 TEST(AstraSimGolden, FullMeshSwitchAndRingSends) {
   NetworkTier mesh = Tier("mesh", Topology::kFullMesh, 15 * 50 * kGiB, 15);
   mesh.hop_latency = 500e-9;
-  const AlphaBetaNetwork m(OneTier(16, mesh));
+  const SystemSpec m_spec = OneTier(16, mesh);
+  const AlphaBetaNetwork m(m_spec);
   // One hop on the direct link: 500 + 19,531.25 ns.
   EXPECT_NEAR(m.SendTime(0, 9, kMiB) * 1e9, 20031.25, 1e-6);
 
   NetworkTier sw = Tier("switch", Topology::kSwitch, 50 * kGiB, 1);
   sw.hop_latency = 500e-9;
-  const AlphaBetaNetwork s(OneTier(16, sw));
+  const SystemSpec s_spec = OneTier(16, sw);
+  const AlphaBetaNetwork s(s_spec);
   // Device -> switch -> device: 2 x 500 + 19,531.25 ns.
   EXPECT_NEAR(s.SendTime(0, 9, kMiB) * 1e9, 20531.25, 1e-6);
 
   NetworkTier ring = Tier("ring", Topology::kRing, 2 * 50 * kGiB, 2);
   ring.hop_latency = 500e-9;
-  const AlphaBetaNetwork r(OneTier(16, ring));
+  const SystemSpec r_spec = OneTier(16, ring);
+  const AlphaBetaNetwork r(r_spec);
   // 0 -> 3 on a ring of 16: 3 hops, one link's bandwidth: 1,500 + 19,531.25 ns.
   EXPECT_NEAR(r.SendTime(0, 3, kMiB) * 1e9, 21031.25, 1e-6);
   // The short way round: 0 -> 13 is also 3 hops.
@@ -107,7 +110,8 @@ TEST(Collectives, FormulasByHand) {
 TEST(Collectives, AutoPicksTreeForSmallMessagesOnASwitch) {
   NetworkTier nv = Tier("nvlink", Topology::kSwitch, 300e9);
   nv.latency = 2e-6;
-  const AlphaBetaNetwork n(OneTier(8, nv));
+  const SystemSpec n_spec = OneTier(8, nv);
+  const AlphaBetaNetwork n(n_spec);
   // 8 KiB: ring 14*2 us + 2*7/8*8192/3e11; tree 2*3*2 us + 2*8192/3e11 (faster).
   const double tree = 12e-6 + 2 * 8192 / 3e11;
   const CollectiveReport r = n.Explain(Collective::kAllReduce, 8192, n.Place(8, 1));
@@ -126,7 +130,8 @@ TEST(Collectives, DirectOnAFullMesh) {
   // 4 devices, 3 links of 100 GB/s each, 1 us per hop, no step overhead.
   NetworkTier mesh = Tier("mesh", Topology::kFullMesh, 300e9);
   mesh.hop_latency = 1e-6;
-  const AlphaBetaNetwork n(OneTier(4, mesh));
+  const SystemSpec n_spec = OneTier(4, mesh);
+  const AlphaBetaNetwork n(n_spec);
   const GroupPlacement g = n.Place(4, 1);
   // All-to-all of 3 MB: one step, S/4 to each peer on its own link:
   // 1 us + 3e6/4/1e11 = 8.5 us (a ring would take 3 us + 22.5 us).
@@ -144,10 +149,12 @@ TEST(Collectives, TorusBucketAlgorithm) {
   s.network[0].dims = "4x4";
   s.network[0].latency = 1e-6;
   const AlphaBetaNetwork n(s);
-  // Whole torus, S = 16 MB: reduce-scatter along x on a bidirectional ring
-  // (B = 2 x 50 GB/s): 3 us + 3/4*16e6/1e11 = 123 us; along y on S/4:
-  // 3 us + 3/4*4e6/1e11 = 33 us; all-reduce = 2 x 156 us.
-  EXPECT_NEAR(n.Time(Collective::kAllReduce, 16e6, n.Place(16, 1)), 312e-6, 1e-12);
+  // Whole torus, S = 16 MB, one dimension order: reduce-scatter along x on a
+  // bidirectional ring (B = 2 x 50 GB/s): 3 us + 3/4*16e6/1e11 = 123 us; along
+  // y on S/4: 3 us + 3/4*4e6/1e11 = 33 us; all-reduce = 2 x 156 us = 312 us.
+  // Multi-port: two halves at once, x-then-y and y-then-x, each S/2:
+  // 2 x (3 + 3/4*8e6/1e11 * 1e6 + 3 + 3/4*2e6/1e11 * 1e6) = 2 x 81 us = 162 us.
+  EXPECT_NEAR(n.Time(Collective::kAllReduce, 16e6, n.Place(16, 1)), 162e-6, 1e-12);
   // One x ring: 2 x 123 us. One y ring (stride 4): the same.
   EXPECT_NEAR(n.Time(Collective::kAllReduce, 16e6, n.Place(4, 1)), 246e-6, 1e-12);
   EXPECT_NEAR(n.Time(Collective::kAllReduce, 16e6, n.Place(4, 4)), 246e-6, 1e-12);
@@ -173,8 +180,10 @@ SystemSpec HbPlusScaleOut(Topology outer) {
 }
 
 TEST(RailOnly, CrossRailAllToAllIsForwardedThroughTheHbDomain) {
-  const AlphaBetaNetwork clos(HbPlusScaleOut(Topology::kFatTree));
-  const AlphaBetaNetwork rail(HbPlusScaleOut(Topology::kRailOnly));
+  const SystemSpec clos_spec = HbPlusScaleOut(Topology::kFatTree);
+  const AlphaBetaNetwork clos(clos_spec);
+  const SystemSpec rail_spec = HbPlusScaleOut(Topology::kRailOnly);
+  const AlphaBetaNetwork rail(rail_spec);
   // 16 members over 2 HB domains (stride 1), S = 1 GB per member.
   const GroupPlacement g = rail.Place(16, 1);
   // Clos: inner share 7/16 S over NVLink (2 us + 7/8 * S/2 / 450e9 = 974.2 us)
@@ -196,8 +205,10 @@ TEST(RailOnly, CrossRailAllToAllIsForwardedThroughTheHbDomain) {
 }
 
 TEST(RailOnly, CrossRailSendTakesTwoPipelinedHops) {
-  const AlphaBetaNetwork clos(HbPlusScaleOut(Topology::kFatTree));
-  const AlphaBetaNetwork rail(HbPlusScaleOut(Topology::kRailOnly));
+  const SystemSpec clos_spec = HbPlusScaleOut(Topology::kFatTree);
+  const AlphaBetaNetwork clos(clos_spec);
+  const SystemSpec rail_spec = HbPlusScaleOut(Topology::kRailOnly);
+  const AlphaBetaNetwork rail(rail_spec);
   // Device 3 (node 0, rail 3) to device 12 (node 1, rail 4), 100 MB.
   // Clos: 5 us + 1e8/50e9 = 2005 us.
   EXPECT_NEAR(clos.SendTime(3, 12, 1e8) * 1e6, 2005, 1e-6);
@@ -213,7 +224,8 @@ TEST(FatTree, OversubscriptionAppliesAboveTheLeaf) {
   ft.radix = 8;
   ft.oversubscription = 3;
   ft.hop_latency = 1e-6;
-  const AlphaBetaNetwork n(OneTier(12, ft));
+  const SystemSpec n_spec = OneTier(12, ft);
+  const AlphaBetaNetwork n(n_spec);
   // Same leaf: 2 hops + 1e6/10e9 = 102 us. Across: 4 hops + 1e6/(10e9/3) = 304 us.
   EXPECT_NEAR(n.SendTime(0, 5, 1e6) * 1e6, 102, 1e-9);
   EXPECT_NEAR(n.SendTime(0, 6, 1e6) * 1e6, 304, 1e-9);

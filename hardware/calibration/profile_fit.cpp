@@ -136,7 +136,6 @@ std::optional<double> MeasureKernelOverhead(const std::vector<ProbeRecord>& reco
   // Best rate among memory-sized data-movement records (all of them when
   // none is larger than the cache).
   double best = 0, best_any = 0;
-  std::map<std::string, const ProbeRecord*> smallest;
   for (const ProbeRecord& r : records) {
     if (!Contains(kinds, r.kind)) continue;
     const double t = RecordTime(r, statistic);
@@ -144,14 +143,24 @@ std::optional<double> MeasureKernelOverhead(const std::vector<ProbeRecord>& reco
     const double rate = r.bytes / t;
     best_any = std::max(best_any, rate);
     if (r.bytes >= 2 * cache_bytes) best = std::max(best, rate);
-    const ProbeRecord*& s = smallest[r.kind];
-    if (s == nullptr || r.bytes < s->bytes) s = &r;
   }
-  if (smallest.empty()) return std::nullopt;
   if (best <= 0) best = best_any;
-  std::vector<double> beyond;
-  for (const auto& [kind, r] : smallest) beyond.push_back(RecordTime(*r, statistic) - r->bytes / best);
-  return std::max(0.0, Percentile(beyond, 0.5));
+  if (best <= 0) return std::nullopt;
+  // Per kind, the records that are overhead-dominated (moving the bytes at
+  // the best rate takes under half their time): the median of their time
+  // beyond the transfer. A probe whose smallest sizes are large (the CUDA
+  // probe's quick grid) has none for some kinds; those kinds are left out.
+  std::map<std::string, std::vector<double>> beyond_by_kind;
+  for (const ProbeRecord& r : records) {
+    if (!Contains(kinds, r.kind)) continue;
+    const double t = RecordTime(r, statistic);
+    if (!(t > 0) || !(r.bytes > 0) || r.bytes / best >= 0.5 * t) continue;
+    beyond_by_kind[r.kind].push_back(t - r.bytes / best);
+  }
+  if (beyond_by_kind.empty()) return std::nullopt;
+  std::vector<double> per_kind;
+  for (const auto& [kind, beyond] : beyond_by_kind) per_kind.push_back(Percentile(beyond, 0.5));
+  return std::max(0.0, Percentile(per_kind, 0.5));
 }
 
 hardware::DeviceSpec CpuBaseDevice(const ProbeHeader& header) {

@@ -11,9 +11,10 @@
 // so the fit inverts exactly that, record by record:
 //
 //   overhead    = median over the pure data-movement kernels (copy, scale,
-//                 triad, d2d_copy) of [t - bytes / best_bw] at each kernel's
-//                 smallest size, floored at 0: the time a tiny kernel takes
-//                 beyond moving its bytes (launch, fork/join, tail).
+//                 triad, d2d_copy) of the kernel's median [t - bytes / best_bw]
+//                 over its overhead-dominated sizes (bytes / best_bw < t / 2),
+//                 floored at 0: the time a small kernel takes beyond moving
+//                 its bytes (launch, fork/join, tail).
 //   eff_gemm(x) = median, over the GEMMs of one datatype in a log-spaced bin
 //                 of size x = 2 m n k that are not memory-bound (flop/bytes >=
 //                 ridge = peak / bw), of flop / ((t - overhead) x peak).

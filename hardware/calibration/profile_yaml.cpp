@@ -123,7 +123,7 @@ std::vector<std::string> DescribeFit(const FitResult& fit, const ProbeFile& prob
   if (fit.overhead_measured) {
     out.push_back("kernel_overhead: median over " + Join(options.memory_kinds) +
                   " of [t - bytes / " + FormatQuantity(fit.best_memory_rate, Dimension::kBandwidth) +
-                  "] at each kernel's smallest size.");
+                  "] over its overhead-dominated sizes.");
   } else {
     out.push_back("kernel_overhead: given, " + FormatQuantity(fit.kernel_overhead_s, Dimension::kTime) +
                   " (not measured).");

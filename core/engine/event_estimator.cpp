@@ -75,9 +75,9 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
 
 // The closed form's per-microbatch total of a stage (TrainingEstimator::Run,
 // "one stage, one microbatch"): what picks its pace-setting stage.
-double ClosedFormStageTotal(const ChunkWork& w, const TrainingPlan& p) {
+double ClosedFormStageTotal(const ChunkWork& w, const OperatorCosts& c) {
   double tp = w.tp_forward + w.tp_backward + w.tp_recompute;
-  if (p.tp_comm_overlap) tp = std::max(0.0, tp - (w.forward_gemm + w.backward_gemm));
+  if (c.tp_overlap) tp = std::max(0.0, tp - (w.forward_gemm + w.backward_gemm));
   return w.forward + w.backward + w.recompute + tp + w.forward_comm + w.backward_comm;
 }
 
@@ -116,7 +116,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   out.chunks = v;
   out.schedule = schedule;
   out.p2p = c.p2p;
-  out.tp_overlap = p.tp_comm_overlap;
+  out.tp_overlap = c.tp_overlap;
   out.dp_overlap = p.dp_overlap;
   out.zero3 = p.zero >= 3 && dp > 1;
   out.zero3_gather_for_recompute = p.recompute == Recompute::kFull;
@@ -225,11 +225,11 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     if (pp > 1) {
       ChunkWork last = StageWork(c, p, last_layers, false, true);
       last.activation_bytes = last_layers * act_layer;
-      if (ClosedFormStageTotal(last, p) > ClosedFormStageTotal(pace, p)) pace = last;
+      if (ClosedFormStageTotal(last, c) > ClosedFormStageTotal(pace, c)) pace = last;
       if (pp > 2) {
         ChunkWork mid = StageWork(c, p, mid_layers, false, false);
         mid.activation_bytes = mid_layers * act_layer;
-        if (ClosedFormStageTotal(mid, p) > ClosedFormStageTotal(pace, p)) pace = mid;
+        if (ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
       }
     }
     const ChunkWork chunk = Scaled(pace, 1.0 / static_cast<double>(v));

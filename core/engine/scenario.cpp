@@ -368,6 +368,19 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
     diags.Add(where, "training.pp", std::to_string(t.pp),
               "pp x interleave (" + std::to_string(t.pp * t.interleave) +
                   ") cannot exceed the layers (" + std::to_string(m.layers) + ")");
+  if (t.first_stage_layers > 0 || t.last_stage_layers > 0) {
+    const int64_t f = t.first_stage_layers, l = t.last_stage_layers;
+    const int64_t even = (m.layers + t.pp - 1) / t.pp;
+    const int64_t rest = m.layers - (f > 0 ? f : even) - (l > 0 ? l : even);
+    if (t.pp == 1)
+      diags.Add(where, "training.first_stage_layers", std::to_string(f),
+                "stage layer counts need pp > 1");
+    else if ((t.pp == 2 && rest != 0) || (t.pp > 2 && rest < t.pp - 2))
+      diags.Add(where, "training.first_stage_layers", std::to_string(f),
+                "first and last stage layers leave " + std::to_string(rest) + " of the " +
+                    std::to_string(m.layers) + " layers for " + std::to_string(t.pp - 2) +
+                    " middle stages (each needs at least one; with pp = 2 none may be left)");
+  }
   if (t.interleave > 1 && t.schedule == parallelism::Schedule::kGpipe)
     diags.Add(where, "training.interleave", std::to_string(t.interleave),
               "interleave > 1 needs the 1f1b or interleaved schedule");

@@ -223,7 +223,14 @@ class Searcher {
         ApplyKnobs(k, plan);
         const TrainingEstimate probe = est.Run(plan, w);
         ++n.probes;
-        const double fb = (probe.time.forward + probe.time.backward) / static_cast<double>(m);
+        // Tensor-parallel collectives cost at least what they cost with TP
+        // innermost (the probe's order); they can hide behind compute only
+        // when the TP group fits in the scale-up domain (TrainingEstimator).
+        const double compute = (probe.time.forward + probe.time.backward) / static_cast<double>(m);
+        const double tp_comm = probe.time.tp_comm / static_cast<double>(m);
+        const hardware::GroupPlacement tp_group = est.network().Place(plan.tp, 1);
+        const bool tp_can_hide = tp_group.tiers > 0 && tp_group.per_domain[0] >= plan.tp;
+        const double fb = compute + (tp_can_hide ? std::max(0.0, tp_comm - compute) : tp_comm);
         for (int64_t v : axes.interleaves) {
           k.interleave = v;
           ApplyKnobs(k, plan);

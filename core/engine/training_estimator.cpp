@@ -165,8 +165,14 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   const double h = static_cast<double>(m.hidden);
   const double layer_act_bytes = tokens * h * act;
   double tp_fwd = 0, tp_bwd = 0, tp_rec = 0;
+  // TP communication can hide behind GEMMs only inside the scale-up domain:
+  // Transformer Engine's userbuffer overlap (Megatron-Core --tp-comm-overlap)
+  // splits GEMMs into chunks exchanged over NVLink; across the scale-out
+  // network it is not available.
+  bool tp_overlappable = false;
   if (p.tp > 1) {
     const auto g = network_.Place(p.tp, st.tp);
+    tp_overlappable = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
     // Megatron: two all-reduces forward (after attention and MLP) and two
     // backward; with SP each becomes all-gather + reduce-scatter of the same
     // tensor (Korthikanti et al. 2022, Sec. 4.2.2, Fig. 5).
@@ -230,7 +236,7 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     if (p.recompute == Recompute::kFull) st_.rec = mix(n, &OpTimes::fwd);
     else if (p.recompute == Recompute::kSelective) st_.rec = mix(n, &OpTimes::attention_fwd);
     st_.tp = n * (tp_fwd + tp_bwd + tp_rec);
-    if (p.tp_comm_overlap) st_.tp = std::max(0.0, st_.tp - mix(n, &OpTimes::gemm));
+    if (tp_overlappable) st_.tp = std::max(0.0, st_.tp - mix(n, &OpTimes::gemm));
     st_.cp = n * cp_layer;
     st_.ep = n * moe_fraction * ep_layer;
     return st_;
@@ -472,6 +478,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   const double layer_act_bytes = tokens * h * act;
   if (p.tp > 1) {
     const auto g = network_.Place(p.tp, st.tp);
+    c.tp_overlap = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
     const double one = p.sequence_parallel
                            ? network_.Time(Collective::kAllGather, layer_act_bytes, g) +
                                  network_.Time(Collective::kReduceScatter, layer_act_bytes, g)

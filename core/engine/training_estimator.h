@@ -78,6 +78,7 @@ struct OperatorCosts {
   LayerCosts embed, head;  // embedding lookup; LM head and loss
   double moe_fraction = 0; // share of MoE layers
   double tp_fwd = 0, tp_bwd = 0, tp_rec = 0;  // TP collectives per layer, not overlapped
+  bool tp_overlap = false; // TP collectives may hide behind GEMMs (only inside the scale-up domain)
   double cp_fwd = 0, cp_bwd = 0;  // exposed CP exchange per layer, forward and backward
   double ep_layer = 0;     // EP all-to-alls per MoE layer
   double p2p = 0;          // one activation send between pipeline stages

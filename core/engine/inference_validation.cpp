@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/engine/inference_estimator.h"
+#include "core/engine/validation.h"
 #include "scaling_laws/csv.h"
 
 namespace orrery::engine {
@@ -26,27 +27,6 @@ constexpr ModelMapping kModels[] = {
     {"Llama-3.1-8B", "llama3-8b", "Llama 3.1 8B has the Llama 3 8B shape (Meta configs)"},
     {"Llama-3.3-70B", "llama3-70b", "Llama 3.3 70B has the Llama 3 70B shape (Meta configs)"},
 };
-
-// GPU names -> device preset and the system preset of its 8-GPU node.
-struct GpuMapping {
-  const char* prefix;
-  const char* device;
-  const char* system;
-};
-
-constexpr GpuMapping kGpus[] = {
-    {"H100 SXM", "h100-sxm", "dgx-h100-superpod"},
-    {"H100 80GB HBM3", "h100-sxm", "dgx-h100-superpod"},
-    {"H200 SXM", "h200", "dgx-h100-superpod"},
-    {"A100 80GB", "a100-80gb", "selene"},
-};
-
-std::string Trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
 bool Contains(const std::string& text, const char* what) {
   return text.find(what) != std::string::npos;
@@ -89,7 +69,7 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
     base_row.line = r.line;
     auto cell = [&](const char* name) -> std::string {
       const int i = t.ColumnIndex(name);
-      return i < 0 ? std::string() : Trim(r.cells[static_cast<size_t>(i)]);
+      return i < 0 ? std::string() : TrimCell(r.cells[static_cast<size_t>(i)]);
     };
     auto num = [&](const char* name, double& out) {
       return scaling_laws::ParseDouble(cell(name), &out);
@@ -159,9 +139,7 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
 
     // --- the system -----------------------------------------------------------------
     const std::string gpu = cell("gpu");
-    const GpuMapping* gm = nullptr;
-    for (const auto& g : kGpus)
-      if (gpu.rfind(g.prefix, 0) == 0) gm = &g;
+    const GpuPreset* gm = FindGpuPreset(gpu);
     if (gm == nullptr) {
       skip("no device preset for GPU '" + gpu + "'");
       continue;

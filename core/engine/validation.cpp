@@ -1,5 +1,6 @@
 #include "core/engine/validation.h"
 
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <regex>
@@ -10,30 +11,6 @@
 namespace orrery::engine {
 namespace {
 
-// GPU names in the measured-run CSV -> device preset, and the system preset
-// of the cluster that GPU's reference runs used.
-struct GpuMapping {
-  const char* prefix;
-  const char* device;
-  const char* system;
-};
-
-constexpr GpuMapping kGpus[] = {
-    {"A100-SXM4-80GB", "a100-80gb", "selene"},
-    {"A100-SXM4-40GB", "a100-40gb", "dgx-a100-superpod"},
-    {"A100-80GB", "a100-80gb", "selene"},
-    {"H100-SXM5-80GB", "h100-sxm", "dgx-h100-superpod"},
-    {"H100-SXM", "h100-sxm", "dgx-h100-superpod"},
-    {"H200", "h200", "dgx-h100-superpod"},
-};
-
-std::string Trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
 // First year 20xx mentioned in a text, or 0.
 int YearOf(const std::string& text) {
   static const std::regex year("20[0-9][0-9]");
@@ -43,9 +20,34 @@ int YearOf(const std::string& text) {
 
 }  // namespace
 
+const GpuPreset* FindGpuPreset(const std::string& gpu_name) {
+  // Training CSV spellings, then inference CSV spellings.
+  static constexpr GpuPreset kGpus[] = {
+      {"A100-SXM4-80GB", "a100-80gb", "selene"},
+      {"A100-SXM4-40GB", "a100-40gb", "dgx-a100-superpod"},
+      {"A100-80GB", "a100-80gb", "selene"},
+      {"A100 80GB", "a100-80gb", "selene"},
+      {"H100-SXM5-80GB", "h100-sxm", "dgx-h100-superpod"},
+      {"H100-SXM", "h100-sxm", "dgx-h100-superpod"},
+      {"H100 SXM", "h100-sxm", "dgx-h100-superpod"},
+      {"H100 80GB HBM3", "h100-sxm", "dgx-h100-superpod"},
+      {"H200", "h200", "dgx-h100-superpod"},
+  };
+  for (const auto& g : kGpus)
+    if (gpu_name.rfind(g.prefix, 0) == 0) return &g;
+  return nullptr;
+}
+
+std::string TrimCell(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
 std::string SourceGroup(const std::string& source) {
   const size_t cut = source.find_first_of("(,'");
-  return Trim(cut == std::string::npos ? source : source.substr(0, cut));
+  return TrimCell(cut == std::string::npos ? source : source.substr(0, cut));
 }
 
 void Summarise(ValidationReport& r) {
@@ -90,7 +92,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     row.line = r.line;
     auto cell = [&](const char* name) -> std::string {
       const int i = t.ColumnIndex(name);
-      return i < 0 ? std::string() : Trim(r.cells[static_cast<size_t>(i)]);
+      return i < 0 ? std::string() : TrimCell(r.cells[static_cast<size_t>(i)]);
     };
     auto num = [&](const char* name, double& out) {
       return scaling_laws::ParseDouble(cell(name), &out);
@@ -148,9 +150,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
 
     // --- the system ---------------------------------------------------------------
     const std::string gpu = cell("gpu");
-    const GpuMapping* map = nullptr;
-    for (const auto& g : kGpus)
-      if (gpu.rfind(g.prefix, 0) == 0) map = &g;
+    const GpuPreset* map = FindGpuPreset(gpu);
     if (map == nullptr) {
       row.skipped = "no device preset for GPU '" + gpu + "'";
       report.rows.push_back(row);

@@ -38,6 +38,19 @@ struct ValidationReport {
 ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetStore& store,
                                      base::Diagnostics& diags);
 
+// A measured run's GPU name (prefix match, as the CSVs spell it) -> device
+// preset and the system preset of the cluster its reference runs used;
+// nullptr when no preset covers it. Shared by training and inference rows.
+struct GpuPreset {
+  const char* prefix;
+  const char* device;
+  const char* system;
+};
+const GpuPreset* FindGpuPreset(const std::string& gpu_name);
+
+// A CSV cell without surrounding whitespace.
+std::string TrimCell(const std::string& s);
+
 // Recomputes the aggregate figures from the rows.
 void Summarise(ValidationReport& r);
 

@@ -94,6 +94,33 @@ nlohmann::ordered_json EstimateJson(const engine::Scenario& s, const engine::Tra
   return j;
 }
 
+void PrintJsonAsCsvRow(const nlohmann::ordered_json& j, std::ostream& out) {
+  const auto flat = j.flatten();
+  std::string header, row;
+  bool first = true;
+  for (auto it = flat.begin(); it != flat.end(); ++it, first = false) {
+    std::string key = it.key().substr(1);  // JSON pointer "/time/forward_s"
+    std::replace(key.begin(), key.end(), '/', '.');
+    std::string v = it->is_string() ? it->get<std::string>() : it->dump();
+    if (v.find_first_of(",\"\n") != std::string::npos) {
+      std::string quoted(1, '"');
+      for (char c : v) {
+        quoted.push_back(c);
+        if (c == '"') quoted.push_back('"');
+      }
+      quoted.push_back('"');
+      v.swap(quoted);
+    }
+    if (!first) {
+      header.push_back(',');
+      row.push_back(',');
+    }
+    header.append(key);
+    row.append(v);
+  }
+  out << header << "\n" << row << "\n";
+}
+
 void PrintEstimate(const engine::Scenario& s, const engine::TrainingEstimate& e, Format f,
                    std::ostream& out) {
   if (f == Format::kJson) {
@@ -101,31 +128,7 @@ void PrintEstimate(const engine::Scenario& s, const engine::TrainingEstimate& e,
     return;
   }
   if (f == Format::kCsv) {
-    // One header line and one row, flattened JSON keys joined with '.'.
-    const auto flat = EstimateJson(s, e).flatten();
-    std::string header, row;
-    bool first = true;
-    for (auto it = flat.begin(); it != flat.end(); ++it, first = false) {
-      std::string key = it.key().substr(1);  // JSON pointer "/time/forward_s"
-      std::replace(key.begin(), key.end(), '/', '.');
-      std::string v = it->is_string() ? it->get<std::string>() : it->dump();
-      if (v.find_first_of(",\"\n") != std::string::npos) {
-        std::string quoted(1, '"');
-        for (char c : v) {
-          quoted.push_back(c);
-          if (c == '"') quoted.push_back('"');
-        }
-        quoted.push_back('"');
-        v.swap(quoted);
-      }
-      if (!first) {
-        header.push_back(',');
-        row.push_back(',');
-      }
-      header.append(key);
-      row.append(v);
-    }
-    out << header << "\n" << row << "\n";
+    PrintJsonAsCsvRow(EstimateJson(s, e), out);
     return;
   }
   const auto& p = s.training;

@@ -11,6 +11,9 @@
 namespace orrery::cli {
 
 nlohmann::ordered_json EstimateJson(const engine::Scenario& s, const engine::TrainingEstimate& e);
+// One CSV header line and one row: the JSON flattened, keys joined with '.',
+// cells quoted when they hold a comma, quote or newline.
+void PrintJsonAsCsvRow(const nlohmann::ordered_json& j, std::ostream& out);
 void PrintEstimate(const engine::Scenario& s, const engine::TrainingEstimate& e, Format f,
                    std::ostream& out);
 

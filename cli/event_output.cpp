@@ -66,31 +66,7 @@ void PrintEventEstimate(const engine::Scenario& s, const engine::EventEstimate& 
     return;
   }
   if (f == Format::kCsv) {
-    // One header line and one row, flattened JSON keys joined with '.'.
-    const auto flat = EventJson(s, e).flatten();
-    std::string header, row;
-    bool first = true;
-    for (auto it = flat.begin(); it != flat.end(); ++it, first = false) {
-      std::string key = it.key().substr(1);
-      std::replace(key.begin(), key.end(), '/', '.');
-      std::string v = it->is_string() ? it->get<std::string>() : it->dump();
-      if (v.find_first_of(",\"\n") != std::string::npos) {
-        std::string quoted(1, '"');
-        for (char c : v) {
-          quoted.push_back(c);
-          if (c == '"') quoted.push_back('"');
-        }
-        quoted.push_back('"');
-        v.swap(quoted);
-      }
-      if (!first) {
-        header.push_back(',');
-        row.push_back(',');
-      }
-      header.append(key);
-      row.append(v);
-    }
-    out << header << "\n" << row << "\n";
+    PrintJsonAsCsvRow(EventJson(s, e), out);
     return;
   }
   PrintEstimate(s, e.estimate, f, out);

@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "cli/cli_common.h"
-#include "core/engine/training_estimator.h"
+#include "core/estimate/training_estimator.h"
 
 namespace orrery::cli {
 

@@ -22,7 +22,7 @@
 #include "cli/cli_common.h"
 #include "core/base/quantity.h"
 #include "core/base/yaml_source.h"
-#include "core/engine/scenario.h"
+#include "core/estimate/scenario.h"
 #include "cpu_layer.h"
 #include "cpu_layer_predict.h"
 #include "cpu_probe.h"

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
-#include "core/engine/scenario.h"
+#include "core/estimate/scenario.h"
 
 namespace orrery::cli {
 

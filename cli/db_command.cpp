@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
-#include "core/engine/result_store.h"
+#include "core/search/result_store.h"
 
 namespace orrery::cli {
 

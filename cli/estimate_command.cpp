@@ -7,9 +7,9 @@
 #include "cli/cli_common.h"
 #include "cli/estimate_output.h"
 #include "cli/event_output.h"
-#include "core/engine/chrome_trace.h"
-#include "core/engine/event_estimator.h"
-#include "core/engine/training_estimator.h"
+#include "core/estimate/chrome_trace.h"
+#include "core/estimate/event_estimator.h"
+#include "core/estimate/training_estimator.h"
 
 namespace orrery::cli {
 

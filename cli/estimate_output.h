@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "cli/cli_common.h"
-#include "core/engine/training_estimator.h"
+#include "core/estimate/training_estimator.h"
 
 namespace orrery::cli {
 

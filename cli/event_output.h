@@ -7,7 +7,7 @@
 #include <ostream>
 
 #include "cli/cli_common.h"
-#include "core/engine/event_estimator.h"
+#include "core/estimate/event_estimator.h"
 
 namespace orrery::cli {
 

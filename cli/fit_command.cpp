@@ -1,3 +1,4 @@
+#include "core/base/diagnostics.h"
 #include "cli/fit_command.h"
 
 #include <boost/program_options.hpp>
@@ -11,7 +12,7 @@
 #include "scaling_laws/bootstrap.h"
 #include "scaling_laws/chinchilla_law.h"
 #include "scaling_laws/compute_optimal.h"
-#include "scaling_laws/csv.h"
+#include "core/base/csv.h"
 #include "scaling_laws/isoflop.h"
 #include "scaling_laws/kaplan_law.h"
 #include "scaling_laws/law_json.h"
@@ -101,7 +102,7 @@ struct Options {
 
 // Parses a positive number given on the command line; names the option.
 bool PositiveNumber(const std::string& text, const char* option, double* value, std::ostream& err) {
-  if (!sl::ParseDouble(text, value) || !(*value >= 0)) {
+  if (!base::ParseDouble(text, value) || !(*value >= 0)) {
     err << "orrery fit: " << option << ": expected a non-negative number, got '" << text << "'\n";
     return false;
   }
@@ -289,7 +290,7 @@ int FitPoints(const Options& o, std::ostream& out, std::ostream& err) {
   const bool json = o.format != "table";  // json or yaml
 
   if (o.law == "chinchilla") {
-    sl::Result<sl::ChinchillaFit> fit = sl::Error{""};
+    base::Result<sl::ChinchillaFit> fit = base::Error{""};
     if (o.method == "varpro") {
       fit = sl::FitChinchillaVarPro(*runs);
     } else {
@@ -376,7 +377,7 @@ int FitPoints(const Options& o, std::ostream& out, std::ostream& err) {
   }
   std::optional<sl::BootstrapResult> boot;
   if (o.bootstrap > 0) {
-    const sl::Estimator est = [&](const sl::RunTable& t) -> sl::Result<std::vector<double>> {
+    const sl::Estimator est = [&](const sl::RunTable& t) -> base::Result<std::vector<double>> {
       auto f = sl::FitIsoFlop(t, iso);
       if (!f) return f.error();
       return std::vector<double>{f->params_fit.exponent, f->tokens_fit.exponent};
@@ -459,13 +460,13 @@ int RunFitCommand(const std::vector<std::string>& args, std::ostream& out, std::
     return kOk;
   }
   if (o.format != "table" && o.format != "json" && o.format != "yaml") {
-    const std::string guess = sl::DidYouMean(o.format, {"table", "json", "yaml"});
+    const std::string guess = base::ClosestMatch(o.format, {"table", "json", "yaml"});
     err << "orrery fit: --format: expected table, json or yaml, got '" << o.format << "'"
         << (guess.empty() ? "" : "; did you mean '" + guess + "'?") << "\n";
     return kBadInput;
   }
   if (o.law != "chinchilla" && o.law != "kaplan" && o.law != "isoflop") {
-    std::string guess = sl::DidYouMean(o.law, {"chinchilla", "kaplan", "isoflop"});
+    std::string guess = base::ClosestMatch(o.law, {"chinchilla", "kaplan", "isoflop"});
     err << "orrery fit: --law: expected chinchilla, kaplan or isoflop, got '" << o.law << "'"
         << (guess.empty() ? "" : "; did you mean '" + guess + "'?") << "\n";
     return kBadInput;

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
-#include "core/engine/inference_estimator.h"
-#include "core/engine/serving_sim.h"
+#include "core/estimate/inference_estimator.h"
+#include "core/estimate/serving_sim.h"
 #include "models/kv_cache.h"
 #include "models/transformer.h"
 

@@ -13,8 +13,8 @@
 
 #include "cli/cli_common.h"
 #include "core/base/yaml_source.h"
-#include "core/engine/scenario.h"
-#include "core/engine/training_estimator.h"
+#include "core/estimate/scenario.h"
+#include "core/estimate/training_estimator.h"
 #include "hardware/cost_model.h"
 #include "hardware/network.h"
 #include "parallelism/plan_spec.h"

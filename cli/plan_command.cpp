@@ -1,6 +1,6 @@
 // `orrery plan`: a loss target or a compute budget -> N, D -> a model shape
 // -> the best training plan -> days, GPU-hours, energy, cost (with ranges
-// from the law's bootstrap replicates). The work is core/engine/planner.h;
+// from the law's bootstrap replicates). The work is core/planning/planner.h;
 // this file parses options and presents the chain.
 
 #include <boost/program_options.hpp>
@@ -11,10 +11,10 @@
 #include "cli/cli_common.h"
 #include "core/base/quantity.h"
 #include "core/base/yaml_source.h"
-#include "core/engine/planner.h"
-#include "core/engine/scenario.h"
+#include "core/planning/planner.h"
+#include "core/estimate/scenario.h"
 #include "models/transformer.h"
-#include "scaling_laws/csv.h"
+#include "core/base/csv.h"
 #include "scaling_laws/law_presets.h"
 
 namespace orrery::cli {
@@ -82,7 +82,7 @@ options)";
 bool ParseAmount(const std::string& text, const char* option, Dimension dim, double scale,
                  double& out, std::ostream& err) {
   double v = 0;
-  if (scaling_laws::ParseDouble(text, &v)) {
+  if (base::ParseDouble(text, &v)) {
     if (!std::isfinite(v) || v < 0) {
       err << "error: " << option << ": expected a finite number >= 0, got '" << text << "'\n";
       return false;

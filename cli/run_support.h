@@ -8,7 +8,7 @@
 #include <ostream>
 #include <string>
 
-#include "core/engine/sweep.h"
+#include "core/search/sweep.h"
 
 namespace orrery::cli {
 

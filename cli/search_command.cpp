@@ -8,7 +8,7 @@
 #include "cli/cli_common.h"
 #include "cli/estimate_output.h"
 #include "cli/run_support.h"
-#include "core/engine/search.h"
+#include "core/search/search.h"
 
 namespace orrery::cli {
 

@@ -6,7 +6,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/run_support.h"
-#include "core/engine/sweep.h"
+#include "core/search/sweep.h"
 
 namespace orrery::cli {
 

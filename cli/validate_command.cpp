@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
-#include "core/engine/inference_validation.h"
-#include "core/engine/validation.h"
+#include "core/validation/inference_validation.h"
+#include "core/validation/validation.h"
 
 #ifndef ORRERY_VALIDATION_DIR_DEFAULT
 #define ORRERY_VALIDATION_DIR_DEFAULT "validation"

@@ -15,12 +15,12 @@ double Percentile(std::vector<double> values, double q) {
   return values[lo] + (pos - lo) * (values[hi] - values[lo]);
 }
 
-Result<BootstrapResult> Bootstrap(const RunTable& table, size_t resamples, uint64_t seed,
+base::Result<BootstrapResult> Bootstrap(const RunTable& table, size_t resamples, uint64_t seed,
                                   const std::vector<std::string>& names, const Estimator& estimator,
                                   double level) {
-  if (resamples < 2) return Error{"bootstrap needs at least 2 resamples"};
-  if (!(level > 0 && level < 1)) return Error{"bootstrap level must be in (0, 1)"};
-  if (table.points.empty()) return Error{"bootstrap: no data"};
+  if (resamples < 2) return base::Error{"bootstrap needs at least 2 resamples"};
+  if (!(level > 0 && level < 1)) return base::Error{"bootstrap level must be in (0, 1)"};
+  if (table.points.empty()) return base::Error{"bootstrap: no data"};
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<size_t> pick(0, table.points.size() - 1);
   BootstrapResult out;
@@ -40,7 +40,7 @@ Result<BootstrapResult> Bootstrap(const RunTable& table, size_t resamples, uint6
     ++out.resamples;
   }
   if (out.resamples * 2 < resamples) {
-    return Error{"bootstrap: only " + std::to_string(out.resamples) + " of " +
+    return base::Error{"bootstrap: only " + std::to_string(out.resamples) + " of " +
                  std::to_string(resamples) + " refits succeeded"};
   }
   for (const auto& s : out.samples) {
@@ -49,10 +49,10 @@ Result<BootstrapResult> Bootstrap(const RunTable& table, size_t resamples, uint6
   return out;
 }
 
-Result<BootstrapResult> BootstrapChinchilla(const RunTable& table, const ChinchillaParams& point,
+base::Result<BootstrapResult> BootstrapChinchilla(const RunTable& table, const ChinchillaParams& point,
                                             size_t resamples, uint64_t seed,
                                             const HuberFitOptions& options, double level) {
-  const Estimator estimator = [&](const RunTable& t) -> Result<std::vector<double>> {
+  const Estimator estimator = [&](const RunTable& t) -> base::Result<std::vector<double>> {
     auto fit = FitChinchillaHuberFrom(t, point, options);
     if (!fit) return fit.error();
     const auto& p = fit->params;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "scaling_laws/chinchilla_law.h"
-#include "scaling_laws/result.h"
+#include "core/base/result.h"
 #include "scaling_laws/run_table.h"
 
 namespace orrery::scaling_laws {
@@ -29,20 +29,20 @@ struct BootstrapResult {
   size_t failures = 0;                          // refits that returned an error
 };
 
-using Estimator = std::function<Result<std::vector<double>>(const RunTable&)>;
+using Estimator = std::function<base::Result<std::vector<double>>(const RunTable&)>;
 
 // Runs `resamples` replicates of `estimator` on resampled copies of `table`.
 // Intervals are the (1-level)/2 and (1+level)/2 percentiles (linear
 // interpolation between order statistics). Errors: resamples < 2, or fewer
 // than half of the refits succeeded.
-Result<BootstrapResult> Bootstrap(const RunTable& table, size_t resamples, uint64_t seed,
+base::Result<BootstrapResult> Bootstrap(const RunTable& table, size_t resamples, uint64_t seed,
                                   const std::vector<std::string>& names, const Estimator& estimator,
                                   double level = 0.95);
 
 // Bootstrap of the Chinchilla Huber fit, each replicate refitted from the
 // point estimate (Besiroglu et al. 2024). Quantities: E, A, B, alpha, beta,
 // a_opt = beta / (alpha + beta) (the exponent of N_opt in C).
-Result<BootstrapResult> BootstrapChinchilla(const RunTable& table, const ChinchillaParams& point,
+base::Result<BootstrapResult> BootstrapChinchilla(const RunTable& table, const ChinchillaParams& point,
                                             size_t resamples, uint64_t seed,
                                             const HuberFitOptions& options = {},
                                             double level = 0.95);

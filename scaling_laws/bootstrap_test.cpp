@@ -23,7 +23,7 @@ TEST(Bootstrap, PercentileInterpolates) {
 TEST(Bootstrap, SameSeedSameIntervals) {
   RunTable t;
   for (int i = 1; i <= 20; ++i) t.points.push_back({1.0 * i, 1.0, 1.0, 1.0 + 0.1 * i});
-  const Estimator mean = [](const RunTable& r) -> Result<std::vector<double>> {
+  const Estimator mean = [](const RunTable& r) -> base::Result<std::vector<double>> {
     double s = 0;
     for (const auto& p : r.points) s += p.loss;
     return std::vector<double>{s / r.points.size()};

@@ -177,19 +177,19 @@ double ChinchillaObjective(const RunTable& table, const ChinchillaParams& params
   return f.Evaluate(ToX(params), nullptr);
 }
 
-Result<ChinchillaFit> FitChinchillaHuberFrom(const RunTable& table, const ChinchillaParams& start,
+base::Result<ChinchillaFit> FitChinchillaHuberFrom(const RunTable& table, const ChinchillaParams& start,
                                              const HuberFitOptions& options) {
   if (table.points.size() < 5) {
-    return Error{"Chinchilla fit needs at least 5 points, got " +
+    return base::Error{"Chinchilla fit needs at least 5 points, got " +
                  std::to_string(table.points.size())};
   }
   if (!(start.A > 0 && start.B > 0 && start.E > 0)) {
-    return Error{"Chinchilla fit start needs positive E, A, B"};
+    return base::Error{"Chinchilla fit start needs positive E, A, B"};
   }
   const LogData data(table);
   HuberObjective f(data, options.huber_delta, options.average);
   auto [value, x] = RunLbfgs(f, ToX(start), SolverParams(options));
-  if (!std::isfinite(value)) return Error{"Chinchilla fit: objective not finite from the start point"};
+  if (!std::isfinite(value)) return base::Error{"Chinchilla fit: objective not finite from the start point"};
   ChinchillaFit fit;
   fit.method = "huber-lbfgs";
   fit.params = FromX(x);
@@ -198,13 +198,13 @@ Result<ChinchillaFit> FitChinchillaHuberFrom(const RunTable& table, const Chinch
   return fit;
 }
 
-Result<ChinchillaFit> FitChinchillaHuber(const RunTable& table, const HuberFitOptions& options) {
+base::Result<ChinchillaFit> FitChinchillaHuber(const RunTable& table, const HuberFitOptions& options) {
   if (table.points.size() < 5) {
-    return Error{"Chinchilla fit needs at least 5 points, got " +
+    return base::Error{"Chinchilla fit needs at least 5 points, got " +
                  std::to_string(table.points.size())};
   }
   const InitGrid& g = options.grid;
-  if (g.size() == 0) return Error{"Chinchilla fit: empty initialisation grid"};
+  if (g.size() == 0) return base::Error{"Chinchilla fit: empty initialisation grid"};
   const LogData data(table);
   HuberObjective f(data, options.huber_delta, options.average);
 
@@ -240,7 +240,7 @@ Result<ChinchillaFit> FitChinchillaHuber(const RunTable& table, const HuberFitOp
       best_x = x;
     }
   }
-  if (!std::isfinite(best_value)) return Error{"Chinchilla fit: no start gave a finite objective"};
+  if (!std::isfinite(best_value)) return base::Error{"Chinchilla fit: no start gave a finite objective"};
   ChinchillaFit fit;
   fit.method = "huber-lbfgs";
   fit.params = FromX(best_x);
@@ -322,14 +322,14 @@ struct Profile {
 
 }  // namespace
 
-Result<ChinchillaFit> FitChinchillaVarPro(const RunTable& table, const VarProOptions& options) {
+base::Result<ChinchillaFit> FitChinchillaVarPro(const RunTable& table, const VarProOptions& options) {
   if (table.points.size() < 5) {
-    return Error{"Chinchilla fit needs at least 5 points, got " +
+    return base::Error{"Chinchilla fit needs at least 5 points, got " +
                  std::to_string(table.points.size())};
   }
   if (!(options.grid_step > 0 && options.exponent_max > options.exponent_min &&
         options.exponent_min > 0)) {
-    return Error{"variable projection: need 0 < exponent_min < exponent_max and grid_step > 0"};
+    return base::Error{"variable projection: need 0 < exponent_min < exponent_max and grid_step > 0"};
   }
   const LogData data(table);
   const Profile profile{table, data, options};
@@ -346,7 +346,7 @@ Result<ChinchillaFit> FitChinchillaVarPro(const RunTable& table, const VarProOpt
       }
     }
   }
-  if (!std::isfinite(best)) return Error{"variable projection: no exponent pair gave a finite fit"};
+  if (!std::isfinite(best)) return base::Error{"variable projection: no exponent pair gave a finite fit"};
   // Compass search refinement in (alpha, beta).
   double step = options.grid_step;
   while (step > options.refine_tolerance) {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "scaling_laws/result.h"
+#include "core/base/result.h"
 #include "scaling_laws/run_table.h"
 
 namespace orrery::scaling_laws {
@@ -79,12 +79,12 @@ double ChinchillaObjective(const RunTable& table, const ChinchillaParams& params
 
 // Grid-started L-BFGS fit (see file comment). Errors: fewer than 5 points,
 // no start produced a finite objective.
-Result<ChinchillaFit> FitChinchillaHuber(const RunTable& table,
+base::Result<ChinchillaFit> FitChinchillaHuber(const RunTable& table,
                                          const HuberFitOptions& options = {});
 
 // One L-BFGS run from `start` (used by the bootstrap: refit each replicate
 // from the point estimate, as Besiroglu et al. 2024 did).
-Result<ChinchillaFit> FitChinchillaHuberFrom(const RunTable& table, const ChinchillaParams& start,
+base::Result<ChinchillaFit> FitChinchillaHuberFrom(const RunTable& table, const ChinchillaParams& start,
                                              const HuberFitOptions& options = {});
 
 // Variable projection cross-check: for fixed (alpha, beta) the law is linear
@@ -100,6 +100,6 @@ struct VarProOptions {
   double refine_tolerance = 1e-6;
   int irls_iterations = 25;
 };
-Result<ChinchillaFit> FitChinchillaVarPro(const RunTable& table, const VarProOptions& options = {});
+base::Result<ChinchillaFit> FitChinchillaVarPro(const RunTable& table, const VarProOptions& options = {});
 
 }  // namespace orrery::scaling_laws

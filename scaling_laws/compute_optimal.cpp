@@ -7,9 +7,9 @@
 namespace orrery::scaling_laws {
 namespace {
 
-Result<bool> CheckLaw(const ChinchillaParams& law) {
+base::Result<bool> CheckLaw(const ChinchillaParams& law) {
   if (!(law.A > 0 && law.B > 0 && law.alpha > 0 && law.beta > 0 && law.E >= 0)) {
-    return Error{"compute-optimal: the law needs A, B, alpha, beta > 0 and E >= 0"};
+    return base::Error{"compute-optimal: the law needs A, B, alpha, beta > 0 and E >= 0"};
   }
   return true;
 }
@@ -33,10 +33,10 @@ double GoldenSection(const std::function<double(double)>& f, double lo, double h
 
 }  // namespace
 
-Result<ComputeOptimum> ComputeOptimalClosedForm(const ChinchillaParams& law, double compute_flops,
+base::Result<ComputeOptimum> ComputeOptimalClosedForm(const ChinchillaParams& law, double compute_flops,
                                                 double k) {
   if (auto ok = CheckLaw(law); !ok) return ok.error();
-  if (!(compute_flops > 0 && k > 0)) return Error{"compute-optimal: budget and k must be positive"};
+  if (!(compute_flops > 0 && k > 0)) return base::Error{"compute-optimal: budget and k must be positive"};
   const double s = law.alpha + law.beta;
   ComputeOptimum o;
   o.compute_flops = compute_flops;
@@ -49,10 +49,10 @@ Result<ComputeOptimum> ComputeOptimalClosedForm(const ChinchillaParams& law, dou
   return o;
 }
 
-Result<ComputeOptimum> ComputeOptimalNumeric(const ChinchillaParams& law, double compute_flops,
+base::Result<ComputeOptimum> ComputeOptimalNumeric(const ChinchillaParams& law, double compute_flops,
                                              double k) {
   if (auto ok = CheckLaw(law); !ok) return ok.error();
-  if (!(compute_flops > 0 && k > 0)) return Error{"compute-optimal: budget and k must be positive"};
+  if (!(compute_flops > 0 && k > 0)) return base::Error{"compute-optimal: budget and k must be positive"};
   const double log_budget = std::log(compute_flops / k);  // = log N + log D
   auto loss_at = [&](double log_n) {
     return law.Loss(std::exp(log_n), std::exp(log_budget - log_n));
@@ -68,16 +68,16 @@ Result<ComputeOptimum> ComputeOptimalNumeric(const ChinchillaParams& law, double
   return o;
 }
 
-Result<InferenceAwareOptimum> InferenceAwareOptimal(const ChinchillaParams& law, double target_loss,
+base::Result<InferenceAwareOptimum> InferenceAwareOptimal(const ChinchillaParams& law, double target_loss,
                                                     double tokens_inference, double k_train,
                                                     double k_inf) {
   if (auto ok = CheckLaw(law); !ok) return ok.error();
   if (!(target_loss > law.E)) {
-    return Error{"inference-aware optimum: target loss " + std::to_string(target_loss) +
+    return base::Error{"inference-aware optimum: target loss " + std::to_string(target_loss) +
                  " is not above the irreducible loss E = " + std::to_string(law.E)};
   }
-  if (!(tokens_inference >= 0)) return Error{"inference-aware optimum: inference tokens must be >= 0"};
-  if (!(k_train > 0 && k_inf >= 0)) return Error{"inference-aware optimum: FLOP factors must be positive"};
+  if (!(tokens_inference >= 0)) return base::Error{"inference-aware optimum: inference tokens must be >= 0"};
+  if (!(k_train > 0 && k_inf >= 0)) return base::Error{"inference-aware optimum: FLOP factors must be positive"};
   const double gap = target_loss - law.E;
   // Smallest model that can reach the loss with infinite data: A/N^alpha = gap.
   const double log_n_min = std::log(law.A / gap) / law.alpha;

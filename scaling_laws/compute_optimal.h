@@ -17,7 +17,7 @@
 // to L(N, D_train) = L*, with k_train = 6 and k_inf = 2 by default.
 
 #include "scaling_laws/chinchilla_law.h"
-#include "scaling_laws/result.h"
+#include "core/base/result.h"
 
 namespace orrery::scaling_laws {
 
@@ -32,12 +32,12 @@ struct ComputeOptimum {
 };
 
 // Errors: non-positive budget/k, non-positive A, B, alpha, beta.
-Result<ComputeOptimum> ComputeOptimalClosedForm(const ChinchillaParams& law, double compute_flops,
+base::Result<ComputeOptimum> ComputeOptimalClosedForm(const ChinchillaParams& law, double compute_flops,
                                                 double flops_per_param_token = 6.0);
 
 // The same optimum found numerically: golden-section search of
 // L(N, C/(k N)) over log N (strictly convex in log N for positive A, B).
-Result<ComputeOptimum> ComputeOptimalNumeric(const ChinchillaParams& law, double compute_flops,
+base::Result<ComputeOptimum> ComputeOptimalNumeric(const ChinchillaParams& law, double compute_flops,
                                              double flops_per_param_token = 6.0);
 
 struct InferenceAwareOptimum {
@@ -53,7 +53,7 @@ struct InferenceAwareOptimum {
 // Sardana et al. 2023. With tokens_inference = 0 this is the cheapest
 // training run reaching target_loss (the Chinchilla optimum for that loss).
 // Errors: target_loss <= E (unreachable), negative inference tokens.
-Result<InferenceAwareOptimum> InferenceAwareOptimal(const ChinchillaParams& law, double target_loss,
+base::Result<InferenceAwareOptimum> InferenceAwareOptimal(const ChinchillaParams& law, double target_loss,
                                                     double tokens_inference,
                                                     double train_flops_per_param_token = 6.0,
                                                     double inference_flops_per_param_token = 2.0);

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "scaling_laws/csv.h"
+#include "core/base/csv.h"
 #include "scaling_laws/law_presets.h"
 #include "scaling_laws/test_support.h"
 
@@ -58,7 +58,7 @@ TEST(LawPresets, MissingCatalogNamesTheFile) {
 TEST(ComputeOptimal, ClosedFormMatchesReferenceTable) {
   ORRERY_SKIP_WITHOUT_DATA_FILE("reference/compute_optimal_reference_values.csv");
   const PresetCatalog cat = Catalog();
-  auto table = ReadCsvFile(testing::DataFile("reference/compute_optimal_reference_values.csv"));
+  auto table = base::ReadCsvFile(testing::DataFile("reference/compute_optimal_reference_values.csv"));
   ASSERT_TRUE(table.ok()) << table.error().message;
   const auto& t = table.value();
   ASSERT_EQ(t.rows.size(), 40u);

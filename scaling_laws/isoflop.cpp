@@ -8,17 +8,17 @@
 
 namespace orrery::scaling_laws {
 
-Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<double>& y) {
-  if (x.size() != y.size() || x.size() < 2) return Error{"power-law fit needs >= 2 (x, y) pairs"};
+base::Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) return base::Error{"power-law fit needs >= 2 (x, y) pairs"};
   const double m = static_cast<double>(x.size());
   double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    if (!(x[i] > 0 && y[i] > 0)) return Error{"power-law fit needs positive values"};
+    if (!(x[i] > 0 && y[i] > 0)) return base::Error{"power-law fit needs positive values"};
     const double lx = std::log(x[i]), ly = std::log(y[i]);
     sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly; syy += ly * ly;
   }
   const double vx = sxx - sx * sx / m, vy = syy - sy * sy / m, cxy = sxy - sx * sy / m;
-  if (!(vx > 1e-12)) return Error{"power-law fit: x has no spread"};
+  if (!(vx > 1e-12)) return base::Error{"power-law fit: x has no spread"};
   PowerLawFit f;
   f.exponent = cxy / vx;
   f.coefficient = std::exp((sy - f.exponent * sx) / m);
@@ -26,7 +26,7 @@ Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<
   return f;
 }
 
-Result<IsoFlopFit> FitIsoFlop(const RunTable& table, const IsoFlopOptions& options) {
+base::Result<IsoFlopFit> FitIsoFlop(const RunTable& table, const IsoFlopOptions& options) {
   std::vector<RunPoint> pts = table.points;
   std::sort(pts.begin(), pts.end(),
             [](const RunPoint& a, const RunPoint& b) { return a.compute_c < b.compute_c; });
@@ -86,7 +86,7 @@ Result<IsoFlopFit> FitIsoFlop(const RunTable& table, const IsoFlopOptions& optio
     i = j;
   }
   if (cs.size() < 2) {
-    return Error{"IsoFLOP fit needs at least 2 budgets with >= " +
+    return base::Error{"IsoFLOP fit needs at least 2 budgets with >= " +
                  std::to_string(options.min_points_per_budget) +
                  " runs and a convex loss curve; found " + std::to_string(cs.size())};
   }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "scaling_laws/result.h"
+#include "core/base/result.h"
 #include "scaling_laws/run_table.h"
 
 namespace orrery::scaling_laws {
@@ -20,7 +20,7 @@ struct PowerLawFit {  // y = coefficient * x^exponent, least squares in log-log
 };
 
 // Errors: fewer than 2 points, non-positive values, no spread in x.
-Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<double>& y);
+base::Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<double>& y);
 
 struct IsoFlopBudget {
   double compute_flops = 0.0;  // mean C of the group
@@ -48,6 +48,6 @@ struct IsoFlopOptions {
 };
 
 // Errors: fewer than 2 usable budgets.
-Result<IsoFlopFit> FitIsoFlop(const RunTable& table, const IsoFlopOptions& options = {});
+base::Result<IsoFlopFit> FitIsoFlop(const RunTable& table, const IsoFlopOptions& options = {});
 
 }  // namespace orrery::scaling_laws

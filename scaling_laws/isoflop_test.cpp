@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scaling_laws/csv.h"
+#include "core/base/csv.h"
 #include "scaling_laws/test_support.h"
 
 namespace orrery::scaling_laws {
@@ -95,7 +95,7 @@ TEST(IsoFlop, Llama3TokensExponent) {
 // N_opt ~ C^0.50 (Table 2, Approach 1: a = 0.50).
 TEST(PowerLaw, ChinchillaTable3Exponent) {
   ORRERY_SKIP_WITHOUT_DATA_FILE("reference/chinchilla_table3_approach1.csv");
-  auto t = ReadCsvFile(testing::DataFile("reference/chinchilla_table3_approach1.csv"));
+  auto t = base::ReadCsvFile(testing::DataFile("reference/chinchilla_table3_approach1.csv"));
   ASSERT_TRUE(t.ok()) << t.error().message;
   std::vector<double> c, n;
   for (const auto& row : t->rows) {

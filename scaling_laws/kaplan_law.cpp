@@ -20,10 +20,10 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // log L = exponent * (log x_c - log x) = intercept + slope * log x.
-Result<KaplanFit1D> Fit1D(const RunTable& table, bool use_n) {
+base::Result<KaplanFit1D> Fit1D(const RunTable& table, bool use_n) {
   const char* axis = use_n ? "N" : "D";
   const size_t m = table.points.size();
-  if (m < 3) return Error{std::string("Kaplan L(") + axis + ") fit needs at least 3 points"};
+  if (m < 3) return base::Error{std::string("Kaplan L(") + axis + ") fit needs at least 3 points"};
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& p : table.points) {
     const double x = std::log(use_n ? p.params_n : p.tokens_d), y = std::log(p.loss);
@@ -31,7 +31,7 @@ Result<KaplanFit1D> Fit1D(const RunTable& table, bool use_n) {
   }
   const double var = sxx - sx * sx / m;
   if (!(var > 1e-12)) {
-    return Error{std::string("Kaplan L(") + axis + ") fit: all points have the same " + axis};
+    return base::Error{std::string("Kaplan L(") + axis + ") fit: all points have the same " + axis};
   }
   const double slope = (sxy - sx * sy / m) / var;
   const double intercept = (sy - slope * sx) / m;
@@ -109,11 +109,11 @@ class KaplanObjective {
 
 }  // namespace
 
-Result<KaplanFit1D> FitKaplanN(const RunTable& table) { return Fit1D(table, true); }
-Result<KaplanFit1D> FitKaplanD(const RunTable& table) { return Fit1D(table, false); }
+base::Result<KaplanFit1D> FitKaplanN(const RunTable& table) { return Fit1D(table, true); }
+base::Result<KaplanFit1D> FitKaplanD(const RunTable& table) { return Fit1D(table, false); }
 
-Result<KaplanFitND> FitKaplanND(const RunTable& table) {
-  if (table.points.size() < 5) return Error{"Kaplan L(N, D) fit needs at least 5 points"};
+base::Result<KaplanFitND> FitKaplanND(const RunTable& table) {
+  if (table.points.size() < 5) return base::Error{"Kaplan L(N, D) fit needs at least 5 points"};
   KaplanObjective f(table);
   LBFGSpp::LBFGSParam<double> param;
   param.m = 10;
@@ -145,7 +145,7 @@ Result<KaplanFitND> FitKaplanND(const RunTable& table) {
             best_x = f.best_x();
           }
         }
-  if (!std::isfinite(best)) return Error{"Kaplan L(N, D) fit: no start converged"};
+  if (!std::isfinite(best)) return base::Error{"Kaplan L(N, D) fit: no start converged"};
   KaplanFitND fit;
   fit.law = {std::exp(best_x[0]), std::exp(best_x[1]), best_x[2], best_x[3]};
   double ss = 0;

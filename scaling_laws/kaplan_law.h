@@ -12,7 +12,7 @@
 #include <vector>
 #include <string>
 
-#include "scaling_laws/result.h"
+#include "core/base/result.h"
 #include "scaling_laws/run_table.h"
 
 namespace orrery::scaling_laws {
@@ -42,10 +42,10 @@ struct KaplanFitND {
 };
 
 // L(N): uses only N and L. Errors: < 3 points or a single N value.
-Result<KaplanFit1D> FitKaplanN(const RunTable& table);
+base::Result<KaplanFit1D> FitKaplanN(const RunTable& table);
 // L(D): uses only D and L.
-Result<KaplanFit1D> FitKaplanD(const RunTable& table);
+base::Result<KaplanFit1D> FitKaplanD(const RunTable& table);
 // L(N, D): L-BFGS on squared log residuals, started from a small grid.
-Result<KaplanFitND> FitKaplanND(const RunTable& table);
+base::Result<KaplanFitND> FitKaplanND(const RunTable& table);
 
 }  // namespace orrery::scaling_laws

@@ -1,9 +1,10 @@
+#include "core/base/diagnostics.h"
 #include "scaling_laws/law_presets.h"
 
 #include <cmath>
 #include <cstdlib>
 
-#include "scaling_laws/csv.h"
+#include "core/base/csv.h"
 
 namespace orrery::scaling_laws {
 namespace {
@@ -46,27 +47,27 @@ std::vector<std::string> SplitSemicolons(const std::string& s) {
 
 }  // namespace
 
-Result<ChinchillaParams> LawPreset::Chinchilla() const {
+base::Result<ChinchillaParams> LawPreset::Chinchilla() const {
   if (kind != LawKind::kChinchilla) {
-    return Error{"preset '" + name + "' is of kind '" + kind_name + "', not a Chinchilla law"};
+    return base::Error{"preset '" + name + "' is of kind '" + kind_name + "', not a Chinchilla law"};
   }
   return ChinchillaParams{parameters.at("E"), parameters.at("A"), parameters.at("B"),
                           parameters.at("alpha"), parameters.at("beta")};
 }
 
-Result<KaplanNDParams> LawPreset::KaplanND() const {
+base::Result<KaplanNDParams> LawPreset::KaplanND() const {
   if (kind != LawKind::kKaplanND) {
-    return Error{"preset '" + name + "' is of kind '" + kind_name + "', not a Kaplan L(N, D) law"};
+    return base::Error{"preset '" + name + "' is of kind '" + kind_name + "', not a Kaplan L(N, D) law"};
   }
   return KaplanNDParams{parameters.at("n_c"), parameters.at("d_c"), parameters.at("alpha_n"),
                         parameters.at("alpha_d")};
 }
 
-Result<Allocation> EvaluateAllocation(const LawPreset& p, double compute_flops) {
+base::Result<Allocation> EvaluateAllocation(const LawPreset& p, double compute_flops) {
   if (p.kind != LawKind::kAllocation) {
-    return Error{"preset '" + p.name + "' is of kind '" + p.kind_name + "', not an allocation rule"};
+    return base::Error{"preset '" + p.name + "' is of kind '" + p.kind_name + "', not an allocation rule"};
   }
-  if (!(compute_flops > 0)) return Error{"allocation: budget must be positive"};
+  if (!(compute_flops > 0)) return base::Error{"allocation: budget must be positive"};
   auto get = [&](const char* key, double fallback) {
     auto it = p.parameters.find(key);
     return it == p.parameters.end() ? fallback : it->second;
@@ -84,7 +85,7 @@ Result<Allocation> EvaluateAllocation(const LawPreset& p, double compute_flops) 
   return a;
 }
 
-Result<LawPreset> PresetCatalog::Find(const std::string& name) const {
+base::Result<LawPreset> PresetCatalog::Find(const std::string& name) const {
   for (const auto& p : presets) {
     if (p.name == name) return p;
     for (const auto& a : p.aliases)
@@ -93,9 +94,9 @@ Result<LawPreset> PresetCatalog::Find(const std::string& name) const {
   std::vector<std::string> names = Names();
   for (const auto& p : presets) names.insert(names.end(), p.aliases.begin(), p.aliases.end());
   std::string msg = "unknown scaling-law preset '" + name + "' in " + source;
-  const std::string guess = DidYouMean(name, names);
+  const std::string guess = base::ClosestMatch(name, names);
   if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
-  return Error{msg};
+  return base::Error{msg};
 }
 
 std::vector<std::string> PresetCatalog::Names() const {
@@ -104,17 +105,17 @@ std::vector<std::string> PresetCatalog::Names() const {
   return names;
 }
 
-Result<PresetCatalog> LoadPresetCatalog(const std::string& path) {
-  auto csv = ReadCsvFile(path);
+base::Result<PresetCatalog> LoadPresetCatalog(const std::string& path) {
+  auto csv = base::ReadCsvFile(path);
   if (!csv) return csv.error();
-  const CsvTable& t = csv.value();
+  const base::CsvTable& t = csv.value();
   const std::vector<std::string> columns = {"name", "aliases", "kind", "parameters",
                                             "formula", "source", "notes"};
   std::vector<int> idx;
   for (const auto& c : columns) {
     const int i = t.ColumnIndex(c);
     if (i < 0) {
-      return Error{path + ":" + std::to_string(t.header_line) + ": missing column '" + c + "'"};
+      return base::Error{path + ":" + std::to_string(t.header_line) + ": missing column '" + c + "'"};
     }
     idx.push_back(i);
   }
@@ -130,8 +131,8 @@ Result<PresetCatalog> LoadPresetCatalog(const std::string& path) {
     p.formula = row.cells[idx[4]];
     p.source = row.cells[idx[5]];
     p.notes = row.cells[idx[6]];
-    if (p.name.empty()) return Error{where + ": empty preset name"};
-    if (p.source.empty()) return Error{where + ": preset '" + p.name + "' has no source"};
+    if (p.name.empty()) return base::Error{where + ": empty preset name"};
+    if (p.source.empty()) return base::Error{where + ": preset '" + p.name + "' has no source"};
     const KindInfo* kind = nullptr;
     std::vector<std::string> kind_names;
     for (const auto& k : Kinds()) {
@@ -140,28 +141,28 @@ Result<PresetCatalog> LoadPresetCatalog(const std::string& path) {
     }
     if (kind == nullptr) {
       std::string msg = where + ": preset '" + p.name + "': unknown kind '" + p.kind_name + "'";
-      const std::string guess = DidYouMean(p.kind_name, kind_names);
+      const std::string guess = base::ClosestMatch(p.kind_name, kind_names);
       if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
-      return Error{msg};
+      return base::Error{msg};
     }
     p.kind = kind->kind;
     for (const auto& item : SplitSemicolons(row.cells[idx[3]])) {
       const size_t eq = item.find('=');
       double v = 0;
-      if (eq == std::string::npos || !ParseDouble(item.substr(eq + 1), &v)) {
-        return Error{where + ": preset '" + p.name + "': parameter '" + item +
+      if (eq == std::string::npos || !base::ParseDouble(item.substr(eq + 1), &v)) {
+        return base::Error{where + ": preset '" + p.name + "': parameter '" + item +
                      "' is not key=number"};
       }
       p.parameters[Trimmed(item.substr(0, eq))] = v;
     }
     for (const auto& r : kind->required) {
       if (!p.parameters.count(r)) {
-        return Error{where + ": preset '" + p.name + "' of kind '" + p.kind_name +
+        return base::Error{where + ": preset '" + p.name + "' of kind '" + p.kind_name +
                      "' lacks parameter '" + r + "'"};
       }
     }
     for (const auto& other : cat.presets) {
-      if (other.name == p.name) return Error{where + ": duplicate preset name '" + p.name + "'"};
+      if (other.name == p.name) return base::Error{where + ": duplicate preset name '" + p.name + "'"};
     }
     cat.presets.push_back(std::move(p));
   }

@@ -9,7 +9,7 @@
 
 #include "scaling_laws/chinchilla_law.h"
 #include "scaling_laws/kaplan_law.h"
-#include "scaling_laws/result.h"
+#include "core/base/result.h"
 
 namespace orrery::scaling_laws {
 
@@ -27,8 +27,8 @@ struct LawPreset {
   int line = 0;                            // line in the catalogue file
 
   // Typed views; an error when the kind differs.
-  Result<ChinchillaParams> Chinchilla() const;
-  Result<KaplanNDParams> KaplanND() const;
+  base::Result<ChinchillaParams> Chinchilla() const;
+  base::Result<KaplanNDParams> KaplanND() const;
 };
 
 // Allocation N* = k_n C^a_n, D* = k_d C^a_d (C in units of
@@ -38,20 +38,20 @@ struct Allocation {
   double params_n = 0.0;   // for deepseek2024_allocation: non-embedding FLOP/token M
   double tokens_d = 0.0;
 };
-Result<Allocation> EvaluateAllocation(const LawPreset& preset, double compute_flops);
+base::Result<Allocation> EvaluateAllocation(const LawPreset& preset, double compute_flops);
 
 struct PresetCatalog {
   std::string source;
   std::vector<LawPreset> presets;
 
   // Exact name or alias; otherwise an error with "did you mean".
-  Result<LawPreset> Find(const std::string& name) const;
+  base::Result<LawPreset> Find(const std::string& name) const;
   std::vector<std::string> Names() const;
 };
 
 // Parses the catalogue. Errors name the file, line and the bad field
 // (unknown kind, "key=value" not parseable, missing parameter for the kind).
-Result<PresetCatalog> LoadPresetCatalog(const std::string& path);
+base::Result<PresetCatalog> LoadPresetCatalog(const std::string& path);
 
 // $ORRERY_CONFIG_DIR/scaling_laws/published_laws.csv when that variable is
 // set, else the path compiled in from the source tree's configs/.

@@ -1,3 +1,4 @@
+#include "core/base/diagnostics.h"
 #include "scaling_laws/run_table.h"
 
 #include <array>
@@ -5,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "scaling_laws/csv.h"
+#include "core/base/csv.h"
 
 namespace orrery::scaling_laws {
 namespace {
@@ -21,18 +22,18 @@ const std::vector<std::string> kLossAliases = {"L", "loss", "validation_loss", "
 
 // Resolves one column: an explicit name must exist; otherwise the first alias
 // present is used; returns -1 when absent (and not required by name).
-Result<int> Resolve(const CsvTable& t, const std::string& requested,
+base::Result<int> Resolve(const base::CsvTable& t, const std::string& requested,
                     const std::vector<std::string>& aliases, const char* what) {
   if (!requested.empty()) {
     const int idx = t.ColumnIndex(requested);
     if (idx >= 0) return idx;
     std::string msg = t.source + ":" + std::to_string(t.header_line) + ": no column named '" +
                       requested + "' (for " + what + ")";
-    const std::string guess = DidYouMean(requested, t.header);
+    const std::string guess = base::ClosestMatch(requested, t.header);
     if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
     msg += " Columns are:";
     for (const auto& h : t.header) msg += " '" + h + "'";
-    return Error{msg};
+    return base::Error{msg};
   }
   for (const auto& a : aliases) {
     const int idx = t.ColumnIndex(a);
@@ -45,7 +46,7 @@ Result<int> Resolve(const CsvTable& t, const std::string& requested,
 
 namespace {
 
-Result<RunTable> RunsFromTable(const CsvTable& t, const RunColumns& columns) {
+base::Result<RunTable> RunsFromTable(const base::CsvTable& t, const RunColumns& columns) {
   auto n_col = Resolve(t, columns.params, kParamsAliases, "parameters N");
   if (!n_col) return n_col.error();
   auto d_col = Resolve(t, columns.tokens, kTokensAliases, "tokens D");
@@ -55,18 +56,18 @@ Result<RunTable> RunsFromTable(const CsvTable& t, const RunColumns& columns) {
   auto l_col = Resolve(t, columns.loss, kLossAliases, "loss L");
   if (!l_col) return l_col.error();
   if (*l_col < 0) {
-    return Error{t.source + ":" + std::to_string(t.header_line) +
+    return base::Error{t.source + ":" + std::to_string(t.header_line) +
                  ": no loss column found (looked for L, loss, validation_loss, final_loss, "
                  "val_loss); name it with --loss-col"};
   }
   const int present = (*n_col >= 0) + (*d_col >= 0) + (*c_col >= 0);
   if (present < 2) {
-    return Error{t.source + ":" + std::to_string(t.header_line) +
+    return base::Error{t.source + ":" + std::to_string(t.header_line) +
                  ": need two of parameters N, tokens D, compute C; found " +
                  std::to_string(present) + " (name them with --n-col/--d-col/--c-col)"};
   }
   if (!(columns.flops_per_param_token > 0.0)) {
-    return Error{"flops_per_param_token must be positive"};
+    return base::Error{"flops_per_param_token must be positive"};
   }
 
   std::vector<std::pair<int, std::string>> where;
@@ -79,10 +80,10 @@ Result<RunTable> RunsFromTable(const CsvTable& t, const RunColumns& columns) {
   RunTable out;
   out.source = t.source;
   const double k = columns.flops_per_param_token;
-  auto read = [&](const CsvRow& row, int col, double* v) -> Result<bool> {
+  auto read = [&](const base::CsvRow& row, int col, double* v) -> base::Result<bool> {
     if (col < 0) return false;
-    if (!ParseDouble(row.cells[col], v) || !(*v > 0.0)) {
-      return Error{t.source + ":" + std::to_string(row.line) + ": column '" + t.header[col] +
+    if (!base::ParseDouble(row.cells[col], v) || !(*v > 0.0)) {
+      return base::Error{t.source + ":" + std::to_string(row.line) + ": column '" + t.header[col] +
                    "': expected a positive number, got '" + row.cells[col] + "'"};
     }
     return true;
@@ -116,22 +117,22 @@ Result<RunTable> RunsFromTable(const CsvTable& t, const RunColumns& columns) {
   if (imputed_n) out.notes.push_back("parameters N imputed as C/(k D), k = " + std::to_string(k));
   if (imputed_d) out.notes.push_back("tokens D imputed as C/(k N), k = " + std::to_string(k));
   if (out.points.empty()) {
-    return Error{t.source + ": no data rows" + std::string(where.empty() ? "" : " match the filter")};
+    return base::Error{t.source + ": no data rows" + std::string(where.empty() ? "" : " match the filter")};
   }
   return out;
 }
 
 }  // namespace
 
-Result<RunTable> ParseRuns(const std::string& csv_text, const std::string& source_name,
+base::Result<RunTable> ParseRuns(const std::string& csv_text, const std::string& source_name,
                            const RunColumns& columns) {
-  auto parsed = ParseCsv(csv_text, source_name);
+  auto parsed = base::ParseCsv(csv_text, source_name);
   if (!parsed) return parsed.error();
   return RunsFromTable(parsed.value(), columns);
 }
 
-Result<RunTable> LoadRuns(const std::string& path, const RunColumns& columns) {
-  auto parsed = ReadCsvFile(path);
+base::Result<RunTable> LoadRuns(const std::string& path, const RunColumns& columns) {
+  auto parsed = base::ReadCsvFile(path);
   if (!parsed) return parsed.error();
   return RunsFromTable(parsed.value(), columns);
 }

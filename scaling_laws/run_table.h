@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "scaling_laws/result.h"
+#include "core/base/result.h"
 
 namespace orrery::scaling_laws {
 
@@ -45,8 +45,8 @@ struct RunColumns {
 // Loads runs. Two of N, D, C must be present per row (the third is imputed
 // with C = k N D and a note is added); L is required. Every value must be a
 // finite positive number; errors name the file, line and column name.
-Result<RunTable> LoadRuns(const std::string& path, const RunColumns& columns);
-Result<RunTable> ParseRuns(const std::string& csv_text, const std::string& source_name,
+base::Result<RunTable> LoadRuns(const std::string& path, const RunColumns& columns);
+base::Result<RunTable> ParseRuns(const std::string& csv_text, const std::string& source_name,
                            const RunColumns& columns);
 
 // Keeps the points for which keep(point) is true (a copy).

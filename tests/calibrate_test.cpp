@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli_common.h"
-#include "core/engine/scenario.h"
+#include "core/estimate/scenario.h"
 
 namespace orrery::cli {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "core/engine/training_estimator.h"
-#include "core/engine/validation.h"
+#include "core/estimate/training_estimator.h"
+#include "core/validation/validation.h"
 #include "models/transformer.h"
 
 namespace orrery::engine {

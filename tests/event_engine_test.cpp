@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "core/base/event_queue.h"
-#include "core/engine/chrome_trace.h"
-#include "core/engine/event_estimator.h"
+#include "core/estimate/chrome_trace.h"
+#include "core/estimate/event_estimator.h"
 #include "parallelism/step_graph.h"
 
 namespace orrery {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "core/engine/training_estimator.h"
+#include "core/estimate/training_estimator.h"
 
 namespace {
 std::atomic<long> g_allocations{0};

@@ -1,4 +1,4 @@
-// `orrery plan` (core/engine/planner.h) and `orrery fit`'s structured output:
+// `orrery plan` (core/planning/planner.h) and `orrery fit`'s structured output:
 // the chain law -> N, D -> model -> plan -> days/energy/cost must be
 // internally consistent, the family rules must rebuild the published shapes
 // they were read from, and errors must name what is wrong.
@@ -14,7 +14,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/fit_command.h"
-#include "core/engine/planner.h"
+#include "core/planning/planner.h"
 #include "models/transformer.h"
 #include "scaling_laws/compute_optimal.h"
 #include "scaling_laws/law_presets.h"

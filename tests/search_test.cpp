@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cli/cli_common.h"
-#include "core/engine/search.h"
+#include "core/search/search.h"
 #include "models/transformer.h"
 
 namespace orrery::engine {

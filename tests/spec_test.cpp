@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "cli/cli_common.h"
-#include "core/engine/scenario.h"
+#include "core/estimate/scenario.h"
 
 namespace orrery {
 namespace {

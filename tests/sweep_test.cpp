@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "cli/cli_common.h"
-#include "core/engine/result_store.h"
-#include "core/engine/sweep.h"
+#include "core/search/result_store.h"
+#include "core/search/sweep.h"
 
 namespace orrery::engine {
 namespace {

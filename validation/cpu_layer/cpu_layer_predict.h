@@ -5,7 +5,7 @@
 // device model (hardware::GemmTime, hardware::MemoryTime) with the device
 // profile given, usually the CPU profile `orrery calibrate run` just wrote.
 //
-// Backward follows the training estimator's rule (core/engine/
+// Backward follows the training estimator's rule (core/estimate/
 // training_estimator.cpp, Times()): a GEMM's backward is two GEMMs of the
 // same size (input and weight gradients; Narayanan et al. 2021, Sec. 5.1),
 // a memory-bound kernel's backward moves twice its forward bytes.

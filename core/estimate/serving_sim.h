@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "core/base/diagnostics.h"
-#include "core/engine/inference_estimator.h"
+#include "core/estimate/inference_estimator.h"
 
 namespace orrery::engine {
 

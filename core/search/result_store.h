@@ -13,7 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/engine/sweep.h"
+#include "core/search/sweep.h"
 
 struct sqlite3;
 

@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/plan_space.h"
-#include "core/engine/scenario.h"
-#include "core/engine/training_estimator.h"
+#include "core/search/plan_space.h"
+#include "core/estimate/scenario.h"
+#include "core/estimate/training_estimator.h"
 
 namespace orrery::engine {
 

@@ -1,4 +1,4 @@
-#include "core/engine/plan_space.h"
+#include "core/search/plan_space.h"
 
 #include <algorithm>
 #include <cstring>

@@ -19,8 +19,8 @@
 
 #include "core/base/diagnostics.h"
 #include "core/base/param.h"
-#include "core/engine/plan_space.h"
-#include "core/engine/training_estimator.h"
+#include "core/search/plan_space.h"
+#include "core/estimate/training_estimator.h"
 #include "hardware/system_spec.h"
 #include "models/model_spec.h"
 #include "parallelism/plan_spec.h"
@@ -79,7 +79,7 @@ std::optional<FamilySpec> LoadFamily(const std::string& name_or_file, const std:
 models::ModelSpec BuildModel(const FamilySpec& family, double target_params);
 
 // ---------------------------------------------------------------------------
-// The best plan for each model: `orrery search` (core/engine/search.h).
+// The best plan for each model: `orrery search` (core/search/search.h).
 
 struct PlanSpace {
   // The search's space. Defaults keep one search in milliseconds, since the

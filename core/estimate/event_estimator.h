@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "core/base/event_queue.h"
-#include "core/engine/training_estimator.h"
+#include "core/estimate/training_estimator.h"
 #include "parallelism/step_graph.h"
 
 namespace orrery::engine {

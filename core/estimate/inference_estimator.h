@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/engine/scenario.h"
+#include "core/estimate/scenario.h"
 #include "hardware/network.h"
 #include "parallelism/deployment_spec.h"
 

@@ -1,4 +1,4 @@
-#include "core/engine/planner.h"
+#include "core/planning/planner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "core/base/yaml_source.h"
-#include "core/engine/search.h"
-#include "scaling_laws/csv.h"
+#include "core/search/search.h"
+#include "core/base/csv.h"
 #include "hardware/device_spec.h"
 #include "models/transformer.h"
 #include "scaling_laws/compute_optimal.h"
@@ -248,7 +248,7 @@ bool ReadPositive(const YAML::Node& map, const char* key, const std::string& pat
   }
   const std::string text = n.IsScalar() ? n.Scalar() : std::string();
   double v = 0;
-  if (!n.IsScalar() || !sl::ParseDouble(text, &v) || !std::isfinite(v) ||
+  if (!n.IsScalar() || !base::ParseDouble(text, &v) || !std::isfinite(v) ||
       !(allow_zero ? v >= 0 : v > 0)) {
     diags.Add(base::LocationOf(n, file), path + "." + key, text,
               allow_zero ? "expected a finite number >= 0" : "expected a finite number > 0");
@@ -296,7 +296,7 @@ std::optional<LawWithUncertainty> LoadLawFile(const std::string& file, Diagnosti
   if (!boot) return law;
   if (const YAML::Node lv = boot["level"]) {
     double level = 0;
-    if (!lv.IsScalar() || !sl::ParseDouble(lv.Scalar(), &level) || !(level > 0 && level < 1)) {
+    if (!lv.IsScalar() || !base::ParseDouble(lv.Scalar(), &level) || !(level > 0 && level < 1)) {
       diags.Add(base::LocationOf(lv, file), "bootstrap.level", lv.IsScalar() ? lv.Scalar() : "",
                 "expected a number in (0, 1)");
       return std::nullopt;
@@ -317,7 +317,7 @@ std::optional<LawWithUncertainty> LoadLawFile(const std::string& file, Diagnosti
     std::vector<double> col;
     for (const auto& x : s) {
       double v = 0;
-      if (!x.IsScalar() || !sl::ParseDouble(x.Scalar(), &v) || !std::isfinite(v) || v < 0) {
+      if (!x.IsScalar() || !base::ParseDouble(x.Scalar(), &v) || !std::isfinite(v) || v < 0) {
         diags.Add(base::LocationOf(x, file), path, x.IsScalar() ? x.Scalar() : "",
                   "expected a finite number >= 0");
         return std::nullopt;

@@ -1,4 +1,4 @@
-#include "core/engine/sweep.h"
+#include "core/search/sweep.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "core/base/yaml_source.h"
-#include "core/engine/result_store.h"
+#include "core/search/result_store.h"
 
 namespace orrery::engine {
 

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "core/engine/validation.h"
+#include "core/validation/validation.h"
 
 namespace orrery::engine {
 

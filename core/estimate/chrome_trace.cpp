@@ -1,4 +1,4 @@
-#include "core/engine/chrome_trace.h"
+#include "core/estimate/chrome_trace.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "core/engine/search.h"
+#include "core/search/search.h"
 
 #include <algorithm>
 #include <chrono>

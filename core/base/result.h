@@ -1,15 +1,13 @@
 #pragma once
 // Result<T>: a value or an error message, the library's way of reporting
 // failure without exceptions, printing or exiting (STYLE.md "Parsers never
-// exit or assert on input"). Kept local to scaling_laws/ until core/base
-// offers a shared Status/Expected type; the interface is deliberately tiny so
-// the swap is mechanical.
+// exit or assert on input").
 
 #include <string>
 #include <utility>
 #include <variant>
 
-namespace orrery::scaling_laws {
+namespace orrery::base {
 
 // An error carries a human-readable message that names the failing input
 // (file, line, column name, value) and the rule it broke.
@@ -41,4 +39,4 @@ class Result {
   std::variant<T, Error> state_;
 };
 
-}  // namespace orrery::scaling_laws
+}  // namespace orrery::base

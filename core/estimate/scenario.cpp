@@ -1,4 +1,4 @@
-#include "core/engine/scenario.h"
+#include "core/estimate/scenario.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/scenario.h"
+#include "core/estimate/scenario.h"
 
 namespace orrery::engine {
 

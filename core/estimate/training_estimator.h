@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/engine/scenario.h"
+#include "core/estimate/scenario.h"
 #include "hardware/network.h"
 #include "parallelism/memory_model.h"
 
@@ -63,7 +63,7 @@ struct TrainingEstimate {
 };
 
 // The costs Run() is built from, for the event-driven engine
-// (core/engine/event_estimator.h), which lays them out per stage, chunk and
+// (core/estimate/event_estimator.h), which lays them out per stage, chunk and
 // microbatch instead of assuming a schedule. Seconds per microbatch on one
 // device; parameters per device (already split over tp and ep).
 struct LayerCosts {

@@ -1,4 +1,4 @@
-#include "core/engine/inference_estimator.h"
+#include "core/estimate/inference_estimator.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "core/engine/result_store.h"
+#include "core/search/result_store.h"
 
 #include <sqlite3.h>
 

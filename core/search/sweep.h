@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "core/base/diagnostics.h"
-#include "core/engine/scenario.h"
-#include "core/engine/search.h"
+#include "core/estimate/scenario.h"
+#include "core/search/search.h"
 
 namespace orrery::engine {
 

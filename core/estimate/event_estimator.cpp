@@ -1,4 +1,4 @@
-#include "core/engine/event_estimator.h"
+#include "core/estimate/event_estimator.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "core/engine/training_estimator.h"
+#include "core/estimate/training_estimator.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
-#include "core/engine/serving_sim.h"
+#include "core/estimate/serving_sim.h"
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
 
-#include "scaling_laws/csv.h"
+#include "core/base/csv.h"
 
 namespace orrery::engine {
 
@@ -97,7 +97,7 @@ std::vector<Request> PoissonRequests(const InferenceDeployment& d, double rate) 
 }
 
 std::optional<std::vector<Request>> LoadTrace(const std::string& file, base::Diagnostics& diags) {
-  auto table = scaling_laws::ReadCsvFile(file);
+  auto table = base::ReadCsvFile(file);
   if (!table) {
     diags.Add({file, 0, 0}, "inference.trace", file, table.error().message);
     return std::nullopt;
@@ -118,9 +118,9 @@ std::optional<std::vector<Request>> LoadTrace(const std::string& file, base::Dia
   std::vector<Request> out;
   for (const auto& row : t.rows) {
     double a = 0, in = 0, o = 0;
-    const bool good = scaling_laws::ParseDouble(row.cells[static_cast<size_t>(ia)], &a) &&
-                      scaling_laws::ParseDouble(row.cells[static_cast<size_t>(ii)], &in) &&
-                      scaling_laws::ParseDouble(row.cells[static_cast<size_t>(io)], &o) &&
+    const bool good = base::ParseDouble(row.cells[static_cast<size_t>(ia)], &a) &&
+                      base::ParseDouble(row.cells[static_cast<size_t>(ii)], &in) &&
+                      base::ParseDouble(row.cells[static_cast<size_t>(io)], &o) &&
                       a >= 0 && in >= 1 && o >= 1 && in == std::floor(in) && o == std::floor(o);
     if (!good) {
       diags.Add({file, row.line, 0}, "inference.trace", "",

@@ -1,6 +1,6 @@
 #pragma once
-// Minimal RFC-4180-style CSV reader used by the run loader and the preset
-// catalogue: comma separated, optional double quotes ("" escapes a quote),
+// Minimal RFC-4180-style CSV reader (scaling-law runs, law catalogue, measured
+// runs, request traces): comma separated, optional double quotes ("" escapes a quote),
 // CRLF or LF line ends, blank lines skipped, '#' lines at the top skipped as
 // comments. Every row remembers its 1-based line number so errors can name it.
 
@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "scaling_laws/result.h"
+#include "core/base/result.h"
 
-namespace orrery::scaling_laws {
+namespace orrery::base {
 
 struct CsvRow {
   int line = 0;                     // 1-based line in the source text
@@ -38,8 +38,4 @@ Result<CsvTable> ReadCsvFile(const std::string& path);
 // anything else (empty, trailing junk, nan, inf).
 bool ParseDouble(std::string_view cell, double* value);
 
-// The candidate closest to `word` by edit distance (case-insensitive), or ""
-// when none is close enough to be a plausible misspelling.
-std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
-
-}  // namespace orrery::scaling_laws
+}  // namespace orrery::base

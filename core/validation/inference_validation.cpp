@@ -1,11 +1,11 @@
-#include "core/engine/inference_validation.h"
+#include "core/validation/inference_validation.h"
 
 #include <cctype>
 #include <map>
 
-#include "core/engine/inference_estimator.h"
-#include "core/engine/validation.h"
-#include "scaling_laws/csv.h"
+#include "core/estimate/inference_estimator.h"
+#include "core/validation/validation.h"
+#include "core/base/csv.h"
 
 namespace orrery::engine {
 namespace {
@@ -35,7 +35,7 @@ bool Contains(const std::string& text, const char* what) {
 }  // namespace
 
 bool IsInferenceCsv(const std::string& csv_file) {
-  auto table = scaling_laws::ReadCsvFile(csv_file);
+  auto table = base::ReadCsvFile(csv_file);
   if (!table) return false;
   const bool measured = table->ColumnIndex("measured_ttft_ms") >= 0 ||
                         table->ColumnIndex("measured_tpot_ms") >= 0 ||
@@ -46,7 +46,7 @@ bool IsInferenceCsv(const std::string& csv_file) {
 ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetStore& store,
                                       base::Diagnostics& diags) {
   ValidationReport report;
-  auto table = scaling_laws::ReadCsvFile(csv_file);
+  auto table = base::ReadCsvFile(csv_file);
   if (!table) {
     diags.Add({csv_file, 0, 0}, "", "", table.error().message);
     return report;
@@ -72,7 +72,7 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
       return i < 0 ? std::string() : TrimCell(r.cells[static_cast<size_t>(i)]);
     };
     auto num = [&](const char* name, double& out) {
-      return scaling_laws::ParseDouble(cell(name), &out);
+      return base::ParseDouble(cell(name), &out);
     };
     base_row.model = cell("model");
     base_row.source = cell("source");

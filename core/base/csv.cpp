@@ -1,4 +1,4 @@
-#include "scaling_laws/csv.h"
+#include "core/base/csv.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace orrery::scaling_laws {
+namespace orrery::base {
 
 int CsvTable::ColumnIndex(std::string_view name) const {
   for (size_t i = 0; i < header.size(); ++i) {
@@ -125,36 +125,4 @@ bool ParseDouble(std::string_view cell, double* value) {
   return true;
 }
 
-namespace {
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-}  // namespace
-
-std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = std::string::npos;
-  for (const auto& c : candidates) {
-    const size_t d = EditDistance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  // Plausible misspelling: at most a third of the letters wrong (min 1, max 3).
-  const size_t limit = std::clamp<size_t>(word.size() / 3, 1, 3);
-  return best_distance <= limit ? best : std::string();
-}
-
-}  // namespace orrery::scaling_laws
+}  // namespace orrery::base

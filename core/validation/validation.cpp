@@ -1,12 +1,12 @@
-#include "core/engine/validation.h"
+#include "core/validation/validation.h"
 
 #include <cctype>
 #include <cmath>
 #include <map>
 #include <regex>
 
-#include "core/engine/training_estimator.h"
-#include "scaling_laws/csv.h"
+#include "core/estimate/training_estimator.h"
+#include "core/base/csv.h"
 
 namespace orrery::engine {
 namespace {
@@ -70,7 +70,7 @@ void Summarise(ValidationReport& r) {
 ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetStore& store,
                                      base::Diagnostics& diags) {
   ValidationReport report;
-  auto table = scaling_laws::ReadCsvFile(csv_file);
+  auto table = base::ReadCsvFile(csv_file);
   if (!table) {
     diags.Add({csv_file, 0, 0}, "", "", table.error().message);
     return report;
@@ -95,7 +95,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       return i < 0 ? std::string() : TrimCell(r.cells[static_cast<size_t>(i)]);
     };
     auto num = [&](const char* name, double& out) {
-      return scaling_laws::ParseDouble(cell(name), &out);
+      return base::ParseDouble(cell(name), &out);
     };
     row.model = cell("model");
     row.source = cell("source");
@@ -118,7 +118,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                        notes.find("HFU") != std::string::npos;
       row.metric = hfu ? "hardware_tflops_per_gpu" : "model_tflops_per_gpu";
       row.measured = tflops;
-    } else if (scaling_laws::ParseDouble(mfu_text, &mfu_pct) && mfu_pct > 0) {
+    } else if (base::ParseDouble(mfu_text, &mfu_pct) && mfu_pct > 0) {
       row.metric = "mfu";
       row.measured = mfu_pct / 100;
     } else {

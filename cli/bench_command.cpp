@@ -1,95 +1,101 @@
-// `orrery bench`: how many closed-form estimates one core makes per second.
-
-#include <boost/program_options.hpp>
-#include <chrono>
+// `orrery bench`: how fast the estimators run on one core. Parses options,
+// calls orrery::Bench or orrery::BenchEvent, presents.
 
 #include "cli/cli_common.h"
-#include "core/estimate/training_estimator.h"
+#include "core/api/bench.h"
+#include "core/api/json.h"
+#include "core/base/format.h"
 
 namespace orrery::cli {
 
 namespace po = boost::program_options;
+using namespace base;  // the Format* functions
 
-// `orrery bench --engine event` (cli/event_bench.cpp).
-int RunEventBench(const Args& args, std::ostream& out, std::ostream& err);
+namespace {
+
+int RunEventBench(const Args& args, std::ostream& out, std::ostream& err) {
+  VerbOptions v("bench --engine event",
+      "orrery bench --engine event [--stages P] [--microbatches M] [--interleave V]\n"
+      "             [--schedule NAME] [--repeat N] [--format table|json|csv]\n\n"
+      "Times the event-driven engine on one core: builds the task graph of one iteration of a\n"
+      "P-stage pipeline with M microbatches and V chunks per device, simulates it and analyses\n"
+      "the timeline (busy/idle, bubble, in-flight activations per stage). Each pass is one\n"
+      "task (F 10 ms, B 20 ms per stage, split over the chunks; W = half of B for zb-h1 and\n"
+      "the V-shapes), each stage-to-stage send one task (50 us), plus 4 gradient buckets\n"
+      "overlapping the last backward and the optimizer step per stage. Prints the best of N\n"
+      "runs: tasks, events (task completions), wall time and simulated events per second.");
+  EventBenchRequest req;
+  std::string engine = "event";
+  v.Formats();
+  v.add_options()("engine", po::value(&engine), "event (closed: see orrery bench)")(
+      "stages", po::value(&req.stages), "pipeline stages P (default 64)")(
+      "microbatches", po::value(&req.microbatches), "microbatches per iteration M (default 1024)")(
+      "interleave", po::value(&req.interleave), "chunks per device V (default 2)")(
+      "schedule", po::value(&req.schedule), "gpipe | 1f1b | interleaved | zb-h1 | v-min | v-half | v-zb")(
+      "repeat", po::value(&req.repeat), "runs; the fastest is reported (default 3)");
+  v.Examples(
+      "\nExamples:\n"
+      "  orrery bench --engine event                      # p 64, m 1024, v 2 (interleaved)\n"
+      "  orrery bench --engine event --stages 8 --microbatches 64 --interleave 1\n"
+      "  orrery bench --engine event --schedule v-half --stages 16 --microbatches 256\n");
+  if (const int code = v.Parse(args, out, err); code >= 0) return code;
+  const EventBenchResult r = BenchEvent(req);
+  if (r.status == Status::kUsage) return v.Usage(err, r.reason);
+  if (!r.ok()) return v.Report(r, err);
+  if (v.format() == Format::kJson) out << ToJson(r).dump(2) << "\n";
+  else if (v.format() == Format::kCsv) WriteCsv(ToJson(r), out);
+  else {
+    const double events = static_cast<double>(r.events);
+    out << "event engine    " << r.schedule << ", " << r.stages << " stages x " << r.microbatches
+        << " microbatches x " << r.chunks << " chunks, one thread\n"
+        << "graph           " << FormatCount(static_cast<double>(r.tasks), "tasks") << ", "
+        << FormatCount(static_cast<double>(r.dependencies), "dependencies") << "\n"
+        << "build           " << FormatTime(r.build_s) << "\n"
+        << "simulate        " << FormatTime(r.simulate_s) << "  ("
+        << FormatRate(events / r.simulate_s, "events") << ")\n"
+        << "analyse         " << FormatTime(r.analyze_s) << "\n"
+        << "wall            " << FormatTime(r.wall_s) << "  (" << FormatRate(events / r.wall_s, "events")
+        << " end to end; best of " << r.repeat << ")\n"
+        << "(simulated iteration " << FormatTime(r.simulated_iteration_s) << ", bubble "
+        << FormatPercent(r.bubble_fraction) << ")\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 int RunBench(const Args& args, std::ostream& out, std::ostream& err) {
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i] == "--engine=event" || (args[i] == "--engine" && i + 1 < args.size() && args[i + 1] == "event"))
       return RunEventBench(args, out, err);
-  po::options_description opts(
+  VerbOptions v("bench",
       "orrery bench [SCENARIO] [--seconds S]\n\n"
       "Times TrainingEstimator::Run on one core (one thread) over varying plans of the\n"
       "scenario (default: GPT-3 175B on 1024 A100, configs/scenarios/gpt3-175b-1024-a100.yaml)\n"
       "and prints estimates per second.\n"
-      "orrery bench --engine event --help: the event-driven engine's speed instead.\n\noptions");
-  double seconds = 2;
+      "orrery bench --engine event --help: the event-driven engine's speed instead.");
+  BenchRequest req;
   std::string engine = "closed";
-  opts.add_options()("help,h", "show this help")("seconds", po::value(&seconds), "how long to run (default 2)")(
+  v.Positional("scenario").Formats();
+  v.add_options()("seconds", po::value(&req.seconds), "how long to run (default 2)")(
       "engine", po::value(&engine), "closed (default) | event");
-  po::options_description hidden;
-  hidden.add_options()("scenario", po::value<std::string>(), "");
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  try {
-    po::options_description all;
-    all.add(opts).add(hidden);
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  if (vm.count("help")) {
-    out << opts;
-    return kExitOk;
-  }
-  if (engine != "closed") {
-    err << "error: --engine '" << engine << "': must be closed or event\n";
-    return kExitUsage;
-  }
-  if (!(seconds > 0 && seconds <= 600)) {
-    err << "error: --seconds must be in (0, 600]\n";
-    return kExitUsage;
-  }
-  const engine::PresetStore store(engine::PresetStore::DefaultConfigDir());
-  base::Diagnostics diags;
-  const std::string name = vm.count("scenario") ? vm["scenario"].as<std::string>() : "gpt3-175b-1024-a100";
-  auto s = engine::LoadScenarioFile(name, store, diags);
-  if (s) engine::CrossCheck(*s, diags);
-  if (!s || !diags.ok()) {
-    PrintDiagnostics(diags, err);
-    return kExitInvalid;
-  }
-  const engine::TrainingEstimator estimator(s->model, s->system);
-  // Vary the plan the way a search does: microbatch size and recompute mode.
-  parallelism::TrainingPlan plans[6];
-  for (int i = 0; i < 6; ++i) {
-    plans[i] = s->training;
-    plans[i].micro_batch = 1 << (i % 2);
-    plans[i].recompute = static_cast<parallelism::Recompute>(i % 3);
-  }
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
-  const auto limit = start + std::chrono::duration<double>(seconds);
-  long long n = 0;
-  double sink = 0;
-  while (clock::now() < limit) {
-    for (int k = 0; k < 1000; ++k) {
-      const auto e = estimator.Run(plans[(n + k) % 6], s->workload);
-      sink += e.iteration_s;
-    }
-    n += 1000;
-  }
-  const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
-  out << "scenario        " << name << " (" << s->model.name << ", "
-      << hardware::DeviceCount(s->system) << " x " << s->system.device.name << ")\n"
-      << "estimates       " << n << " in " << base::FormatNumber(elapsed) << " s on one thread\n"
-      << "rate            " << base::FormatNumber(static_cast<double>(n) / elapsed, 4)
-      << " estimates/s\n"
-      << "per estimate    " << base::FormatQuantity(elapsed / static_cast<double>(n), base::Dimension::kTime)
-      << "\n(checksum " << base::FormatNumber(sink / static_cast<double>(n)) << " s mean iteration)\n";
+  if (const int code = v.Parse(args, out, err); code >= 0) return code;
+  if (engine != "closed") return v.Usage(err, "--engine '" + engine + "': must be closed or event");
+  if (v.Has("scenario")) req.scenario = ScenarioInput::File(v.Arg("scenario"));
+  const BenchResult r = Bench(req);
+  if (r.status == Status::kUsage) return v.Usage(err, "--" + r.reason);
+  if (!r.ok()) return v.Report(r, err);
+  if (v.format() == Format::kJson) out << ToJson(r).dump(2) << "\n";
+  else if (v.format() == Format::kCsv) WriteCsv(ToJson(r), out);
+  else
+    out << "scenario        " << r.scenario << " (" << r.model << ", " << r.devices << " x " << r.device
+        << ")\n"
+        << "estimates       " << FormatCount(static_cast<double>(r.estimates)) << " in "
+        << FormatTime(r.elapsed_s) << " on one thread\n"
+        << "rate            " << FormatRate(static_cast<double>(r.estimates) / r.elapsed_s, "estimates")
+        << "\n"
+        << "per estimate    " << FormatTime(r.elapsed_s / static_cast<double>(r.estimates))
+        << "\n(checksum " << FormatTime(r.mean_iteration_s) << " mean iteration)\n";
   return kExitOk;
 }
 

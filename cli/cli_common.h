@@ -1,25 +1,14 @@
 #pragma once
-// Shared pieces of the `orrery` verbs: output format, printing diagnostics.
+// The `orrery` verbs' entry points; what they share is in cli/verb_options.h.
 
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "cli/verb_options.h"
 #include "core/base/diagnostics.h"
 
 namespace orrery::cli {
-
-enum class Format { kTable, kJson, kCsv };
-
-// Exit codes: 0 success, 1 the input is invalid or a check failed, 2 usage.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitInvalid = 1;
-inline constexpr int kExitUsage = 2;
-
-// Parses "table", "json", "csv"; prints an error and returns false otherwise.
-bool ParseFormat(const std::string& text, Format& out, std::ostream& err);
-
-void PrintDiagnostics(const base::Diagnostics& d, std::ostream& err);
 
 using Args = std::vector<std::string>;
 

@@ -12,22 +12,6 @@ namespace orrery::cli {
 namespace po = boost::program_options;
 using engine::DocKind;
 
-bool ParseFormat(const std::string& text, Format& out, std::ostream& err) {
-  if (text == "table") out = Format::kTable;
-  else if (text == "json") out = Format::kJson;
-  else if (text == "csv") out = Format::kCsv;
-  else {
-    err << "error: --format: unknown format '" << text << "' (one of: table, json, csv)";
-    const std::string hint = base::DidYouMean(text, {"table", "json", "csv"});
-    if (!hint.empty()) err << "; " << hint;
-    err << "\n";
-    return false;
-  }
-  return true;
-}
-
-void PrintDiagnostics(const base::Diagnostics& d, std::ostream& err) { err << d.ToString(); }
-
 namespace {
 
 // Parses verb options; prints the error and returns false on bad usage.

@@ -1,186 +1,135 @@
 #include "cli/estimate_output.h"
 
-#include <algorithm>
 #include <iomanip>
 
-#include "core/base/quantity.h"
-#include "models/transformer.h"
+#include "core/base/format.h"
 
 namespace orrery::cli {
 
-using base::Dimension;
-using base::FormatQuantity;
+using namespace base;  // the Format* functions
 
 namespace {
 
 struct Part {
-  const char* key;
   const char* label;
   double engine::TimeBreakdown::*field;
 };
 
 constexpr Part kParts[] = {
-    {"forward_s", "forward", &engine::TimeBreakdown::forward},
-    {"backward_s", "backward", &engine::TimeBreakdown::backward},
-    {"recompute_s", "recompute", &engine::TimeBreakdown::recompute},
-    {"tp_comm_s", "exposed TP comm", &engine::TimeBreakdown::tp_comm},
-    {"cp_comm_s", "exposed CP comm", &engine::TimeBreakdown::cp_comm},
-    {"ep_comm_s", "exposed EP comm", &engine::TimeBreakdown::ep_comm},
-    {"pp_bubble_s", "pipeline bubble", &engine::TimeBreakdown::pp_bubble},
-    {"pp_p2p_s", "PP point-to-point", &engine::TimeBreakdown::pp_p2p},
-    {"dp_comm_s", "exposed DP comm", &engine::TimeBreakdown::dp_comm},
-    {"optimizer_s", "optimizer step", &engine::TimeBreakdown::optimizer},
-    {"offload_s", "offload transfers", &engine::TimeBreakdown::offload},
+    {"forward", &engine::TimeBreakdown::forward},
+    {"backward", &engine::TimeBreakdown::backward},
+    {"recompute", &engine::TimeBreakdown::recompute},
+    {"exposed TP comm", &engine::TimeBreakdown::tp_comm},
+    {"exposed CP comm", &engine::TimeBreakdown::cp_comm},
+    {"exposed EP comm", &engine::TimeBreakdown::ep_comm},
+    {"pipeline bubble", &engine::TimeBreakdown::pp_bubble},
+    {"PP point-to-point", &engine::TimeBreakdown::pp_p2p},
+    {"exposed DP comm", &engine::TimeBreakdown::dp_comm},
+    {"optimizer step", &engine::TimeBreakdown::optimizer},
+    {"offload transfers", &engine::TimeBreakdown::offload},
 };
 
 struct MemPart {
-  const char* key;
   const char* label;
   double parallelism::MemoryBreakdown::*field;
 };
 
 constexpr MemPart kMemParts[] = {
-    {"weights_bytes", "weights", &parallelism::MemoryBreakdown::weights},
-    {"gradients_bytes", "gradients", &parallelism::MemoryBreakdown::gradients},
-    {"optimizer_bytes", "optimizer states", &parallelism::MemoryBreakdown::optimizer},
-    {"activations_bytes", "activations", &parallelism::MemoryBreakdown::activations},
-    {"temporary_bytes", "temporary buffers", &parallelism::MemoryBreakdown::temporary},
+    {"weights", &parallelism::MemoryBreakdown::weights},
+    {"gradients", &parallelism::MemoryBreakdown::gradients},
+    {"optimizer states", &parallelism::MemoryBreakdown::optimizer},
+    {"activations", &parallelism::MemoryBreakdown::activations},
+    {"temporary buffers", &parallelism::MemoryBreakdown::temporary},
 };
 
-std::string Pct(double x) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(1) << 100 * x << " %";
-  return os.str();
+std::string Pad(std::string s, size_t n) {
+  if (s.size() < n) s.insert(0, n - s.size(), ' ');
+  return s;
+}
+
+std::string Label(const char* text) {
+  std::string label = text;
+  label.resize(20, ' ');
+  return "  " + label;
+}
+
+const char* RecomputeName(parallelism::Recompute r) {
+  return r == parallelism::Recompute::kFull        ? "full"
+         : r == parallelism::Recompute::kSelective ? "selective"
+                                                   : "none";
+}
+
+void PrintEventPart(const engine::EventEstimate& e, std::ostream& out) {
+  const auto& r = e.step;
+  const double closed = e.closed_form.iteration_s;
+  out << "\nevent engine: " << parallelism::PipelineScheduleName(e.schedule) << " schedule, "
+      << FormatCount(static_cast<double>(r.tasks), "tasks") << " simulated in "
+      << FormatTime(e.simulate_s) << "; closed form " << FormatTime(closed) << " ("
+      << (r.iteration >= closed ? "+" : "") << FormatPercent(closed > 0 ? r.iteration / closed - 1 : 0)
+      << ")\nbubble " << FormatPercent(r.bubble_fraction)
+      << " of stage time; the breakdown above is stage " << r.critical_stage
+      << ", which finishes last\n\n"
+      << "stage  layers        busy        idle   bubble  peak in flight    activations\n";
+  for (size_t i = 0; i < r.stages.size(); ++i) {
+    const auto& st = r.stages[i];
+    out << Pad(std::to_string(i), 5)
+        << Pad(FormatPlain(i < e.stage_layers.size() ? e.stage_layers[i] : 0.0), 8)
+        << Pad(FormatTime(st.busy), 12) << Pad(FormatTime(st.idle), 12)
+        << Pad(FormatPercent(r.iteration > 0 ? st.wait_bubble / r.iteration : 0), 9)
+        << Pad(std::to_string(st.peak_in_flight), 16)
+        << Pad(FormatBytes(st.peak_activation_bytes), 15) << "\n";
+  }
+  out << "(idle: the compute stream waits, for the pipeline or for communication; bubble: the\n"
+         " part spent waiting for other stages. Peak in flight: microbatch-chunks whose\n"
+         " activations are held at once, from the start of their forward to the end of their\n"
+         " backward or W pass.)\n";
 }
 
 }  // namespace
 
-nlohmann::ordered_json EstimateJson(const engine::Scenario& s, const engine::TrainingEstimate& e) {
-  nlohmann::ordered_json j;
-  j["scenario"] = s.name;
-  j["model"] = s.model.name;
-  j["system"] = s.system.name;
-  j["devices"] = hardware::DeviceCount(s.system);
-  j["feasible"] = e.feasible();
-  j["reason"] = e.feasible() ? nlohmann::ordered_json() : nlohmann::ordered_json(engine::ExplainInfeasible(e, s));
-  j["plan"] = {{"tp", s.training.tp}, {"pp", s.training.pp}, {"dp", e.dp}, {"cp", s.training.cp},
-               {"ep", s.training.ep}, {"micro_batch", s.training.micro_batch},
-               {"microbatches", e.microbatches}, {"interleave", s.training.interleave}};
-  if (e.infeasible != engine::Infeasible::kNone && e.iteration_s == 0) return j;
-  j["iteration_s"] = e.iteration_s;
-  nlohmann::ordered_json parts;
-  for (const Part& p : kParts) parts[p.key] = e.time.*(p.field);
-  j["time"] = parts;
-  nlohmann::ordered_json mem;
-  for (const MemPart& p : kMemParts) mem[p.key] = e.memory.*(p.field);
-  mem["total_bytes"] = e.memory.total();
-  mem["capacity_bytes"] = e.memory_capacity;
-  j["memory_per_device"] = mem;
-  j["model_flops_per_iteration"] = e.model_flops;
-  j["hardware_flops_per_iteration"] = e.hardware_flops;
-  j["mfu"] = e.mfu;
-  j["hfu"] = e.hfu;
-  j["model_tflops_per_device"] = e.tflops_per_device / 1e12;
-  j["tokens_per_s"] = e.tokens_per_s;
-  j["energy_per_iteration_j"] = e.energy_j;
-  j["cost_per_iteration_usd"] = e.cost_usd;
-  if (s.workload.train_tokens > 0) {
-    j["train"] = {{"tokens", s.workload.train_tokens},
-                  {"time_s", e.train_time_s},
-                  {"device_hours", e.train_device_hours},
-                  {"energy_j", e.train_energy_j},
-                  {"cost_usd", e.train_cost_usd}};
-  }
-  return j;
-}
-
-void PrintJsonAsCsvRow(const nlohmann::ordered_json& j, std::ostream& out) {
-  const auto flat = j.flatten();
-  std::string header, row;
-  bool first = true;
-  for (auto it = flat.begin(); it != flat.end(); ++it, first = false) {
-    std::string key = it.key().substr(1);  // JSON pointer "/time/forward_s"
-    std::replace(key.begin(), key.end(), '/', '.');
-    std::string v = it->is_string() ? it->get<std::string>() : it->dump();
-    if (v.find_first_of(",\"\n") != std::string::npos) {
-      std::string quoted(1, '"');
-      for (char c : v) {
-        quoted.push_back(c);
-        if (c == '"') quoted.push_back('"');
-      }
-      quoted.push_back('"');
-      v.swap(quoted);
-    }
-    if (!first) {
-      header.push_back(',');
-      row.push_back(',');
-    }
-    header.append(key);
-    row.append(v);
-  }
-  out << header << "\n" << row << "\n";
-}
-
-void PrintEstimate(const engine::Scenario& s, const engine::TrainingEstimate& e, Format f,
-                   std::ostream& out) {
-  if (f == Format::kJson) {
-    out << EstimateJson(s, e).dump(2) << "\n";
-    return;
-  }
-  if (f == Format::kCsv) {
-    PrintJsonAsCsvRow(EstimateJson(s, e), out);
-    return;
-  }
+void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
+  const engine::Scenario& s = r.scenario;
+  const engine::TrainingEstimate& e = r.estimate;
   const auto& p = s.training;
   out << "scenario   " << (s.name.empty() ? s.file : s.name) << "\n"
-      << "model      " << s.model.name << " ("
-      << base::FormatNumber(models::ParameterCount(s.model, s.workload.seq_len) / 1e9, 4)
-      << " B parameters)\n"
+      << "model      " << s.model.name << " (" << FormatCount(r.parameters, "parameters") << ")\n"
       << "system     " << s.system.name << ": " << hardware::DeviceCount(s.system) << " x "
       << s.system.device.name << "\n"
       << "plan       tp " << p.tp << ", pp " << p.pp << ", dp " << e.dp << ", cp " << p.cp
       << ", ep " << p.ep << ", micro-batch " << p.micro_batch << " x " << e.microbatches
       << " microbatches, interleave " << p.interleave << ", recompute "
-      << (p.recompute == parallelism::Recompute::kFull
-              ? "full"
-              : p.recompute == parallelism::Recompute::kSelective ? "selective" : "none")
-      << (p.sequence_parallel ? ", sequence parallel" : "") << ", ZeRO " << p.zero << "\n";
+      << RecomputeName(p.recompute) << (p.sequence_parallel ? ", sequence parallel" : "")
+      << ", ZeRO " << p.zero << "\n";
   if (!e.feasible()) {
-    out << "\nINFEASIBLE: " << engine::ExplainInfeasible(e, s) << "\n";
+    out << "\nINFEASIBLE: " << r.reason << "\n";
     if (e.iteration_s == 0) return;
     out << "(the figures below are what it would take)\n";
   }
-  out << "\niteration  " << FormatQuantity(e.iteration_s, Dimension::kTime) << "\n";
+  out << "\niteration  " << FormatTime(e.iteration_s) << "\n";
   for (const Part& part : kParts) {
     const double v = e.time.*(part.field);
     if (v == 0) continue;
-    std::string label = part.label;
-    label.resize(20, ' ');
-    out << "  " << label << std::setw(12) << FormatQuantity(v, Dimension::kTime) << "  "
-        << std::setw(7) << Pct(v / e.iteration_s) << "\n";
+    out << Label(part.label) << std::setw(12) << FormatTime(v) << "  " << std::setw(7)
+        << FormatPercent(v / e.iteration_s) << "\n";
   }
   out << "\nmemory per device (fullest stage)\n";
-  for (const MemPart& part : kMemParts) {
-    std::string label = part.label;
-    label.resize(20, ' ');
-    out << "  " << label << std::setw(12) << FormatQuantity(e.memory.*(part.field), Dimension::kBytes)
-        << "\n";
-  }
-  out << "  total               " << std::setw(12) << FormatQuantity(e.memory.total(), Dimension::kBytes)
-      << "  of " << FormatQuantity(e.memory_capacity, Dimension::kBytes) << "\n";
-  out << "\nMFU " << Pct(e.mfu) << "   HFU " << Pct(e.hfu) << "   "
-      << base::FormatNumber(e.tflops_per_device / 1e12) << " model TFLOP/s per device   "
-      << base::FormatNumber(e.tokens_per_s) << " tokens/s\n";
+  for (const MemPart& part : kMemParts)
+    out << Label(part.label) << std::setw(12) << FormatBytes(e.memory.*(part.field)) << "\n";
+  out << Label("total") << std::setw(12) << FormatBytes(e.memory.total()) << "  of "
+      << FormatBytes(e.memory_capacity) << "\n";
+  out << "\nMFU " << FormatPercent(e.mfu) << "   HFU " << FormatPercent(e.hfu) << "   "
+      << FormatFlopRate(e.tflops_per_device) << " model FLOP/s per device   "
+      << FormatRate(e.tokens_per_s, "tokens") << "\n";
   if (e.energy_j > 0)
-    out << "energy per iteration " << FormatQuantity(e.energy_j, Dimension::kEnergy) << " (TDP x time x PUE)\n";
+    out << "energy per iteration " << FormatEnergy(e.energy_j) << " (TDP x time x PUE)\n";
   if (s.workload.train_tokens > 0) {
-    out << "\ntraining on " << base::FormatNumber(s.workload.train_tokens) << " tokens: "
-        << FormatQuantity(e.train_time_s, Dimension::kTime) << ", "
-        << base::FormatNumber(e.train_device_hours) << " device-hours";
-    if (e.train_energy_j > 0) out << ", " << FormatQuantity(e.train_energy_j, Dimension::kEnergy);
-    if (e.train_cost_usd > 0) out << ", " << FormatQuantity(e.train_cost_usd, Dimension::kMoney);
+    out << "\ntraining on " << FormatCount(s.workload.train_tokens, "tokens") << ": "
+        << FormatTime(e.train_time_s) << ", " << FormatCount(e.train_device_hours, "device-hours");
+    if (e.train_energy_j > 0) out << ", " << FormatEnergy(e.train_energy_j);
+    if (e.train_cost_usd > 0) out << ", " << FormatMoney(e.train_cost_usd);
     out << "\n";
   }
+  if (r.event && r.event->simulated()) PrintEventPart(*r.event, out);
 }
 
 }  // namespace orrery::cli

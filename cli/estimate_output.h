@@ -1,20 +1,14 @@
 #pragma once
-// Presenting a training estimate as a table, JSON or CSV. Field names of the
-// JSON and CSV forms are documented in README.md ("Estimate output").
+// The table of `orrery estimate` (JSON and CSV come from core/api/json.h).
 
-#include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "cli/cli_common.h"
-#include "core/estimate/training_estimator.h"
+#include "core/api/estimate.h"
 
 namespace orrery::cli {
 
-nlohmann::ordered_json EstimateJson(const engine::Scenario& s, const engine::TrainingEstimate& e);
-// One CSV header line and one row: the JSON flattened, keys joined with '.',
-// cells quoted when they hold a comma, quote or newline.
-void PrintJsonAsCsvRow(const nlohmann::ordered_json& j, std::ostream& out);
-void PrintEstimate(const engine::Scenario& s, const engine::TrainingEstimate& e, Format f,
-                   std::ostream& out);
+// Scenario, plan, time breakdown, memory per device, MFU and rates; with the
+// event engine also the per-stage table.
+void PrintEstimateTable(const EstimateResult& r, std::ostream& out);
 
 }  // namespace orrery::cli

@@ -44,13 +44,15 @@ void PrintUsage(std::ostream& os) {
   }
   os << "\nexamples:\n"
         "  orrery estimate configs/scenarios/gpt3-175b-a100.yaml\n"
-        "  orrery estimate configs/scenarios/gpt3-175b-a100.yaml --set training.pp=16 --format json\n"
+        "  orrery estimate configs/scenarios/gpt3-175b-a100.yaml --set training.pp=4 --format json\n"
         "  orrery infer configs/scenarios/llama2-70b-h100-infer.yaml --batch 8 --output 256\n"
         "  orrery validate --max-mape 10\n"
         "  orrery presets show h100-sxm\n"
         "  orrery explain training.recompute\n\n"
-        "Presets are read from $ORRERY_CONFIG_DIR, else from the configs/ folder of the source tree.\n"
-        "Exit status: 0 success, 1 invalid input or failed check, 2 usage error.\n";
+        "Presets are read from $ORRERY_CONFIG_DIR, else from share/orrery/configs beside an\n"
+        "installed orrery (<prefix>/bin/../share/orrery/configs), else from the source tree's configs/.\n"
+        "Exit status: 0 ok; 1 invalid input or a failed tolerance; 2 usage error;\n"
+        "3 no feasible plan or an infeasible result (the reason is printed).\n";
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/base/quantity.h"
+#include "core/base/format.h"
 
 #ifdef ORRERY_WITH_MPI
 #include <mpi.h>
@@ -23,7 +23,7 @@ double Now() {
 }
 
 std::string Duration(double s) {
-  if (!(s >= 0) || s > 1e7) return "?";
+  if (!(s >= 0) || s > 1e7) return "--";
   const long t = static_cast<long>(s + 0.5);
   char buf[32];
   if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
@@ -47,7 +47,17 @@ void Progress::Update(uint64_t done, uint64_t total) {
   const double now = Now();
   const double elapsed = now - start_;
   const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
-  const double eta = rate > 0 ? static_cast<double>(total - std::min(done, total)) / rate : -1;
+  if (first_at_ < 0 && done > 0) {
+    first_at_ = now;
+    first_done_ = done;
+  }
+  // Rate of the work since the first unit: start-up is not work.
+  const double window = first_at_ >= 0 ? now - first_at_ : 0;
+  const double work_rate =
+      window >= 0.5 && done > first_done_ ? static_cast<double>(done - first_done_) / window : 0;
+  const double eta = done >= total ? 0
+                     : work_rate > 0 ? static_cast<double>(total - done) / work_rate
+                                     : -1;
   const double frac = static_cast<double>(done) / static_cast<double>(total);
   if (tty_) {
     if (last_ >= 0 && now - last_ < 0.1 && done < total) return;
@@ -57,7 +67,7 @@ void Progress::Update(uint64_t done, uint64_t total) {
     std::ostringstream os;
     os << "\r" << label_ << " [" << std::string(static_cast<size_t>(fill), '#')
        << std::string(static_cast<size_t>(kWidth - fill), '.') << "] " << done << "/" << total
-       << " " << unit_ << "  " << base::FormatNumber(rate, 3) << " " << unit_ << "/s  ETA "
+       << " " << unit_ << "  " << base::FormatRate(rate, unit_) << "  ETA "
        << Duration(eta) << "   ";
     err_ << os.str() << std::flush;
     drawn_ = true;
@@ -70,8 +80,7 @@ void Progress::Update(uint64_t done, uint64_t total) {
   }
   last_ = now;
   err_ << label_ << ": " << done << "/" << total << " " << unit_ << " (" << std::fixed
-       << std::setprecision(1) << 100 * frac << " %), " << base::FormatNumber(rate, 3) << " "
-       << unit_ << "/s, ETA " << Duration(eta) << "\n"
+       << std::setprecision(1) << 100 * frac << " %), " << base::FormatRate(rate, unit_) << ", ETA " << Duration(eta) << "\n"
        << std::defaultfloat << std::flush;
 }
 

@@ -8,12 +8,17 @@
 #include <ostream>
 #include <string>
 
-#include "core/search/sweep.h"
+#include "core/api/common.h"
+#include "core/api/sweep.h"
 
 namespace orrery::cli {
 
 // Progress reporter: on a terminal a bar with rate and ETA redrawn in place;
 // otherwise a plain line every `interval_s` seconds; nothing when quiet.
+// The ETA is the remaining units at the rate measured since the first unit
+// finished (start-up time, such as enumerating a search space, is not
+// counted as work), and is shown only once that rate rests on at least half
+// a second and one unit, so it is never a wild guess from the first tick.
 // `unit` names what is counted ("shapes", "points").
 class Progress {
  public:
@@ -21,8 +26,9 @@ class Progress {
            double interval_s = 10);
   void Update(uint64_t done, uint64_t total);
   void Finish();
-  std::function<void(uint64_t, uint64_t)> Callback() {
-    return [this](uint64_t d, uint64_t t) { Update(d, t); };
+  // The progress callback of an API call's Control.
+  ProgressFn Callback() {
+    return [this](uint64_t d, uint64_t t, std::string_view) { Update(d, t); };
   }
 
  private:
@@ -32,6 +38,8 @@ class Progress {
   bool tty_ = false;
   double interval_s_ = 10;
   double start_ = 0, last_ = -1;
+  double first_at_ = -1;    // when the first unit was done
+  uint64_t first_done_ = 0;  // units done at that moment
   bool drawn_ = false;
 };
 

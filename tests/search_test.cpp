@@ -158,7 +158,7 @@ TEST(Search, NoFeasiblePlanSaysWhyAndExitsTwo) {
   std::ostringstream out, err;
   const int rc = cli::RunSearch({std::string(kConfigs) + "/scenarios/gpt3-175b-a100.yaml", "--gpus", "8", "-q"},
                                 out, err);
-  EXPECT_EQ(rc, cli::kExitUsage);
+  EXPECT_EQ(rc, cli::kExitInfeasible);  // not a usage error: the answer is "none fits"
   EXPECT_NE(err.str().find("no plan fits"), std::string::npos) << err.str();
 }
 

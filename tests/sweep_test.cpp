@@ -277,7 +277,10 @@ TEST(Sweep, InnerSearchAndExport) {
   out.str("");
   ASSERT_EQ(cli::RunDb({"export", db, "--format", "csv"}, out, err), cli::kExitOk) << err.str();
   const std::string csv = out.str();
-  EXPECT_EQ(csv.rfind("sweep,sweep_hash,point_key,point_index,params,status", 0), 0u) << csv;
+  // Flat: the axis is its own column (a count: no unit), no JSON in cells, no "null".
+  EXPECT_EQ(csv.rfind("sweep,point_index,system.nodes,status,reason,plan.tp,", 0), 0u) << csv;
+  EXPECT_EQ(csv.find("null"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find('{'), std::string::npos) << csv;
   // One node cannot hold GPT-3 175B; eight can.
   EXPECT_NE(csv.find("infeasible,no plan fits"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",ok,"), std::string::npos) << csv;

@@ -11,10 +11,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/diagnostics.h"
+#include "core/estimate/scenario.h"
 
 namespace orrery {
 
@@ -56,5 +59,31 @@ struct ResultBase {
   std::string reason;             // why infeasible / why a tolerance failed / why cancelled
   bool ok() const { return status == Status::kOk; }
 };
+
+// Where a request's scenario comes from: a file path (or a scenario preset
+// name), YAML text of a scenario document, or a scenario already loaded (the
+// GUI edits one in memory). Exactly one of the three is given; `overrides`
+// ("path=value", the paths of `orrery explain`) are applied after loading,
+// in order, with the same rules and messages as --set.
+struct ScenarioInput {
+  std::string file;                        // path, or a preset name from configs/scenarios
+  std::string yaml;                        // or: YAML text, top-level key `scenario:`
+  std::optional<engine::Scenario> loaded;  // or: a loaded scenario
+  std::vector<std::string> overrides;      // "training.tp=4", "system.device.memory_capacity=141 GB"
+  std::string config_dir;                  // presets; empty = ConfigDir()
+
+  static ScenarioInput File(std::string path, std::vector<std::string> overrides = {});
+  static ScenarioInput Yaml(std::string text, std::vector<std::string> overrides = {});
+  static ScenarioInput Loaded(engine::Scenario s, std::vector<std::string> overrides = {});
+};
+
+// The presets folder: $ORRERY_CONFIG_DIR when set, else share/orrery/configs
+// beside an installed binary (<prefix>/bin/../share/orrery/configs), else the
+// configs/ of the source tree the library was built from.
+std::string ConfigDir();
+
+// Loads the scenario and applies its overrides (no cross-check: verbs check
+// what they need). nullopt with located diagnostics on error.
+std::optional<engine::Scenario> ResolveScenario(const ScenarioInput& in, base::Diagnostics& diags);
 
 }  // namespace orrery

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/base/diagnostics.h"
+#include "core/base/format.h"
 #include "core/base/param.h"
 #include "core/base/quantity.h"
 #include "core/base/yaml_source.h"
@@ -199,6 +200,33 @@ TEST(Yaml, SyntaxErrorsBecomeDiagnosticsNotExceptions) {
   Diagnostics d2;
   EXPECT_FALSE(LoadYamlFile("/nonexistent/x.yaml", d2).has_value());
   EXPECT_EQ(d2.items()[0].ToString(), "/nonexistent/x.yaml: error: cannot open file");
+}
+
+// The table family (format.h): one unit family per dimension, 4 significant
+// digits, never an exponent — the values the issue saw printed as
+// "1.265e+04 MiB" and "6.497e+05 tokens/s".
+TEST(Format, OneFamilyEngineeringPrefixesNoExponent) {
+  EXPECT_EQ(FormatBytes(12650.0 * (1 << 20)), "13.26 GB");  // 12650 MiB = 13.264e9 B
+  EXPECT_EQ(FormatBytes(80.0 * (1ull << 30)), "85.9 GB");    // 80 GiB, decimal like its neighbours
+  EXPECT_EQ(FormatBytes(5.6e9), "5.6 GB");
+  EXPECT_EQ(FormatBytes(999.96e3), "1 MB");                  // rounding reaches the next prefix
+  EXPECT_EQ(FormatRate(6.497e5, "tokens"), "649.7 k tokens/s");
+  EXPECT_EQ(FormatRate(3.5, "requests"), "3.5 requests/s");
+  EXPECT_EQ(FormatCount(9999), "9999");
+  EXPECT_EQ(FormatCount(1.55e6, "candidates"), "1.55 M candidates");
+  EXPECT_EQ(FormatCount(300e9, "tokens"), "300 G tokens");
+  EXPECT_EQ(FormatTime(1.5e-6), "1.5 us");
+  EXPECT_EQ(FormatTime(17.546), "17.55 s");
+  EXPECT_EQ(FormatTime(3 * 86400.0), "3 d");
+  EXPECT_EQ(FormatTime(86400.0 * 12345), "12345 d");         // plain digits, not 1.234e+04
+  EXPECT_EQ(FormatFlopRate(989.4e12), "989.4 TFLOP/s");
+  EXPECT_EQ(FormatEnergy(4.376e6), "1.216 kWh");             // 4.376 MJ / 3.6 MJ per kWh
+  EXPECT_EQ(FormatEnergy(250), "250 J");
+  EXPECT_EQ(FormatMoney(2.5e6), "2.5 MUSD");
+  EXPECT_EQ(FormatPercent(0.45234), "45.2 %");
+  EXPECT_EQ(FormatGrouped(57347040), "57,347,040");
+  EXPECT_EQ(FormatPlain(0.0001234), "0.0001234");
+  EXPECT_EQ(FormatPlain(123456.7), "123457");
 }
 
 }  // namespace

@@ -40,6 +40,13 @@ const char* DocKindFolder(DocKind k) {
 
 std::string PresetStore::DefaultConfigDir() {
   if (const char* env = std::getenv("ORRERY_CONFIG_DIR"); env != nullptr && *env != 0) return env;
+  // An installed binary: <prefix>/bin/orrery finds <prefix>/share/orrery/configs.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "orrery" / "configs";
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
   return ORRERY_CONFIG_DIR_DEFAULT;
 }
 
@@ -65,8 +72,8 @@ std::string PresetStore::PathOf(DocKind kind, const std::string& name) const {
 namespace {
 
 // Reads a file whose single top-level key must be `kind`; returns the map.
-std::optional<YAML::Node> LoadDoc(const std::string& file, DocKind kind, Diagnostics& diags) {
-  auto root = base::LoadYamlFile(file, diags);
+std::optional<YAML::Node> DocOf(const std::optional<YAML::Node>& root, const std::string& file,
+                                DocKind kind, Diagnostics& diags) {
   if (!root) return std::nullopt;
   const char* key = DocKindName(kind);
   if (!root->IsMap() || !(*root)[key]) {
@@ -82,6 +89,10 @@ std::optional<YAML::Node> LoadDoc(const std::string& file, DocKind kind, Diagnos
                 base::DidYouMean(k, {key}));
   }
   return (*root)[key];
+}
+
+std::optional<YAML::Node> LoadDoc(const std::string& file, DocKind kind, Diagnostics& diags) {
+  return DocOf(base::LoadYamlFile(file, diags), file, kind, diags);
 }
 
 template <class Spec, class LoadFn>
@@ -246,6 +257,17 @@ std::optional<Scenario> LoadScenarioFile(const std::string& file, const PresetSt
   if (!map) return std::nullopt;
   Scenario s;
   LoadScenarioMap(*map, path, store, s, diags);
+  if (diags.size() != before) return std::nullopt;
+  return s;
+}
+
+std::optional<Scenario> LoadScenarioText(const std::string& text, const std::string& label,
+                                         const PresetStore& store, Diagnostics& diags) {
+  const size_t before = diags.size();
+  auto map = DocOf(base::ParseYamlText(text, label, diags), label, DocKind::kScenario, diags);
+  if (!map) return std::nullopt;
+  Scenario s;
+  LoadScenarioMap(*map, label, store, s, diags);
   if (diags.size() != before) return std::nullopt;
   return s;
 }

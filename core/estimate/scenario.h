@@ -38,8 +38,9 @@ const char* DocKindFolder(DocKind k);
 class PresetStore {
  public:
   explicit PresetStore(std::string config_dir) : dir_(std::move(config_dir)) {}
-  // $ORRERY_CONFIG_DIR if set, else the configs/ of the source tree this
-  // binary was built from.
+  // $ORRERY_CONFIG_DIR if set, else <dir of the running binary>/../share/
+  // orrery/configs when it exists (an installed orrery), else the configs/
+  // of the source tree this binary was built from.
   static std::string DefaultConfigDir();
 
   const std::string& dir() const { return dir_; }
@@ -75,6 +76,11 @@ bool LoadModelPreset(const std::string& name, const PresetStore& store,
 // Loads a scenario file (top-level key `scenario:`), or a scenario preset.
 std::optional<Scenario> LoadScenarioFile(const std::string& file, const PresetStore& store,
                                          base::Diagnostics& diags);
+
+// Loads a scenario from YAML text (top-level key `scenario:`); `label` names
+// it in messages. Relative paths inside resolve against the working folder.
+std::optional<Scenario> LoadScenarioText(const std::string& text, const std::string& label,
+                                         const PresetStore& store, base::Diagnostics& diags);
 
 // Loads the preset named by inference.draft_model into s.draft_model (clears
 // it when no draft is named). Call again after overrides change the name.

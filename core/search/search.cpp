@@ -131,11 +131,17 @@ class Searcher {
     for (;;) {
       const size_t i = next_.fetch_add(1, std::memory_order_relaxed);
       if (i >= shapes_.size()) break;
+      if (o_.cancel != nullptr && o_.cancel->load(std::memory_order_relaxed)) {
+        cancelled_.store(true, std::memory_order_relaxed);
+        done_.fetch_add(1, std::memory_order_relaxed);
+        continue;  // count the shape as done so the reporter stops waiting
+      }
       Shape(i, st);
       done_.fetch_add(1, std::memory_order_relaxed);
     }
   }
   uint64_t done() const { return done_.load(std::memory_order_relaxed); }
+  bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
 
  private:
   void Insert(WorkerState& st, const SearchCandidate& c) {
@@ -293,6 +299,7 @@ class Searcher {
   std::vector<ShapeTask>& shapes_;
   std::atomic<size_t> next_{0};
   std::atomic<uint64_t> done_{0};
+  std::atomic<bool> cancelled_{false};
   std::atomic<double> threshold_{std::numeric_limits<double>::infinity()};
 };
 
@@ -400,6 +407,7 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   merged.stats.threads = threads;
   merged.stats.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  merged.cancelled = searcher.cancelled();
   if (merged.top.empty()) merged.why_none = WhyNone(merged.stats, first_problem);
   return merged;
 }

@@ -51,6 +51,9 @@ struct SearchOptions {
   int shards = 1;
   // Called from the calling thread about every 100 ms: shapes done, total.
   std::function<void(uint64_t, uint64_t)> progress;
+  // Borrowed; when raised, workers stop before their next shape and the
+  // result holds the best plans of the shapes done (SearchResult::cancelled).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SearchCandidate {
@@ -81,6 +84,7 @@ struct SearchResult {
   std::vector<SearchCandidate> top;   // best first
   SearchStats stats;
   std::string why_none;               // when `top` is empty: why no plan fits
+  bool cancelled = false;             // SearchOptions::cancel was raised
 };
 
 // Objective value of an estimate, lower is better: seconds, USD or joules

@@ -738,6 +738,12 @@ bool RunSweep(const SweepSpec& spec, const Scenario& base, const SweepRunOptions
   const size_t me = static_cast<size_t>(comm.rank());
   if (o.progress && comm.rank() == 0) o.progress(stats.skipped, stats.points);
   for (size_t begin = 0; begin < pending.size(); begin += batch) {
+    std::string go = o.cancel != nullptr && o.cancel->load(std::memory_order_relaxed) ? "stop" : "go";
+    comm.Broadcast(go);  // every rank stops at the same batch
+    if (go == "stop") {
+      stats.cancelled = true;
+      break;
+    }
     const size_t end = std::min(pending.size(), begin + batch);
     // This rank's share of the batch: every ranks-th point.
     std::vector<size_t> mine;

@@ -27,6 +27,7 @@
 // from * (to / from)^(i / (points - 1)); `step:` instead of `points:` gives
 // from, from + step, ... up to to.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -137,6 +138,10 @@ struct SweepRunOptions {
   Comm* comm = nullptr;     // nullptr = this process alone
   // Rank 0, after each committed batch: points stored so far, total.
   std::function<void(uint64_t, uint64_t)> progress;
+  // Borrowed; rank 0 polls it between batches. When raised, the run stops
+  // after the last committed batch (SweepRunStats::cancelled); --resume
+  // finishes it.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SweepRunStats {
@@ -145,6 +150,7 @@ struct SweepRunStats {
   uint64_t evaluated = 0;   // this run
   uint64_t ok = 0, infeasible = 0, invalid = 0;
   double wall_s = 0;
+  bool cancelled = false;   // SweepRunOptions::cancel was raised
 };
 
 // Runs the sweep into the store. Returns false with `error` (the same on

@@ -1,0 +1,50 @@
+#pragma once
+// orrery::Bench and orrery::BenchEvent: how fast the estimators run on one
+// core — closed-form estimates per second over varying plans of a scenario,
+// and the event engine's events per second on a synthetic pipeline step.
+// Benchmarks, not checks: their numbers depend on the machine.
+
+#include <cstdint>
+#include <string>
+
+#include "core/api/common.h"
+
+namespace orrery {
+
+struct BenchRequest {
+  ScenarioInput scenario;  // default (empty): the gpt3-175b-1024-a100 preset
+  double seconds = 2;      // (0, 600]
+};
+
+struct BenchResult : ResultBase {
+  std::string scenario, model, device;
+  int64_t devices = 0;
+  int64_t estimates = 0;
+  double elapsed_s = 0;
+  double mean_iteration_s = 0;  // checksum: the mean iteration time estimated
+};
+
+// Times TrainingEstimator::Run on this thread over six plans (micro-batch 1
+// or 2, each recompute mode) for `seconds`.
+BenchResult Bench(const BenchRequest& req);
+
+struct EventBenchRequest {
+  std::string schedule = "interleaved";  // gpipe | 1f1b | interleaved | zb-h1 | v-min | v-half | v-zb
+  int64_t stages = 64, microbatches = 1024, interleave = 2, repeat = 3;
+};
+
+struct EventBenchResult : ResultBase {
+  std::string schedule;
+  int64_t stages = 0, microbatches = 0, chunks = 0, repeat = 0;
+  uint64_t tasks = 0, dependencies = 0, events = 0;
+  double build_s = 0, simulate_s = 0, analyze_s = 0, wall_s = 0;  // the best run
+  double simulated_iteration_s = 0, bubble_fraction = 0;
+};
+
+// Builds, simulates and analyses a P-stage step of M microbatches (F 10 ms,
+// B 20 ms per stage split over the chunks, W half of B, 50 us sends, 4 DP
+// buckets); the fastest of `repeat` runs. kUsage for out-of-range fields or
+// an unknown schedule (with "did you mean").
+EventBenchResult BenchEvent(const EventBenchRequest& req);
+
+}  // namespace orrery

@@ -1,0 +1,78 @@
+#include "core/api/estimate.h"
+
+#include <string>
+
+#include "core/estimate/chrome_trace.h"
+#include "models/transformer.h"
+
+namespace orrery {
+
+const char* EstimateEngineName(EstimateEngine e) {
+  return e == EstimateEngine::kEvent ? "event" : "closed";
+}
+
+bool ParseEstimateEngine(std::string_view text, EstimateEngine& out) {
+  if (text == "closed") out = EstimateEngine::kClosed;
+  else if (text == "event") out = EstimateEngine::kEvent;
+  else return false;
+  return true;
+}
+
+EstimateResult Estimate(const EstimateRequest& req) {
+  EstimateResult r;
+  r.engine = req.engine;
+  auto scenario = ResolveScenario(req.scenario, r.diagnostics);
+  if (scenario) engine::CrossCheck(*scenario, r.diagnostics);
+  if (scenario && r.diagnostics.ok() && !scenario->has_training)
+    r.diagnostics.Add({scenario->file, 0, 0}, "scenario.training", "",
+                      "the scenario has no training section (for its inference section use "
+                      "orrery infer)");
+  if (!scenario || !r.diagnostics.ok()) {
+    r.status = Status::kInvalidInput;
+    return r;
+  }
+  r.scenario = std::move(*scenario);
+  const engine::Scenario& s = r.scenario;
+  r.parameters = models::ParameterCount(s.model, s.workload.seq_len);
+  if (req.engine == EstimateEngine::kClosed) {
+    const engine::TrainingEstimator estimator(s.model, s.system);
+    r.estimate = estimator.Run(s.training, s.workload);
+  } else {
+    const engine::EventEstimator estimator(s.model, s.system);
+    engine::EventOptions options;
+    options.keep_timeline = req.keep_timeline;
+    r.event = estimator.Run(s.training, s.workload, options);
+    const engine::EventEstimate& e = *r.event;
+    if (e.error != engine::EventError::kNone) {
+      // A plan the closed form accepts but this schedule cannot run: the
+      // input names a schedule or straggler the pipeline does not have.
+      const bool straggler = e.error == engine::EventError::kStraggler;
+      std::string rule = engine::ExplainEventError(e, s);
+      if (e.step_error == parallelism::StepError::kInterleaveMultiple)
+        rule += " (" + std::to_string(e.estimate.microbatches) + " microbatches, pp " +
+                std::to_string(s.training.pp) + ")";
+      r.diagnostics.Add({s.file, 0, 0},
+                        straggler ? "training.straggler_stage" : "training.schedule",
+                        straggler ? std::to_string(s.training.straggler_stage)
+                                  : parallelism::PipelineScheduleName(e.schedule),
+                        rule);
+      r.status = Status::kInvalidInput;
+      return r;
+    }
+    r.estimate = e.estimate;
+  }
+  r.has_estimate = true;
+  if (!r.estimate.feasible()) {
+    r.status = Status::kInfeasible;
+    r.reason = engine::ExplainInfeasible(r.estimate, s);
+  }
+  return r;
+}
+
+bool WriteChromeTrace(const EstimateResult& r, std::ostream& out) {
+  if (!r.event || !r.event->simulated() || r.event->timeline.start.empty()) return false;
+  engine::WriteChromeTrace(r.event->graph, r.event->timeline, r.scenario.name, out);
+  return static_cast<bool>(out);
+}
+
+}  // namespace orrery

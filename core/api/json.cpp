@@ -1,0 +1,519 @@
+#include "core/api/json.h"
+
+#include <map>
+#include <string>
+
+#include "core/api/bench.h"
+#include "core/api/estimate.h"
+#include "core/api/infer.h"
+#include "core/api/search.h"
+#include "core/api/sweep.h"
+#include "core/base/quantity.h"
+#include "hardware/system_spec.h"
+
+namespace orrery {
+
+namespace {
+
+struct Part {
+  const char* key;
+  double engine::TimeBreakdown::*field;
+};
+
+constexpr Part kParts[] = {
+    {"forward_s", &engine::TimeBreakdown::forward},
+    {"backward_s", &engine::TimeBreakdown::backward},
+    {"recompute_s", &engine::TimeBreakdown::recompute},
+    {"tp_comm_s", &engine::TimeBreakdown::tp_comm},
+    {"cp_comm_s", &engine::TimeBreakdown::cp_comm},
+    {"ep_comm_s", &engine::TimeBreakdown::ep_comm},
+    {"pp_bubble_s", &engine::TimeBreakdown::pp_bubble},
+    {"pp_p2p_s", &engine::TimeBreakdown::pp_p2p},
+    {"dp_comm_s", &engine::TimeBreakdown::dp_comm},
+    {"optimizer_s", &engine::TimeBreakdown::optimizer},
+    {"offload_s", &engine::TimeBreakdown::offload},
+};
+
+struct MemPart {
+  const char* key;
+  double parallelism::MemoryBreakdown::*field;
+};
+
+constexpr MemPart kMemParts[] = {
+    {"weights_bytes", &parallelism::MemoryBreakdown::weights},
+    {"gradients_bytes", &parallelism::MemoryBreakdown::gradients},
+    {"optimizer_bytes", &parallelism::MemoryBreakdown::optimizer},
+    {"activations_bytes", &parallelism::MemoryBreakdown::activations},
+    {"temporary_bytes", &parallelism::MemoryBreakdown::temporary},
+};
+
+std::string CsvCell(const Json& v) {
+  if (v.is_null()) return "";
+  std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    quoted.push_back(c);
+    if (c == '"') quoted.push_back('"');
+  }
+  quoted.push_back('"');
+  return quoted;
+}
+
+Json EventJson(const engine::EventEstimate& e) {
+  const auto& r = e.step;
+  Json ev;
+  ev["schedule"] = parallelism::PipelineScheduleName(e.schedule);
+  ev["closed_form_iteration_s"] = e.closed_form.iteration_s;
+  ev["bubble_fraction"] = r.bubble_fraction;
+  ev["critical_stage"] = r.critical_stage;
+  ev["tasks"] = r.tasks;
+  ev["events"] = r.events;
+  ev["simulate_s"] = e.simulate_s;
+  Json stages = Json::array();
+  for (size_t i = 0; i < r.stages.size(); ++i) {
+    const auto& st = r.stages[i];
+    stages.push_back({{"stage", i},
+                      {"layers", i < e.stage_layers.size() ? e.stage_layers[i] : 0.0},
+                      {"busy_s", st.busy},
+                      {"idle_s", st.idle},
+                      {"bubble_fraction", r.iteration > 0 ? st.wait_bubble / r.iteration : 0.0},
+                      {"wait_tp_s", st.wait_tp},
+                      {"wait_p2p_s", st.wait_p2p},
+                      {"wait_dp_s", st.wait_dp},
+                      {"peak_in_flight", st.peak_in_flight},
+                      {"peak_activation_bytes", st.peak_activation_bytes}});
+  }
+  ev["stages"] = stages;
+  return ev;
+}
+
+}  // namespace
+
+Json DocumentHead(std::string_view kind, const ResultBase& r) {
+  Json j;
+  j["schema_version"] = kSchemaVersion;
+  j["kind"] = std::string(kind);
+  j["status"] = StatusName(r.status);
+  return j;
+}
+
+Json DiagnosticsJson(const base::Diagnostics& d) {
+  Json a = Json::array();
+  for (const base::Diagnostic& x : d.items())
+    a.push_back({{"file", x.where.file},
+                 {"line", x.where.line},
+                 {"column", x.where.column},
+                 {"path", x.path},
+                 {"value", x.value},
+                 {"message", x.message},
+                 {"hint", x.hint}});
+  return a;
+}
+
+Json TrainingEstimateJson(const engine::Scenario& s, const engine::TrainingEstimate& e) {
+  Json j;
+  j["iteration_s"] = e.iteration_s;
+  Json parts;
+  for (const Part& p : kParts) parts[p.key] = e.time.*(p.field);
+  j["time"] = parts;
+  Json mem;
+  for (const MemPart& p : kMemParts) mem[p.key] = e.memory.*(p.field);
+  mem["total_bytes"] = e.memory.total();
+  mem["capacity_bytes"] = e.memory_capacity;
+  j["memory_per_device"] = mem;
+  j["model_flops_per_iteration"] = e.model_flops;
+  j["hardware_flops_per_iteration"] = e.hardware_flops;
+  j["mfu"] = e.mfu;
+  j["hfu"] = e.hfu;
+  j["model_flops_per_s_per_device"] = e.tflops_per_device;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["energy_per_iteration_j"] = e.energy_j;
+  j["cost_per_iteration_usd"] = e.cost_usd;
+  if (s.workload.train_tokens > 0) {
+    j["train"] = {{"tokens", s.workload.train_tokens},
+                  {"time_s", e.train_time_s},
+                  {"device_hours", e.train_device_hours},
+                  {"energy_j", e.train_energy_j},
+                  {"cost_usd", e.train_cost_usd}};
+  }
+  return j;
+}
+
+Json ToJson(const EstimateResult& r) {
+  Json j = DocumentHead("estimate", r);
+  if (!r.has_estimate) {
+    j["diagnostics"] = DiagnosticsJson(r.diagnostics);
+    return j;
+  }
+  const engine::Scenario& s = r.scenario;
+  const engine::TrainingEstimate& e = r.estimate;
+  j["engine"] = EstimateEngineName(r.engine);
+  j["scenario"] = s.name;
+  j["model"] = s.model.name;
+  j["system"] = s.system.name;
+  j["devices"] = hardware::DeviceCount(s.system);
+  j["feasible"] = e.feasible();
+  j["reason"] = e.feasible() ? Json() : Json(engine::ExplainInfeasible(e, s));
+  j["plan"] = {{"tp", s.training.tp}, {"pp", s.training.pp}, {"dp", e.dp}, {"cp", s.training.cp},
+               {"ep", s.training.ep}, {"micro_batch", s.training.micro_batch},
+               {"microbatches", e.microbatches}, {"interleave", s.training.interleave}};
+  if (e.infeasible != engine::Infeasible::kNone && e.iteration_s == 0) return j;
+  j.update(TrainingEstimateJson(s, e));
+  if (r.event && r.event->simulated()) j["event"] = EventJson(*r.event);
+  return j;
+}
+
+namespace {
+
+Json PassJson(const engine::PassTime& p) {
+  return {{"total_s", p.total},         {"gemm_s", p.gemm},
+          {"attention_s", p.attention}, {"elementwise_s", p.elementwise},
+          {"tp_comm_s", p.tp_comm},     {"pp_comm_s", p.pp_comm},
+          {"offload_s", p.offload},     {"flops", p.flops},
+          {"weight_bytes", p.weight_bytes}, {"kv_bytes", p.kv_bytes}};
+}
+
+Json PercentilesJson(const engine::Percentiles& p) {
+  return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"max", p.max}};
+}
+
+Json ServingJson(const engine::ServingResult& r) {
+  Json j;
+  j["feasible"] = r.feasible;
+  j["reason"] = r.feasible ? Json() : Json(r.reason);
+  j["requests"] = r.requests.size();
+  j["ttft_s"] = PercentilesJson(r.ttft_s);
+  j["tpot_s"] = PercentilesJson(r.tpot_s);
+  j["e2e_s"] = PercentilesJson(r.e2e_s);
+  j["duration_s"] = r.duration_s;
+  j["output_tokens_per_s"] = r.output_tokens_per_s;
+  j["requests_per_s"] = r.requests_per_s;
+  j["goodput_requests_per_s"] = r.goodput_requests_per_s;
+  j["slo_attainment"] = r.slo_attainment;
+  j["preemptions"] = r.preemptions;
+  j["iterations"] = r.iterations;
+  j["peak_running"] = r.peak_running;
+  j["kv_capacity_tokens"] = r.kv_capacity_tokens;
+  return j;
+}
+
+const char* RecomputeName(parallelism::Recompute r) {
+  return r == parallelism::Recompute::kFull        ? "full"
+         : r == parallelism::Recompute::kSelective ? "selective"
+                                                   : "none";
+}
+
+}  // namespace
+
+Json ToJson(const InferResult& r) {
+  Json j = DocumentHead("infer", r);
+  j["mode"] = InferModeName(r.mode);
+  if (!r.scenario.inference) {
+    j["diagnostics"] = DiagnosticsJson(r.diagnostics);
+    return j;
+  }
+  const engine::Scenario& s = r.scenario;
+  const auto& d = *s.inference;
+  j["scenario"] = s.name;
+  j["model"] = s.model.name;
+  j["system"] = s.system.name;
+  j["device"] = s.system.device.name;
+  j["replica_devices"] = d.tp * d.pp;
+  j["replicas"] = hardware::DeviceCount(s.system) / std::max<int64_t>(1, d.tp * d.pp);
+  j["deployment"] = {{"tp", d.tp},
+                     {"pp", d.pp},
+                     {"ep", d.ep},
+                     {"weights", hardware::DataTypeName(d.weights)},
+                     {"activations", hardware::DataTypeName(d.activations)},
+                     {"kv_cache", hardware::DataTypeName(d.kv_cache)},
+                     {"offload_weights", d.offload_weights},
+                     {"offload_kv", d.offload_kv}};
+  if (r.mode == InferMode::kStatic) {
+    const engine::InferenceEstimate& e = r.estimate;
+    j["workload"] = {{"batch", d.batch}, {"input", d.input}, {"output", d.output}};
+    j["feasible"] = e.feasible();
+    j["reason"] = e.feasible() ? Json() : Json(r.reason);
+    if (e.e2e_s <= 0) return j;
+    j["ttft_s"] = e.ttft_s;
+    j["tpot_s"] = e.tpot_s;
+    j["e2e_s"] = e.e2e_s;
+    j["output_tokens_per_s"] = e.output_tokens_per_s;
+    j["output_tokens_per_s_per_device"] = e.output_tokens_per_s_per_device;
+    j["total_tokens_per_s"] = e.total_tokens_per_s;
+    j["energy_per_output_token_j"] = e.energy_per_token_j;
+    if (d.speculate > 0)
+      j["speculative"] = {{"k", d.speculate},
+                          {"acceptance", d.acceptance},
+                          {"draft_model", d.draft_model},
+                          {"tokens_per_step", e.tokens_per_step}};
+    j["prefill"] = PassJson(e.prefill);
+    j["decode_step"] = PassJson(e.decode);
+    j["memory_per_device"] = {{"weights_bytes", e.memory.weights},
+                              {"kv_cache_bytes", e.memory.kv_cache},
+                              {"activations_bytes", e.memory.activations},
+                              {"draft_bytes", e.memory.draft},
+                              {"total_bytes", e.memory.total()},
+                              {"usable_bytes", e.memory_usable},
+                              {"capacity_bytes", e.memory_capacity}};
+    j["kv_bytes_per_token"] = r.kv_bytes_per_token;
+    j["kv_bytes_per_token_per_device"] = r.kv_bytes_per_token_per_device;
+    j["max_batch"] = e.max_batch;
+    j["max_context"] = e.max_context;
+    return j;
+  }
+  j["scheduler"] = SchedulerName(d.scheduler);
+  j["slo"] = {{"ttft_s", d.slo_ttft}, {"tpot_s", d.slo_tpot}, {"attainment", d.slo_attainment}};
+  if (!r.has_result) {
+    j["reason"] = r.reason;
+    return j;
+  }
+  if (r.mode == InferMode::kServe) {
+    j["arrivals"] = r.arrivals;
+    if (d.arrivals != parallelism::Arrivals::kTrace) j["rate_requests_per_s"] = d.rate;
+    j["result"] = ServingJson(r.serving);
+    return j;
+  }
+  const engine::RateSearch& m = r.max_rate;
+  j["found"] = m.found;
+  j["reason"] = m.found ? Json() : Json(m.reason);
+  j["max_rate_requests_per_s"] = m.max_rate;
+  j["simulations"] = m.simulations;
+  if (m.found) j["at_max_rate"] = ServingJson(m.at_max);
+  return j;
+}
+
+Json ToJson(const SearchResult& r) {
+  Json doc = DocumentHead("search", r);
+  if (r.status == Status::kInvalidInput || r.status == Status::kUsage) {
+    doc["reason"] = r.reason;
+    doc["diagnostics"] = DiagnosticsJson(r.diagnostics);
+    return doc;
+  }
+  const engine::Scenario& s = r.scenario;
+  const engine::SearchStats& st = r.stats;
+  doc["scenario"] = s.name;
+  doc["model"] = s.model.name;
+  doc["device"] = s.system.device.name;
+  doc["objective"] = engine::ObjectiveName(r.objective);
+  doc["stats"] = {{"candidates", st.candidates},
+                  {"pruned", st.pruned_divisibility + st.pruned_memory + st.pruned_time},
+                  {"pruned_divisibility", st.pruned_divisibility},
+                  {"pruned_memory", st.pruned_memory},
+                  {"pruned_time_bound", st.pruned_time},
+                  {"evaluated", st.evaluated},
+                  {"probes", st.probes},
+                  {"out_of_memory", st.out_of_memory},
+                  {"feasible", st.feasible},
+                  {"shapes", st.shapes},
+                  {"threads", st.threads},
+                  {"ranks", r.ranks},
+                  {"wall_s", st.wall_s}};
+  if (r.status != Status::kOk) doc["reason"] = r.reason;
+  Json plans = Json::array();
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    const engine::SearchCandidate& c = r.top[i].candidate;
+    const engine::Scenario& one = r.top[i].scenario;
+    const engine::PlanKnobs& k = c.knobs;
+    Json j;
+    j["rank"] = i + 1;
+    j["score"] = ShownScore(r.objective, c.score);
+    j["score_unit"] = ScoreUnit(r.objective);
+    j["global_batch"] = k.global_batch;
+    j["plan"] = {{"tp", k.tp}, {"pp", k.pp}, {"cp", k.cp}, {"ep", k.ep}, {"dp", k.dp},
+                 {"micro_batch", k.micro_batch}, {"interleave", k.interleave},
+                 {"recompute", RecomputeName(k.recompute)},
+                 {"sequence_parallel", k.sequence_parallel}, {"zero", k.zero},
+                 {"dp_overlap", k.dp_overlap}, {"tp_comm_overlap", k.tp_comm_overlap},
+                 {"offload_optimizer", k.offload}, {"group_order", k.group_order.data()}};
+    Json est;
+    est["system"] = one.system.name;
+    est["devices"] = hardware::DeviceCount(one.system);
+    est["feasible"] = c.estimate.feasible();
+    est["reason"] = c.estimate.feasible() ? Json() : Json(engine::ExplainInfeasible(c.estimate, one));
+    est.update(TrainingEstimateJson(one, c.estimate));
+    j["estimate"] = est;
+    plans.push_back(j);
+  }
+  doc["top"] = plans;
+  if (!r.why_first.empty()) doc["why_first"] = r.why_first;
+  return doc;
+}
+
+Json ToJson(const SweepResult& r) {
+  Json j = DocumentHead("sweep", r);
+  if (r.spec.name.empty()) {
+    j["reason"] = r.reason;
+    j["diagnostics"] = DiagnosticsJson(r.diagnostics);
+    return j;
+  }
+  const engine::SweepRunStats& st = r.stats;
+  j["sweep"] = r.spec.name;
+  j["hash"] = engine::HashHex(r.spec.hash);
+  j["each"] = r.spec.each == engine::SweepEach::kSearch ? "search" : "estimate";
+  j["points"] = st.points;
+  j["skipped"] = st.skipped;
+  j["evaluated"] = st.evaluated;
+  j["ok"] = st.ok;
+  j["infeasible"] = st.infeasible;
+  j["invalid"] = st.invalid;
+  j["wall_s"] = st.wall_s;
+  j["ranks"] = r.ranks;
+  j["db"] = r.db;
+  if (r.status != Status::kOk) j["reason"] = r.reason;
+  return j;
+}
+
+Json ToJson(const DbListResult& r) {
+  Json j = DocumentHead("db_list", r);
+  j["db"] = r.db;
+  if (r.status != Status::kOk) j["reason"] = r.reason;
+  Json list = Json::array();
+  for (const engine::SweepRecord& s : r.sweeps)
+    list.push_back({{"hash", engine::HashHex(s.hash)}, {"name", s.name}, {"each", s.each},
+                    {"objective", s.objective}, {"points", s.points}, {"spec_file", s.spec_file}});
+  j["sweeps"] = list;
+  return j;
+}
+
+Json ToJson(const DbExportResult& r) {
+  Json j = DocumentHead("db_export", r);
+  j["db"] = r.db;
+  if (r.status != Status::kOk) j["reason"] = r.reason;
+  Json rows = Json::array();
+  for (const Json& row : r.rows) rows.push_back(row);
+  j["rows"] = rows;
+  return j;
+}
+
+Json ToJson(const BenchResult& r) {
+  Json j = DocumentHead("bench", r);
+  j["engine"] = "closed";
+  j["scenario"] = r.scenario;
+  j["model"] = r.model;
+  j["device"] = r.device;
+  j["devices"] = r.devices;
+  j["estimates"] = r.estimates;
+  j["elapsed_s"] = r.elapsed_s;
+  j["estimates_per_s"] = r.elapsed_s > 0 ? static_cast<double>(r.estimates) / r.elapsed_s : 0.0;
+  j["mean_iteration_s"] = r.mean_iteration_s;
+  return j;
+}
+
+Json ToJson(const EventBenchResult& r) {
+  Json j = DocumentHead("bench", r);
+  j["engine"] = "event";
+  j["schedule"] = r.schedule;
+  j["stages"] = r.stages;
+  j["microbatches"] = r.microbatches;
+  j["chunks"] = r.chunks;
+  j["tasks"] = r.tasks;
+  j["dependencies"] = r.dependencies;
+  j["events"] = r.events;
+  j["build_s"] = r.build_s;
+  j["simulate_s"] = r.simulate_s;
+  j["analyze_s"] = r.analyze_s;
+  j["wall_s"] = r.wall_s;
+  j["events_per_s"] = r.simulate_s > 0 ? static_cast<double>(r.events) / r.simulate_s : 0.0;
+  j["events_per_s_end_to_end"] = r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s : 0.0;
+  j["simulated_iteration_s"] = r.simulated_iteration_s;
+  j["bubble_fraction"] = r.bubble_fraction;
+  return j;
+}
+
+namespace {
+
+// An axis value as stored ("25 GB/s", "32", "fp8") -> SI number and unit,
+// or the text when it is no quantity.
+struct AxisValue {
+  Json value;
+  std::string unit;  // key suffix: "bytes", "bytes_per_s", "s", ...; "" for plain numbers and text
+};
+
+const char* KeySuffix(base::Dimension d) {
+  switch (d) {
+    case base::Dimension::kBytes: return "bytes";
+    case base::Dimension::kBandwidth: return "bytes_per_s";
+    case base::Dimension::kFlops: return "flop";
+    case base::Dimension::kFlopRate: return "flop_per_s";
+    case base::Dimension::kTime: return "s";
+    case base::Dimension::kPower: return "w";
+    case base::Dimension::kEnergy: return "j";
+    case base::Dimension::kMoney: return "usd";
+    case base::Dimension::kMoneyRate: return "usd_per_s";
+    case base::Dimension::kDimensionless: return "";
+  }
+  return "";
+}
+
+AxisValue ReadAxisValue(const std::string& text) {
+  using base::Dimension;
+  for (Dimension d : {Dimension::kBytes, Dimension::kBandwidth, Dimension::kFlops,
+                      Dimension::kFlopRate, Dimension::kTime, Dimension::kPower, Dimension::kEnergy,
+                      Dimension::kMoney, Dimension::kMoneyRate}) {
+    const base::QuantityParse q = base::ParseQuantity(text, d);
+    if (q.value) return {*q.value, KeySuffix(d)};
+  }
+  const base::QuantityParse plain = base::ParseQuantity(text, Dimension::kDimensionless);
+  if (plain.value) return {*plain.value, ""};
+  return {text, ""};
+}
+
+}  // namespace
+
+std::vector<Json> FlatExportRows(const DbExportResult& r) {
+  std::vector<Json> out;
+  out.reserve(r.rows.size());
+  for (const Json& row : r.rows) {
+    Json flat;
+    flat["sweep"] = row.value("sweep", "");
+    flat["point_index"] = row.value("point_index", 0);
+    if (row.contains("params") && row["params"].is_object())
+      for (const auto& [path, v] : row["params"].items()) {
+        const AxisValue a = ReadAxisValue(v.is_string() ? v.get<std::string>() : v.dump());
+        flat[a.unit.empty() ? path : path + "_" + a.unit] = a.value;
+      }
+    for (const char* key : {"status", "reason"}) flat[key] = row.value(key, "");
+    if (row.contains("plan") && row["plan"].is_object())
+      for (const auto& [k, v] : row["plan"].items()) flat["plan." + k] = v;
+    for (const char* key : {"devices", "global_batch", "iteration_s", "tokens_per_s", "mfu",
+                            "memory_bytes", "capacity_bytes", "cost_usd", "energy_j",
+                            "train_time_s", "train_cost_usd"})
+      if (row.contains(key)) flat[key] = row[key];
+    if (row.contains("breakdown") && row["breakdown"].is_object())
+      for (const auto& [part, values] : row["breakdown"].items())
+        if (values.is_object())
+          for (const auto& [k, v] : values.items()) flat[part + "." + k] = v;
+    out.push_back(std::move(flat));
+  }
+  return out;
+}
+
+void WriteCsv(const std::vector<Json>& rows, std::ostream& out) {
+  std::vector<std::string> header;
+  std::map<std::string, size_t> column;
+  std::vector<std::vector<std::pair<size_t, std::string>>> cells(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Json flat = rows[i].flatten();
+    for (auto it = flat.begin(); it != flat.end(); ++it) {
+      std::string key = it.key().substr(1);  // JSON pointer "/time/forward_s"
+      for (char& c : key)
+        if (c == '/') c = '.';
+      auto [pos, added] = column.emplace(key, header.size());
+      if (added) header.push_back(key);
+      cells[i].emplace_back(pos->second, CsvCell(*it));
+    }
+  }
+  for (size_t c = 0; c < header.size(); ++c) out << (c ? "," : "") << CsvCell(Json(header[c]));
+  out << "\n";
+  for (const auto& row : cells) {
+    std::vector<std::string> line(header.size());
+    for (const auto& [c, v] : row) line[c] = v;
+    for (size_t c = 0; c < line.size(); ++c) out << (c ? "," : "") << line[c];
+    out << "\n";
+  }
+}
+
+void WriteCsv(const Json& doc, std::ostream& out) { WriteCsv(std::vector<Json>{doc}, out); }
+
+}  // namespace orrery

@@ -118,7 +118,7 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   out << Label("total") << std::setw(12) << FormatBytes(e.memory.total()) << "  of "
       << FormatBytes(e.memory_capacity) << "\n";
   out << "\nMFU " << FormatPercent(e.mfu) << "   HFU " << FormatPercent(e.hfu) << "   "
-      << FormatFlopRate(e.tflops_per_device) << " model FLOP/s per device   "
+      << FormatFlopRate(e.tflops_per_device) << " per device (model FLOPs)   "
       << FormatRate(e.tokens_per_s, "tokens") << "\n";
   if (e.energy_j > 0)
     out << "energy per iteration " << FormatEnergy(e.energy_j) << " (TDP x time x PUE)\n";

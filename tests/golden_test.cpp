@@ -116,11 +116,11 @@ void Check(const std::set<std::string>& verbs) {
     for (auto& a : args)
       if (a == "@DB") a = db.string();
     using Run = int (*)(const cli::Args&, std::ostream&, std::ostream&);
-    const std::map<std::string, Run> verbs = {{"estimate", cli::RunEstimate}, {"infer", cli::RunInfer},
+    const std::map<std::string, Run> runs = {{"estimate", cli::RunEstimate}, {"infer", cli::RunInfer},
                                               {"search", cli::RunSearch},     {"sweep", cli::RunSweep},
                                               {"db", cli::RunDb}};
     std::ostringstream out, err;
-    const int code = verbs.at(g.args.front())(args, out, err);
+    const int code = runs.at(g.args.front())(args, out, err);
     EXPECT_TRUE(code == 0 || code == cli::kExitInfeasible) << code << " " << err.str();
     std::ifstream file(kSource / "tests/golden" / (g.name + ".json"));
     const Json want = Json::parse(file);

@@ -87,8 +87,11 @@ FitResult Fit(const FitRequest& q, const Control& control) {
 }
 
 nlohmann::json ToJson(const FitResult& r) {
-  if (r.fit) return r.fit->ToJson();
-  if (r.answer) return r.answer->ToJson();
+  if (r.fit || r.answer) {
+    nlohmann::json j = r.fit ? r.fit->ToJson() : r.answer->ToJson();
+    j["schema_version"] = kSchemaVersion;
+    return j;
+  }
   nlohmann::json j = nlohmann::json::array();
   if (r.catalog)
     for (const auto& p : r.catalog->presets)

@@ -51,9 +51,11 @@ PlanResult Plan(const PlanRequest& request, const Control& control) {
   control.Report(0, 1, "plan");
   r.plan = engine::Plan(*law, *family, system, request.chain);
   control.Report(1, 1, "plan");
-  r.kv_heads = models::KvHeads(r.plan.point.model);
-  r.head_dim = models::HeadDim(r.plan.point.model);
-  r.ffn = models::FfnSize(r.plan.point.model);
+  if (r.plan.point.model.heads > 0) {  // a model was built (not when the law cannot answer)
+    r.kv_heads = models::KvHeads(r.plan.point.model);
+    r.head_dim = models::HeadDim(r.plan.point.model);
+    r.ffn = models::FfnSize(r.plan.point.model);
+  }
   if (!r.plan.error.empty()) {
     r.status = Status::kInvalidInput;
     r.reason = r.plan.error;

@@ -2,7 +2,7 @@
 # Captures the JSON output of the README examples of network, plan, fit,
 # validate and calibrate into tests/golden/. Run from the repository root
 # with a built orrery: tests/golden/capture.sh [build/cli/orrery]
-# golden_test.cpp runs the same commands (golden_commands.txt) and compares
+# golden_verbs_test.cpp runs the same commands (golden_commands.txt) and compares
 # every number within a tight relative tolerance, so a refactoring that
 # changes the output in substance fails. Re-capture only when a change of
 # the numbers is intended, and say why in the commit.

@@ -99,7 +99,7 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
   return s;
 }
 
-TEST(Golden, ReadmeExamplesPrintTheSameJson) {
+TEST(GoldenVerbs, ReadmeExamplesPrintTheSameJson) {
   setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
   const std::vector<Golden> commands = ReadCommands();
   ASSERT_GE(commands.size(), 13u);
@@ -131,7 +131,7 @@ TEST(Golden, ReadmeExamplesPrintTheSameJson) {
 
 // The exit statuses of the goldens' verbs mean one thing each: the budget
 // plan on selene finds no feasible plan (3), the others succeed (0).
-TEST(Golden, ExitStatusesMeanOneThingEach) {
+TEST(GoldenVerbs, ExitStatusesMeanOneThingEach) {
   setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
   const fs::path before = fs::current_path();
   fs::current_path(kSource);

@@ -1,31 +1,19 @@
-// `orrery validate`: predictions against measured runs.
+// `orrery validate`: parses options, calls orrery::Validate (core/api/
+// validate.h, over core/validation/), presents the rows and the summary.
 
 #include <boost/program_options.hpp>
-#include <cmath>
-#include <cstdlib>
 #include <iomanip>
-#include <map>
-#include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "cli/api_support.h"
 #include "cli/cli_common.h"
-#include "core/validation/inference_validation.h"
-#include "core/validation/validation.h"
-
-#ifndef ORRERY_VALIDATION_DIR_DEFAULT
-#define ORRERY_VALIDATION_DIR_DEFAULT "validation"
-#endif
+#include "core/api/validate.h"
 
 namespace orrery::cli {
 
 namespace po = boost::program_options;
 
 namespace {
-
-std::string DefaultCsv() {
-  const char* env = std::getenv("ORRERY_VALIDATION_DIR");
-  return std::string(env != nullptr && *env ? env : ORRERY_VALIDATION_DIR_DEFAULT) +
-         "/training_runs.csv";
-}
 
 std::string Fixed(double v, int digits) {
   std::ostringstream os;
@@ -71,53 +59,15 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   }
   Format fmt;
   if (!ParseFormat(format, fmt, err)) return kExitUsage;
-  const std::vector<std::string> files =
-      vm.count("csv") ? vm["csv"].as<std::vector<std::string>>() : std::vector<std::string>{DefaultCsv()};
-  const engine::PresetStore store(engine::PresetStore::DefaultConfigDir());
-  base::Diagnostics diags;
-  engine::ValidationReport report;
-  for (const auto& f : files) {
-    auto r = engine::IsInferenceCsv(f) ? engine::ValidateInferenceCsv(f, store, diags)
-                                       : engine::ValidateTrainingCsv(f, store, diags);
-    report.rows.insert(report.rows.end(), r.rows.begin(), r.rows.end());
-  }
-  if (!diags.ok()) {
-    PrintDiagnostics(diags, err);
-    return kExitInvalid;
-  }
-  engine::Summarise(report);
-  // Per source group.
-  std::map<std::string, engine::ValidationReport> groups;
-  for (const auto& row : report.rows) groups[engine::SourceGroup(row.source)].rows.push_back(row);
-  for (auto& [name, g] : groups) engine::Summarise(g);
-
+  ValidateRequest req;
+  if (vm.count("csv")) req.files = vm["csv"].as<std::vector<std::string>>();
+  req.max_mape_pct = max_mape;
+  req.max_error_pct = max_error;
+  const ValidateResult res = Validate(req);
+  if (!res.diagnostics.ok()) return PrintFailure(res, err);
+  const engine::ValidationReport& report = res.report;
   if (fmt == Format::kJson) {
-    nlohmann::ordered_json j;
-    j["rows"] = nlohmann::ordered_json::array();
-    for (const auto& r : report.rows) {
-      nlohmann::ordered_json row;
-      row["model"] = r.model;
-      row["source"] = r.source;
-      row["line"] = r.line;
-      row["metric"] = r.metric;
-      row["measured"] = r.measured;
-      row["predicted"] = r.error_pct ? nlohmann::ordered_json(r.predicted) : nlohmann::ordered_json();
-      row["error_pct"] = r.error_pct ? nlohmann::ordered_json(*r.error_pct) : nlohmann::ordered_json();
-      row["skipped"] = r.skipped.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.skipped);
-      row["assumptions"] = r.assumptions;
-      row["predicted_out_of_memory"] = r.predicted_oom;
-      j["rows"].push_back(row);
-    }
-    j["mape_pct"] = report.mape_pct;
-    j["max_abs_error_pct"] = report.max_abs_error_pct;
-    j["evaluated"] = report.evaluated;
-    j["skipped"] = report.skipped;
-    nlohmann::ordered_json by;
-    for (const auto& [name, g] : groups)
-      by[name] = {{"mape_pct", g.mape_pct}, {"max_abs_error_pct", g.max_abs_error_pct},
-                  {"evaluated", g.evaluated}, {"skipped", g.skipped}};
-    j["by_source"] = by;
-    out << j.dump(2) << "\n";
+    out << ToJson(res).dump(2) << "\n";
   } else if (fmt == Format::kCsv) {
     out << "line,model,metric,measured,predicted,error_pct,skipped\n";
     for (const auto& r : report.rows)
@@ -141,7 +91,7 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       }
     }
     out << "\nby source:\n";
-    for (const auto& [name, g] : groups)
+    for (const auto& [name, g] : res.by_source)
       out << "  " << std::left << std::setw(40) << name.substr(0, 39) << std::right << " MAPE "
           << std::setw(6) << Fixed(g.mape_pct, 2) << " %  max " << std::setw(6)
           << Fixed(g.max_abs_error_pct, 2) << " %  (" << g.evaluated << " evaluated, "
@@ -150,17 +100,8 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
         << Fixed(report.max_abs_error_pct, 2) << " %, " << report.evaluated << " evaluated, "
         << report.skipped << " skipped\n";
   }
-  bool fail = false;
-  if (max_mape >= 0 && report.mape_pct > max_mape) {
-    err << "validate: MAPE " << Fixed(report.mape_pct, 2) << " % exceeds --max-mape " << max_mape << " %\n";
-    fail = true;
-  }
-  if (max_error >= 0 && report.max_abs_error_pct > max_error) {
-    err << "validate: max |error| " << Fixed(report.max_abs_error_pct, 2) << " % exceeds --max-error "
-        << max_error << " %\n";
-    fail = true;
-  }
-  return fail ? kExitInvalid : kExitOk;
+  for (const auto& f : res.failures) err << "validate: " << f << "\n";
+  return static_cast<int>(res.status);
 }
 
 }  // namespace orrery::cli

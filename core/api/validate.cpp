@@ -1,0 +1,106 @@
+#include "core/api/validate.h"
+
+#include <cstdlib>
+#include <iomanip>
+#include <sstream>
+
+#include "core/validation/inference_validation.h"
+
+#ifndef ORRERY_VALIDATION_DIR_DEFAULT
+#define ORRERY_VALIDATION_DIR_DEFAULT "validation"
+#endif
+
+namespace orrery {
+
+namespace {
+
+std::string Fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+std::string Number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+std::string DefaultValidationCsv() {
+  const char* env = std::getenv("ORRERY_VALIDATION_DIR");
+  return std::string(env != nullptr && *env ? env : ORRERY_VALIDATION_DIR_DEFAULT) + "/training_runs.csv";
+}
+
+ValidateResult Validate(const ValidateRequest& request, const Control& control) {
+  ValidateResult r;
+  const std::vector<std::string> files =
+      request.files.empty() ? std::vector<std::string>{DefaultValidationCsv()} : request.files;
+  const engine::PresetStore store(engine::PresetStore::DefaultConfigDir());
+  uint64_t done = 0;
+  for (const auto& f : files) {
+    if (control.Cancelled()) {
+      r.status = Status::kCancelled;
+      r.reason = "cancelled";
+      return r;
+    }
+    control.Report(done, files.size(), "files");
+    auto part = engine::IsInferenceCsv(f) ? engine::ValidateInferenceCsv(f, store, r.diagnostics)
+                                          : engine::ValidateTrainingCsv(f, store, r.diagnostics);
+    r.report.rows.insert(r.report.rows.end(), part.rows.begin(), part.rows.end());
+    control.Report(++done, files.size(), "files");
+  }
+  if (!r.diagnostics.ok()) {
+    r.status = Status::kInvalidInput;
+    return r;
+  }
+  engine::Summarise(r.report);
+  for (const auto& row : r.report.rows) r.by_source[engine::SourceGroup(row.source)].rows.push_back(row);
+  for (auto& [name, g] : r.by_source) engine::Summarise(g);
+  if (request.max_mape_pct >= 0 && r.report.mape_pct > request.max_mape_pct)
+    r.failures.push_back("MAPE " + Fixed(r.report.mape_pct, 2) + " % exceeds --max-mape " +
+                         Number(request.max_mape_pct) + " %");
+  if (request.max_error_pct >= 0 && r.report.max_abs_error_pct > request.max_error_pct)
+    r.failures.push_back("max |error| " + Fixed(r.report.max_abs_error_pct, 2) + " % exceeds --max-error " +
+                         Number(request.max_error_pct) + " %");
+  if (!r.failures.empty()) {
+    r.status = Status::kInvalidInput;
+    r.reason = r.failures.front();
+  }
+  return r;
+}
+
+nlohmann::ordered_json ToJson(const ValidateResult& res) {
+  using J = nlohmann::ordered_json;
+  const engine::ValidationReport& report = res.report;
+  J j;
+  j["schema_version"] = kSchemaVersion;
+  j["rows"] = J::array();
+  for (const auto& r : report.rows) {
+    J row;
+    row["model"] = r.model;
+    row["source"] = r.source;
+    row["line"] = r.line;
+    row["metric"] = r.metric;
+    row["measured"] = r.measured;
+    row["predicted"] = r.error_pct ? J(r.predicted) : J();
+    row["error_pct"] = r.error_pct ? J(*r.error_pct) : J();
+    row["skipped"] = r.skipped.empty() ? J() : J(r.skipped);
+    row["assumptions"] = r.assumptions;
+    row["predicted_out_of_memory"] = r.predicted_oom;
+    j["rows"].push_back(row);
+  }
+  j["mape_pct"] = report.mape_pct;
+  j["max_abs_error_pct"] = report.max_abs_error_pct;
+  j["evaluated"] = report.evaluated;
+  j["skipped"] = report.skipped;
+  J by = J::object();
+  for (const auto& [name, g] : res.by_source)
+    by[name] = {{"mape_pct", g.mape_pct}, {"max_abs_error_pct", g.max_abs_error_pct},
+                {"evaluated", g.evaluated}, {"skipped", g.skipped}};
+  j["by_source"] = by;
+  return j;
+}
+
+}  // namespace orrery

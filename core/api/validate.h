@@ -1,0 +1,45 @@
+#pragma once
+// orrery::Validate: predict every measured run in the validation CSVs
+// (training runs, or inference runs when the file has inference columns)
+// and compare: per row measured, predicted and the error; MAPE and the
+// largest error overall and per source. A thin door over core/validation/;
+// `orrery validate` is the command-line face.
+//
+//   orrery::ValidateRequest req;              // default: validation/training_runs.csv
+//   req.max_mape_pct = 10;
+//   orrery::ValidateResult r = orrery::Validate(req);
+//   // r.status == kInvalidInput with a reason when the MAPE exceeds 10 %
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/api/common.h"
+#include "core/validation/validation.h"
+
+namespace orrery {
+
+struct ValidateRequest {
+  std::vector<std::string> files;  // CSVs; empty: DefaultValidationCsv()
+  double max_mape_pct = -1;        // >= 0: fail when the MAPE exceeds it
+  double max_error_pct = -1;       // >= 0: fail when any row's |error| exceeds it
+};
+
+struct ValidateResult : ResultBase {
+  engine::ValidationReport report;                          // every row, summarised
+  std::map<std::string, engine::ValidationReport> by_source;  // per source group, summarised
+  std::vector<std::string> failures;                        // the tolerances exceeded
+};
+
+// Rows that cannot be modelled are skipped rows with the reason; file-level
+// problems are diagnostics (kInvalidInput). A tolerance exceeded: kInvalidInput
+// with the report filled in and `failures` saying which.
+ValidateResult Validate(const ValidateRequest& request, const Control& control = {});
+
+// $ORRERY_VALIDATION_DIR/training_runs.csv, else the project's validation/.
+std::string DefaultValidationCsv();
+
+nlohmann::ordered_json ToJson(const ValidateResult& r);
+
+}  // namespace orrery

@@ -1,0 +1,161 @@
+// The public API of network, plan, fit, validate and calibrate
+// (core/api/): one request in, one result out, a status that means one
+// thing, progress and cancel for long calls, JSON with its schema version.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/api/calibrate.h"
+#include "core/api/fit.h"
+#include "core/api/network.h"
+#include "core/api/plan.h"
+#include "core/api/validate.h"
+
+namespace orrery {
+namespace {
+
+const std::string kSource = ORRERY_TEST_SOURCE_DIR;
+
+class Api : public ::testing::Test {
+ protected:
+  void SetUp() override { setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1); }
+};
+
+// An all-reduce of 64 MiB over the 8 GPUs of one DGX H100: NCCL's
+// definitions (nccl-tests doc/PERFORMANCE.md) make algbw = S / t and
+// busbw = algbw x 2(n-1)/n = algbw x 1.75 for n = 8.
+TEST_F(Api, NetworkCollectiveFollowsNcclDefinitions) {
+  NetworkRequest req;
+  req.system = "dgx-h100-superpod";
+  req.collective = "all-reduce";
+  req.bytes = 64.0 * 1024 * 1024;
+  req.size = 8;
+  const NetworkResult r = Network(req);
+  ASSERT_TRUE(r.ok()) << r.reason;
+  const auto& c = r.report.collective;
+  EXPECT_EQ(c.members, 8);
+  EXPECT_NEAR(c.algbw, req.bytes / c.time_s, 1e-9 * c.algbw);
+  EXPECT_NEAR(c.busbw, 1.75 * c.algbw, 1e-9 * c.busbw);
+  EXPECT_EQ(r.report.devices, r.report.nodes * r.report.devices_per_node);
+  EXPECT_EQ(ToJson(r)["schema_version"], kSchemaVersion);
+}
+
+TEST_F(Api, NetworkStatusesMeanOneThingEach) {
+  NetworkRequest req;
+  req.system = "dgx-h100-superpod";
+  req.collective = "all-reduse";
+  req.bytes = 1e9;
+  req.size = 8;
+  NetworkResult r = Network(req);
+  EXPECT_EQ(r.status, Status::kUsage);
+  EXPECT_NE(r.reason.find("did you mean 'all-reduce'?"), std::string::npos) << r.reason;
+  req.collective = "all-reduce";
+  req.size = 1 << 20;  // more members than devices
+  r = Network(req);
+  EXPECT_EQ(r.status, Status::kInvalidInput);
+  EXPECT_NE(r.reason.find("the system has"), std::string::npos) << r.reason;
+  req.system = "dgx-h100-superpot";
+  r = Network(req);
+  EXPECT_EQ(r.status, Status::kInvalidInput);
+  EXPECT_FALSE(r.diagnostics.ok());
+}
+
+// configs/studies/rail-only.yaml: 8 cases on 2 fabrics each. Progress counts
+// them; raising the cancel flag after the third stops with three rows.
+TEST_F(Api, NetworkStudyReportsProgressAndCancels) {
+  NetworkStudyRequest req;
+  req.file = kSource + "/configs/studies/rail-only.yaml";
+  std::vector<uint64_t> seen;
+  Control control;
+  control.progress = [&](uint64_t done, uint64_t total, std::string_view) {
+    seen.push_back(done);
+    EXPECT_EQ(total, 16u);
+  };
+  const NetworkStudyResult all = NetworkStudy(req, control);
+  ASSERT_TRUE(all.ok()) << all.reason;
+  EXPECT_EQ(all.study.rows.size(), 16u);
+  EXPECT_EQ(seen.size(), 16u);
+  std::atomic<bool> cancel{false};
+  control.cancel = &cancel;
+  control.progress = [&](uint64_t done, uint64_t, std::string_view) {
+    if (done == 3) cancel = true;
+  };
+  const NetworkStudyResult part = NetworkStudy(req, control);
+  EXPECT_EQ(part.status, Status::kCancelled);
+  EXPECT_EQ(part.study.rows.size(), 3u);
+}
+
+// GPT-family shapes on Selene: no pipeline depth divides 66 layers over the
+// GPU count, so the answer is infeasible (3) with its reason, and the chain
+// up to the model is still there.
+TEST_F(Api, PlanWithoutFeasiblePlanIsInfeasible) {
+  PlanRequest req;
+  req.law = "chinchilla";
+  req.family = "gpt";
+  req.system = "selene";
+  req.chain.goal = engine::PlanGoal::kBudget;
+  req.chain.budget_flops = 1e24;
+  const PlanResult r = Plan(req);
+  EXPECT_EQ(r.status, Status::kInfeasible);
+  EXPECT_NE(r.reason.find("pp does not divide the layers"), std::string::npos) << r.reason;
+  // C = 6 N D (Hoffmann et al. 2022): the allocation multiplies back to the budget.
+  EXPECT_NEAR(6 * r.plan.point.params_n * r.plan.point.tokens_d, 1e24, 1e24 * 1e-9);
+  EXPECT_EQ(ToJson(r)["feasible"], false);
+}
+
+// Chinchilla's own law (Hoffmann et al. 2022 Eq. 10 as printed) at 5.76e23
+// FLOP: the closed form and the numeric optimum agree, and 6 N D = C.
+TEST_F(Api, FitPresetAnswersTheComputeOptimalSplit) {
+  FitRequest req;
+  req.preset = "chinchilla";
+  req.budget_flops = 5.76e23;
+  const FitResult r = Fit(req);
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_TRUE(r.answer && r.answer->optimum);
+  const auto& o = *r.answer->optimum;
+  EXPECT_NEAR(6 * o.params_n * o.tokens_d, 5.76e23, 5.76e23 * 1e-9);
+  EXPECT_NEAR(r.answer->numeric_params_n / o.params_n, 1, 1e-3);
+  FitRequest bad;
+  bad.points = "runs.csv";
+  bad.law = "kaplam";
+  const FitResult b = Fit(bad);
+  EXPECT_EQ(b.status, Status::kUsage);
+  EXPECT_NE(b.reason.find("did you mean 'kaplan'?"), std::string::npos);
+}
+
+// A tolerance of 0 % MAPE cannot hold over the measured runs: the report is
+// there and the status says the tolerance failed (1).
+TEST_F(Api, ValidateToleranceFailureKeepsTheReport) {
+  ValidateRequest req;
+  req.files = {kSource + "/validation/training_runs.csv"};
+  req.max_mape_pct = 0;
+  std::vector<uint64_t> seen;
+  Control control;
+  control.progress = [&](uint64_t done, uint64_t, std::string_view) { seen.push_back(done); };
+  const ValidateResult r = Validate(req, control);
+  EXPECT_EQ(r.status, Status::kInvalidInput);
+  EXPECT_GT(r.report.evaluated, 0);
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_NE(r.failures[0].find("exceeds --max-mape 0 %"), std::string::npos);
+  EXPECT_EQ(seen.back(), 1u);
+  int rows = 0;
+  for (const auto& [name, g] : r.by_source) rows += static_cast<int>(g.rows.size());
+  EXPECT_EQ(rows, static_cast<int>(r.report.rows.size()));
+}
+
+TEST_F(Api, CalibrateImportNeedsABaseForGpuRecords) {
+  CalibrateImportRequest req;
+  req.probe_file = kSource + "/hardware/calibration/measurements/h200/cuda_full_run1.json";
+  const CalibrateProfileResult r = CalibrateImport(req);
+  EXPECT_EQ(r.status, Status::kUsage);
+  EXPECT_NE(r.reason.find("--base is required"), std::string::npos) << r.reason;
+  CalibrationRunsRequest runs{"no-such-folder/calib.db"};
+  EXPECT_EQ(CalibrationRuns(runs).status, Status::kInvalidInput);
+}
+
+}  // namespace
+}  // namespace orrery

@@ -1,0 +1,149 @@
+// The README examples of network, plan, fit, validate and calibrate, run
+// through the CLI verbs, against the JSON they printed before those verbs
+// became library calls (tests/golden/, captured by tests/golden/capture.sh).
+// Every number must agree within a relative 1e-9, every string and flag
+// exactly; new keys (schema_version) may be added, none may go missing.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_common.h"
+#include "cli/fit_command.h"
+#include "cli/network_command.h"
+
+namespace orrery {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kSource = ORRERY_TEST_SOURCE_DIR;
+
+struct Golden {
+  std::string name;
+  std::vector<std::string> args;
+};
+
+std::vector<Golden> ReadCommands() {
+  std::ifstream in(kSource + "/tests/golden/golden_commands.txt");
+  std::vector<Golden> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t bar = line.find('|');
+    Golden g;
+    g.name = line.substr(0, bar);
+    std::istringstream words(line.substr(bar + 1));
+    std::string w;
+    while (words >> w) g.args.push_back(w);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+// Runs `orrery ARGS` in-process; returns its standard output.
+std::string RunVerb(std::vector<std::string> args, int& code, std::string& err_text) {
+  const std::string verb = args.front();
+  args.erase(args.begin());
+  std::ostringstream out, err;
+  if (verb == "network") code = cli::RunNetwork(args, out, err);
+  else if (verb == "plan") code = cli::RunPlan(args, out, err);
+  else if (verb == "fit") code = cli::RunFitCommand(args, out, err);
+  else if (verb == "validate") code = cli::RunValidate(args, out, err);
+  else if (verb == "calibrate") code = cli::RunCalibrate(args, out, err);
+  else ADD_FAILURE() << "no verb " << verb;
+  err_text = err.str();
+  return out.str();
+}
+
+// Every value of `want` is in `got`: numbers within a relative 1e-9.
+void Compare(const nlohmann::json& want, const nlohmann::json& got, const std::string& path,
+             std::vector<std::string>& diffs) {
+  if (diffs.size() > 20) return;
+  if (want.is_number() && got.is_number()) {
+    const double a = want.get<double>(), b = got.get<double>();
+    if (!(std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1e-300) && !(a == b))
+      diffs.push_back(path + ": " + want.dump() + " became " + got.dump());
+    return;
+  }
+  if (want.type() != got.type()) {
+    diffs.push_back(path + ": " + want.dump().substr(0, 80) + " became " + got.dump().substr(0, 80));
+    return;
+  }
+  if (want.is_object()) {
+    for (const auto& [k, v] : want.items()) {
+      if (!got.contains(k)) diffs.push_back(path + "." + k + ": missing");
+      else Compare(v, got[k], path + "." + k, diffs);
+    }
+  } else if (want.is_array()) {
+    if (want.size() != got.size()) {
+      diffs.push_back(path + ": " + std::to_string(want.size()) + " elements became " + std::to_string(got.size()));
+      return;
+    }
+    for (size_t i = 0; i < want.size(); ++i) Compare(want[i], got[i], path + "[" + std::to_string(i) + "]", diffs);
+  } else if (want != got) {
+    diffs.push_back(path + ": " + want.dump() + " became " + got.dump());
+  }
+}
+
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+TEST(GoldenVerbs, ReadmeExamplesPrintTheSameJson) {
+  setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
+  const std::vector<Golden> commands = ReadCommands();
+  ASSERT_GE(commands.size(), 13u);
+  const fs::path tmp = fs::temp_directory_path() / ("orrery_golden_" + std::to_string(getpid()));
+  fs::create_directories(tmp);
+  const fs::path before = fs::current_path();
+  fs::current_path(kSource);  // the commands name files relative to the repository root
+  for (const Golden& g : commands) {
+    SCOPED_TRACE(g.name);
+    std::vector<std::string> args;
+    for (const auto& a : g.args) args.push_back(ReplaceAll(a, "@TMP@", tmp.string()));
+    int code = -1;
+    std::string err;
+    const std::string out = RunVerb(args, code, err);
+    const nlohmann::json got = nlohmann::json::parse(ReplaceAll(out, tmp.string(), "@TMP@"), nullptr, false);
+    ASSERT_FALSE(got.is_discarded()) << "exit " << code << "\n" << out.substr(0, 400) << err;
+    std::ifstream in(kSource + "/tests/golden/" + g.name + ".json");
+    const nlohmann::json want = nlohmann::json::parse(in, nullptr, false);
+    ASSERT_FALSE(want.is_discarded());
+    std::vector<std::string> diffs;
+    Compare(want, got, g.name, diffs);
+    std::string all;
+    for (const auto& d : diffs) all += d + "\n";
+    EXPECT_TRUE(diffs.empty()) << all;
+  }
+  fs::current_path(before);
+  fs::remove_all(tmp);
+}
+
+// The exit statuses of the goldens' verbs mean one thing each: the budget
+// plan on selene finds no feasible plan (3), the others succeed (0).
+TEST(GoldenVerbs, ExitStatusesMeanOneThingEach) {
+  setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
+  const fs::path before = fs::current_path();
+  fs::current_path(kSource);
+  for (const Golden& g : ReadCommands()) {
+    if (g.name.rfind("calibrate_import", 0) == 0) continue;  // writes a file
+    int code = -1;
+    std::string err;
+    RunVerb(g.args, code, err);
+    EXPECT_EQ(code, g.name == "plan_budget" ? 3 : 0) << g.name << ": " << err;
+  }
+  fs::current_path(before);
+}
+
+}  // namespace
+}  // namespace orrery

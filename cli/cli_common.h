@@ -17,6 +17,9 @@ int RunCheck(const Args& args, std::ostream& out, std::ostream& err);
 int RunExplain(const Args& args, std::ostream& out, std::ostream& err);
 int RunEstimate(const Args& args, std::ostream& out, std::ostream& err);
 int RunValidate(const Args& args, std::ostream& out, std::ostream& err);
+// orrery validate --scaling-laws DIR (scaling_laws/reproduction.h).
+int RunScalingLawReproduction(const std::string& dir, Format fmt, std::ostream& out,
+                              std::ostream& err);
 int RunBench(const Args& args, std::ostream& out, std::ostream& err);
 int RunPlan(const Args& args, std::ostream& out, std::ostream& err);
 int RunCalibrate(const Args& args, std::ostream& out, std::ostream& err);

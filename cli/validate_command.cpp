@@ -25,7 +25,8 @@ std::string Fixed(double v, int digits) {
 
 int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
-      "orrery validate [CSV...] [--format table|json] [--max-mape P] [--max-error P]\n\n"
+      "orrery validate [CSV...] [--format table|json] [--max-mape P] [--max-error P]\n"
+      "orrery validate --scaling-laws DIR [--format table|json]\n\n"
       "Builds the scenario of every measured run in the CSV files (default:\n"
       "validation/training_runs.csv; files with inference columns, such as\n"
       "validation/inference_runs.csv, are read as inference runs), predicts it, and prints\n"
@@ -36,9 +37,13 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "exceeded.\n\noptions");
   std::string format = "table";
   double max_mape = -1, max_error = -1;
+  std::string scaling_dir;
   opts.add_options()("help,h", "show this help")("format", po::value(&format), "table | json | csv")(
       "max-mape", po::value(&max_mape), "fail (exit 1) when the MAPE exceeds P percent")(
-      "max-error", po::value(&max_error), "fail (exit 1) when any row's |error| exceeds P percent");
+      "max-error", po::value(&max_error), "fail (exit 1) when any row's |error| exceeds P percent")(
+      "scaling-laws", po::value(&scaling_dir)->value_name("DIR"),
+      "instead: reproduce published scaling-law fits from the data in DIR (Epoch's Chinchilla points,\n"
+      "Llama 3 IsoFLOPs, reference optima; scaling_laws/reproduction.h); exits 1 when a check fails");
   po::options_description hidden;
   hidden.add_options()("csv", po::value<std::vector<std::string>>(), "");
   po::positional_options_description pos;
@@ -59,6 +64,7 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   }
   Format fmt;
   if (!ParseFormat(format, fmt, err)) return kExitUsage;
+  if (vm.count("scaling-laws")) return RunScalingLawReproduction(scaling_dir, fmt, out, err);
   ValidateRequest req;
   if (vm.count("csv")) req.files = vm["csv"].as<std::vector<std::string>>();
   req.max_mape_pct = max_mape;

@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/csv.h"
 #include "scaling_laws/test_support.h"
 
 namespace orrery::scaling_laws {
@@ -55,8 +54,6 @@ TEST(IsoFlop, OneBudgetIsAnError) {
 // interpolate each budget's optimum differently (and weight budgets), so we
 // accept a within 0.03 of theirs.
 TEST(IsoFlop, PorianRefinedWebTunedExponent) {
-  ORRERY_SKIP_WITHOUT_DATA_FILE("porian2024/porian2024_isoflop_points.csv");
-  ORRERY_SKIP_WITHOUT_DATA_FILE("porian2024/porian2024_fit_results.json");
   RunColumns cols;
   cols.compute = "flops";
   cols.where = {{"config_id", "4"}};
@@ -76,36 +73,46 @@ TEST(IsoFlop, PorianRefinedWebTunedExponent) {
   EXPECT_NEAR(fit->params_fit.exponent + fit->tokens_fit.exponent, 1.0, 1e-9);  // C = 6ND
 }
 
-// Llama 3 Herd (arXiv:2407.21783) Sec. 3.2.1 / Fig. 3: D*(C) = 0.299 C^0.537
-// fitted to the Fig. 2 IsoFLOP minima (6e18 - 1e22 FLOP). The digitised Fig. 2
-// points give the exponent within 0.03.
-TEST(IsoFlop, Llama3TokensExponent) {
-  ORRERY_SKIP_WITHOUT_DATA_FILE("llama3_isoflop/llama3_fig2_isoflops_points.csv");
-  auto runs = LoadRuns(testing::DataFile("llama3_isoflop/llama3_fig2_isoflops_points.csv"), {});
-  ASSERT_TRUE(runs.ok()) << runs.error().message;
-  auto fit = FitIsoFlop(*runs);
-  ASSERT_TRUE(fit.ok()) << fit.error().message;
-  std::printf("Llama 3: D* = %.4g C^%.4f (published 0.299 C^0.537), %zu budgets\n",
-              fit->tokens_fit.coefficient, fit->tokens_fit.exponent, fit->budgets.size());
-  EXPECT_EQ(fit->budgets.size(), 10u);
-  EXPECT_NEAR(fit->tokens_fit.exponent, 0.537, 0.03);
-}
-
-// Hoffmann et al. 2022 Table 3 (Approach 1 projections) follow
-// N_opt ~ C^0.50 (Table 2, Approach 1: a = 0.50).
+// Hoffmann et al. 2022 Table 3 (Approach 1 projections: parameters and
+// FLOPs) follow N_opt ~ C^0.50 (Table 2, Approach 1: a = 0.50).
 TEST(PowerLaw, ChinchillaTable3Exponent) {
-  ORRERY_SKIP_WITHOUT_DATA_FILE("reference/chinchilla_table3_approach1.csv");
-  auto t = base::ReadCsvFile(testing::DataFile("reference/chinchilla_table3_approach1.csv"));
-  ASSERT_TRUE(t.ok()) << t.error().message;
-  std::vector<double> c, n;
-  for (const auto& row : t->rows) {
-    n.push_back(std::stod(row.cells[t->ColumnIndex("params")]));
-    c.push_back(std::stod(row.cells[t->ColumnIndex("flops")]));
-  }
+  const std::vector<double> n = {4.0e8, 1.0e9, 1.0e10, 6.7e10, 1.75e11,
+                                 2.8e11, 5.2e11, 1.0e12, 1.0e13};
+  const std::vector<double> c = {1.92e19, 1.21e20, 1.23e22, 5.76e23, 3.85e24,
+                                 9.90e24, 3.43e25, 1.27e26, 1.30e28};
   auto f = FitPowerLaw(c, n);
   ASSERT_TRUE(f.ok());
   std::printf("Chinchilla Table 3: N_opt ~ C^%.4f\n", f->exponent);
   EXPECT_NEAR(f->exponent, 0.50, 0.01);
+}
+
+// Parabolas in ln N with additive noise: L = 3 + 0.05 u^2 + sigma z, u =
+// ln(N / N*), N* = 0.1 C^0.5, five points u = ln 2 x {-2..2} per budget, four
+// budgets a decade apart, sigma 0.005, z from seed 11. Per budget the
+// vertex is u* = -q1 / (2 q2) and the least-squares slope q1 has variance
+// sigma^2 / sum u^2 = sigma^2 / (10 ln^2 2), so SE(u*) = sigma / (2 x 0.05 x
+// ln 2 x sqrt 10) = 0.0228. The exponent is the slope of ln N* on ln C, whose
+// spread sum (ln C - mean)^2 = 5 ln^2 10, so SE(a) = 0.0228 / (ln 10 sqrt 5) =
+// 0.0044. We accept 4 standard errors (0.018) around the planted 0.5.
+TEST(IsoFlop, RecoversPlantedExponentThroughNoise) {
+  testing::SeededNormal z(11);
+  const double sigma = 0.005, curvature = 0.05;
+  RunTable t;
+  for (double c : {1e18, 1e19, 1e20, 1e21}) {
+    const double n_star = 0.1 * std::sqrt(c);
+    for (int k = -2; k <= 2; ++k) {
+      const double u = k * std::log(2.0), n = n_star * std::exp(u);
+      t.points.push_back({n, c / (6 * n), c, 3.0 + curvature * u * u + sigma * z()});
+    }
+  }
+  const double se_u = sigma / (2 * curvature * std::log(2.0) * std::sqrt(10.0));
+  const double se_a = se_u / (std::log(10.0) * std::sqrt(5.0));
+  auto fit = FitIsoFlop(t);
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  std::printf("planted a = 0.5; fit a = %.4f (standard error %.4f)\n", fit->params_fit.exponent, se_a);
+  EXPECT_NEAR(fit->params_fit.exponent, 0.5, 4 * se_a);
+  EXPECT_NEAR(fit->params_fit.exponent + fit->tokens_fit.exponent, 1.0, 1e-9);  // C = 6ND
+  EXPECT_EQ(fit->budgets.size(), 4u);
 }
 
 }  // namespace

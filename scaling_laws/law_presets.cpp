@@ -94,8 +94,8 @@ base::Result<LawPreset> PresetCatalog::Find(const std::string& name) const {
   std::vector<std::string> names = Names();
   for (const auto& p : presets) names.insert(names.end(), p.aliases.begin(), p.aliases.end());
   std::string msg = "unknown scaling-law preset '" + name + "' in " + source;
-  const std::string guess = base::ClosestMatch(name, names);
-  if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+  const std::string guess = base::DidYouMean(name, names);
+  if (!guess.empty()) msg += "; " + guess;
   return base::Error{msg};
 }
 
@@ -141,8 +141,8 @@ base::Result<PresetCatalog> LoadPresetCatalog(const std::string& path) {
     }
     if (kind == nullptr) {
       std::string msg = where + ": preset '" + p.name + "': unknown kind '" + p.kind_name + "'";
-      const std::string guess = base::ClosestMatch(p.kind_name, kind_names);
-      if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+      const std::string guess = base::DidYouMean(p.kind_name, kind_names);
+      if (!guess.empty()) msg += "; " + guess;
       return base::Error{msg};
     }
     p.kind = kind->kind;

@@ -29,8 +29,8 @@ base::Result<int> Resolve(const base::CsvTable& t, const std::string& requested,
     if (idx >= 0) return idx;
     std::string msg = t.source + ":" + std::to_string(t.header_line) + ": no column named '" +
                       requested + "' (for " + what + ")";
-    const std::string guess = base::ClosestMatch(requested, t.header);
-    if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+    const std::string guess = base::DidYouMean(requested, t.header);
+    if (!guess.empty()) msg += "; " + guess;
     msg += " Columns are:";
     for (const auto& h : t.header) msg += " '" + h + "'";
     return base::Error{msg};

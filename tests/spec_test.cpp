@@ -84,6 +84,28 @@ TEST(Check, MisspelledKeyNamesFileLineColumnPathAndSuggestion) {
                           "did you mean 'recompute'?\n");
 }
 
+// Did-you-mean for what people type (core/base/diagnostics.h), through the
+// places that suggest keys, preset names and enum values.
+TEST(Check, SwappedLettersAndPrefixesGetEverySuggestionThatFits) {
+  const std::string device = kData + "device_typo.yaml";
+  const VerbResult d = Verb(cli::RunCheck, {device});
+  EXPECT_EQ(d.code, 1);
+  EXPECT_NE(d.err.find(device + ":5:3: error: device.memroy: unknown key in device; did you mean "
+                                "'memory_capacity', 'memory_bandwidth' or 'memory_efficiency'?"),
+            std::string::npos) << d.err;
+  const std::string scenario = kData + "prefix_typos.yaml";
+  const VerbResult s = Verb(cli::RunCheck, {scenario});
+  EXPECT_EQ(s.code, 1);
+  EXPECT_NE(s.err.find("(got 'llama3'); did you mean 'llama3-405b', 'llama3-70b' or 'llama3-8b'?"),
+            std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("(got 'dgx-h100'); did you mean 'dgx-h100-clos-2to1', "
+                       "'dgx-h100-rail-only' or 'dgx-h100-superpod'?"),
+            std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("(got 'sel'); did you mean 'selective'?"), std::string::npos) << s.err;
+  const VerbResult p = Verb(cli::RunPresets, {"show", "h100"});
+  EXPECT_EQ(p.err, "error: no preset named 'h100'; did you mean 'h100-sxm'?\n");
+}
+
 TEST(Check, EachErrorClassIsReportedWithItsRule) {
   const std::string f = kData + "bad_values.yaml";
   base::Diagnostics d;

@@ -92,6 +92,47 @@ TEST(DidYouMean, FindsNearKeysOnly) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
 }
 
+// What people type: swapped letters, the start of a name, one word of a
+// long name, other case or '-' for '_'. Several equally good fits are all
+// named, in the candidates' order.
+TEST(DidYouMean, SwappedLettersCountOnce) {
+  EXPECT_EQ(EditDistance("memroy", "memory"), 1u);
+  EXPECT_EQ(EditDistance("recmopute", "recompute"), 1u);
+  EXPECT_EQ(EditDistance("ab", "ba"), 1u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+}
+
+TEST(DidYouMean, WhatPeopleType) {
+  const std::vector<std::string> device = {"name", "citation", "peak_bf16", "peak_fp8",
+                                           "memory_capacity", "memory_bandwidth", "l2_cache",
+                                           "scaleup_bandwidth", "tdp", "roofline"};
+  // A swap in the first word of two keys: both.
+  EXPECT_EQ(DidYouMean("memroy", device), "did you mean 'memory_capacity' or 'memory_bandwidth'?");
+  // The start of a name.
+  EXPECT_EQ(DidYouMean("mem", device), "did you mean 'memory_capacity' or 'memory_bandwidth'?");
+  EXPECT_EQ(DidYouMean("scaleup", device), "did you mean 'scaleup_bandwidth'?");
+  // A word inside names.
+  EXPECT_EQ(DidYouMean("bandwidth", device),
+            "did you mean 'memory_bandwidth' or 'scaleup_bandwidth'?");
+  // A typo inside one word of a name.
+  EXPECT_EQ(DidYouMean("capcity", device), "did you mean 'memory_capacity'?");
+  // A whole-name typo beats a partial fit.
+  EXPECT_EQ(DidYouMean("memory_bandwith", device), "did you mean 'memory_bandwidth'?");
+  EXPECT_EQ(DidYouMean("Peak-BF16", device), "did you mean 'peak_bf16'?");
+  // At most three, and nothing for a short unrelated word.
+  EXPECT_EQ(DidYouMean("peak", {"peak_bf16", "peak_fp8", "peak_int8", "peak_tf32"}),
+            "did you mean 'peak_bf16', 'peak_fp8' or 'peak_int8'?");
+  EXPECT_EQ(DidYouMean("xyz", device), "");
+  EXPECT_EQ(ClosestMatch("memroy", device), "memory_capacity");
+  // Enum values with '-' and preset names.
+  EXPECT_EQ(DidYouMean("tokens_per_dolar", {"time", "cost", "energy", "tokens-per-dollar"}),
+            "did you mean 'tokens-per-dollar'?");
+  EXPECT_EQ(DidYouMean("h100", {"a100-80gb", "h100-sxm", "h200", "h200-measured"}),
+            "did you mean 'h100-sxm'?");
+  EXPECT_EQ(DidYouMean("h20", {"a100-80gb", "h100-sxm", "h200", "h200-measured"}),
+            "did you mean 'h200'?");
+}
+
 struct Toy {
   int layers = 0;
   double bw = 0;

@@ -46,14 +46,33 @@ class Diagnostics {
   std::vector<Diagnostic> items_;
 };
 
-// Levenshtein distance, for "did you mean".
+// Edit distance counting insertions, deletions, substitutions and swaps of
+// two adjacent letters ("memroy" -> "memory" is 1): optimal string alignment.
 size_t EditDistance(std::string_view a, std::string_view b);
 
-// The closest candidate to `word` if it is plausibly a typo of it (distance at
-// most max(1, len/3)), else empty.
+// What the user probably meant by `word`, best first, at most `max_count`:
+// every candidate that fits equally best, in the candidates' order. Case and
+// '-' versus '_' are ignored. Fits, best first (the score in brackets):
+//   - the same name [0; case breaks ties: "TB/S" -> TB/s, not Tb/s];
+//   - the name starts with `word`, 3 letters or more [0.25 when it is also a
+//     near typo of the whole name, as below ("h20" -> h200, not
+//     h200-measured); else 0.5: "mem" -> memory_capacity; "h100" -> h100-sxm
+//     rather than h200];
+//   - `word` is the name with d <= max(1, len/3) typos [d], a swap of two
+//     adjacent letters counting as one ("layres" -> layers);
+//   - the name contains `word`, 3 letters or more [2] ("bandwidth" ->
+//     memory_bandwidth);
+//   - one '_'-separated word of the name, or its start, is `word` with d
+//     such typos [2 + d] ("memroy" -> memory_capacity and memory_bandwidth).
+std::vector<std::string> Suggestions(std::string_view word,
+                                     const std::vector<std::string>& candidates,
+                                     size_t max_count = 3);
+
+// The first of Suggestions(), or empty.
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
 
-// "did you mean 'x'?" or empty.
+// "did you mean 'x'?", "did you mean 'x' or 'y'?", "did you mean 'x', 'y' or
+// 'z'?", or empty when nothing fits.
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace orrery::base

@@ -10,6 +10,8 @@ set -u
 out=${1:?usage: run_on_device.sh OUT_DIR [EIGEN_INCLUDE_DIR]}
 eigen=${2:-/usr/include/eigen3}
 mkdir -p "$out"
+tmp=$(mktemp -d)   # probe binaries and the standalone build; removed at exit
+trap 'rm -rf "$tmp"' EXIT
 log="$out/probe.log"
 env_txt="$out/environment.txt"
 stamp() { echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) $*" | tee -a "$log"; }
@@ -27,16 +29,16 @@ stamp() { echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) $*" | tee -a "$log"; }
 
 stamp "build cuda probe with nvcc"
 nvcc -O2 -std=c++17 -gencode=arch=compute_90,code=[sm_90,compute_90] \
-  -o /tmp/orrery_cuda_probe hardware/calibration/cuda_probe.cu -lcublasLt -lcublas >> "$log" 2>&1 \
+  -o "$tmp"/orrery_cuda_probe hardware/calibration/cuda_probe.cu -lcublasLt -lcublas >> "$log" 2>&1 \
   || { stamp "nvcc build FAILED"; exit 1; }
 
 nvidia-smi dmon -s pc -d 1 > "$out/dmon.txt" 2>&1 &
 dmon=$!
 stamp "cuda probe --quick"
-/tmp/orrery_cuda_probe --quick --out "$out/cuda_quick.json" 2>> "$log"
+"$tmp"/orrery_cuda_probe --quick --out "$out/cuda_quick.json" 2>> "$log"
 stamp "cuda probe --quick exit $?"
 stamp "cuda probe --full"
-/tmp/orrery_cuda_probe --full --out "$out/cuda_full.json" 2>> "$log"
+"$tmp"/orrery_cuda_probe --full --out "$out/cuda_full.json" 2>> "$log"
 stamp "cuda probe --full exit $?"
 kill "$dmon" 2>/dev/null
 
@@ -46,9 +48,9 @@ if [ -f "$eigen/Eigen/Dense" ]; then
   stamp "build cpu probe with g++ (Eigen at $eigen)"
   if g++ -O3 -march=native -fopenmp -std=c++20 -I"$eigen" -Ihardware/calibration \
        hardware/calibration/cpu_probe.cpp hardware/calibration/cpu_probe_main.cpp \
-       -o /tmp/orrery_cpu_probe >> "$log" 2>&1; then
+       -o "$tmp"/orrery_cpu_probe >> "$log" 2>&1; then
     stamp "cpu probe --quick"
-    /tmp/orrery_cpu_probe --quick --out "$out/cpu_quick.json" 2>> "$log"
+    "$tmp"/orrery_cpu_probe --quick --out "$out/cpu_quick.json" 2>> "$log"
     stamp "cpu probe --quick exit $?"
   else
     stamp "cpu probe build FAILED"
@@ -59,8 +61,8 @@ fi
 
 if command -v cmake > /dev/null; then
   stamp "standalone CMake build check"
-  timeout 120 cmake -S hardware/calibration/standalone -B /tmp/orrery_probe_build >> "$log" 2>&1 \
-    && timeout 120 cmake --build /tmp/orrery_probe_build -j 8 >> "$log" 2>&1
+  timeout 120 cmake -S hardware/calibration/standalone -B "$tmp"/orrery_probe_build >> "$log" 2>&1 \
+    && timeout 120 cmake --build "$tmp"/orrery_probe_build -j 8 >> "$log" 2>&1
   stamp "standalone CMake build exit $?"
 fi
 stamp "done"

@@ -34,8 +34,9 @@ const base::Schema<NetworkTier>& NetworkTierSchema() {
     s.String("name", &NetworkTier::name, "", "Name (nvlink, infiniband, ...).")
         .Int("domain", &NetworkTier::domain, 0, 1e9, "0",
              "Devices connected any-to-any at this tier; 0 = every device of the system.")
-        .Quantity("bandwidth", &NetworkTier::bandwidth, Dimension::kBandwidth, 0, 1e15, "",
-                  "Bandwidth per device per direction.", true)
+        .Quantity("bandwidth", &NetworkTier::bandwidth, Dimension::kBandwidth, 1e6, 1e15, "",
+                  "Bandwidth per device per direction (at least 1 MB/s: below that a "
+                  "collective's time overflows).")
         .Quantity("latency", &NetworkTier::latency, Dimension::kTime, 0, 1, "0 s",
                   "Latency of one step of a collective algorithm (alpha).")
         .Enum("topology", &NetworkTier::topology,

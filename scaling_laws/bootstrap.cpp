@@ -18,7 +18,13 @@ double Percentile(std::vector<double> values, double q) {
 base::Result<BootstrapResult> Bootstrap(const RunTable& table, size_t resamples, uint64_t seed,
                                   const std::vector<std::string>& names, const Estimator& estimator,
                                   double level) {
-  if (resamples < 2) return base::Error{"bootstrap needs at least 2 resamples"};
+  // The upper bound keeps a wrapped negative count (size_t(-1)) from running
+  // for ever; published bootstrap intervals use 100 to 4000 resamples.
+  if (resamples < 2 || resamples > kMaxBootstrapResamples)
+    return base::Error{"bootstrap resamples must be in [2, " +
+                       std::to_string(kMaxBootstrapResamples) + "], got " +
+                       std::to_string(resamples) +
+                       (resamples > (size_t{1} << 63) ? " (a negative number?)" : "")};
   if (!(level > 0 && level < 1)) return base::Error{"bootstrap level must be in (0, 1)"};
   if (table.points.empty()) return base::Error{"bootstrap: no data"};
   std::mt19937_64 rng(seed);

@@ -31,9 +31,13 @@ struct BootstrapResult {
 
 using Estimator = std::function<base::Result<std::vector<double>>(const RunTable&)>;
 
+// The most resamples Bootstrap accepts.
+inline constexpr size_t kMaxBootstrapResamples = 100000;
+
 // Runs `resamples` replicates of `estimator` on resampled copies of `table`.
 // Intervals are the (1-level)/2 and (1+level)/2 percentiles (linear
-// interpolation between order statistics). Errors: resamples < 2, or fewer
+// interpolation between order statistics). Errors: resamples outside
+// [2, kMaxBootstrapResamples], or fewer
 // than half of the refits succeeded.
 base::Result<BootstrapResult> Bootstrap(const RunTable& table, size_t resamples, uint64_t seed,
                                   const std::vector<std::string>& names, const Estimator& estimator,

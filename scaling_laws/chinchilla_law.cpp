@@ -59,6 +59,7 @@ class HuberObjective {
       : data_(data), delta_(delta), scale_(average ? 1.0 / data.size() : 1.0) {}
 
   double operator()(const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
+    if (++evaluations_ > budget_) throw BudgetExhausted();
     const double value = Evaluate(x, &grad);
     if (value < best_value_) {
       best_value_ = value;
@@ -96,6 +97,11 @@ class HuberObjective {
     return scale_ * total;
   }
 
+  // Thrown out of the solver when the evaluation budget is spent.
+  struct BudgetExhausted {};
+  void SetBudget(size_t evaluations) { budget_ = evaluations; }
+  bool exhausted() const { return evaluations_ > budget_; }
+
   void ResetBest() { best_value_ = kInf; }
   double best_value() const { return best_value_; }
   const Eigen::VectorXd& best_x() const { return best_x_; }
@@ -106,7 +112,15 @@ class HuberObjective {
   double scale_;
   double best_value_ = kInf;
   Eigen::VectorXd best_x_;
+  size_t evaluations_ = 0;
+  size_t budget_ = std::numeric_limits<size_t>::max();
 };
+
+// A fitted parameter set that can be printed: every value finite.
+bool Finite(const ChinchillaParams& p) {
+  return std::isfinite(p.E) && std::isfinite(p.A) && std::isfinite(p.B) &&
+         std::isfinite(p.alpha) && std::isfinite(p.beta);
+}
 
 ChinchillaParams FromX(const Eigen::VectorXd& x) {
   return ChinchillaParams{std::exp(x[2]), std::exp(x[0]), std::exp(x[1]), x[3], x[4]};
@@ -147,8 +161,11 @@ std::pair<double, Eigen::VectorXd> RunLbfgs(HuberObjective& f, const Eigen::Vect
     solver.minimize(f, x, fx);
   } catch (const std::exception&) {
     // Line search failed to make progress: keep the best point seen.
+  } catch (const HuberObjective::BudgetExhausted&) {
+    return {kInf, x0};
   }
-  if (!std::isfinite(f.best_value())) return {kInf, x0};
+  // exp() of a log-parameter can overflow (B = inf): not a usable fit.
+  if (!std::isfinite(f.best_value()) || !Finite(FromX(f.best_x()))) return {kInf, x0};
   return {f.best_value(), f.best_x()};
 }
 
@@ -188,13 +205,19 @@ base::Result<ChinchillaFit> FitChinchillaHuberFrom(const RunTable& table, const 
   }
   const LogData data(table);
   HuberObjective f(data, options.huber_delta, options.average);
+  f.SetBudget(options.max_evaluations);
   auto [value, x] = RunLbfgs(f, ToX(start), SolverParams(options));
+  if (f.exhausted())
+    return base::Error{"Chinchilla fit did not converge within " +
+                       std::to_string(options.max_evaluations) + " objective evaluations"};
   if (!std::isfinite(value)) return base::Error{"Chinchilla fit: objective not finite from the start point"};
   ChinchillaFit fit;
   fit.method = "huber-lbfgs";
   fit.params = FromX(x);
   fit.starts = 1;
   FillDiagnostics(table, options.huber_delta, &fit);
+  if (!std::isfinite(fit.objective))
+    return base::Error{"Chinchilla fit: the objective at the fitted law is not finite"};
   return fit;
 }
 
@@ -233,19 +256,30 @@ base::Result<ChinchillaFit> FitChinchillaHuber(const RunTable& table, const Hube
   const auto params = SolverParams(options);
   double best_value = kInf;
   Eigen::VectorXd best_x;
+  f.SetBudget(options.max_evaluations);
   for (const auto& x0 : starts) {
     auto [value, x] = RunLbfgs(f, x0, params);
+    if (f.exhausted())
+      return base::Error{"Chinchilla fit did not converge within " +
+                         std::to_string(options.max_evaluations) +
+                         " objective evaluations over " + std::to_string(starts.size()) +
+                         " starts: the points do not determine the law (try --method varpro, or "
+                         "fewer starts with --starts K)"};
     if (value < best_value) {
       best_value = value;
       best_x = x;
     }
   }
-  if (!std::isfinite(best_value)) return base::Error{"Chinchilla fit: no start gave a finite objective"};
+  if (!std::isfinite(best_value))
+    return base::Error{"Chinchilla fit: no start gave a finite objective with finite parameters "
+                       "(the points do not determine the law)"};
   ChinchillaFit fit;
   fit.method = "huber-lbfgs";
   fit.params = FromX(best_x);
   fit.starts = starts.size();
   FillDiagnostics(table, options.huber_delta, &fit);
+  if (!std::isfinite(fit.objective))
+    return base::Error{"Chinchilla fit: the objective at the fitted law is not finite"};
   return fit;
 }
 
@@ -349,12 +383,17 @@ base::Result<ChinchillaFit> FitChinchillaVarPro(const RunTable& table, const Var
   if (!std::isfinite(best)) return base::Error{"variable projection: no exponent pair gave a finite fit"};
   // Compass search refinement in (alpha, beta).
   double step = options.grid_step;
-  while (step > options.refine_tolerance) {
+  // Bounded: each round either improves or halves the step, and the search
+  // stays inside [exponent_min, exponent_max], so a profile that keeps
+  // decreasing towards infinity cannot walk for ever.
+  for (int round = 0; round < 100000 && step > options.refine_tolerance; ++round) {
     bool improved = false;
     const double moves[4][2] = {{step, 0}, {-step, 0}, {0, step}, {0, -step}};
     for (const auto& m : moves) {
       const double a = best_alpha + m[0], b = best_beta + m[1];
-      if (a <= 0 || b <= 0) continue;
+      if (a < options.exponent_min || b < options.exponent_min || a > options.exponent_max ||
+          b > options.exponent_max)
+        continue;
       const double v = profile(a, b, nullptr);
       if (v < best) {
         best = v;
@@ -369,6 +408,8 @@ base::Result<ChinchillaFit> FitChinchillaVarPro(const RunTable& table, const Var
   fit.method = "varpro-nnls";
   profile(best_alpha, best_beta, &fit.params);
   FillDiagnostics(table, options.huber_delta, &fit);
+  if (!Finite(fit.params) || !std::isfinite(fit.objective))
+    return base::Error{"variable projection: the fit is not finite (the points do not determine the law)"};
   if (best_alpha <= options.exponent_min + 1e-9 || best_beta <= options.exponent_min + 1e-9 ||
       best_alpha >= options.exponent_max - 1e-9 || best_beta >= options.exponent_max - 1e-9) {
     fit.warnings.push_back("variable projection: an exponent sits on the search boundary");

@@ -62,6 +62,10 @@ struct HuberFitOptions {
   double gradient_tolerance = 1e-12;
   double objective_tolerance = 1e-15;
   int max_iterations = 2000;
+  // Objective evaluations allowed over all starts together. Points that do
+  // not determine the law can send every start to max_iterations with long
+  // line searches (minutes); past this budget the fit stops with an error.
+  size_t max_evaluations = 20'000'000;
 };
 
 struct ChinchillaFit {

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <random>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -240,6 +242,158 @@ TEST(Sweep, KillNineThenResumeGivesTheUninterruptedRows) {
   EXPECT_EQ(st.evaluated, 0u);
 }
 
+// Issue 20: SIGKILL at 100 random moments across a sweep (batches of two
+// points, so kills land between, during and after commits). After --resume
+// the rows equal an uninterrupted run's every time.
+TEST(Sweep, KillAtHundredRandomPointsThenResumeGivesTheUninterruptedRows) {
+  const std::string dir = TempDir();
+  const std::string file = Write(dir, "grid.yaml", kGrid);
+  auto l = Load(file);
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  SweepRunOptions o;
+  o.db = dir + "/whole.sqlite";
+  o.threads = 1;
+  SweepRunStats st;
+  std::string e;
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
+  const double whole_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::string reference = Export(o.db);
+
+  std::mt19937 rng(20);  // fixed seed: the same 100 kill moments every run
+  int killed_mid_sweep = 0;
+  for (int k = 0; k < 100; ++k) {
+    const std::string db = dir + "/k" + std::to_string(k) + ".sqlite";
+    // Up to twice the child's expected run (its batches pause 1 ms each), so
+    // some kills land before the first commit and some after the last.
+    const double limit_ms = 2 * (whole_ms + 40);
+    const auto delay = std::chrono::microseconds(
+        static_cast<int64_t>(std::uniform_real_distribution<double>(0, limit_ms * 1000)(rng)));
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      SweepRunOptions c;
+      c.db = db;
+      c.threads = 1;
+      c.batch = 2;
+      c.progress = [](uint64_t, uint64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+      SweepRunStats cs;
+      std::string ce;
+      _exit(RunSweep(*l.spec, l.base, c, cs, ce) ? 0 : 4);
+    }
+    std::this_thread::sleep_for(delay);
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        << "kill point " << k << ": the child failed on its own (status " << status << ")";
+    const int64_t kept = RowCount(db);
+    if (WIFSIGNALED(status) && kept > 0 && kept < 80) ++killed_mid_sweep;
+    if (kept > 0) {
+      EXPECT_EQ(kept % 2, 0) << "kill point " << k << ": a partial batch was kept";
+    }
+    SweepRunOptions r;
+    r.db = db;
+    r.threads = 1;
+    r.resume = true;
+    SweepRunStats rs;
+    std::string re;
+    ASSERT_TRUE(RunSweep(*l.spec, l.base, r, rs, re)) << "kill point " << k << ": " << re;
+    ASSERT_EQ(Export(db), reference) << "kill point " << k << " after " << delay.count() << " us";
+    fs::remove(db);
+    fs::remove(db + "-wal");
+    fs::remove(db + "-shm");
+  }
+  // Most kills must land inside the sweep, or the test proves little.
+  EXPECT_GE(killed_mid_sweep, 30);
+}
+
+// Issue 20: 4 KiB of random bytes written into a store; --resume used to go
+// on ("already stored") and only `db export` found it malformed.
+TEST(Sweep, DamagedStoreIsRefusedWithAMessage) {
+  const std::string dir = TempDir();
+  const std::string file = Write(dir, "grid.yaml", kGrid);
+  auto l = Load(file);
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  SweepRunOptions o;
+  o.db = dir + "/r.sqlite";
+  o.threads = 1;
+  SweepRunStats st;
+  std::string e;
+  ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
+  const auto size = fs::file_size(o.db);
+  ASSERT_GT(size, 3 * 4096u);
+  {
+    std::fstream f(o.db, std::ios::in | std::ios::out | std::ios::binary);
+    std::mt19937 rng(7);
+    f.seekp(static_cast<std::streamoff>(size / 2 / 4096 * 4096));
+    for (int i = 0; i < 4096; ++i) f.put(static_cast<char>(rng() & 0xff));
+  }
+  o.resume = true;
+  EXPECT_FALSE(RunSweep(*l.spec, l.base, o, st, e));
+  EXPECT_NE(e.find(o.db + ": the result store is damaged (SQLite quick_check: "), std::string::npos) << e;
+  EXPECT_NE(e.find("it cannot be reused"), std::string::npos) << e;
+
+  // Not a store at all (a half-written or foreign file).
+  o.db = Write(dir, "junk.sqlite", std::string(8192, 'x'));
+  e.clear();
+  EXPECT_FALSE(RunSweep(*l.spec, l.base, o, st, e));
+  EXPECT_NE(e.find(o.db + ": not a result store, or a damaged one (file is not a database)"),
+            std::string::npos)
+      << e;
+}
+
+// Issue 20: two sweeps on one store both ran. One writer per store: the
+// second is refused, by a kernel lock, so there is no window between check
+// and start; reading (export) stays allowed.
+TEST(Sweep, SecondWriterOfOneStoreIsRefused) {
+  const std::string dir = TempDir();
+  const std::string db = dir + "/r.sqlite";
+  std::string e;
+  auto first = ResultStore::Open(db, e);
+  ASSERT_TRUE(first) << e;
+  EXPECT_FALSE(ResultStore::Open(db, e));
+  EXPECT_EQ(e, db + " is in use: another orrery process is writing this result store; wait for "
+                    "it to finish, or choose another --db");
+  EXPECT_TRUE(ResultStore::Open(db, e, /*read_only=*/true)) << e;
+  first.reset();
+  EXPECT_TRUE(ResultStore::Open(db, e)) << e;  // released on close
+
+  // Two processes started together: exactly one runs the sweep.
+  const std::string file = Write(dir, "grid.yaml", kGrid);
+  auto l = Load(file);
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  const std::string shared = dir + "/two.sqlite";
+  pid_t pids[2];
+  for (pid_t& pid : pids) {
+    pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      SweepRunOptions c;
+      c.db = shared;
+      c.threads = 1;
+      c.batch = 4;  // 20 batches of 5 ms: the two runs overlap
+      c.progress = [](uint64_t, uint64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(5)); };
+      SweepRunStats cs;
+      std::string ce;
+      const bool ok = RunSweep(*l.spec, l.base, c, cs, ce);
+      _exit(ok ? 0 : ce.find("is in use") != std::string::npos ? 5 : 4);
+    }
+  }
+  int codes[2];
+  for (int i = 0; i < 2; ++i) {
+    int status = 0;
+    waitpid(pids[i], &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    codes[i] = WEXITSTATUS(status);
+  }
+  std::sort(codes, codes + 2);
+  EXPECT_EQ(codes[0], 0);
+  EXPECT_EQ(codes[1], 5);
+  EXPECT_EQ(RowCount(shared), 80);
+}
+
 TEST(Sweep, OneAndTwoThreadsGiveTheSameRows) {
   const std::string dir = TempDir();
   auto l = Load(Write(dir, "grid.yaml", kGrid));
@@ -305,7 +459,10 @@ TEST(Sweep, MpiRanksGiveTheSameRowsAsOneProcess) {
   const std::string file = Write(dir, "grid.yaml", kGrid);
   const std::string bin = ORRERY_TEST_BINARY;
   const std::string env = "ORRERY_CONFIG_DIR='" + kConfigs + "' ";
-  const std::string mpi = "mpirun -np 2 --oversubscribe --allow-run-as-root ";
+  // OpenMPI keeps allocations until exit by design; under AddressSanitizer its
+  // leak report would fail the ranks (issue 20), so leak checking is off for
+  // them. Every other sanitizer check stays on.
+  const std::string mpi = "ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 --oversubscribe --allow-run-as-root ";
   ASSERT_EQ(Shell(env + bin + " sweep " + file + " --db " + dir + "/one.sqlite -q > /dev/null"), 0);
   ASSERT_EQ(Shell(env + mpi + bin + " sweep " + file + " --db " + dir + "/two.sqlite --batch 5 -q > " + dir +
                   "/mpi.log 2>&1"),

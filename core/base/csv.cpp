@@ -1,11 +1,15 @@
 #include "core/base/csv.h"
 
+#include "core/base/text_check.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace orrery::base {
 
@@ -65,6 +69,14 @@ bool SplitLine(std::string_view line, std::vector<std::string>* cells) {
 Result<CsvTable> ParseCsv(std::string_view text, const std::string& source) {
   CsvTable table;
   table.source = source;
+  if (HasUtf8Bom(text)) text.remove_prefix(3);
+  if (const size_t bad = FindInvalidUtf8(text); bad != std::string_view::npos) {
+    const TextPosition p = PositionOf(text, bad);
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+    return Error{source + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) +
+                 ": not UTF-8 text (invalid byte " + hex + "); save the file as UTF-8"};
+  }
   int line_no = 0;
   size_t pos = 0;
   bool have_header = false;
@@ -104,12 +116,74 @@ Result<CsvTable> ParseCsv(std::string_view text, const std::string& source) {
 }
 
 Result<CsvTable> ReadCsvFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return Error{path + ": cannot open file (missing or unreadable)"};
+  if (S_ISDIR(st.st_mode)) return Error{path + ": is a directory, not a CSV file"};
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    return Error{path + ": not a regular file (a device or socket); give a CSV file"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open file (missing or unreadable)"};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // Read in chunks up to the cap: a pipe has no size to check in advance.
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxCsvBytes)
+      return Error{path + ": larger than the " + std::to_string(kMaxCsvBytes >> 20) +
+                   " MiB a CSV file may have"};
+  }
   if (in.bad()) return Error{path + ": read error"};
-  return ParseCsv(buffer.str(), path);
+  return ParseCsv(text, path);
+}
+
+namespace {
+
+std::string CellError(const CsvTable& table, const CsvRow& row, std::string_view column,
+                      std::string_view cell, const std::string& rule) {
+  return table.source + ":" + std::to_string(row.line) + ": column '" + std::string(column) +
+         "': got '" + std::string(cell) + "': " + rule;
+}
+
+std::string Number(double v) {
+  std::ostringstream ss;
+  ss << v;
+  return ss.str();
+}
+
+// The cell of `column` in `row`, or nullopt when the column is absent.
+std::optional<std::string> CellOf(const CsvTable& table, const CsvRow& row,
+                                  std::string_view column) {
+  const int i = table.ColumnIndex(column);
+  if (i < 0 || static_cast<size_t>(i) >= row.cells.size()) return std::nullopt;
+  return Trim(row.cells[static_cast<size_t>(i)]);
+}
+
+}  // namespace
+
+Result<std::optional<double>> CsvNumber(const CsvTable& table, const CsvRow& row,
+                                        std::string_view column, double min, double max) {
+  const auto cell = CellOf(table, row, column);
+  if (!cell || cell->empty()) return std::optional<double>();
+  const std::string rule = "must be a number in [" + Number(min) + ", " + Number(max) + "]";
+  double v = 0;
+  if (!ParseDouble(*cell, &v) || v < min || v > max)
+    return Error{CellError(table, row, column, *cell, rule)};
+  return std::optional<double>(v);
+}
+
+Result<std::optional<int64_t>> CsvInteger(const CsvTable& table, const CsvRow& row,
+                                          std::string_view column, int64_t min, int64_t max) {
+  const auto cell = CellOf(table, row, column);
+  if (!cell || cell->empty()) return std::optional<int64_t>();
+  const std::string rule =
+      "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  // Whole numbers may be written as 1e3 or 8.0; 0.5 is not an integer.
+  double v = 0;
+  if (!ParseDouble(*cell, &v) || v != std::floor(v) || v < static_cast<double>(min) ||
+      v > static_cast<double>(max))
+    return Error{CellError(table, row, column, *cell, rule)};
+  return std::optional<int64_t>(static_cast<int64_t>(v));
 }
 
 bool ParseDouble(std::string_view cell, double* value) {

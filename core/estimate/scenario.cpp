@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/base/text_check.h"
 #include "core/base/yaml_source.h"
 #include "hardware/cost_model.h"
 
@@ -285,6 +286,12 @@ bool LoadDraftModel(Scenario& s, const PresetStore& store, Diagnostics& diags) {
 
 bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diags,
                    const SourceLocation* at) {
+  if (const size_t bad = base::FindInvalidUtf8(assignment); bad != std::string_view::npos) {
+    // Names reach JSON output, which holds only UTF-8; do not echo the bytes.
+    diags.Add(at != nullptr ? *at : SourceLocation{"--set", 0, 0}, "", "",
+              "not UTF-8 text (invalid byte at offset " + std::to_string(bad) + ")");
+    return false;
+  }
   const SourceLocation where = at != nullptr ? *at : SourceLocation{"--set " + assignment, 0, 0};
   const size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -357,7 +364,9 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
   const int64_t devices = hardware::DeviceCount(s.system);
   const int64_t dp = DataParallel(s);
   const std::string tp = std::to_string(t.tp);
-  if (t.tp * t.pp * t.cp * dp != devices || dp == 0)
+  int64_t product = 0;  // tp x pp x cp x dp; a dp given by hand can overflow it
+  const bool overflow = __builtin_mul_overflow(t.tp * t.pp * t.cp, dp, &product);
+  if (overflow || product != devices || dp == 0)
     diags.Add(where, "training", "tp=" + tp + " pp=" + std::to_string(t.pp) + " cp=" +
                                      std::to_string(t.cp) + " dp=" + std::to_string(dp),
               "tp x pp x cp x dp must equal the device count (" + std::to_string(devices) + " = " +

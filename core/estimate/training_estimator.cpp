@@ -1,5 +1,7 @@
 #include "core/estimate/training_estimator.h"
 
+#include "core/estimate/result_invariants.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -106,10 +108,11 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   const models::ModelSpec& m = model_;
   const hardware::DeviceSpec& dev = system_.device;
   e.memory_capacity = dev.memory_capacity;
-  const int64_t inner = p.tp * p.pp * p.cp;
+  const int64_t inner = p.tp * p.pp * p.cp;  // each at most 1e6 (plan_spec.cpp): no overflow
   const int64_t dp = p.dp > 0 ? p.dp : (inner > 0 ? devices_ / inner : 0);
   e.dp = dp;
-  if (dp <= 0 || inner * dp != devices_) {
+  int64_t replicas = 0;  // inner x dp, which can overflow for a dp given by hand
+  if (dp <= 0 || __builtin_mul_overflow(inner, dp, &replicas) || replicas != devices_) {
     e.infeasible = Infeasible::kDeviceCount;
     return e;
   }
@@ -421,6 +424,12 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     e.train_energy_j = iters * e.energy_j;
     e.train_cost_usd = iters * e.cost_usd;
   }
+  if (const char* broken = TrainingInvariantViolation(e)) {
+    // Numbers that break an invariant never reach a face (result_invariants.h).
+    e.infeasible = Infeasible::kInvalidResult;
+    e.invariant = broken;
+    e.iteration_s = 0;
+  }
   return e;
 }
 
@@ -540,6 +549,16 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
              ") but the device has " + base::FormatQuantity(e.memory_capacity, base::Dimension::kBytes);
     case Infeasible::kNoNetwork:
       return "the plan spans devices but the system declares no network tier";
+    case Infeasible::kInvalidResult:
+      return std::string("internal error: the estimate breaks an invariant (") +
+             (e.invariant != nullptr ? e.invariant : "unknown") + ") for model '" + s.model.name +
+             "' on " + std::to_string(hardware::DeviceCount(s.system)) + " x " +
+             s.system.device.name + ", tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp) +
+             " cp " + std::to_string(p.cp) + " ep " + std::to_string(p.ep) + " dp " +
+             std::to_string(e.dp) + ", micro batch " + std::to_string(p.micro_batch) +
+             ", global batch " + std::to_string(s.workload.global_batch) + ", sequence " +
+             std::to_string(s.workload.seq_len) + (s.file.empty() ? "" : " (" + s.file + ")") +
+             "; the inputs are valid but the model cannot cost them: please report it";
   }
   return {};
 }

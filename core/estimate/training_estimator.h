@@ -21,6 +21,7 @@ enum class Infeasible {
   kLayerSplit,       // pp*v > layers
   kOutOfMemory,      // the first or last stage does not fit in device memory
   kNoNetwork,        // a group spans devices but the system has no network tier
+  kInvalidResult,    // the numbers broke an invariant (result_invariants.h): an internal error
 };
 
 // Seconds of one iteration by cause. The parts add up to `total`.
@@ -60,6 +61,7 @@ struct TrainingEstimate {
   double train_device_hours = 0;
   double train_energy_j = 0;
   double train_cost_usd = 0;
+  const char* invariant = nullptr;      // the rule broken, with kInvalidResult
 };
 
 // The costs Run() is built from, for the event-driven engine

@@ -1,7 +1,11 @@
 #include "core/search/result_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -92,20 +96,57 @@ uint64_t ParseHex(const std::string& s) { return std::strtoull(s.c_str(), nullpt
 
 std::unique_ptr<ResultStore> ResultStore::Open(const std::string& path, std::string& error,
                                                bool read_only) {
+  // One writer per store, by an exclusive flock(2) on the store file itself:
+  // the kernel grants it to one process at a time, atomically, and drops it
+  // when the holder exits or is killed, so a second sweep is refused with
+  // no race and a killed sweep leaves no stale lock behind. (flock locks are
+  // separate from the fcntl locks SQLite takes, and belong to this open file
+  // description, so SQLite closing its own descriptors does not release it.)
+  int lock_fd = -1;
+  if (!read_only) {
+    lock_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd < 0) {
+      error = "cannot open " + path + ": " + std::strerror(errno);
+      return nullptr;
+    }
+    if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+      const int why = errno;
+      ::close(lock_fd);
+      error = why == EWOULDBLOCK
+                  ? path + " is in use: another orrery process is writing this result store; "
+                           "wait for it to finish, or choose another --db"
+                  : "cannot lock " + path + ": " + std::strerror(why);
+      return nullptr;
+    }
+  }
   sqlite3* db = nullptr;
   const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
     error = Message(db, "cannot open " + path);
     sqlite3_close(db);
+    if (lock_fd >= 0) ::close(lock_fd);
     return nullptr;
   }
   std::unique_ptr<ResultStore> s(new ResultStore(db));
+  s->lock_fd_ = lock_fd;
   // Another process (an export while a sweep runs) may hold the lock briefly.
   sqlite3_busy_timeout(db, 10000);
   if (read_only) return s;
   std::string e;
-  if (!s->Exec("PRAGMA journal_mode=WAL;", e) || !s->Exec("PRAGMA synchronous=NORMAL;", e) ||
-      !s->Exec(kSchema, e)) {
+  if (!s->Exec("PRAGMA journal_mode=WAL;", e)) {
+    error = path + ": not a result store, or a damaged one (" + e +
+            "); it cannot be reused: move it away and run the sweep again";
+    return nullptr;
+  }
+  // A store damaged by a disk fault or an overwrite must not be resumed as if
+  // its rows were sound: check every page and index before writing.
+  if (!s->QuickCheck(e)) {
+    error = path + ": the result store is damaged (SQLite quick_check: " + e +
+            "); it cannot be reused: move it away and run the sweep again, or export what is "
+            "readable with `orrery db export`";
+    return nullptr;
+  }
+  if (!s->Exec("PRAGMA synchronous=NORMAL;", e) || !s->Exec(kSchema, e)) {
     error = path + ": " + e;
     return nullptr;
   }
@@ -125,7 +166,33 @@ std::unique_ptr<ResultStore> ResultStore::Open(const std::string& path, std::str
   return s;
 }
 
-ResultStore::~ResultStore() { sqlite3_close(db_); }
+ResultStore::~ResultStore() {
+  sqlite3_close(db_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the writer's lock
+}
+
+bool ResultStore::QuickCheck(std::string& error) {
+  Stmt st(db_, "PRAGMA quick_check;");
+  if (!st.ok()) {
+    error = sqlite3_errmsg(db_);
+    return false;
+  }
+  std::string problems;
+  int rc;
+  int shown = 0;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const std::string line = st.ColText(0);
+    if (line == "ok") continue;
+    if (shown++ < 3) problems += (problems.empty() ? "" : "; ") + line;
+  }
+  if (rc != SQLITE_DONE) {
+    error = sqlite3_errmsg(db_);
+    return false;
+  }
+  if (shown > 3) problems += "; and " + std::to_string(shown - 3) + " more";
+  error = problems;
+  return problems.empty();
+}
 
 bool ResultStore::Exec(const char* sql, std::string& error) {
   char* msg = nullptr;

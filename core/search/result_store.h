@@ -5,6 +5,11 @@
 // batch of points: a process killed at any moment leaves every committed
 // batch intact and no partial one, so a resumed sweep recomputes only the
 // points of the batch that was lost.
+//
+// Opening a store to write checks every page (PRAGMA quick_check) and refuses
+// a damaged or foreign file with a message; and it takes an exclusive lock
+// on the file, so a second process writing the same store is refused (not
+// merged): one writer per store, readers (`db export`) any time.
 
 #include <cstdint>
 #include <memory>
@@ -28,7 +33,7 @@ struct SweepRecord {
 class ResultStore {
  public:
   // Opens (creating when absent) the store at `path`. nullptr and `error`
-  // on failure.
+  // on failure: unreadable, damaged, or (to write) locked by another process.
   static std::unique_ptr<ResultStore> Open(const std::string& path, std::string& error,
                                            bool read_only = false);
   ~ResultStore();
@@ -50,7 +55,10 @@ class ResultStore {
  private:
   explicit ResultStore(sqlite3* db) : db_(db) {}
   bool Exec(const char* sql, std::string& error);
+  // True when PRAGMA quick_check finds nothing; else `error` lists problems.
+  bool QuickCheck(std::string& error);
   sqlite3* db_ = nullptr;
+  int lock_fd_ = -1;  // flock(LOCK_EX) held while open to write; -1 read-only
 };
 
 }  // namespace orrery::engine

@@ -3,10 +3,13 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <regex>
 
 #include "core/estimate/training_estimator.h"
 #include "core/base/csv.h"
+#include "models/model_spec.h"
+#include "parallelism/plan_spec.h"
 
 namespace orrery::engine {
 namespace {
@@ -94,9 +97,6 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       const int i = t.ColumnIndex(name);
       return i < 0 ? std::string() : TrimCell(r.cells[static_cast<size_t>(i)]);
     };
-    auto num = [&](const char* name, double& out) {
-      return base::ParseDouble(cell(name), &out);
-    };
     row.model = cell("model");
     row.source = cell("source");
     const std::string notes = cell("notes");
@@ -104,49 +104,105 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     auto assume = [&](const std::string& a) { assumed += (assumed.empty() ? "" : "; ") + a; };
 
     // --- the measured figure ---------------------------------------------------
-    double iter = 0, tflops = 0, mfu_pct = 0;
-    std::string mfu_text = cell("measured_mfu");
-    if (!mfu_text.empty() && mfu_text.back() == '%') mfu_text.pop_back();
-    if (num("measured_iter_s", iter) && iter > 0) {
+    // Typed, range-checked cells (core/base/csv.h): a cell that is present but
+    // not a number in range is an error at its file:line and column, and the
+    // row is skipped with that reason.
+    std::string bad;
+    auto number = [&](const char* name, double min, double max) -> std::optional<double> {
+      auto v = base::CsvNumber(t, r, name, min, max);
+      if (v) return *v;
+      if (bad.empty()) bad = v.error().message;
+      return std::nullopt;
+    };
+    const auto iter = number("measured_iter_s", 1e-6, 1e7);
+    const auto tflops = number("measured_tflops_per_gpu", 1e-6, 1e6);
+    std::optional<double> mfu_pct;
+    {
+      // "41.5%" or "41.5": percent of peak.
+      base::CsvTable one{t.source, t.header_line, {"measured_mfu"}, {}};
+      std::string text = cell("measured_mfu");
+      if (!text.empty() && text.back() == '%') text.pop_back();
+      const base::CsvRow mfu_row{r.line, {text}};
+      auto v = base::CsvNumber(one, mfu_row, "measured_mfu", 1e-6, 100);
+      if (v) mfu_pct = *v;
+      else if (bad.empty()) bad = v.error().message;
+    }
+    if (iter) {
       row.metric = "iteration_s";
-      row.measured = iter;
-    } else if (num("measured_tflops_per_gpu", tflops) && tflops > 0) {
+      row.measured = *iter;
+    } else if (tflops) {
       // Narayanan et al. 2021 count recompute FLOPs (their Eq. 3); the notes
       // of such rows cite Eq. 3 or HFU. Other sources count model FLOPs.
       const bool hfu = notes.find("Eq.3") != std::string::npos ||
                        notes.find("Eq. 3") != std::string::npos ||
                        notes.find("HFU") != std::string::npos;
       row.metric = hfu ? "hardware_tflops_per_gpu" : "model_tflops_per_gpu";
-      row.measured = tflops;
-    } else if (base::ParseDouble(mfu_text, &mfu_pct) && mfu_pct > 0) {
+      row.measured = *tflops;
+    } else if (mfu_pct) {
       row.metric = "mfu";
-      row.measured = mfu_pct / 100;
-    } else {
+      row.measured = *mfu_pct / 100;
+    } else if (bad.empty()) {
       row.skipped = "no measured iteration time, TFLOP/s or MFU";
       report.rows.push_back(row);
       continue;
     }
 
-    // --- the model --------------------------------------------------------------
+    // --- the model and the plan ---------------------------------------------------
+    auto integer = [&](const char* name, int64_t min, int64_t max) -> std::optional<int64_t> {
+      auto v = base::CsvInteger(t, r, name, min, max);
+      if (v) return *v;
+      if (bad.empty()) bad = v.error().message;
+      return std::nullopt;
+    };
+    // The ranges are the parameter registry's, the same as for YAML keys.
+    auto ranged = [&](const char* column, const auto& schema, const char* key) {
+      const auto* f = schema.Find(key);
+      return integer(column, static_cast<int64_t>(f->info.min), static_cast<int64_t>(f->info.max));
+    };
+    const auto& model = models::ModelSchema();
+    const auto& plan = parallelism::TrainingPlanSchema();
+    const auto& work = parallelism::WorkloadSchema();
+    const auto layers = ranged("layers", model, "layers"), hidden = ranged("hidden", model, "hidden"),
+               heads = ranged("heads", model, "heads"), vocab = ranged("vocab", model, "vocab"),
+               ffn = ranged("ffn", model, "ffn"), seq = ranged("seq", work, "seq_len"),
+               global_batch = ranged("global_batch", work, "global_batch"),
+               tp = ranged("tp", plan, "tp"), pp = ranged("pp", plan, "pp"),
+               dp = ranged("dp", plan, "dp"), cp = ranged("cp", plan, "cp"),
+               ep = ranged("ep", plan, "ep"), micro_batch = ranged("micro_batch", plan, "micro_batch"),
+               interleave = ranged("interleave", plan, "interleave"),
+               zero = ranged("zero", plan, "zero"), gpus = integer("gpus", 1, 1'000'000'000);
+    if (!bad.empty()) {
+      diags.Add({csv_file, r.line, 0}, "", "", bad);
+      row.skipped = "invalid cell: " + bad;
+      report.rows.push_back(row);
+      continue;
+    }
     Scenario s;
     s.name = row.model;
     s.file = csv_file + ":" + std::to_string(r.line);
-    double layers, hidden, heads, vocab, seq, ffn = 0;
-    if (!num("layers", layers) || !num("hidden", hidden) || !num("heads", heads) ||
-        !num("vocab", vocab) || !num("seq", seq)) {
+    if (!layers || !hidden || !heads || !vocab || !seq) {
       row.skipped = "model shape incomplete (layers, hidden, heads, vocab, seq)";
       report.rows.push_back(row);
       continue;
     }
     s.model.name = row.model;
-    s.model.layers = static_cast<int64_t>(layers);
-    s.model.hidden = static_cast<int64_t>(hidden);
-    s.model.heads = static_cast<int64_t>(heads);
-    s.model.vocab = static_cast<int64_t>(vocab);
-    if (num("ffn", ffn)) s.model.ffn = static_cast<int64_t>(ffn);
+    s.model.layers = *layers;
+    s.model.hidden = *hidden;
+    s.model.heads = *heads;
+    s.model.vocab = *vocab;
+    if (ffn) s.model.ffn = *ffn;
     else assume("ffn = 4h (GPT)");
     // GPT architecture: GeLU, LayerNorm, learned positions, biases, tied.
-    s.workload.seq_len = static_cast<int64_t>(seq);
+    s.workload.seq_len = *seq;
+    {
+      base::Diagnostics d;
+      models::CheckModel(s.model, "model", {csv_file, r.line, 0}, d);
+      if (!d.ok()) {
+        row.skipped = "model shape inconsistent: " + d.items()[0].message;
+        report.rows.push_back(row);
+        continue;
+      }
+    }
 
     // --- the system ---------------------------------------------------------------
     const std::string gpu = cell("gpu");
@@ -171,14 +227,12 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       continue;
     }
     s.system = it->second.first;
-    double gpus = 0;
-    num("gpus", gpus);
-    const int64_t n = static_cast<int64_t>(gpus);
-    if (n <= 0) {
+    if (!gpus) {
       row.skipped = "gpus missing";
       report.rows.push_back(row);
       continue;
     }
+    const int64_t n = *gpus;
     if (n % s.system.devices_per_node == 0) {
       s.system.nodes = n / s.system.devices_per_node;
     } else {
@@ -188,14 +242,18 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
 
     // --- the plan -------------------------------------------------------------------
     auto& p = s.training;
-    double v = 0;
-    p.tp = num("tp", v) ? static_cast<int64_t>(v) : 1;
-    p.pp = num("pp", v) ? static_cast<int64_t>(v) : 1;
-    p.dp = num("dp", v) ? static_cast<int64_t>(v) : 0;
-    p.cp = num("cp", v) && v > 0 ? static_cast<int64_t>(v) : 1;
-    p.ep = num("ep", v) && v > 0 ? static_cast<int64_t>(v) : 1;
-    if (num("global_batch", v)) s.workload.global_batch = static_cast<int64_t>(v);
-    if (num("micro_batch", v) && v > 0) p.micro_batch = static_cast<int64_t>(v);
+    p.tp = tp.value_or(1);
+    p.pp = pp.value_or(1);
+    p.dp = dp.value_or(0);  // 0: derived from the GPU count below
+    p.cp = cp.value_or(1);
+    p.ep = ep.value_or(1);
+    if (!global_batch) {
+      row.skipped = "global_batch missing";
+      report.rows.push_back(row);
+      continue;
+    }
+    s.workload.global_batch = *global_batch;
+    if (micro_batch) p.micro_batch = *micro_batch;
     else { p.micro_batch = 1; assume("micro batch 1"); }
     const std::string rc = cell("recompute");
     if (rc == "full") p.recompute = parallelism::Recompute::kFull;
@@ -208,7 +266,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (spc == "yes" || spc == "true") p.sequence_parallel = p.tp > 1;
     else if (spc == "no" || spc == "false") p.sequence_parallel = false;
     else { p.sequence_parallel = p.tp > 1 && mcore; if (p.tp > 1) assume(mcore ? "sequence parallel" : "no sequence parallel"); }
-    p.interleave = num("interleave", v) && v >= 1 ? static_cast<int64_t>(v) : 1;
+    p.interleave = interleave.value_or(1);
     if (p.interleave > 1) p.schedule = parallelism::Schedule::kInterleaved;
     // FlashAttention (Dao et al., May 2022) reached Megatron-LM in 2023;
     // earlier runs used materialised softmax attention.
@@ -216,7 +274,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     const std::string all_text = row.source + " " + notes;
     // No ZeRO column in the published CSV: a `zero` column wins, else the
     // notes say "ZeRO-3" for the DeepSpeed rows of Narayanan et al. Table 2.
-    if (num("zero", v) && v >= 0 && v <= 3) p.zero = static_cast<int64_t>(v);
+    if (zero) p.zero = *zero;
     else if (notes.rfind("ZeRO-3", 0) == 0) {
       // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
       // the iteration time flat as GPUs double at fixed batch (74 days at 768
@@ -253,7 +311,15 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     else if (row.metric == "hardware_tflops_per_gpu") row.predicted = e.hardware_flops / e.iteration_s / devices / 1e12;
     else if (row.metric == "model_tflops_per_gpu") row.predicted = e.tflops_per_device / 1e12;
     else row.predicted = e.mfu;
-    row.error_pct = (row.predicted - row.measured) / row.measured * 100;
+    const double error_pct = (row.predicted - row.measured) / row.measured * 100;
+    if (!std::isfinite(row.predicted) || row.predicted <= 0 || !std::isfinite(error_pct)) {
+      // The estimate's invariants hold (result_invariants.h), so this is a
+      // derived figure out of range: say so rather than print it.
+      row.skipped = "internal error: the predicted " + row.metric + " is not a positive number";
+      report.rows.push_back(row);
+      continue;
+    }
+    row.error_pct = error_pct;
     report.rows.push_back(row);
   }
   Summarise(report);

@@ -228,8 +228,9 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
         return kExitInvalid;
       }
     }
-    r = engine::MergeSearchResults(results, top);
+    r = engine::MergeSearchResults(results, top + (o.event_check ? o.event_spare : 0));
     for (auto& c : r.top) engine::Reestimate(*scenario, c);
+    if (o.event_check) engine::CheckWithEvents(*scenario, o, r);
   }
   if (r.top.empty()) {
     err << "orrery search: " << r.why_none << "\n"
@@ -270,10 +271,16 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
     est.erase("plan");
     est.erase("scenario");
     est.erase("model");
+    j["closed_form_iteration_s"] = c.closed_form_s;
     j["estimate"] = est;
     plans.push_back(j);
   }
   doc["top"] = plans;
+  nlohmann::ordered_json dis = nlohmann::ordered_json::array();
+  for (const auto& d : r.disagreements)
+    dis.push_back({{"plan", engine::DescribeKnobs(d.knobs)}, {"closed_form_iteration_s", d.closed_form_s},
+                   {"event_iteration_s", d.event_s}, {"event_rejected", !d.why.empty()}, {"why", d.why}});
+  doc["event_disagreements"] = dis;
   if (r.top.size() > 1) doc["why_first"] = engine::WhyBetter(r.top[0], r.top[1]);
 
   if (fmt == Format::kJson) {
@@ -357,6 +364,17 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
         << FormatQuantity(e.memory.activations, Dimension::kBytes) << ")\n";
   }
   if (r.top.size() > 1) out << "\nwhy #1 beats #2: " << engine::WhyBetter(r.top[0], r.top[1]) << "\n";
+  if (!r.disagreements.empty()) {
+    out << "\nclosed form and event engine disagree by more than "
+        << base::FormatNumber(100 * o.event_tolerance, 2) << " % on " << r.disagreements.size()
+        << " finalist" << (r.disagreements.size() == 1 ? "" : "s") << " (ranked by the event engine):\n";
+    for (const auto& d : r.disagreements) {
+      out << "  " << engine::DescribeKnobs(d.knobs) << ": closed form "
+          << FormatQuantity(d.closed_form_s, Dimension::kTime) << ", ";
+      if (d.why.empty()) out << "event " << FormatQuantity(d.event_s, Dimension::kTime) << "\n";
+      else out << "event engine rejects it: " << d.why << "\n";
+    }
+  }
   return kExitOk;
 }
 

@@ -21,6 +21,7 @@ enum class Infeasible {
   kLayerSplit,       // pp*v > layers
   kOutOfMemory,      // the first or last stage does not fit in device memory
   kNoNetwork,        // a group spans devices but the system has no network tier
+  kInterleaveMicrobatches,  // interleaved 1F1B with m not a multiple of pp
 };
 
 // Seconds of one iteration by cause. The parts add up to `total`.

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/estimate/training_estimator.h"
+#include "hardware/topology.h"
 #include "core/base/csv.h"
 
 namespace orrery::engine {
@@ -186,6 +187,22 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       s.system.nodes = 1;
     }
 
+    // The measured machine held the row's GPUs: where the preset's fat tree
+    // is too small for them, give it the switch levels it needs (the same
+    // capacity `orrery network` checks, hardware/topology.h).
+    for (auto& tier : s.system.network) {
+      if (tier.topology != hardware::Topology::kFatTree || tier.radix <= 0) continue;
+      const int64_t links = tier.links > 0 ? tier.links : 1;
+      const int64_t need = (tier.domain == 0 ? n : std::min(tier.domain, n)) * links;
+      const int64_t before = tier.levels;
+      while (tier.levels < 5 &&
+             hardware::FatTreeCapacity(tier.radix, static_cast<int>(tier.levels), tier.oversubscription) < need)
+        ++tier.levels;
+      if (tier.levels != before)
+        assume(std::to_string(tier.levels) + "-level " + tier.name + " fat tree (the preset's " +
+               std::to_string(before) + " levels hold fewer than " + std::to_string(n) + " GPUs)");
+    }
+
     // --- the plan -------------------------------------------------------------------
     auto& p = s.training;
     double v = 0;
@@ -194,7 +211,15 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.dp = num("dp", v) ? static_cast<int64_t>(v) : 0;
     p.cp = num("cp", v) && v > 0 ? static_cast<int64_t>(v) : 1;
     p.ep = num("ep", v) && v > 0 ? static_cast<int64_t>(v) : 1;
-    if (num("global_batch", v)) s.workload.global_batch = static_cast<int64_t>(v);
+    if (num("global_batch", v) && v >= 1) {
+      s.workload.global_batch = static_cast<int64_t>(v);
+    } else {
+      // The batch sets the work of the step; a plan can be searched for, a
+      // batch cannot.
+      row.skipped = "global batch missing (the step's work cannot be assumed)";
+      report.rows.push_back(row);
+      continue;
+    }
     if (num("micro_batch", v) && v > 0) p.micro_batch = static_cast<int64_t>(v);
     else { p.micro_batch = 1; assume("micro batch 1"); }
     const std::string rc = cell("recompute");
@@ -214,6 +239,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // earlier runs used materialised softmax attention.
     p.attention = year >= 2023 ? parallelism::Attention::kFlash : parallelism::Attention::kMaterialized;
     const std::string all_text = row.source + " " + notes;
+    bool zero3_prefetch = false;
     // No ZeRO column in the published CSV: a `zero` column wins, else the
     // notes say "ZeRO-3" for the DeepSpeed rows of Narayanan et al. Table 2.
     if (num("zero", v) && v >= 0 && v <= 3) p.zero = static_cast<int64_t>(v);
@@ -225,9 +251,13 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.zero = 3;
       p.dp_collective = parallelism::DpCollective::kFlat;
       assume("flat-ring ZeRO-3 collectives (DeepSpeed 2021)");
+      // DeepSpeed ZeRO-3 prefetches the next parameters while the current
+      // layer computes by default (stage3_prefetch_bucket_size, DeepSpeed
+      // configuration reference): its gathers overlap the passes.
+      zero3_prefetch = true;
     }
     else if (mcore) { p.zero = 1; assume("distributed optimizer (ZeRO-1)"); }
-    p.dp_overlap = all_text.find("overlap-grad-reduce") != std::string::npos;
+    p.dp_overlap = zero3_prefetch || all_text.find("overlap-grad-reduce") != std::string::npos;
     p.tp_comm_overlap = all_text.find("tp-comm-overlap") != std::string::npos;
     p.precision = hardware::DataType::kBf16;
     if (p.dp == 0) p.dp = n / (p.tp * p.pp * p.cp);

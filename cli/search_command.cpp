@@ -60,6 +60,17 @@ void PrintTable(const SearchResult& r, const std::string& gpus, std::ostream& ou
         << ", activations " << FormatBytes(e.memory.activations) << ")\n";
   }
   if (!r.why_first.empty()) out << "\nwhy #1 beats #2: " << r.why_first << "\n";
+  if (!r.disagreements.empty()) {
+    out << "\nclosed form and event engine disagree by more than "
+        << base::FormatNumber(100 * r.event_tolerance, 2) << " % on " << r.disagreements.size()
+        << " finalist" << (r.disagreements.size() == 1 ? "" : "s") << " (ranked by the event engine):\n";
+    for (const auto& d : r.disagreements) {
+      out << "  " << engine::DescribeKnobs(d.knobs) << ": closed form "
+          << FormatQuantity(d.closed_form_s, Dimension::kTime) << ", ";
+      if (d.why.empty()) out << "event " << FormatQuantity(d.event_s, Dimension::kTime) << "\n";
+      else out << "event engine rejects it: " << d.why << "\n";
+    }
+  }
 }
 
 }  // namespace

@@ -88,7 +88,8 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
         .Quantity("l2_cache", &DeviceSpec::l2_cache, Dimension::kBytes, 0, 1e12, "0 B",
                   "Last-level on-chip cache.")
         .Quantity("scaleup_bandwidth", &DeviceSpec::scaleup_bandwidth, Dimension::kBandwidth, 0,
-                  1e15, "0 B/s", "Scale-up link bandwidth per direction per device (NVLink, ICI).")
+                  1e15, "0 B/s", "Scale-up link bandwidth per direction per device (NVLink, ICI); caps the "
+                  "innermost network tier's per-device bandwidth. 0 = no cap.")
         .Quantity("tdp", &DeviceSpec::tdp, Dimension::kPower, 0, 1e5, "0 W", "Board power (TDP).")
         .Quantity("idle_power", &DeviceSpec::idle_power, Dimension::kPower, 0, 1e5, "0 W",
                   "Power when idle; 0 = 30 % of TDP.")

@@ -17,7 +17,13 @@ AlphaBetaNetwork::AlphaBetaNetwork(const SystemSpec& system) {
   for (int i = 0; i < tiers_; ++i) {
     const auto k = static_cast<size_t>(i);
     geo_[k] = MakeGeometry(*tier_[k], domain_[k], inner, total);
+    bandwidth_[k] = tier_[k]->bandwidth;
     inner = domain_[k];
+  }
+  const double cap = system.device.scaleup_bandwidth;
+  if (tiers_ > 0 && cap > 0 && cap < bandwidth_[0]) {
+    geo_[0].link_bandwidth *= cap / bandwidth_[0];
+    bandwidth_[0] = cap;
   }
 }
 
@@ -50,7 +56,7 @@ StepCost AlphaBetaNetwork::SwitchedStep(int tier, double bytes, int64_t last) co
   const NetworkTier& t = *tier_[static_cast<size_t>(tier)];
   const TierGeometry& g = geo_[static_cast<size_t>(tier)];
   const int hops = std::max(Hops(g, 0, last), 2);
-  double bw = t.bandwidth * t.efficiency.At(bytes);
+  double bw = bandwidth_[static_cast<size_t>(tier)] * t.efficiency.At(bytes);
   if (g.kind == Topology::kFatTree && hops > 2) bw /= t.oversubscription;
   return {bw, t.latency + hops * t.hop_latency};
 }
@@ -60,7 +66,7 @@ double AlphaBetaNetwork::PointToPoint(double bytes, int64_t a, int64_t b, int ti
   const TierGeometry& g = geo_[static_cast<size_t>(tier)];
   const int hops = Hops(g, a, b);
   const double eff = t.efficiency.At(bytes);
-  double bw = t.bandwidth * eff;
+  double bw = bandwidth_[static_cast<size_t>(tier)] * eff;
   switch (g.kind) {
     case Topology::kFullMesh:
       bw = g.link_bandwidth * static_cast<double>(std::max<int64_t>(1, g.links / std::max<int64_t>(1, g.domain - 1))) * eff;
@@ -101,7 +107,7 @@ double AlphaBetaNetwork::Single(Collective c, double bytes, int64_t n, int64_t s
         if (c == Collective::kAllToAll) times[at(CollectiveAlgorithm::kDirect)] = DirectTime(c, bytes, n, st);
         if (t.in_network_reduction) {
           const Curve& ie = t.in_network_efficiency.x.empty() ? t.efficiency : t.in_network_efficiency;
-          StepCost in{t.bandwidth * ie.At(bytes), st.alpha};
+          StepCost in{bandwidth_[static_cast<size_t>(tier)] * ie.At(bytes), st.alpha};
           if (g.kind == Topology::kFatTree && Hops(g, 0, last) > 2) in.bandwidth /= t.oversubscription;
           times[at(CollectiveAlgorithm::kInNetwork)] = InNetworkTime(c, bytes, in);
         }

@@ -91,7 +91,10 @@ class Network {
 // (NCCL's PXN): max(S/B_hb, S/B_rail) + both alphas.
 class AlphaBetaNetwork final : public Network {
  public:
-  // Borrows `system`'s tiers: the system must outlive the network.
+  // Borrows `system`'s tiers: the system must outlive the network. The
+  // innermost tier is the scale-up domain: a device moves no more than its
+  // scale-up links carry (system.device.scaleup_bandwidth, when set), however
+  // fast the tier's switches are.
   explicit AlphaBetaNetwork(const SystemSpec& system);
   GroupPlacement Place(int64_t size, int64_t stride) const override;
   double Time(Collective c, double bytes, const GroupPlacement& g) const override;
@@ -130,6 +133,9 @@ class AlphaBetaNetwork final : public Network {
   std::array<int64_t, kMaxTiers> domain_{};
   std::array<const NetworkTier*, kMaxTiers> tier_{};
   std::array<TierGeometry, kMaxTiers> geo_{};
+  // Per-device bandwidth of each tier: the tier's, the innermost capped by
+  // the device's own scale-up links (DeviceSpec::scaleup_bandwidth).
+  std::array<double, kMaxTiers> bandwidth_{};
 };
 
 }  // namespace orrery::hardware

@@ -40,7 +40,10 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                         "(backward split into input and weight gradients, Qi et al. 2024) and "
                         "v-min, v-half, v-zb (V-shape with 1/3, 1/2 or all of 1F1B's activation "
                         "memory, Qi et al. NeurIPS 2024; need interleave 2) are simulated by "
-                        "`orrery estimate --engine event`; the closed form prices them as 1F1B.")
+                        "`orrery estimate --engine event`; the closed form prices gpipe, 1f1b and zb-h1 "
+                        "(with its B/W split) as the event engine does, refuses interleaved 1F1B "
+                        "unless the microbatches are a multiple of pp, and prices the V-shapes as "
+                        "interleaved with v = 2.")
         .Int("straggler_stage", &TrainingPlan::straggler_stage, -1, 1e6, "-1",
              "Pipeline stage whose devices run slower than the rest (a straggler); -1 = none. "
              "Seen by the event engine only.")

@@ -13,8 +13,8 @@ namespace orrery::parallelism {
 
 enum class Recompute { kNone, kSelective, kFull };
 // kZeroBubbleH1 and the V-shape schedules are simulated by the event-driven
-// engine (parallelism/step_graph.h); the closed form prices them as 1F1B
-// (interleaved with v = 2 for the V-shapes).
+// engine (parallelism/step_graph.h); the closed form (schedule.h) prices
+// ZB-H1 with its B/W split and the V-shapes as interleaved with v = 2.
 enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVHalf, kVZeroBubble };
 enum class Attention { kFlash, kMaterialized };
 enum class Optimizer { kAdam, kSgd };

@@ -2,25 +2,83 @@
 // Closed-form pipeline schedules (per data-parallel replica).
 //
 // With p stages, m microbatches per iteration, v model chunks per device and
-// t_f + t_b the time of one microbatch through one stage (all its chunks):
-//   GPipe and 1F1B   bubble = (p - 1) * (t_f + t_b)          (Narayanan et al.
-//                    2021, Sec. 2.2.1: bubble fraction (p-1)/m)
-//   interleaved 1F1B bubble = (p - 1) / v * (t_f + t_b)      (Sec. 2.2.2:
-//                    fraction (p-1)/(v m))
-//   iteration        m * (t_f + t_b) + bubble
+// a stage's per-microbatch time T = F + B (F the forward, B the whole
+// backward, of which W is the weight-gradient part):
+//   GPipe and 1F1B   bubble = (p - 1) T, for every m >= 1 (Narayanan et al.
+//                    2021, Sec. 2.2.1: iteration (m + p - 1) T, fraction
+//                    (p - 1)/m; with m < p the warm-up is m forwards and the
+//                    last microbatch still crosses all p stages twice)
+//   interleaved 1F1B bubble = (p - 1) T / v (Sec. 2.2.2: fraction
+//                    (p - 1)/(v m)); Megatron-LM runs it only when m is a
+//                    multiple of p (megatron/core/pipeline_parallel/
+//                    schedules.py refuses otherwise), so any other m is
+//                    infeasible, not priced
+//   ZB-H1            the backward split into B' = B - W and W, the W passes
+//                    delayed to fill the 1F1B bubble (Qi et al. 2024, "Zero
+//                    Bubble Pipeline Parallelism", ICLR, Sec. 3.1):
+//                      bubble = (p - 1)(F + B') - (min(m, p) - 1) min(W, F)
+//                    which is the paper's (p - 1)(F + B' - W) at m >= p and
+//                    W <= F; the min() terms are where the event engine's
+//                    ZB-H1 order (parallelism/step_graph.h) departs from
+//                    the paper's equal-pass picture: the last microbatch's
+//                    B' chain cannot be hidden (W > F), and with m < p only
+//                    m - 1 delayed W passes exist to fill the warm-up
+//   iteration        m T + bubble
+// The V-shape schedules (Qi et al. 2024, NeurIPS) are built greedily by the
+// event engine under a memory limit; their bubble has no closed form, so the
+// closed form prices them as interleaved 1F1B with v = 2 (their chunks per
+// device) and `orrery search` re-scores its finalists with the event engine.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "parallelism/plan_spec.h"
 
 namespace orrery::parallelism {
 
-// Bubble as a multiple of one microbatch's stage time (t_f + t_b).
+// Chunks per device the schedule runs (v): interleave for interleaved 1F1B,
+// 2 for the V-shapes, 1 otherwise.
+inline int64_t ScheduleChunks(const TrainingPlan& p) {
+  switch (p.schedule) {
+    case Schedule::kGpipe:
+    case Schedule::kZeroBubbleH1: return 1;
+    case Schedule::kVMin:
+    case Schedule::kVHalf:
+    case Schedule::kVZeroBubble: return 2;
+    case Schedule::kOneFOneB:
+    case Schedule::kInterleaved: break;
+  }
+  return p.interleave > 1 ? p.interleave : 1;
+}
+
+// Interleaved 1F1B (v > 1, not a V-shape) needs m a multiple of p.
+inline bool InterleaveNeedsMultiple(const TrainingPlan& p, int64_t microbatches) {
+  const bool interleaved = (p.schedule == Schedule::kOneFOneB || p.schedule == Schedule::kInterleaved) &&
+                           p.interleave > 1 && p.pp > 1;
+  return interleaved && microbatches % p.pp != 0;
+}
+
+// Bubble as a multiple of one microbatch's stage time, for the schedules
+// whose bubble does not depend on the split of the backward (GPipe, 1F1B,
+// interleaved, and the V-shapes as interleaved with v = 2). A lower bound
+// for ZB-H1 is 0; use PipelineBubble for it.
 inline double BubbleMicrobatches(const TrainingPlan& p) {
-  const double pp = static_cast<double>(p.pp);
   if (p.pp <= 1) return 0;
-  const double v = p.interleave > 1 ? static_cast<double>(p.interleave) : 1.0;
-  return (pp - 1) / v;
+  const double pp = static_cast<double>(p.pp);
+  if (p.schedule == Schedule::kZeroBubbleH1) return 0;
+  return (pp - 1) / static_cast<double>(ScheduleChunks(p));
+}
+
+// Bubble in seconds: `stage` the per-microbatch time of the pace-setting
+// stage, `forward` its forward part, `weight_grad` its weight-gradient part.
+inline double PipelineBubble(const TrainingPlan& p, int64_t microbatches, double stage, double forward,
+                             double weight_grad) {
+  if (p.pp <= 1) return 0;
+  const double pp = static_cast<double>(p.pp);
+  if (p.schedule != Schedule::kZeroBubbleH1) return BubbleMicrobatches(p) * stage;
+  const double b_input = std::max(0.0, stage - forward - weight_grad);
+  const double filled = static_cast<double>(std::min(microbatches, p.pp) - 1);
+  return (pp - 1) * (forward + b_input) - filled * std::min(weight_grad, forward);
 }
 
 // Point-to-point transfers on the critical path of one iteration: each of the
@@ -28,7 +86,7 @@ inline double BubbleMicrobatches(const TrainingPlan& p) {
 // the warm-up/cool-down adds p - 1 of each.
 inline double CriticalPathTransfers(const TrainingPlan& p, int64_t microbatches) {
   if (p.pp <= 1) return 0;
-  const double v = p.interleave > 1 ? static_cast<double>(p.interleave) : 1.0;
+  const double v = static_cast<double>(ScheduleChunks(p));
   return 2 * (v * static_cast<double>(microbatches) + static_cast<double>(p.pp) - 1);
 }
 

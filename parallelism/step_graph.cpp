@@ -476,11 +476,14 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
     if (s.zero3) {
       // Prefetch the next gather while this pass runs (once the previous pass
       // has released its buffer), then reduce-scatter this pass's gradients.
-      create_gather(k + 1, prev1);
+      // Without overlap (dp_overlap off) the next gather waits for this
+      // pass and the next pass for this pass's reduce-scatter.
+      create_gather(k + 1, s.dp_overlap ? prev1 : e.done);
       if (r.kind == TaskKind::kBackward || r.kind == TaskKind::kBackwardWeight) {
         const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, w.grad_reduce, c, j);
         g.graph.AddDependency(e.done, t);
         reduces.push_back(t);
+        if (!s.dp_overlap) block.push_back(t);
       }
     }
     prev1 = e.done;

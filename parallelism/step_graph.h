@@ -93,7 +93,8 @@ struct StepSpec {
   std::vector<double> slowdown;       // [stage], >= 1, scales compute; empty = 1
   double p2p = 0;                     // one activation or gradient between neighbours
   bool tp_overlap = false;            // TP collectives beside the GEMMs
-  bool dp_overlap = true;             // buckets overlap the last backward / first forward
+  bool dp_overlap = true;             // buckets overlap the last backward / first forward;
+                                      // ZeRO-3 gathers prefetch during the previous pass
   bool zero3 = false;                 // per-pass gathers and per-microbatch reduce-scatters
   bool zero3_gather_for_recompute = false;  // full recompute gathers the weights again
 };

@@ -7,6 +7,7 @@
 #include "core/estimate/training_estimator.h"
 #include "core/validation/validation.h"
 #include "models/transformer.h"
+#include "parallelism/schedule.h"
 
 namespace orrery::engine {
 namespace {
@@ -51,6 +52,144 @@ TEST(Estimator, BubbleIsPMinusOneOverVMicrobatches) {
   const auto& t = e.time;
   EXPECT_NEAR(t.total, t.forward + t.backward + t.recompute + t.tp_comm + t.cp_comm + t.ep_comm +
                            t.pp_bubble + t.pp_p2p + t.dp_comm + t.optimizer + t.offload, 1e-9);
+}
+
+// Issue 15: Llama 3 70B on 16,384 H100 (tp 4, pp 4, dp 1024, ZeRO-3), global
+// batch 1024: one microbatch per replica. Interleaved 1F1B with v = 20 would
+// be priced with a (p - 1)/(v m) = 15 % bubble; Megatron-LM runs
+// interleaving only when m is a multiple of p, so the plan is infeasible
+// with a reason. With v = 1 it is plain 1F1B: iteration (m + p - 1) T = 4 T,
+// a bubble of 3 T (Narayanan et al. 2021, Sec. 2.2.1).
+TEST(Estimator, InterleavingNeedsAMultipleOfPpMicrobatches) {
+  Scenario s = Load("llama3-70b-h100");
+  s.system.nodes = 2048;
+  s.training.tp = 4;
+  s.training.pp = 4;
+  s.training.dp = 1024;
+  s.training.zero = 3;
+  s.training.interleave = 20;
+  const TrainingEstimator est(s.model, s.system);
+  const TrainingEstimate e = est.Run(s.training, s.workload);
+  EXPECT_EQ(e.microbatches, 1);
+  EXPECT_EQ(e.infeasible, Infeasible::kInterleaveMicrobatches);
+  EXPECT_EQ(ExplainInfeasible(e, s),
+            "interleaved 1F1B needs the 1 microbatches per iteration to be a multiple of pp = 4 "
+            "(Megatron-LM refuses other counts); change micro_batch or the global batch, or set "
+            "training.interleave=1");
+  s.training.interleave = 1;
+  const TrainingEstimate one = est.Run(s.training, s.workload);
+  ASSERT_TRUE(one.feasible());
+  const double stage = one.time.forward + one.time.backward + one.time.recompute + one.time.tp_comm +
+                       one.time.cp_comm + one.time.ep_comm;  // m = 1: one microbatch's stage time
+  EXPECT_NEAR(one.time.pp_bubble, 3 * stage, 1e-12 * stage);
+  // 8 microbatches (global batch 8192) are a multiple of 4: interleaving runs.
+  s.workload.global_batch = 8192;
+  s.training.interleave = 20;
+  const TrainingEstimate eight = est.Run(s.training, s.workload);
+  EXPECT_NE(eight.infeasible, Infeasible::kInterleaveMicrobatches);
+  EXPECT_EQ(eight.microbatches, 8);
+}
+
+// GPipe ignores `interleave` (one chunk per device): its bubble is (p - 1) T
+// whatever interleave says, as the event engine simulates it.
+TEST(Estimator, GpipeBubbleIsPMinusOneStages) {
+  Scenario s = Load("gpt3-175b-a100");  // p = 8, m = 64
+  s.training.schedule = parallelism::Schedule::kGpipe;
+  const TrainingEstimator est(s.model, s.system);
+  const TrainingEstimate e = est.Run(s.training, s.workload);
+  const double per_microbatch = (e.time.forward + e.time.backward + e.time.recompute + e.time.tp_comm +
+                                 e.time.cp_comm + e.time.ep_comm) / 64;
+  EXPECT_NEAR(e.time.pp_bubble / per_microbatch, 7.0, 1e-9);
+}
+
+// ZB-H1 bubble, worked by hand from the schedule (Qi et al. 2024, Sec. 3.1)
+// and matching the event engine's timelines (tests/event_engine_test.cpp):
+//   p 4, m 8, F 1, B 2 (W 1): (p-1)(F+B') - (p-1) min(W,F) = 6 - 3 = 3;
+//   p 4, m 2: only one delayed W fills the warm-up: 6 - 1 = 5;
+//   p 8, m 8, F 1, B 2.2 (W 1.1): 7 x 2.1 - 7 x 1 = 7.7 (the B' chain of
+//   the last microbatch is longer than F + B' - W = 1).
+TEST(Schedule, ZeroBubbleH1BubbleByHand) {
+  parallelism::TrainingPlan p;
+  p.schedule = parallelism::Schedule::kZeroBubbleH1;
+  p.pp = 4;
+  EXPECT_DOUBLE_EQ(parallelism::PipelineBubble(p, 8, 3, 1, 1), 3);
+  EXPECT_DOUBLE_EQ(parallelism::PipelineBubble(p, 2, 3, 1, 1), 5);
+  EXPECT_DOUBLE_EQ(parallelism::PipelineBubble(p, 1, 3, 1, 1), 6);
+  p.pp = 8;
+  EXPECT_NEAR(parallelism::PipelineBubble(p, 8, 3.2, 1, 1.1), 7.7, 1e-12);
+  // 1F1B: (p - 1) T for every m, also m < p.
+  p.schedule = parallelism::Schedule::kOneFOneB;
+  EXPECT_DOUBLE_EQ(parallelism::PipelineBubble(p, 3, 3, 1, 1), 21);
+  p.interleave = 4;  // v = 4, m = 16: (p - 1) T / v
+  EXPECT_DOUBLE_EQ(parallelism::PipelineBubble(p, 16, 4, 1, 1), 7);
+  EXPECT_FALSE(parallelism::InterleaveNeedsMultiple(p, 16));
+  EXPECT_TRUE(parallelism::InterleaveNeedsMultiple(p, 12));
+  p.schedule = parallelism::Schedule::kVHalf;  // two chunks per device, no multiple needed
+  EXPECT_EQ(parallelism::ScheduleChunks(p), 2);
+  EXPECT_FALSE(parallelism::InterleaveNeedsMultiple(p, 12));
+}
+
+// Issue 15: Llama 2 7B on 1,024 A100 (dp 1024, ZeRO-3, global batch 1024 x
+// 4096, one microbatch each). Per microbatch ZeRO-3 gathers the weights for
+// the forward and the backward and reduce-scatters the gradients (Rajbhandari
+// et al. 2020, Sec. 7.2.3). Without overlap all three stand between passes:
+// dp_comm = 2 AG + RS. With prefetch, what the passes cannot cover,
+// max(0, 2 AG + RS - compute), plus the first layer's gather (nothing before
+// it) and the last layer's reduce-scatter (the optimizer waits for it):
+// never zero.
+TEST(Estimator, ZeroThreeCommunicationIsExposedAndFollowsDpOverlap) {
+  Scenario s = Load("gpt3-175b-1024-a100");
+  base::Diagnostics d;
+  ASSERT_TRUE(LoadModelPreset("llama2-7b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
+  s.training.tp = 1;
+  s.training.pp = 1;
+  s.training.dp = 1024;
+  s.training.interleave = 1;
+  s.training.sequence_parallel = false;
+  s.training.recompute = parallelism::Recompute::kNone;
+  s.training.zero = 3;
+  s.workload.global_batch = 1024;
+  s.workload.seq_len = 4096;
+  const TrainingEstimator est(s.model, s.system);
+  TrainingEstimate e = est.Run(s.training, s.workload);
+  ASSERT_EQ(e.microbatches, 1);
+  // Every weight is gathered: 32 layers, the embedding and the (untied) head.
+  const double params = 32 * models::LayerParameters(s.model, false) +
+                        models::EmbeddingParameters(s.model, 4096) + models::HeadParameters(s.model);
+  hardware::GroupPlacement g = est.network().Place(1024, 1);
+  const double ag = est.network().Time(hardware::Collective::kAllGather, params * 2, g);
+  const double rs = est.network().Time(hardware::Collective::kReduceScatter, params * 2, g);
+  const double compute = e.time.forward + e.time.backward + e.time.recompute;
+  // The first and last layer's worth: one of 32 layers on the one stage.
+  EXPECT_NEAR(e.time.dp_comm, std::max(0.0, 2 * ag + rs - compute) + (ag + rs) / 32, 1e-9 * e.time.dp_comm);
+  EXPECT_GT(e.time.dp_comm, 0);
+  s.training.dp_overlap = false;
+  const TrainingEstimate flat = est.Run(s.training, s.workload);
+  EXPECT_NEAR(flat.time.dp_comm, 2 * ag + rs, 1e-9 * flat.time.dp_comm);
+  EXPECT_NE(flat.iteration_s, e.iteration_s);
+}
+
+// system.device.scaleup_bandwidth caps the scale-up tier: a 1 GiB all-reduce
+// over the 8 NVLink GPUs costs a + b / k with the device's links at k times
+// the tier's 450 GB/s (k = 1, 1/2, 1/4; latency a, bandwidth part b), so the
+// step from 1/2 to 1/4 is twice the step from 1 to 1/2; the estimate moves.
+TEST(Estimator, ScaleupBandwidthCapsTheInnermostTier) {
+  Scenario s = Load("llama3-70b-h100");
+  double t[3] = {};
+  double iteration[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    s.system.device.scaleup_bandwidth = 450e9 / static_cast<double>(1 << i);
+    const TrainingEstimator est(s.model, s.system);
+    const hardware::GroupPlacement g = est.network().Place(8, 1);
+    t[i] = est.network().Time(hardware::Collective::kAllReduce, 1 << 30, g);
+    iteration[i] = est.Run(s.training, s.workload).iteration_s;
+  }
+  EXPECT_NEAR(t[2] - t[1], 2 * (t[1] - t[0]), 1e-9 * t[2]);
+  EXPECT_GT(t[1], t[0]);
+  EXPECT_GT(iteration[2], iteration[0]);
+  s.system.device.scaleup_bandwidth = 0;  // no cap: the tier's own 450 GB/s
+  const TrainingEstimator uncapped(s.model, s.system);
+  EXPECT_DOUBLE_EQ(uncapped.Run(s.training, s.workload).iteration_s, iteration[0]);
 }
 
 TEST(Estimator, PlanThatDoesNotFitIsAResultWithAReason) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/cli_common.h"
+#include "core/estimate/event_estimator.h"
 #include "core/search/search.h"
 #include "models/transformer.h"
 
@@ -96,11 +97,16 @@ TEST(Search, TimeBoundNeverChangesTheAnswer) {
     EXPECT_EQ(st.candidates, st.pruned_divisibility + st.pruned_memory + st.pruned_time + st.evaluated);
     EXPECT_EQ(st.evaluated, st.feasible + st.out_of_memory);
   }
-  // Ranked best first, and the best is what the estimator says for its plan.
+  // Ranked best first, and the best is what the event engine says for its
+  // plan, with the closed form's figure kept beside it.
   for (size_t i = 1; i < full.top.size(); ++i) EXPECT_LE(full.top[i - 1].score, full.top[i].score);
   const Scenario best = ScenarioOf(s, full.top[0].knobs);
-  const TrainingEstimator est(best.model, best.system);
-  EXPECT_EQ(est.Run(best.training, best.workload).iteration_s, full.top[0].estimate.iteration_s);
+  const EventEstimator est(best.model, best.system);
+  const EventEstimate e = est.Run(best.training, best.workload);
+  ASSERT_TRUE(e.simulated());
+  EXPECT_TRUE(full.top[0].event_checked);
+  EXPECT_EQ(e.estimate.iteration_s, full.top[0].estimate.iteration_s);
+  EXPECT_EQ(e.closed_form.iteration_s, full.top[0].closed_form_s);
 }
 
 TEST(Search, OneAndTwoThreadsGiveTheSameRows) {
@@ -132,11 +138,58 @@ TEST(Search, ShardsMergeToTheSingleProcessAnswer) {
     ASSERT_TRUE(CandidatesFromText(CandidatesToText(Search(s, o)), part));
     parts.push_back(part);
   }
-  SearchResult merged = MergeSearchResults(parts, 5);
+  SearchResult merged = MergeSearchResults(parts, 5 + o.event_spare);
   for (auto& c : merged.top) Reestimate(s, c);
+  CheckWithEvents(s, o, merged);
   EXPECT_EQ(merged.stats.candidates, whole.stats.candidates);
   ExpectSameTop(merged, whole);
   EXPECT_EQ(merged.top[0].estimate.iteration_s, whole.top[0].estimate.iteration_s);
+}
+
+// Issue 15: Llama 3 70B on 16,384 H100 at global batch 1024. Every plan
+// search returns has been replayed by the event engine, and a finalist it
+// cannot run (interleaved 1F1B with m not a multiple of pp) is dropped and
+// reported, never ranked.
+TEST(Search, FinalistsAreCheckedByTheEventEngine) {
+  Scenario s = Load("llama3-70b-h100");
+  s.system.nodes = 2048;
+  // The preset's two-level radix-64 fat tree holds 2,048 GPUs (search
+  // refuses more, as `orrery network` does); three levels hold 65,536.
+  s.system.network.back().levels = 3;
+  s.training.dp = 0;
+  SearchOptions o;
+  o.top = 3;
+  o.threads = 2;
+  o.space.all_group_orders = false;
+  o.space.offload = false;
+  const SearchResult r = Search(s, o);
+  ASSERT_FALSE(r.top.empty()) << r.why_none;
+  for (const SearchCandidate& c : r.top) {
+    EXPECT_TRUE(c.event_checked);
+    const int64_t m = c.knobs.global_batch / (c.knobs.dp * c.knobs.micro_batch);
+    if (c.knobs.interleave > 1) {
+      EXPECT_EQ(m % c.knobs.pp, 0) << DescribeKnobs(c.knobs);
+    }
+  }
+  // A candidate the event engine rejects, handed in by hand: tp 4, pp 4,
+  // dp 1024, interleave 20, one microbatch.
+  SearchResult hand;
+  SearchCandidate bad;
+  bad.knobs = r.top[0].knobs;
+  bad.knobs.tp = 4;
+  bad.knobs.pp = 4;
+  bad.knobs.cp = 1;
+  bad.knobs.ep = 1;
+  bad.knobs.dp = 1024;
+  bad.knobs.micro_batch = 1;
+  bad.knobs.interleave = 20;
+  hand.top.push_back(bad);
+  Reestimate(s, hand.top[0]);
+  CheckWithEvents(s, o, hand);
+  EXPECT_TRUE(hand.top.empty());
+  EXPECT_EQ(hand.event_rejected, 1u);
+  ASSERT_EQ(hand.disagreements.size(), 1u);
+  EXPECT_NE(hand.disagreements[0].why.find("multiple of pp = 4"), std::string::npos) << hand.disagreements[0].why;
 }
 
 // GPT-3 175B cannot be trained on one 8-GPU node of 80 GB: the least model

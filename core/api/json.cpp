@@ -332,10 +332,18 @@ Json ToJson(const SearchResult& r) {
     est["feasible"] = c.estimate.feasible();
     est["reason"] = c.estimate.feasible() ? Json() : Json(engine::ExplainInfeasible(c.estimate, one));
     est.update(TrainingEstimateJson(one, c.estimate));
+    j["closed_form_iteration_s"] = c.closed_form_s;
+    j["event_checked"] = c.event_checked;
     j["estimate"] = est;
     plans.push_back(j);
   }
   doc["top"] = plans;
+  Json dis = Json::array();
+  for (const auto& d : r.disagreements)
+    dis.push_back({{"plan", engine::DescribeKnobs(d.knobs)}, {"closed_form_iteration_s", d.closed_form_s},
+                   {"event_iteration_s", d.event_s}, {"event_rejected", !d.why.empty()}, {"why", d.why}});
+  doc["event_disagreements"] = dis;
+  doc["event_rejected"] = r.event_rejected;
   if (!r.why_first.empty()) doc["why_first"] = r.why_first;
   return doc;
 }

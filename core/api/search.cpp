@@ -127,10 +127,14 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
       }
     }
     const bool cancelled = found.cancelled;
-    found = engine::MergeSearchResults(results, req.top);
+    found = engine::MergeSearchResults(results, req.top + (o.event_check ? o.event_spare : 0));
     found.cancelled = cancelled;
     for (auto& c : found.top) engine::Reestimate(r.scenario, c);
+    if (o.event_check) engine::CheckWithEvents(r.scenario, o, found);
   }
+  r.event_tolerance = o.event_tolerance;
+  r.disagreements = found.disagreements;
+  r.event_rejected = found.event_rejected;
   r.stats = found.stats;
   for (engine::SearchCandidate& c : found.top) {
     engine::Scenario one = engine::ScenarioOf(r.scenario, c.knobs);

@@ -48,6 +48,10 @@ struct SearchResult : ResultBase {
   engine::SearchStats stats;
   std::vector<SearchPlan> top;          // best first
   std::string why_first;                // why #1 beats #2 (with two or more plans)
+  // The event engine's check of the finalists (engine::SearchOptions::event_check).
+  double event_tolerance = 0;
+  std::vector<engine::EventDisagreement> disagreements;
+  uint64_t event_rejected = 0;          // finalists the event engine could not run (dropped)
   int ranks = 1;
   bool primary = true;                  // false on MPI ranks other than 0: nothing to present
 };

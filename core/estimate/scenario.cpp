@@ -8,6 +8,7 @@
 #include "core/base/text_check.h"
 #include "core/base/yaml_source.h"
 #include "hardware/cost_model.h"
+#include "hardware/topology.h"
 
 #ifndef ORRERY_CONFIG_DIR_DEFAULT
 #define ORRERY_CONFIG_DIR_DEFAULT "configs"
@@ -359,6 +360,9 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
                                  hardware::DeviceCount(s.system), s.system.host_bandwidth,
                                  "inference.draft_model", where, diags);
   if (!s.has_training) return;
+  // The fabric must hold the devices, also after --set system.nodes=...: the
+  // same limits `orrery network` checks (hardware/topology.h).
+  hardware::CheckTopology(s.system, "system", where, diags);
   const auto& t = s.training;
   const auto& m = s.model;
   const int64_t devices = hardware::DeviceCount(s.system);

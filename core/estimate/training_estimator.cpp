@@ -24,6 +24,7 @@ struct OpTimes {
   double bwd = 0;
   double attention_fwd = 0;  // attention-core part of fwd (selective recompute)
   double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
+  double weight_grad = 0;    // weight-gradient GEMMs of bwd (ZB-H1's W pass)
 };
 
 // Forward and backward time of a list of operators. Backward of a GEMM is
@@ -43,6 +44,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
         f = hardware::GemmTime(d, dt, op.flops, op.bytes);
         b = 2 * f;
         t.gemm += f + b;
+        if (op.kind == OpKind::kGemm) t.weight_grad += f;
         break;
       case OpKind::kFlashAttention: {
         // A causal kernel skips the masked half of the score blocks.
@@ -125,7 +127,7 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     e.infeasible = Infeasible::kHeadsSplit;
     return e;
   }
-  const int64_t v = p.interleave > 1 ? p.interleave : 1;
+  const int64_t v = parallelism::ScheduleChunks(p);
   if (m.layers < p.pp * v) {
     e.infeasible = Infeasible::kLayerSplit;
     return e;
@@ -136,6 +138,10 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   }
   const int64_t mb_count = w.global_batch / (dp * p.micro_batch);
   e.microbatches = mb_count;
+  if (parallelism::InterleaveNeedsMultiple(p, mb_count)) {
+    e.infeasible = Infeasible::kInterleaveMicrobatches;
+    return e;
+  }
   const double m_d = static_cast<double>(mb_count);
   const hardware::DataType dt = p.precision;
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
@@ -230,12 +236,16 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   // Per-microbatch time of a stage with n layers and its extra operators.
   struct StageTime {
     double fwd = 0, bwd = 0, rec = 0, tp = 0, cp = 0, ep = 0;
+    double weight_grad = 0;  // part of bwd
     double total() const { return fwd + bwd + rec + tp + cp + ep; }
   };
   auto stage_time = [&](double n, bool has_embed, bool has_head) {
     StageTime st_;
     st_.fwd = mix(n, &OpTimes::fwd) + (has_embed ? embed.fwd : 0) + (has_head ? head.fwd : 0);
     st_.bwd = mix(n, &OpTimes::bwd) + (has_embed ? embed.bwd : 0) + (has_head ? head.bwd : 0);
+    // The embedding's backward is all weight gradient (as in Costs()).
+    st_.weight_grad = mix(n, &OpTimes::weight_grad) + (has_embed ? embed.bwd : 0) +
+                      (has_head ? head.weight_grad : 0);
     if (p.recompute == Recompute::kFull) st_.rec = mix(n, &OpTimes::fwd);
     else if (p.recompute == Recompute::kSelective) st_.rec = mix(n, &OpTimes::attention_fwd);
     st_.tp = n * (tp_fwd + tp_bwd + tp_rec);
@@ -260,7 +270,12 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   const double stage = pace.total();
 
   // --- pipeline ---------------------------------------------------------------
-  const double bubble = parallelism::BubbleMicrobatches(p) * stage;
+  // The forward side of the stage for ZB-H1: the forward compute and the
+  // forward's share of the exposed communication.
+  const double stage_comm = stage_tp + stage_cp + stage_ep;
+  const double stage_compute = stage_fwd + stage_bwd + stage_rec;
+  const double forward_side = stage_fwd + (stage_compute > 0 ? stage_comm * stage_fwd / stage_compute : 0);
+  const double bubble = parallelism::PipelineBubble(p, mb_count, stage, forward_side, pace.weight_grad);
   double p2p = 0;
   if (p.pp > 1) {
     const auto g = network_.Place(p.pp, st.pp);
@@ -294,6 +309,7 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   const double grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
   double dp_exposed = 0;
   double zero3_per_mb = 0;
+  double zero3_edges = 0;  // ZeRO-3 communication no pass can hide, per iteration
   if (dp > 1) {
     auto g = network_.Place(dp, st.dp);
     g.flat = p.dp_collective == parallelism::DpCollective::kFlat;
@@ -310,8 +326,17 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
       // (and recompute), reduce-scatter its gradients, every microbatch
       // (Rajbhandari et al. 2020, Sec. 7.2.3: 1.5x the all-reduce volume).
       const double gathers = p.recompute == Recompute::kFull ? 3 : 2;
-      zero3_per_mb = gathers * network_.Time(Collective::kAllGather, params_dev * w_bytes, g) +
-                     network_.Time(Collective::kReduceScatter, params_dev * w_bytes, g);
+      const double gather_all = network_.Time(Collective::kAllGather, params_dev * w_bytes, g);
+      const double reduce_all = network_.Time(Collective::kReduceScatter, params_dev * w_bytes, g);
+      zero3_per_mb = gathers * gather_all + reduce_all;
+      // With prefetch, each layer's gather hides behind the layer before it,
+      // but the iteration's first gather has nothing before it and its last
+      // reduce-scatter nothing after it (the optimizer step needs the
+      // gradients): one layer's worth of each, the unit FSDP and DeepSpeed
+      // gather in (Zhao et al. 2023, "PyTorch FSDP", VLDB: one FSDP unit
+      // per transformer block).
+      const double stage_layers = std::max(1.0, std::max({first_layers, last_layers, mid_layers}));
+      if (p.dp_overlap) zero3_edges = (gather_all + reduce_all) / stage_layers;
     }
     if (p.zero < 3) {
       if (p.dp_overlap) {
@@ -328,8 +353,12 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
       }
     }
   }
-  // ZeRO-3 gathers prefetch behind the compute of the previous layer.
-  const double stage_z3 = std::max(0.0, zero3_per_mb - (stage_fwd + stage_bwd + stage_rec));
+  // ZeRO-3 gathers prefetch behind the compute of the pass before; without
+  // overlap (training.dp_overlap=false) every gather and reduce-scatter
+  // stands between two passes.
+  const double stage_z3 = p.dp_overlap ? std::max(0.0, zero3_per_mb - (stage_fwd + stage_bwd + stage_rec))
+                                       : zero3_per_mb;
+  dp_exposed += zero3_edges;
 
   // Adam step: read fp32 master weight, gradient, two moments; write them
   // and the low-precision copy: 16 + 14 = 30 bytes per parameter, memory-bound.
@@ -559,6 +588,11 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
              ", global batch " + std::to_string(s.workload.global_batch) + ", sequence " +
              std::to_string(s.workload.seq_len) + (s.file.empty() ? "" : " (" + s.file + ")") +
              "; the inputs are valid but the model cannot cost them: please report it";
+    case Infeasible::kInterleaveMicrobatches:
+      return "interleaved 1F1B needs the " + std::to_string(e.microbatches) +
+             " microbatches per iteration to be a multiple of pp = " + std::to_string(p.pp) +
+             " (Megatron-LM refuses other counts); change micro_batch or the global batch, or set "
+             "training.interleave=1";
   }
   return {};
 }

@@ -22,6 +22,7 @@ enum class Infeasible {
   kOutOfMemory,      // the first or last stage does not fit in device memory
   kNoNetwork,        // a group spans devices but the system has no network tier
   kInvalidResult,    // the numbers broke an invariant (result_invariants.h): an internal error
+  kInterleaveMicrobatches,  // interleaved 1F1B with m not a multiple of pp
 };
 
 // Seconds of one iteration by cause. The parts add up to `total`.

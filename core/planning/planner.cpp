@@ -218,6 +218,9 @@ BestPlan FindBestPlan(const models::ModelSpec& model, const hardware::SystemSpec
   o.top = 1;
   o.objective = Objective::kTime;
   o.threads = space.threads;
+  // The planner ranks by the closed form (its figures are closed-form
+  // figures); the closed form itself refuses the schedules it cannot price.
+  o.event_check = false;
   o.space = space.search;
   const SearchResult r = Search(s, o);
   BestPlan best;

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "core/estimate/event_estimator.h"
+#include "hardware/topology.h"
 #include "parallelism/schedule.h"
 
 namespace orrery::engine {
@@ -63,15 +65,18 @@ std::string ResizeSystem(hardware::SystemSpec& s, int64_t devices) {
   if (devices < 1) return "the device count must be at least 1";
   if (devices % s.devices_per_node == 0) {
     s.nodes = devices / s.devices_per_node;
-    return {};
-  }
-  if (devices < s.devices_per_node && s.devices_per_node % devices == 0) {
+  } else if (devices < s.devices_per_node && s.devices_per_node % devices == 0) {
     s.devices_per_node = devices;
     s.nodes = 1;
-    return {};
+  } else {
+    return std::to_string(devices) + " devices are not a whole number of " +
+           std::to_string(s.devices_per_node) + "-device nodes";
   }
-  return std::to_string(devices) + " devices are not a whole number of " +
-         std::to_string(s.devices_per_node) + "-device nodes";
+  // The fabric must hold them: the limits `orrery network` checks.
+  base::Diagnostics d;
+  hardware::CheckTopology(s, "system", {}, d);
+  if (!d.ok()) return std::to_string(devices) + " devices do not fit the fabric: " + d.ToString();
+  return {};
 }
 
 parallelism::TrainingPlan PlanOf(const Scenario& s, const PlanKnobs& k) {
@@ -127,7 +132,7 @@ class Searcher {
       : o_(o), contexts_(contexts), shapes_(shapes) {}
 
   void Work(WorkerState& st) {
-    st.top.reserve(static_cast<size_t>(o_.top) + 1);
+    st.top.reserve(static_cast<size_t>(Keep()) + 1);
     for (;;) {
       const size_t i = next_.fetch_add(1, std::memory_order_relaxed);
       if (i >= shapes_.size()) break;
@@ -142,11 +147,13 @@ class Searcher {
   }
   uint64_t done() const { return done_.load(std::memory_order_relaxed); }
   bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+  // Candidates each worker keeps: the top K and the event check's spares.
+  int Keep() const { return o_.top + (o_.event_check ? std::max(0, o_.event_spare) : 0); }
 
  private:
   void Insert(WorkerState& st, const SearchCandidate& c) {
     auto& top = st.top;
-    const size_t k = static_cast<size_t>(o_.top);
+    const size_t k = static_cast<size_t>(Keep());
     if (top.size() >= k && !Better(c, top.back())) return;
     auto pos = std::upper_bound(top.begin(), top.end(), c, Better);
     top.insert(pos, c);  // capacity reserved: no allocation
@@ -345,10 +352,14 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   if (counts.empty()) counts.push_back(hardware::DeviceCount(s.system));
   std::vector<ShapeTask> shapes;
   std::string first_problem;
+  std::string resize_problem;  // why a device count was left out
   for (int64_t n : counts) {
     auto ctx = std::make_unique<DeviceContext>();
     ctx->scenario = s;
-    if (!ResizeSystem(ctx->scenario.system, n).empty()) continue;
+    if (std::string why = ResizeSystem(ctx->scenario.system, n); !why.empty()) {
+      if (resize_problem.empty()) resize_problem = std::move(why);
+      continue;
+    }
     const auto& sys = ctx->scenario.system;
     const double devices = static_cast<double>(n);
     switch (o.objective) {
@@ -403,13 +414,49 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
     parts[t].stats = states[t].stats;
     parts[t].stats.capacity_bytes = r.stats.capacity_bytes;
   }
-  SearchResult merged = MergeSearchResults(parts, o.top);
+  const int keep = o.top + (o.event_check ? std::max(0, o.event_spare) : 0);
+  SearchResult merged = MergeSearchResults(parts, keep);
+  if (o.event_check && o.shards <= 1) CheckWithEvents(s, o, merged);
   merged.stats.threads = threads;
   merged.stats.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   merged.cancelled = searcher.cancelled();
-  if (merged.top.empty()) merged.why_none = WhyNone(merged.stats, first_problem);
+  if (merged.top.empty() && merged.why_none.empty())
+    merged.why_none = contexts.empty() && !resize_problem.empty() ? resize_problem
+                                                                  : WhyNone(merged.stats, first_problem);
   return merged;
+}
+
+void CheckWithEvents(const Scenario& s, const SearchOptions& o, SearchResult& r) {
+  std::vector<SearchCandidate> kept;
+  kept.reserve(r.top.size());
+  for (SearchCandidate& c : r.top) {
+    const Scenario one = ScenarioOf(s, c.knobs);
+    const EventEstimator est(one.model, one.system);
+    const EventEstimate e = est.Run(one.training, one.workload);
+    c.closed_form_s = e.closed_form.iteration_s;
+    if (!e.simulated()) {
+      ++r.event_rejected;
+      std::string why = ExplainEventError(e, one);
+      if (why.empty()) why = ExplainInfeasible(e.closed_form, one);
+      if (why.empty()) why = "the event engine could not simulate it";
+      r.disagreements.push_back(EventDisagreement{c.knobs, c.closed_form_s, 0, why});
+      continue;
+    }
+    const double rel = e.estimate.iteration_s / e.closed_form.iteration_s - 1;
+    if (std::abs(rel) > o.event_tolerance)
+      r.disagreements.push_back(EventDisagreement{c.knobs, c.closed_form_s, e.estimate.iteration_s, {}});
+    // The objective scales with the iteration time at a fixed plan.
+    c.score *= e.estimate.iteration_s / e.closed_form.iteration_s;
+    c.estimate = e.estimate;
+    c.event_checked = true;
+    kept.push_back(c);
+  }
+  std::sort(kept.begin(), kept.end(), Better);
+  if (kept.size() > static_cast<size_t>(std::max(0, o.top))) kept.resize(static_cast<size_t>(std::max(0, o.top)));
+  r.top = std::move(kept);
+  if (r.top.empty() && r.why_none.empty())
+    r.why_none = "no plan the event engine can simulate among the closed form's best";
 }
 
 SearchResult MergeSearchResults(const std::vector<SearchResult>& parts, int top) {

@@ -17,6 +17,16 @@
 //      block whose bound is worse than the current K-th best is skipped.
 // Everything else is estimated with TrainingEstimator::Run (allocation-free).
 //
+// The finalists are then re-scored with the event-driven engine
+// (event_estimator.h), which replays the pipeline schedule instead of
+// assuming its closed form: a plan the event engine cannot run is dropped,
+// the rest are ranked by the simulated iteration, and a finalist whose two
+// estimates differ by more than SearchOptions::event_tolerance is reported
+// in SearchResult::disagreements. The closed form's optimism in some corner
+// (a schedule it prices too kindly) therefore cannot put a plan first. The
+// workers keep `top + event_spare` closed-form candidates so that dropped
+// plans are replaced.
+//
 // Threads take shapes from a shared counter; each keeps its own top K, and
 // candidates are ordered by (score, ordinal) where the ordinal is the
 // candidate's position in the fixed enumeration, so the result does not
@@ -46,6 +56,11 @@ struct SearchOptions {
   PlanSpaceOptions space;
   std::vector<int64_t> device_counts;   // empty = the scenario's system
   bool prune_by_time = true;            // off only to test the bound
+  // Re-score the finalists with the event engine (see above). Shards skip
+  // it; the caller runs CheckWithEvents on the merged list.
+  bool event_check = true;
+  int event_spare = 8;                  // extra closed-form candidates kept for it
+  double event_tolerance = 0.02;        // |event / closed - 1| reported above this
   // Shard for multi-process runs: shapes i with i % shards == shard.
   int shard = 0;
   int shards = 1;
@@ -60,7 +75,17 @@ struct SearchCandidate {
   PlanKnobs knobs;
   double score = 0;      // the objective, lower is better (see ObjectiveScore)
   uint64_t ordinal = 0;  // position in the enumeration (tie-break)
-  TrainingEstimate estimate;
+  TrainingEstimate estimate;      // after the event check: time simulated by the event engine
+  double closed_form_s = 0;       // the closed form's iteration (s)
+  bool event_checked = false;     // estimate.time comes from the event engine
+};
+
+// A finalist where the closed form and the event engine disagree.
+struct EventDisagreement {
+  PlanKnobs knobs;
+  double closed_form_s = 0;
+  double event_s = 0;             // 0 when the event engine rejected the plan
+  std::string why;                // the event engine's reason when it rejected the plan
 };
 
 struct SearchStats {
@@ -85,6 +110,8 @@ struct SearchResult {
   SearchStats stats;
   std::string why_none;               // when `top` is empty: why no plan fits
   bool cancelled = false;             // SearchOptions::cancel was raised
+  std::vector<EventDisagreement> disagreements;  // from the event check
+  uint64_t event_rejected = 0;        // finalists the event engine could not run
 };
 
 // Objective value of an estimate, lower is better: seconds, USD or joules
@@ -103,6 +130,11 @@ std::string ObjectiveProblem(Objective o, const hardware::SystemSpec& s);
 std::string ResizeSystem(hardware::SystemSpec& s, int64_t devices);
 
 SearchResult Search(const Scenario& s, const SearchOptions& o);
+
+// Re-scores `r.top` with the event engine: drops plans it rejects, records
+// disagreements above o.event_tolerance, ranks by the simulated objective
+// and keeps o.top. The candidates' estimates must be filled (Reestimate).
+void CheckWithEvents(const Scenario& s, const SearchOptions& o, SearchResult& r);
 
 // Merges shard results (top lists and counts), keeping the best `top`.
 SearchResult MergeSearchResults(const std::vector<SearchResult>& parts, int top);

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "core/estimate/training_estimator.h"
+#include "hardware/topology.h"
 #include "core/base/csv.h"
 #include "models/model_spec.h"
 #include "parallelism/plan_spec.h"
@@ -240,6 +241,22 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       s.system.nodes = 1;
     }
 
+    // The measured machine held the row's GPUs: where the preset's fat tree
+    // is too small for them, give it the switch levels it needs (the same
+    // capacity `orrery network` checks, hardware/topology.h).
+    for (auto& tier : s.system.network) {
+      if (tier.topology != hardware::Topology::kFatTree || tier.radix <= 0) continue;
+      const int64_t links = tier.links > 0 ? tier.links : 1;
+      const int64_t need = (tier.domain == 0 ? n : std::min(tier.domain, n)) * links;
+      const int64_t before = tier.levels;
+      while (tier.levels < 5 &&
+             hardware::FatTreeCapacity(tier.radix, static_cast<int>(tier.levels), tier.oversubscription) < need)
+        ++tier.levels;
+      if (tier.levels != before)
+        assume(std::to_string(tier.levels) + "-level " + tier.name + " fat tree (the preset's " +
+               std::to_string(before) + " levels hold fewer than " + std::to_string(n) + " GPUs)");
+    }
+
     // --- the plan -------------------------------------------------------------------
     auto& p = s.training;
     p.tp = tp.value_or(1);
@@ -248,7 +265,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.cp = cp.value_or(1);
     p.ep = ep.value_or(1);
     if (!global_batch) {
-      row.skipped = "global_batch missing";
+      row.skipped = "global batch missing (the step's work cannot be assumed)";
       report.rows.push_back(row);
       continue;
     }
@@ -272,6 +289,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // earlier runs used materialised softmax attention.
     p.attention = year >= 2023 ? parallelism::Attention::kFlash : parallelism::Attention::kMaterialized;
     const std::string all_text = row.source + " " + notes;
+    bool zero3_prefetch = false;
     // No ZeRO column in the published CSV: a `zero` column wins, else the
     // notes say "ZeRO-3" for the DeepSpeed rows of Narayanan et al. Table 2.
     if (zero) p.zero = *zero;
@@ -283,9 +301,13 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.zero = 3;
       p.dp_collective = parallelism::DpCollective::kFlat;
       assume("flat-ring ZeRO-3 collectives (DeepSpeed 2021)");
+      // DeepSpeed ZeRO-3 prefetches the next parameters while the current
+      // layer computes by default (stage3_prefetch_bucket_size, DeepSpeed
+      // configuration reference): its gathers overlap the passes.
+      zero3_prefetch = true;
     }
     else if (mcore) { p.zero = 1; assume("distributed optimizer (ZeRO-1)"); }
-    p.dp_overlap = all_text.find("overlap-grad-reduce") != std::string::npos;
+    p.dp_overlap = zero3_prefetch || all_text.find("overlap-grad-reduce") != std::string::npos;
     p.tp_comm_overlap = all_text.find("tp-comm-overlap") != std::string::npos;
     p.precision = hardware::DataType::kBf16;
     if (p.dp == 0) p.dp = n / (p.tp * p.pp * p.cp);

@@ -159,8 +159,11 @@ void ParseCurve(const YAML::Node& node, const std::string& path, const std::stri
 }  // namespace
 
 void ParseDevice(const YAML::Node& map, const std::string& path, const std::string& file,
-                 DeviceSpec& out, base::Diagnostics& diags) {
-  DeviceSchema().Parse(map, path, file, out, diags, DeviceCurveKeys());
+                 DeviceSpec& out, base::Diagnostics& diags,
+                 const std::vector<std::string>& extra_keys) {
+  std::vector<std::string> elsewhere = DeviceCurveKeys();
+  elsewhere.insert(elsewhere.end(), extra_keys.begin(), extra_keys.end());
+  DeviceSchema().Parse(map, path, file, out, diags, elsewhere);
   if (!map.IsMap()) return;
   if (const YAML::Node g = map["gemm_efficiency"])
     ParseCurve(g, path + ".gemm_efficiency", file, Dimension::kFlops, out.gemm_efficiency, diags);

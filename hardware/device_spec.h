@@ -74,8 +74,10 @@ const std::vector<std::string>& DeviceCurveKeys();
 // Parses a `device:` map: schema keys plus the efficiency curves, written as
 // a sequence of [size, efficiency] pairs, e.g.
 //   gemm_efficiency: [[1 GFLOP, 0.30], [1 TFLOP, 0.80]]
+// `extra_keys` are keys the caller parses (a preset file's naming keys).
 void ParseDevice(const YAML::Node& map, const std::string& path, const std::string& file,
-                 DeviceSpec& out, base::Diagnostics& diags);
+                 DeviceSpec& out, base::Diagnostics& diags,
+                 const std::vector<std::string>& extra_keys = {});
 
 // Cross-key checks (curves sorted, efficiencies in (0, 1], bf16 peak set).
 void CheckDevice(const DeviceSpec& d, const std::string& path, const base::SourceLocation& where,

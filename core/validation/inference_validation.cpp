@@ -12,22 +12,6 @@ namespace {
 
 using hardware::DataType;
 
-// Model names in the CSV -> model presets, by prefix, and what the mapping assumes.
-struct ModelMapping {
-  const char* prefix;
-  const char* preset;
-  const char* assumption;  // "" when the preset is that model
-};
-
-constexpr ModelMapping kModels[] = {
-    {"Llama-2-7B", "llama2-7b", ""},
-    {"Llama-2-13B", "llama2-13b", ""},
-    {"Llama-2-70B", "llama2-70b", ""},
-    {"Mixtral-8x7B", "mixtral-8x7b", ""},
-    {"Llama-3.1-8B", "llama3-8b", "Llama 3.1 8B has the Llama 3 8B shape (Meta configs)"},
-    {"Llama-3.3-70B", "llama3-70b", "Llama 3.3 70B has the Llama 3 70B shape (Meta configs)"},
-};
-
 bool Contains(const std::string& text, const char* what) {
   return text.find(what) != std::string::npos;
 }
@@ -96,24 +80,26 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
     }
 
     // --- the model -------------------------------------------------------------
-    const ModelMapping* mm = nullptr;
-    for (const auto& m : kModels)
-      if (base_row.model.rfind(m.prefix, 0) == 0) mm = &m;
-    if (mm == nullptr) {
-      skip("no model preset for '" + base_row.model + "'");
+    const auto resolved = store.Resolve(DocKind::kModel, base_row.model);
+    if (!resolved) {
+      const std::string near = store.CloseTo(DocKind::kModel, base_row.model);
+      skip("no model preset for '" + base_row.model + "'" + (near.empty() ? "" : "; " + near));
       continue;
     }
-    if (*mm->assumption) assume(mm->assumption);
-    auto mit = models_by_name.find(mm->preset);
+    const std::string& preset = resolved->preset;
+    if (!resolved->dropped.empty())
+      assume("'" + base_row.model + "' read as preset " + preset + " ('" + resolved->dropped +
+             "' names a variant of the same shape)");
+    auto mit = models_by_name.find(preset);
     if (mit == models_by_name.end()) {
       models::ModelSpec m;
       base::Diagnostics d;
-      const bool ok = LoadModelPreset(mm->preset, store, {csv_file, r.line, 0}, "model", m, d);
+      const bool ok = LoadModelPreset(preset, store, {csv_file, r.line, 0}, "model", m, d);
       if (!ok) diags.Append(d);
-      mit = models_by_name.emplace(mm->preset, std::make_pair(m, ok)).first;
+      mit = models_by_name.emplace(preset, std::make_pair(m, ok)).first;
     }
     if (!mit->second.second) {
-      skip(std::string("model preset '") + mm->preset + "' failed to load");
+      skip("model preset '" + preset + "' failed to load");
       continue;
     }
 
@@ -139,25 +125,28 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
 
     // --- the system -----------------------------------------------------------------
     const std::string gpu = cell("gpu");
-    const GpuPreset* gm = FindGpuPreset(gpu);
-    if (gm == nullptr) {
-      skip("no device preset for GPU '" + gpu + "'");
+    const GpuPlacement place = PlaceGpu(gpu, store);
+    if (!place.error.empty()) {
+      skip(place.error);
       continue;
     }
-    const std::string key = std::string(gm->system) + "/" + gm->device;
+    if (!place.assumption.empty()) assume(place.assumption);
+    const std::string key = place.system + "/" + place.device;
     auto sit = systems.find(key);
     if (sit == systems.end()) {
       base::Diagnostics d;
       hardware::SystemSpec sys;
-      bool ok = LoadSystemPreset(gm->system, store, {csv_file, r.line, 0}, "system", sys, d);
-      if (ok && sys.device_preset != gm->device)
-        ok = LoadDevicePreset(gm->device, store, {csv_file, r.line, 0}, "system.device",
+      bool ok = LoadSystemPreset(place.system, store, {csv_file, r.line, 0}, "system", sys, d);
+      if (ok && sys.device_preset != place.device) {
+        ok = LoadDevicePreset(place.device, store, {csv_file, r.line, 0}, "system.device",
                               sys.device, d);
+        sys.device_preset = place.device;
+      }
       if (!ok) diags.Append(d);
       sit = systems.emplace(key, std::make_pair(sys, ok)).first;
     }
     if (!sit->second.second) {
-      skip(std::string("system preset '") + gm->system + "' failed to load");
+      skip("system preset '" + place.system + "' failed to load");
       continue;
     }
 

@@ -8,8 +8,11 @@ double MemoryTime(const DeviceSpec& d, double bytes) {
 }
 
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
-  const Curve& eff = t == DataType::kFp8 && !d.gemm_efficiency_fp8.empty() ? d.gemm_efficiency_fp8
-                                                                         : d.gemm_efficiency;
+  // Narrow formats (FP8, and FP4 with no curve of its own) use the FP8
+  // curve: their kernels reach a similar fraction of a higher peak.
+  const bool narrow = t == DataType::kFp8 || t == DataType::kFp4 || t == DataType::kMxfp4;
+  const Curve& eff = narrow && !d.gemm_efficiency_fp8.empty() ? d.gemm_efficiency_fp8
+                                                              : d.gemm_efficiency;
   const double compute = flops / (PeakFlops(d, t) * eff.At(flops));
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;

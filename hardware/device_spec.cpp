@@ -17,6 +17,8 @@ double BytesPer(DataType t) {
     case DataType::kFp8:
     case DataType::kInt8: return 1;
     case DataType::kInt4: return 0.5;
+    case DataType::kFp4: return 4.5 / 8;
+    case DataType::kMxfp4: return 4.25 / 8;
   }
   return 2;
 }
@@ -30,6 +32,8 @@ const char* DataTypeName(DataType t) {
     case DataType::kFp8: return "fp8";
     case DataType::kInt8: return "int8";
     case DataType::kInt4: return "int4";
+    case DataType::kFp4: return "fp4";
+    case DataType::kMxfp4: return "mxfp4";
   }
   return "?";
 }
@@ -37,7 +41,7 @@ const char* DataTypeName(DataType t) {
 std::vector<std::pair<std::string, DataType>> DataTypeNames() {
   return {{"fp32", DataType::kFp32}, {"tf32", DataType::kTf32}, {"bf16", DataType::kBf16},
           {"fp16", DataType::kFp16}, {"fp8", DataType::kFp8},   {"int8", DataType::kInt8},
-          {"int4", DataType::kInt4}};
+          {"int4", DataType::kInt4}, {"fp4", DataType::kFp4},   {"mxfp4", DataType::kMxfp4}};
 }
 
 double Curve::At(double size) const {
@@ -59,6 +63,8 @@ double PeakFlops(const DeviceSpec& d, DataType t) {
     case DataType::kFp8: return d.peak_fp8;
     case DataType::kInt8:
     case DataType::kInt4: return d.peak_int8;
+    case DataType::kFp4:
+    case DataType::kMxfp4: return d.peak_fp4;
   }
   return 0;
 }
@@ -77,6 +83,8 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
                   "Dense FP8 tensor peak; 0 = unsupported.")
         .Quantity("peak_int8", &DeviceSpec::peak_int8, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
                   "Dense INT8 tensor peak (OP/s); 0 = unsupported.")
+        .Quantity("peak_fp4", &DeviceSpec::peak_fp4, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
+                  "Dense FP4 tensor peak (NVFP4/MXFP4 block-scaled, Blackwell); 0 = none.")
         .Quantity("peak_tf32", &DeviceSpec::peak_tf32, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
                   "Dense TF32 tensor peak; 0 = unsupported.")
         .Quantity("peak_fp32", &DeviceSpec::peak_fp32, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
@@ -160,8 +168,11 @@ void ParseCurve(const YAML::Node& node, const std::string& path, const std::stri
 }  // namespace
 
 void ParseDevice(const YAML::Node& map, const std::string& path, const std::string& file,
-                 DeviceSpec& out, base::Diagnostics& diags) {
-  DeviceSchema().Parse(map, path, file, out, diags, DeviceCurveKeys());
+                 DeviceSpec& out, base::Diagnostics& diags,
+                 const std::vector<std::string>& extra_keys) {
+  std::vector<std::string> elsewhere = DeviceCurveKeys();
+  elsewhere.insert(elsewhere.end(), extra_keys.begin(), extra_keys.end());
+  DeviceSchema().Parse(map, path, file, out, diags, elsewhere);
   if (!map.IsMap()) return;
   if (const YAML::Node g = map["gemm_efficiency"])
     ParseCurve(g, path + ".gemm_efficiency", file, Dimension::kFlops, out.gemm_efficiency, diags);

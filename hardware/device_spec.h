@@ -11,10 +11,16 @@
 
 namespace orrery::hardware {
 
-enum class DataType { kFp32, kTf32, kBf16, kFp16, kFp8, kInt8, kInt4 };
-inline constexpr int kDataTypeCount = 7;
+// kFp4 is NVFP4 and kMxfp4 the OCP MX FP4 format: E2M1 elements with a
+// shared scale per block (see BytesPer).
+enum class DataType { kFp32, kTf32, kBf16, kFp16, kFp8, kInt8, kInt4, kFp4, kMxfp4 };
+inline constexpr int kDataTypeCount = 9;
 
-// Bytes per element of a datatype (int4 is half a byte).
+// Bytes per element of a datatype (int4 is half a byte). Block-scaled FP4
+// carries its scales: NVFP4 one FP8 E4M3 scale per 16 elements, 4.5 bits
+// (NVIDIA, "Introducing NVFP4", 2025; Blackwell block scaling), MXFP4 one
+// E8M0 scale per 32 elements, 4.25 bits (OCP Microscaling Formats v1.0,
+// Sec. 5). The per-tensor FP32 scale of NVFP4 is negligible.
 double BytesPer(DataType t);
 const char* DataTypeName(DataType t);
 std::vector<std::pair<std::string, DataType>> DataTypeNames();
@@ -41,6 +47,7 @@ struct DeviceSpec {
   double peak_fp16 = 0;   // 0 = same as bf16
   double peak_fp8 = 0;
   double peak_int8 = 0;   // OP/s
+  double peak_fp4 = 0;    // NVFP4 / MXFP4 tensor peak (Blackwell); 0 = none
   double memory_capacity = 0;   // bytes of device memory (HBM)
   double memory_bandwidth = 0;  // bytes/s, datasheet
   double l2_cache = 0;          // bytes
@@ -74,8 +81,10 @@ const std::vector<std::string>& DeviceCurveKeys();
 // Parses a `device:` map: schema keys plus the efficiency curves, written as
 // a sequence of [size, efficiency] pairs, e.g.
 //   gemm_efficiency: [[1 GFLOP, 0.30], [1 TFLOP, 0.80]]
+// `extra_keys` are keys the caller parses (a preset file's naming keys).
 void ParseDevice(const YAML::Node& map, const std::string& path, const std::string& file,
-                 DeviceSpec& out, base::Diagnostics& diags);
+                 DeviceSpec& out, base::Diagnostics& diags,
+                 const std::vector<std::string>& extra_keys = {});
 
 // Cross-key checks (curves sorted, efficiencies in (0, 1], bf16 peak set).
 void CheckDevice(const DeviceSpec& d, const std::string& path, const base::SourceLocation& where,

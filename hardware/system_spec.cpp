@@ -164,8 +164,11 @@ const std::vector<std::string>& SystemSubsectionKeys() {
 }
 
 void ParseSystem(const YAML::Node& map, const std::string& path, const std::string& file,
-                 SystemSpec& out, base::Diagnostics& diags) {
-  SystemSchema().Parse(map, path, file, out, diags, SystemSubsectionKeys());
+                 SystemSpec& out, base::Diagnostics& diags,
+                 const std::vector<std::string>& extra_keys) {
+  std::vector<std::string> elsewhere = SystemSubsectionKeys();
+  elsewhere.insert(elsewhere.end(), extra_keys.begin(), extra_keys.end());
+  SystemSchema().Parse(map, path, file, out, diags, elsewhere);
   if (!map.IsMap()) return;
   out.network.clear();
   const YAML::Node net = map["network"];

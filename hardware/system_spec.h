@@ -75,8 +75,10 @@ const base::Schema<NetworkTier>& NetworkTierSchema();
 
 // Parses the system keys and the `network` sequence. The `device` key is the
 // caller's (a preset name or an inline map), listed in SystemSubsectionKeys().
+// `extra_keys` are keys the caller parses (a preset file's naming keys).
 void ParseSystem(const YAML::Node& map, const std::string& path, const std::string& file,
-                 SystemSpec& out, base::Diagnostics& diags);
+                 SystemSpec& out, base::Diagnostics& diags,
+                 const std::vector<std::string>& extra_keys = {});
 const std::vector<std::string>& SystemSubsectionKeys();
 // Keys of a network tier that hold curves (parsed by ParseSystem, not the schema).
 const std::vector<std::string>& NetworkTierCurveKeys();

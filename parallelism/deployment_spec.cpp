@@ -9,7 +9,8 @@ namespace {
 
 std::vector<std::pair<std::string, DataType>> StorageTypes() {
   return {{"bf16", DataType::kBf16}, {"fp16", DataType::kFp16}, {"fp8", DataType::kFp8},
-          {"int8", DataType::kInt8}, {"int4", DataType::kInt4}};
+          {"int8", DataType::kInt8}, {"int4", DataType::kInt4}, {"fp4", DataType::kFp4},
+          {"mxfp4", DataType::kMxfp4}};
 }
 
 }  // namespace
@@ -33,7 +34,8 @@ const base::Schema<InferenceDeployment>& InferenceDeploymentSchema() {
                         "Datatype of the stored weights (int8/int4: weight-only quantisation).")
         .Enum<DataType>("activations", &D::activations,
                         {{"bf16", DataType::kBf16}, {"fp16", DataType::kFp16},
-                         {"fp8", DataType::kFp8}, {"int8", DataType::kInt8}},
+                         {"fp8", DataType::kFp8}, {"int8", DataType::kInt8},
+                         {"fp4", DataType::kFp4}, {"mxfp4", DataType::kMxfp4}},
                         "bf16", "Datatype of GEMM inputs; GEMMs run at the device peak for it.")
         .Enum<DataType>("kv_cache", &D::kv_cache, StorageTypes(), "bf16",
                         "Datatype of the KV cache.")

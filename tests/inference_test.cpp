@@ -518,7 +518,7 @@ TEST(Scenario, InferenceOnlyFileNeedsNoTraining) {
 TEST(Scenario, InferenceKeyErrorsNameFileLineAndSuggestion) {
   const std::string file = ::testing::TempDir() + "/bad_infer.yaml";
   std::ofstream(file) << "scenario:\n  model: llama2-7b\n  system: dgx-h100-superpod\n"
-                         "  inference:\n    tp: 2\n    kv_cahce: fp8\n    weights: fp4\n";
+                         "  inference:\n    tp: 2\n    kv_cahce: fp8\n    weights: fp2\n";
   base::Diagnostics d;
   EXPECT_FALSE(LoadScenarioFile(file, PresetStore(kConfigs), d).has_value());
   const std::string text = d.ToString();
@@ -528,7 +528,7 @@ TEST(Scenario, InferenceKeyErrorsNameFileLineAndSuggestion) {
       << text;
   EXPECT_NE(text.find(file + ":7:14: error: scenario.inference.weights"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("one of: bf16, fp16, fp8, int8, int4"), std::string::npos) << text;
+  EXPECT_NE(text.find("one of: bf16, fp16, fp8, int8, int4, fp4, mxfp4"), std::string::npos) << text;
 }
 
 // --- validation against measured inference runs --------------------------------------

@@ -9,6 +9,7 @@
 #include "core/base/yaml_source.h"
 #include "hardware/cost_model.h"
 #include "hardware/topology.h"
+#include "models/hf_config.h"
 
 #ifndef ORRERY_CONFIG_DIR_DEFAULT
 #define ORRERY_CONFIG_DIR_DEFAULT "configs"
@@ -101,13 +102,14 @@ template <class Spec, class LoadFn>
 bool LoadPreset(DocKind kind, const std::string& name, const PresetStore& store,
                 const SourceLocation& where, const std::string& path, Spec& out,
                 Diagnostics& diags, LoadFn load) {
-  const std::string file = store.PathOf(kind, name);
-  if (file.empty()) {
-    std::string hint = base::DidYouMean(name, store.Names(kind));
+  const std::optional<PresetName> resolved = store.Resolve(kind, name);
+  if (!resolved) {
+    std::string hint = store.CloseTo(kind, name);
     if (hint.empty()) hint = "see 'orrery presets list'";
     diags.Add(where, path, name, std::string("unknown ") + DocKindName(kind) + " preset", hint);
     return false;
   }
+  const std::string file = store.PathOf(kind, resolved->preset);
   const size_t before = diags.size();
   auto map = LoadDoc(file, kind, diags);
   if (!map) return false;
@@ -119,26 +121,30 @@ bool LoadPreset(DocKind kind, const std::string& name, const PresetStore& store,
 
 void LoadDeviceMap(const YAML::Node& map, const std::string& path, const std::string& file,
                    hardware::DeviceSpec& out, Diagnostics& diags) {
-  hardware::ParseDevice(map, path, file, out, diags);
+  hardware::ParseDevice(map, path, file, out, diags, PresetNamingKeys(DocKind::kDevice));
+  CheckPresetNaming(map, DocKind::kDevice, path, file, diags);
   hardware::CheckDevice(out, path, base::LocationOf(map, file), diags);
 }
 
 void LoadModelMap(const YAML::Node& map, const std::string& path, const std::string& file,
                   models::ModelSpec& out, Diagnostics& diags) {
-  models::ModelSchema().Parse(map, path, file, out, diags);
+  models::ModelSchema().Parse(map, path, file, out, diags, PresetNamingKeys(DocKind::kModel));
+  CheckPresetNaming(map, DocKind::kModel, path, file, diags);
   models::CheckModel(out, path, base::LocationOf(map, file), diags);
 }
 
 void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::string& file,
                    const PresetStore& store, hardware::SystemSpec& out, Diagnostics& diags) {
-  hardware::ParseSystem(map, path, file, out, diags);
+  hardware::ParseSystem(map, path, file, out, diags, PresetNamingKeys(DocKind::kSystem));
+  CheckPresetNaming(map, DocKind::kSystem, path, file, diags);
   if (!map.IsMap()) return;
   const YAML::Node dev = map["device"];
   if (!dev) {
     diags.Add(base::LocationOf(map, file), path + ".device", "",
               "required key is missing (a device preset name or a device map)");
   } else if (dev.IsScalar()) {
-    out.device_preset = dev.Scalar();
+    const auto resolved = store.Resolve(DocKind::kDevice, dev.Scalar());
+    out.device_preset = resolved ? resolved->preset : dev.Scalar();
     LoadDevicePreset(dev.Scalar(), store, base::LocationOf(dev, file), path + ".device",
                      out.device, diags);
   } else {
@@ -163,6 +169,20 @@ bool LoadSystemPreset(const std::string& name, const PresetStore& store, const S
 
 bool LoadModelPreset(const std::string& name, const PresetStore& store, const SourceLocation& where,
                      const std::string& path, models::ModelSpec& out, Diagnostics& diags) {
+  if (models::IsHfConfigPath(name)) {
+    // A Hugging Face config.json: as written, else beside the file naming it.
+    std::error_code ec;
+    std::string file = name;
+    if (!fs::exists(file, ec) && !where.file.empty()) {
+      const fs::path beside = fs::path(where.file).parent_path() / name;
+      if (fs::exists(beside, ec)) file = beside.string();
+    }
+    if (!fs::exists(file, ec)) {
+      diags.Add(where, path, name, "model config file not found");
+      return false;
+    }
+    return models::ReadHfConfig(file, out, diags);
+  }
   return LoadPreset(DocKind::kModel, name, store, where, path, out, diags,
                     [&](const YAML::Node& m, const std::string& p, const std::string& f,
                         models::ModelSpec& o) { LoadModelMap(m, p, f, o, diags); });

@@ -3,6 +3,7 @@
 // preset name, loaded from YAML, overridden with --set, and cross-checked in
 // one pass before any estimate is made (STYLE.md rule 5).
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,10 +35,29 @@ const char* DocKindName(DocKind k);
 // Folder of configs/ that holds presets of a kind ("devices", ...).
 const char* DocKindFolder(DocKind k);
 
+// A name a user wrote, resolved to a preset (PresetStore::Resolve).
+struct PresetName {
+  std::string preset;   // the preset's file name, e.g. "h100-sxm"
+  std::string matched;  // the spelling that matched: the file name, `name:` or an alias
+  std::string dropped;  // variant words left out to match ("Instruct FP8"); empty when none
+};
+
+// A name compared without case, spaces or punctuation: "H100-SXM5 80GB" ->
+// "h100sxm580gb".
+std::string NameKey(const std::string& name);
+
 // Finds presets under a config folder: <dir>/devices/<name>.yaml, ...
+//
+// Presets are found by the names users write, declared in the files
+// themselves, never by a table in code: a device, system or model preset
+// answers to its file name, its `name:` and every entry of its `aliases:`
+// list, compared by NameKey. A model name that matches nothing is tried once
+// more without a Hugging Face organisation ("meta-llama/") and without
+// trailing variant words that leave the shape unchanged (Instruct, Chat, hf,
+// and quantisation tags such as FP8, AWQ); the words dropped are reported.
 class PresetStore {
  public:
-  explicit PresetStore(std::string config_dir) : dir_(std::move(config_dir)) {}
+  explicit PresetStore(std::string config_dir);
   // $ORRERY_CONFIG_DIR if set, else <dir of the running binary>/../share/
   // orrery/configs when it exists (an installed orrery), else the configs/
   // of the source tree this binary was built from.
@@ -49,9 +69,35 @@ class PresetStore {
   // Path of a preset, or empty when there is none of that name.
   std::string PathOf(DocKind kind, const std::string& name) const;
 
+  // The preset a written name means (see the class comment), or nullopt.
+  std::optional<PresetName> Resolve(DocKind kind, const std::string& written) const;
+  // "did you mean 'llama3.1-70b'?": the preset whose file name, name or
+  // alias is nearest to `written` (NameKey edit distance within a quarter of
+  // its letters; ties listed, the matching spelling in parentheses when it
+  // is not the file name); "" when none is near.
+  std::string CloseTo(DocKind kind, const std::string& written) const;
+  // A device preset's `reference_system:` (the system preset a measured run
+  // that names only the GPU is placed in); "" when it declares none.
+  std::string ReferenceSystem(const std::string& device_preset) const;
+
  private:
+  struct Entry {
+    std::string preset;
+    std::vector<std::string> spellings;  // file name, name:, aliases (as written)
+    std::string reference_system;
+  };
+  struct Index;
+  const std::vector<Entry>& Entries(DocKind kind) const;
+
   std::string dir_;
+  std::shared_ptr<Index> index_;  // read lazily, shared by copies (same folder)
 };
+
+// Keys a preset file may carry besides its spec: `aliases` (every kind) and
+// `reference_system` (devices). Checked by CheckPresetNaming.
+const std::vector<std::string>& PresetNamingKeys(DocKind kind);
+void CheckPresetNaming(const YAML::Node& map, DocKind kind, const std::string& path,
+                       const std::string& file, base::Diagnostics& diags);
 
 // Loads a device/system/model document map (the value under its top-level
 // key). Presets named inside are resolved with `store`.

@@ -24,22 +24,37 @@ int YearOf(const std::string& text) {
 
 }  // namespace
 
-const GpuPreset* FindGpuPreset(const std::string& gpu_name) {
-  // Training CSV spellings, then inference CSV spellings.
-  static constexpr GpuPreset kGpus[] = {
-      {"A100-SXM4-80GB", "a100-80gb", "selene"},
-      {"A100-SXM4-40GB", "a100-40gb", "dgx-a100-superpod"},
-      {"A100-80GB", "a100-80gb", "selene"},
-      {"A100 80GB", "a100-80gb", "selene"},
-      {"H100-SXM5-80GB", "h100-sxm", "dgx-h100-superpod"},
-      {"H100-SXM", "h100-sxm", "dgx-h100-superpod"},
-      {"H100 SXM", "h100-sxm", "dgx-h100-superpod"},
-      {"H100 80GB HBM3", "h100-sxm", "dgx-h100-superpod"},
-      {"H200", "h200", "dgx-h100-superpod"},
-  };
-  for (const auto& g : kGpus)
-    if (gpu_name.rfind(g.prefix, 0) == 0) return &g;
-  return nullptr;
+GpuPlacement PlaceGpu(const std::string& gpu_name, const PresetStore& store) {
+  GpuPlacement out;
+  std::string device_name = TrimCell(gpu_name), system_name;
+  if (const size_t open = device_name.find('('); open != std::string::npos) {
+    const size_t close = device_name.find(')', open);
+    system_name = TrimCell(device_name.substr(open + 1, close == std::string::npos
+                                                            ? std::string::npos
+                                                            : close - open - 1));
+    device_name = TrimCell(device_name.substr(0, open));
+  }
+  const auto device = store.Resolve(DocKind::kDevice, device_name);
+  if (!device) {
+    out.error = "no device preset for GPU '" + gpu_name + "'";
+    const std::string near = store.CloseTo(DocKind::kDevice, device_name);
+    if (!near.empty()) out.error += "; " + near;
+    return out;
+  }
+  out.device = device->preset;
+  if (!system_name.empty())
+    if (const auto sys = store.Resolve(DocKind::kSystem, system_name)) out.system = sys->preset;
+  if (out.system.empty()) {
+    out.system = store.ReferenceSystem(out.device);
+    if (out.system.empty()) {
+      out.error = "device preset '" + out.device + "' declares no reference_system to place it in";
+      return out;
+    }
+    if (!system_name.empty())
+      out.assumption = "no system preset answers to '" + system_name + "'; placed in " +
+                       out.system + " (" + out.device + "'s reference system)";
+  }
+  return out;
 }
 
 std::string TrimCell(const std::string& s) {
@@ -207,20 +222,27 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
 
     // --- the system ---------------------------------------------------------------
     const std::string gpu = cell("gpu");
-    const GpuPreset* map = FindGpuPreset(gpu);
-    if (map == nullptr) {
-      row.skipped = "no device preset for GPU '" + gpu + "'";
+    const GpuPlacement place = PlaceGpu(gpu, store);
+    if (!place.error.empty()) {
+      row.skipped = place.error;
       report.rows.push_back(row);
       continue;
     }
-    std::string system_name = cell("system").empty() ? map->system : cell("system");
-    auto it = systems.find(system_name);
+    std::string system_name = cell("system").empty() ? place.system : cell("system");
+    if (!place.assumption.empty()) assume(place.assumption);
+    const std::string key = system_name + "/" + place.device;
+    auto it = systems.find(key);
     if (it == systems.end()) {
       base::Diagnostics d;
       hardware::SystemSpec sys;
-      const bool ok = LoadSystemPreset(system_name, store, {csv_file, r.line, 0}, "system", sys, d);
+      bool ok = LoadSystemPreset(system_name, store, {csv_file, r.line, 0}, "system", sys, d);
+      if (ok && sys.device_preset != place.device) {
+        ok = LoadDevicePreset(place.device, store, {csv_file, r.line, 0}, "system.device",
+                              sys.device, d);
+        sys.device_preset = place.device;
+      }
       if (!ok) diags.Append(d);
-      it = systems.emplace(system_name, std::make_pair(sys, ok)).first;
+      it = systems.emplace(key, std::make_pair(sys, ok)).first;
     }
     if (!it->second.second) {
       row.skipped = "system preset '" + system_name + "' failed to load";

@@ -38,15 +38,18 @@ struct ValidationReport {
 ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetStore& store,
                                      base::Diagnostics& diags);
 
-// A measured run's GPU name (prefix match, as the CSVs spell it) -> device
-// preset and the system preset of the cluster its reference runs used;
-// nullptr when no preset covers it. Shared by training and inference rows.
-struct GpuPreset {
-  const char* prefix;
-  const char* device;
-  const char* system;
+// A measured run's GPU as its CSV names it -> the device preset and the
+// system preset it is placed in, through the presets' own names and aliases
+// (PresetStore::Resolve). "A100-SXM4-80GB (Selene)": the words in
+// parentheses name the system when a system preset answers to them;
+// otherwise the device's `reference_system:` is used.
+struct GpuPlacement {
+  std::string device;      // device preset
+  std::string system;      // system preset
+  std::string assumption;  // what the placement assumes ("" when the row names it)
+  std::string error;       // why nothing matched, with what the name is close to
 };
-const GpuPreset* FindGpuPreset(const std::string& gpu_name);
+GpuPlacement PlaceGpu(const std::string& gpu_name, const PresetStore& store);
 
 // A CSV cell without surrounding whitespace.
 std::string TrimCell(const std::string& s);

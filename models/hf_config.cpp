@@ -1,0 +1,188 @@
+#include "models/hf_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace orrery::models {
+namespace {
+
+using nlohmann::json;
+
+enum class Family { kLlama, kGptLearned, kNeox };
+
+struct TypeInfo {
+  const char* type;
+  Family family;
+};
+// model_type values and the architecture each implies (transformers'
+// modeling_<type>.py): gated SiLU MLP + RMSNorm + RoPE, or GeLU + LayerNorm.
+constexpr TypeInfo kTypes[] = {
+    {"llama", Family::kLlama},      {"mistral", Family::kLlama},   {"mixtral", Family::kLlama},
+    {"qwen2", Family::kLlama},      {"qwen2_moe", Family::kLlama}, {"qwen3", Family::kLlama},
+    {"qwen3_moe", Family::kLlama},  {"gemma", Family::kLlama},     {"gemma2", Family::kLlama},
+    {"phi3", Family::kLlama},       {"gpt2", Family::kGptLearned}, {"gpt_bigcode", Family::kGptLearned},
+    {"opt", Family::kGptLearned},   {"gpt_neox", Family::kNeox},
+};
+
+// Line and column (1-based) of the first `"key"` in the text, or of the
+// file's start when the key is absent.
+base::SourceLocation Where(const std::string& text, const std::string& file,
+                           const std::string& key) {
+  const size_t at = key.empty() ? std::string::npos : text.find("\"" + key + "\"");
+  if (at == std::string::npos) return {file, 1, 1};
+  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+  const size_t nl = text.rfind('\n', at);
+  const int col = static_cast<int>(nl == std::string::npos ? at + 1 : at - nl);
+  return {file, line, col};
+}
+
+// A string member, or "" when absent or not a string (never throws).
+std::string StringOf(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+bool IsHfConfigPath(const std::string& name) {
+  return name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+}
+
+bool ReadHfConfig(const std::string& file, ModelSpec& out, base::Diagnostics& diags) {
+  std::ifstream in(file);
+  if (!in) {
+    diags.Add({file, 0, 0}, "", "", "cannot read the model config file");
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseHfConfig(ss.str(), file, out, diags);
+}
+
+bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& out,
+                   base::Diagnostics& diags) {
+  const size_t before = diags.size();
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte is the 1-based offset where parsing stopped (the end of the
+    // offending token).
+    const size_t at = std::min(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    const size_t nl = at > 0 ? text.rfind('\n', at - 1) : std::string::npos;
+    const int col = static_cast<int>(nl == std::string::npos ? at + 1 : at - nl);
+    // e.what(): "[json.exception.parse_error.101] parse error at line 5, column 23:
+    // syntax error while parsing object separator - unexpected string literal; expected '}'"
+    const std::string what = e.what();
+    const size_t dash = what.rfind(" - ");
+    diags.Add({file, line, col}, "", "",
+              "not valid JSON" + (dash == std::string::npos ? "" : ": " + what.substr(dash + 3)));
+    return false;
+  }
+  if (!root.is_object()) {
+    diags.Add({file, 1, 1}, "", "", "expected a JSON object (a Hugging Face config.json)");
+    return false;
+  }
+  // Multimodal configs keep the language model under text_config.
+  const json& cfg = root.contains("text_config") && root["text_config"].is_object()
+                        ? root["text_config"]
+                        : root;
+  const std::string prefix = &cfg == &root ? "" : "text_config.";
+
+  std::string type = StringOf(cfg, "model_type");
+  if (type.empty()) type = StringOf(root, "model_type");
+  const TypeInfo* info = nullptr;
+  for (const auto& t : kTypes)
+    if (type == t.type) info = &t;
+  if (info == nullptr) {
+    std::string known;
+    for (const auto& t : kTypes) known += std::string(known.empty() ? "" : ", ") + t.type;
+    diags.Add(Where(text, file, "model_type"), prefix + "model_type", type,
+              type.empty() ? "required key is missing (the architecture)"
+                           : "model type not modelled",
+              "modelled types: " + known);
+    return false;
+  }
+  for (const char* k : {"kv_lora_rank", "n_shared_experts"})
+    if (cfg.contains(k))
+      diags.Add(Where(text, file, k), prefix + k, "",
+                "not modelled from a config.json (write a model preset for this architecture)");
+  if (diags.size() != before) return false;
+
+  // An integer key: the first of `names` present; `required` or else `fallback`.
+  auto integer = [&](std::initializer_list<const char*> names, bool required, int64_t fallback,
+                     int64_t min) -> int64_t {
+    for (const char* k : names) {
+      if (!cfg.contains(k) || cfg[k].is_null()) continue;
+      const json& v = cfg[k];
+      if (!v.is_number_integer() || v.get<int64_t>() < min) {
+        diags.Add(Where(text, file, k), prefix + k, v.dump(),
+                  "expected an integer >= " + std::to_string(min));
+        return fallback;
+      }
+      return v.get<int64_t>();
+    }
+    if (required)
+      diags.Add(Where(text, file, ""), prefix + *names.begin(), "", "required key is missing");
+    return fallback;
+  };
+  auto boolean = [&](const char* k, bool fallback) {
+    if (!cfg.contains(k)) return fallback;
+    if (!cfg[k].is_boolean()) {
+      diags.Add(Where(text, file, k), prefix + k, cfg[k].dump(), "expected true or false");
+      return fallback;
+    }
+    return cfg[k].get<bool>();
+  };
+
+  ModelSpec m;
+  m.name = StringOf(root, "_name_or_path");
+  if (m.name.empty()) {
+    // The folder the config sits in names the model ("Llama-3.1-8B/config.json").
+    const size_t slash = file.find_last_of('/');
+    const size_t prev = slash == std::string::npos || slash == 0 ? std::string::npos
+                                                                 : file.find_last_of('/', slash - 1);
+    m.name = slash == std::string::npos ? file
+             : file.substr(prev == std::string::npos ? 0 : prev + 1,
+                           slash - (prev == std::string::npos ? 0 : prev + 1));
+  }
+  m.citation = "Hugging Face config.json: " + file;
+  m.layers = integer({"num_hidden_layers", "n_layer"}, true, 1, 1);
+  m.hidden = integer({"hidden_size", "n_embd"}, true, 1, 1);
+  m.heads = integer({"num_attention_heads", "n_head"}, true, 1, 1);
+  m.kv_heads = integer({"num_key_value_heads"}, false, 0, 1);
+  m.head_dim = integer({"head_dim"}, false, 0, 1);
+  m.vocab = integer({"vocab_size"}, true, 1, 1);
+  m.max_seq = integer({"max_position_embeddings", "n_positions"}, false, 0, 1);
+  if (info->family == Family::kLlama) {
+    m.activation = Activation::kSwiglu;
+    m.norm = Norm::kRmsNorm;
+    m.position = Position::kRope;
+    m.bias = boolean("attention_bias", false);
+    m.tied_embeddings = boolean("tie_word_embeddings", type == "gemma" || type == "gemma2");
+    m.ffn = integer({"intermediate_size"}, true, 0, 1);
+  } else {
+    m.activation = Activation::kGelu;
+    m.norm = Norm::kLayerNorm;
+    m.position = info->family == Family::kNeox ? Position::kRope : Position::kLearned;
+    m.bias = true;
+    m.tied_embeddings = boolean("tie_word_embeddings", info->family != Family::kNeox);
+    m.ffn = integer({"intermediate_size", "n_inner", "ffn_dim"}, false, 0, 1);
+  }
+  m.experts = integer({"num_local_experts", "num_experts"}, false, 1, 1);
+  if (m.experts > 1) {
+    m.top_k = integer({"num_experts_per_tok"}, true, 1, 1);
+    m.expert_ffn = integer({"moe_intermediate_size"}, false, 0, 1);
+  }
+  if (diags.size() != before) return false;
+  CheckModel(m, prefix.empty() ? "model" : "model.text_config", {file, 1, 1}, diags);
+  if (diags.size() != before) return false;
+  out = m;
+  return true;
+}
+
+}  // namespace orrery::models

@@ -1,0 +1,42 @@
+#pragma once
+// A Hugging Face `config.json` (the transformers library's model
+// configuration) read as a ModelSpec, so a user may name a downloaded model
+// directory's config instead of writing a preset. Shared by training and
+// inference: anything that loads a model by name accepts a path ending in
+// `.json`.
+//
+// Keys read (transformers' PretrainedConfig subclasses; a multimodal config's
+// `text_config` is read when present):
+//   decoder shape   num_hidden_layers, hidden_size, num_attention_heads,
+//                   num_key_value_heads, head_dim, intermediate_size,
+//                   vocab_size, max_position_embeddings, tie_word_embeddings,
+//                   attention_bias
+//   mixture of experts  num_local_experts | num_experts, num_experts_per_tok,
+//                   moe_intermediate_size
+//   GPT-2 family    n_layer, n_embd, n_head, n_inner, n_positions
+// Architecture from `model_type`: the Llama family (llama, mistral, mixtral,
+// qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3) is gated-SiLU MLP,
+// RMSNorm, RoPE, no biases; gpt2, gpt_bigcode and opt are GeLU, LayerNorm,
+// learned positions and biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
+// Other model types are refused with the list. Multi-head latent attention and shared experts (DeepSeek) are not
+// read and refused by name.
+
+#include <string>
+
+#include "core/base/diagnostics.h"
+#include "models/model_spec.h"
+
+namespace orrery::models {
+
+// Reads `file`; errors name the file, line and column of the key, the key
+// and the rule. Returns false (with diagnostics) when the file cannot be used.
+bool ReadHfConfig(const std::string& file, ModelSpec& out, base::Diagnostics& diags);
+
+// The same from text already read; `file` names it in messages.
+bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& out,
+                   base::Diagnostics& diags);
+
+// Whether a model name is a path to a config file (ends in ".json").
+bool IsHfConfigPath(const std::string& name);
+
+}  // namespace orrery::models

@@ -1,0 +1,97 @@
+// Issue 18: max-load runs with the limits trtllm-bench picks itself.
+
+#include <gtest/gtest.h>
+
+#include "core/estimate/max_load.h"
+#include "core/estimate/scenario.h"
+
+namespace orrery::engine {
+namespace {
+
+const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
+
+models::ModelSpec Model(const std::string& name) {
+  models::ModelSpec m;
+  base::Diagnostics d;
+  EXPECT_TRUE(LoadModelPreset(name, PresetStore(kConfigs), {}, "model", m, d)) << d.ToString();
+  return m;
+}
+
+hardware::DeviceSpec Device(const std::string& name) {
+  hardware::DeviceSpec dev;
+  base::Diagnostics d;
+  EXPECT_TRUE(LoadDevicePreset(name, PresetStore(kConfigs), {}, "device", dev, d)) << d.ToString();
+  return dev;
+}
+
+parallelism::InferenceDeployment Fp8(int64_t tp) {
+  parallelism::InferenceDeployment dep;
+  dep.tp = tp;
+  dep.weights = dep.activations = dep.kv_cache = hardware::DataType::kFp8;
+  return dep;
+}
+
+// Worked by hand from tensorrt_llm/bench/build/tuning.py's rule.
+// Llama 3.1 8B FP8 on one H200 (141 GB), ISL 128, OSL 128:
+//   KV per token 2 x 32 layers x 8 heads x 128 x 1 B = 65,536 B = 6.1035e-5 GiB
+//   engine 8,030,261,248 params x 1 B = 7.4788 GiB; device 141e9 B = 131.3158 GiB
+//   KV memory (131.3158 - 7.4788) x 0.95 = 117.645 GiB
+//   requests that fit 117.645 / (256 x 6.1035e-5) = 7529.3
+//   raw_bs = min(7529.3, 4096) = 4096 -> 256 x ceil(4096 / 256) = 4096
+//   raw_tok = 4096 x (1 + 128/128) = 8192 -> 1024 x ceil(8192 / 1024) = 8192
+TEST(MaxLoad, TrtllmBenchLimitsForASmallModel) {
+  const EngineLimits lim = BenchmarkLimits(LimitRule::kTrtllmBench, Model("llama3.1-8b"),
+                                           Device("h200"), Fp8(1), 128, 128);
+  EXPECT_NEAR(lim.requests_fit, 7529.3, 0.5);
+  EXPECT_EQ(lim.max_batch, 4096);
+  EXPECT_EQ(lim.max_num_tokens, 8192);
+}
+
+// Llama 3.1 70B FP8 on two H100 (80 GB), ISL 1000, OSL 2000:
+//   KV per token 2 x 80 x max(tp 2, 8 heads) x 128 x 1 B = 1.52588e-4 GiB
+//   engine 70,553,706,496 params = 65.7081 GiB; devices 2 x 80e9 B = 149.0116 GiB
+//   KV memory (149.0116 - 65.7081) x 0.95 = 79.138 GiB
+//   requests 79.138 / (3000 x 1.52588e-4) = 172.88
+//   raw_bs 172.88 < 256 -> max(64, 32 x ceil(172.88 / 32)) = 192
+//   raw_tok 172.88 x 1.5 = 259.3 < 4096 -> max(2048, 256 x 2) = 2048
+TEST(MaxLoad, TrtllmBenchLimitsForALargeModel) {
+  const EngineLimits lim = BenchmarkLimits(LimitRule::kTrtllmBench, Model("llama3.1-70b"),
+                                           Device("h100-sxm"), Fp8(2), 1000, 2000);
+  EXPECT_NEAR(lim.requests_fit, 172.88, 0.05);
+  EXPECT_EQ(lim.max_batch, 192);
+  EXPECT_EQ(lim.max_num_tokens, 2048);
+}
+
+TEST(MaxLoad, NoRoomForOneRequestIsAReason) {
+  // 70.55 GB of FP8 weights on one 80 GB H100 leave 8.3 GiB x 0.95 for KV:
+  // 7.9 GiB / (22000 x 1.52588e-4 GiB) = 2.35 requests fit; in 16-bit the
+  // weights alone exceed the device.
+  parallelism::InferenceDeployment dep;
+  const EngineLimits lim = BenchmarkLimits(LimitRule::kTrtllmBench, Model("llama3.1-70b"),
+                                           Device("h100-sxm"), dep, 20000, 2000);
+  EXPECT_EQ(lim.max_batch, 0);
+  EXPECT_EQ(lim.reason, "the weights leave no KV memory for one request of 22000 tokens");
+}
+
+// A saturated server keeps its batch full: with every request queued at
+// once, sequences in flight average close to max batch.
+TEST(MaxLoad, SaturatedServerFillsItsBatch) {
+  const models::ModelSpec m = Model("llama3.1-8b");
+  hardware::SystemSpec sys;
+  base::Diagnostics d;
+  ASSERT_TRUE(LoadSystemPreset("dgx-h100-superpod", PresetStore(kConfigs), {}, "system", sys, d));
+  auto dep = Fp8(1);
+  dep.input = 128;
+  dep.output = 128;
+  EngineLimits lim;
+  lim.max_batch = 256;
+  lim.max_num_tokens = 8192;
+  const InferenceEstimator est(m, sys);
+  const MaxLoadResult r = RunMaxLoad(est, dep, lim, 2048);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_LE(r.sim.peak_running, 256);
+  EXPECT_GT(r.mean_running, 0.8 * 256);
+}
+
+}  // namespace
+}  // namespace orrery::engine

@@ -1,0 +1,232 @@
+// Issue 18: any name a user writes resolves through the aliases the preset
+// files declare; a Hugging Face config.json is a model; unknown names say
+// what they are close to.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "core/estimate/scenario.h"
+#include "core/validation/validation.h"
+#include "models/hf_config.h"
+#include "models/transformer.h"
+
+namespace orrery::engine {
+namespace {
+
+const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
+const std::string kData = std::string(ORRERY_TEST_SOURCE_DIR) + "/tests/data/hf/";
+
+std::string Resolved(DocKind kind, const std::string& name) {
+  const auto r = PresetStore(kConfigs).Resolve(kind, name);
+  return r ? r->preset : "<none>";
+}
+
+TEST(PresetNames, NameKeyIgnoresCaseSpacesAndPunctuation) {
+  EXPECT_EQ(NameKey("H100-SXM5 80GB"), "h100sxm580gb");
+  EXPECT_EQ(NameKey("meta-llama/Llama-3.1-70B"), "metallamallama3170b");
+  EXPECT_EQ(NameKey("A100_80GB"), NameKey("a100 80gb"));
+}
+
+TEST(PresetNames, DevicesAnswerToTheirAliasesAndDisplayName) {
+  EXPECT_EQ(Resolved(DocKind::kDevice, "h100-sxm"), "h100-sxm");             // file name
+  EXPECT_EQ(Resolved(DocKind::kDevice, "NVIDIA H100 SXM5 80GB"), "h100-sxm"); // name:
+  EXPECT_EQ(Resolved(DocKind::kDevice, "H100 SXM 80GB HBM3"), "h100-sxm");    // aliases
+  EXPECT_EQ(Resolved(DocKind::kDevice, "h100_sxm5_80gb"), "h100-sxm");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "A100 SXM4 80GB"), "a100-80gb");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "A100-80GB"), "a100-80gb");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "a100 40gb"), "a100-40gb");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "H200 SXM 141GB"), "h200");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "RTX 4090"), "<none>");
+  // Variant words are a model-name rule only.
+  EXPECT_EQ(Resolved(DocKind::kDevice, "H100 SXM5 80GB Instruct"), "<none>");
+}
+
+TEST(PresetNames, ModelsDropOrganisationAndVariantWords) {
+  const PresetStore store(kConfigs);
+  auto r = store.Resolve(DocKind::kModel, "meta-llama/Llama-3.1-70B-Instruct");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->preset, "llama3.1-70b");
+  EXPECT_EQ(r->dropped, "Instruct");
+  r = store.Resolve(DocKind::kModel, "Llama-3.3-70B-Instruct-FP8");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->preset, "llama3.1-70b");
+  EXPECT_EQ(r->dropped, "Instruct FP8");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Llama-2-7b-chat-hf"), "llama2-7b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "LLaMA 2 70B"), "llama2-70b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Meta-Llama-3-8B-Instruct"), "llama3-8b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Llama-3.1-8B-Instruct-FP8"), "llama3.1-8b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "mistralai/Mixtral-8x7B-Instruct-v0.1"), "mixtral-8x7b");
+  // Llama 3 8B and Llama 3.1 8B are different presets (8K vs 128K context).
+  EXPECT_EQ(Resolved(DocKind::kModel, "Llama-3-8B"), "llama3-8b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Qwen2-72B"), "<none>");
+}
+
+TEST(PresetNames, UnknownNamesSayWhatTheyAreCloseTo) {
+  base::Diagnostics d;
+  models::ModelSpec m;
+  EXPECT_FALSE(LoadModelPreset("Lama-3.1-70B", PresetStore(kConfigs), {"s.yaml", 3, 10},
+                               "scenario.model", m, d));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d.items()[0].ToString(),
+            "s.yaml:3:10: error: scenario.model: unknown model preset (got 'Lama-3.1-70B'); "
+            "did you mean 'llama3.1-70b'?");
+  // Nearest by an alias, shown in parentheses.
+  EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "H100 SMX 80GB"),
+            "did you mean 'h100-sxm' (H100 SXM 80GB)?");
+  // Nothing near: no suggestion.
+  EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "RTX 4090"), "");
+}
+
+// Two presets answering to one name would make the answer depend on file
+// order; every device's reference system must exist.
+TEST(PresetNames, EveryNameMeansOnePresetAndReferenceSystemsExist) {
+  const PresetStore store(kConfigs);
+  for (const DocKind kind : {DocKind::kDevice, DocKind::kSystem, DocKind::kModel}) {
+    std::map<std::string, std::string> owner;
+    for (const auto& preset : store.Names(kind)) {
+      const auto r = store.Resolve(kind, preset);
+      ASSERT_TRUE(r) << preset;
+      EXPECT_EQ(r->preset, preset);
+    }
+    // Re-resolve every alias through the files: it must land on its owner.
+    for (const auto& preset : store.Names(kind)) {
+      base::Diagnostics d;
+      auto root = YAML::LoadFile(store.PathOf(kind, preset));
+      const YAML::Node a = root[DocKindName(kind)]["aliases"];
+      if (!a) continue;
+      for (const auto& alias : a) {
+        const auto r = store.Resolve(kind, alias.Scalar());
+        ASSERT_TRUE(r) << alias.Scalar();
+        EXPECT_EQ(r->preset, preset) << "alias '" << alias.Scalar() << "' of " << preset
+                                     << " also names " << r->preset;
+        const auto [it, fresh] = owner.emplace(NameKey(alias.Scalar()), preset);
+        EXPECT_TRUE(fresh || it->second == preset)
+            << "'" << alias.Scalar() << "' is declared by " << it->second << " and " << preset;
+      }
+    }
+  }
+  for (const auto& device : store.Names(DocKind::kDevice)) {
+    const std::string sys = store.ReferenceSystem(device);
+    if (!sys.empty()) {
+      EXPECT_FALSE(store.PathOf(DocKind::kSystem, sys).empty()) << device;
+    }
+  }
+}
+
+TEST(PresetNames, MeasuredRunGpuNamesPlaceDeviceAndSystem) {
+  const PresetStore store(kConfigs);
+  GpuPlacement p = PlaceGpu("A100-SXM4-80GB (Selene)", store);
+  EXPECT_EQ(p.device, "a100-80gb");
+  EXPECT_EQ(p.system, "selene");
+  EXPECT_EQ(p.assumption, "");
+  p = PlaceGpu("H100 SXM 80GB HBM3", store);
+  EXPECT_EQ(p.device, "h100-sxm");
+  EXPECT_EQ(p.system, "dgx-h100-superpod");
+  p = PlaceGpu("B200 180GB (DGX B200)", store);
+  EXPECT_EQ(p.device, "b200");
+  EXPECT_EQ(p.system, "gb200-nvl72");
+  EXPECT_NE(p.assumption.find("no system preset answers to 'DGX B200'"), std::string::npos);
+  p = PlaceGpu("MI300X", store);
+  EXPECT_EQ(p.device, "mi300x");
+  EXPECT_EQ(p.error, "device preset 'mi300x' declares no reference_system to place it in");
+  p = PlaceGpu("L40S 48GB", store);
+  EXPECT_EQ(p.device, "");
+  EXPECT_EQ(p.error, "no device preset for GPU 'L40S 48GB'");
+}
+
+TEST(PresetNames, AliasesMustBeASequenceOfNames) {
+  YAML::Node map = YAML::Load("{name: x, aliases: H100}");
+  base::Diagnostics d;
+  CheckPresetNaming(map, DocKind::kDevice, "device", "f.yaml", d);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d.items()[0].ToString().find(
+                "device.aliases: expected a sequence of names, e.g. [\"H100 SXM5 80GB\"], got a scalar"),
+            std::string::npos)
+      << d.ToString();
+  d = {};
+  CheckPresetNaming(YAML::Load("{aliases: [ok, '--']}"), DocKind::kModel, "model", "f.yaml", d);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d.items()[0].ToString().find("model.aliases[1]: an alias must be a name with at "
+                                         "least one letter or digit (got '--')"),
+            std::string::npos)
+      << d.ToString();
+}
+
+TEST(HfConfig, LlamaConfigReadsAsTheLlama31Preset) {
+  base::Diagnostics d;
+  models::ModelSpec hf, preset;
+  ASSERT_TRUE(models::ReadHfConfig(kData + "llama-3.1-8b.config.json", hf, d)) << d.ToString();
+  ASSERT_TRUE(LoadModelPreset("llama3.1-8b", PresetStore(kConfigs), {}, "model", preset, d));
+  EXPECT_EQ(hf.layers, 32);
+  EXPECT_EQ(hf.hidden, 4096);
+  EXPECT_EQ(hf.heads, 32);
+  EXPECT_EQ(hf.kv_heads, 8);
+  EXPECT_EQ(hf.ffn, 14336);
+  EXPECT_EQ(hf.vocab, 128256);
+  EXPECT_EQ(hf.max_seq, 131072);
+  EXPECT_EQ(hf.activation, models::Activation::kSwiglu);
+  EXPECT_EQ(hf.norm, models::Norm::kRmsNorm);
+  EXPECT_EQ(hf.position, models::Position::kRope);
+  EXPECT_FALSE(hf.bias);
+  EXPECT_FALSE(hf.tied_embeddings);
+  EXPECT_EQ(hf.name, "hf");  // the folder the file sits in
+  // Same shape, same parameter count: 8.030B (the preset's header).
+  EXPECT_DOUBLE_EQ(models::ParameterCount(hf, 8192), models::ParameterCount(preset, 8192));
+  EXPECT_NEAR(models::ParameterCount(hf, 8192) / 1e9, 8.030, 0.001);
+}
+
+TEST(HfConfig, MixtralConfigHasItsExperts) {
+  base::Diagnostics d;
+  models::ModelSpec m;
+  ASSERT_TRUE(models::ReadHfConfig(kData + "mixtral-8x7b.config.json", m, d)) << d.ToString();
+  EXPECT_EQ(m.experts, 8);
+  EXPECT_EQ(m.top_k, 2);
+  EXPECT_EQ(m.vocab, 32000);
+  // Mixtral 8x7B: 46.7B parameters (Jiang et al. 2024, Sec. 1).
+  EXPECT_NEAR(models::ParameterCount(m, 4096) / 1e9, 46.7, 0.05);
+}
+
+TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
+  base::Diagnostics d;
+  models::ModelSpec m;
+  EXPECT_FALSE(models::ReadHfConfig(kData + "broken.config.json", m, d));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d.items()[0].ToString().find("broken.config.json:5:23: error: not valid JSON: "
+                                         "unexpected string literal; expected '}'"),
+            std::string::npos)
+      << d.ToString();
+  d = {};
+  EXPECT_FALSE(models::ReadHfConfig(kData + "missing-heads.config.json", m, d));
+  const std::string text = d.ToString();
+  EXPECT_NE(text.find("missing-heads.config.json:5:3: error: num_hidden_layers: expected an "
+                      "integer >= 1 (got '\"32\"')"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("num_attention_heads: required key is missing"), std::string::npos) << text;
+  d = {};
+  EXPECT_FALSE(models::ParseHfConfig(R"({"model_type": "t5", "d_model": 512})", "t5.json", m, d));
+  EXPECT_NE(d.ToString().find("t5.json:1:2: error: model_type: model type not modelled (got 't5'); "
+                              "modelled types: llama,"),
+            std::string::npos)
+      << d.ToString();
+}
+
+TEST(HfConfig, AScenarioMayNameAConfigJson) {
+  base::Diagnostics d;
+  models::ModelSpec m;
+  ASSERT_TRUE(LoadModelPreset("hf/llama-3.1-8b.config.json", PresetStore(kConfigs),
+                              {std::string(ORRERY_TEST_SOURCE_DIR) + "/tests/data/s.yaml", 1, 1},
+                              "scenario.model", m, d))
+      << d.ToString();
+  EXPECT_EQ(m.layers, 32);
+  EXPECT_FALSE(LoadModelPreset("nowhere/config.json", PresetStore(kConfigs), {"s.yaml", 2, 8},
+                               "scenario.model", m, d));
+  EXPECT_EQ(d.items().back().ToString(),
+            "s.yaml:2:8: error: scenario.model: model config file not found (got "
+            "'nowhere/config.json')");
+}
+
+}  // namespace
+}  // namespace orrery::engine

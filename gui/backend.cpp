@@ -549,6 +549,47 @@ double NumericValue(const std::string& path, const std::string& text) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
+namespace {
+
+const base::ParamInfo* InfoOf(const std::string& path) {
+  static const std::vector<engine::RegistrySection> registry = engine::Registry();
+  const size_t dot = path.rfind('.');
+  if (dot == std::string::npos) return nullptr;
+  std::string section = path.substr(0, dot);
+  const std::string key = path.substr(dot + 1);
+  if (section.rfind("system.network[", 0) == 0) section = "system.network[i]";
+  for (const auto& sec : registry)
+    if (sec.prefix == section)
+      for (const auto& p : sec.params)
+        if (p.key == key) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+DisplayUnit UnitFor(const std::string& path, double max_si) {
+  DisplayUnit u;
+  const base::ParamInfo* info = InfoOf(path);
+  if (info == nullptr || info->type != base::ParamType::kQuantity) return u;
+  const std::string si(base::SiUnit(info->dim));
+  if (info->dim == base::Dimension::kTime) {
+    // Times read in s, ms, us, ns.
+    const std::pair<double, const char*> steps[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
+    for (const auto& [f, name] : steps)
+      if (max_si >= f || f == 1e-9) {
+        u.divide = f;
+        u.unit = name;
+        return u;
+      }
+  }
+  const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  int k = 0;
+  while (k < 6 && max_si >= std::pow(1e3, k + 1)) ++k;
+  u.divide = std::pow(1e3, k);
+  u.unit = std::string(prefixes[k]) + si;
+  return u;
+}
+
 // ---------------------------------------------------------------------------
 InferenceOutcome RunInference(const engine::Scenario& s, int rate_points,
                               const std::atomic<bool>* cancel) {
@@ -666,12 +707,33 @@ NetworkView DescribeNetworkWith(const engine::Scenario& s, const std::string& sy
     v.error = d.ToString();
     return v;
   }
+  t.system.device = s.system.device;  // the fabric is what is compared
+  t.system.device_preset = s.system.device_preset;
   const std::string why = engine::ResizeSystem(t.system, hardware::DeviceCount(s.system));
   if (!why.empty()) {
     NetworkView v;
     v.error = why;
     return v;
   }
+  return DescribeNetwork(t);
+}
+
+NetworkView DescribeNetworkWithTopology(const engine::Scenario& s, const std::string& topology) {
+  NetworkView v;
+  if (s.system.network.empty()) {
+    v.error = "the system has no network tier";
+    return v;
+  }
+  engine::Scenario t = s;
+  base::Diagnostics d;
+  const std::string tier = "system.network[" + std::to_string(s.system.network.size() - 1) + "]";
+  engine::ApplyOverride(t, tier + ".topology=" + topology, d);
+  if (d.ok()) hardware::CheckSystem(t.system, "system", {"", 0, 0}, d);
+  if (!d.ok()) {
+    v.error = FieldText(d.items().front());
+    return v;
+  }
+  t.system.name = s.system.name + ", " + s.system.network.back().name + " " + topology;
   return DescribeNetwork(t);
 }
 

@@ -194,6 +194,13 @@ std::string RunSweepInto(const ScenarioDoc& doc, const std::vector<SweepAxisAsk>
 SweepData ReadSweepStore(const std::string& db);
 // The SI value of a parameter text ("400 Gb/s" -> 5e10); NaN when not numeric.
 double NumericValue(const std::string& path, const std::string& text);
+// A unit to draw values of `path` in, for values up to `max_si`: divide by
+// `divide` and label with `unit` ("GB/s", "GB", "ms"; "" for plain numbers).
+struct DisplayUnit {
+  double divide = 1;
+  std::string unit;
+};
+DisplayUnit UnitFor(const std::string& path, double max_si);
 
 // ---------------------------------------------------------------------------
 // Inference.
@@ -239,8 +246,11 @@ struct NetworkView {
   std::string reason;
 };
 NetworkView DescribeNetwork(const engine::Scenario& s);
-// The scenario with its system replaced by preset `system` (devices resized
-// to the scenario's count).
+// The same scenario on another fabric: preset `system`'s network with the
+// scenario's device, resized to the scenario's device count.
 NetworkView DescribeNetworkWith(const engine::Scenario& s, const std::string& system);
+// The same scenario with its outermost tier's topology replaced (e.g.
+// "rail-only": the rail-only study's comparison, Wang et al. 2023).
+NetworkView DescribeNetworkWithTopology(const engine::Scenario& s, const std::string& topology);
 
 }  // namespace orrery::gui

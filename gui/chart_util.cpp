@@ -12,6 +12,8 @@
 #include <QPalette>
 #include <QSvgGenerator>
 #include <QTextStream>
+#include <QLocale>
+#include <cmath>
 
 #include "core/base/quantity.h"
 
@@ -23,7 +25,11 @@ QString Seconds(double s) {
 QString Bytes(double b) {
   return QString::fromStdString(base::FormatQuantity(b, base::Dimension::kBytes));
 }
-QString Number(double v, int digits) { return QString::fromStdString(base::FormatNumber(v, digits)); }
+QString Number(double v, int digits) {
+  // Large counts read better grouped ("12,100") than in e-notation.
+  if (std::abs(v) >= 1e4 && std::abs(v) < 1e15) return QLocale(QLocale::English).toString(v, 'f', 0);
+  return QString::fromStdString(base::FormatNumber(v, digits));
+}
 QString Percent(double fraction) { return QString::number(100 * fraction, 'f', 1) + " %"; }
 QString Usd(double usd) {
   if (usd >= 1e9) return "$" + Number(usd / 1e9, 4) + " B";

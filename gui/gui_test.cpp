@@ -2,6 +2,7 @@
 // drives the real widgets and checks what they show against the library.
 
 #include <QChart>
+#include <QAbstractAxis>
 #include <QChartView>
 #include <QComboBox>
 #include <QLabel>
@@ -171,6 +172,11 @@ class GuiTest : public QObject {
     QCOMPARE(series.size(), 2);  // memory 80 GB and 96 GB
     const auto points = engine::ExpandPoints(*spec);
     QCOMPARE(points.size(), size_t{6});
+    // The chart draws bandwidth in GB/s: 400 Gb/s is 50 GB/s.
+    const gui::DisplayUnit unit = gui::UnitFor("system.network[1].bandwidth", 50e9);
+    QCOMPARE(unit.unit, std::string("GB/s"));
+    QCOMPARE(chart->axes(Qt::Horizontal).front()->titleText(),
+             QString("system.network[1].bandwidth (GB/s)"));
     for (const auto& p : points) {
       const engine::PointResult r = engine::EvaluatePoint(base, *spec, p);
       QCOMPARE(QString::fromStdString(r.status), QString("ok"));
@@ -179,7 +185,7 @@ class GuiTest : public QObject {
       for (auto* s : series)
         if (s->name() == name) line = qobject_cast<QLineSeries*>(s);
       QVERIFY2(line != nullptr, qPrintable(name));
-      const double x = gui::NumericValue(p.params[0].first, p.params[0].second);
+      const double x = gui::NumericValue(p.params[0].first, p.params[0].second) / unit.divide;
       bool found = false;
       for (const QPointF& pt : line->points())
         if (pt.x() == x) {

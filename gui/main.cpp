@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QLabel>
+#include <QPalette>
 #include <QSettings>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -40,7 +41,7 @@ bool Shot(orrery::gui::MainWindow& w, const QString& dir, const QString& name) {
 }
 
 // A tour of the tabs on shipped presets, one PNG each.
-int Screenshots(orrery::gui::MainWindow& w, const QString& dir) {
+int Screenshots(orrery::gui::MainWindow& w, const QString& dir, const QElapsedTimer& since_start) {
   using namespace orrery::gui;
   QDir().mkpath(dir);
   w.resize(1500, 900);
@@ -49,6 +50,8 @@ int Screenshots(orrery::gui::MainWindow& w, const QString& dir) {
   bool ok = true;
   w.tabs()->setCurrentWidget(w.training());
   WaitFor([&] { return w.training()->step_label()->property("iteration_s").isValid(); }, 5000);
+  std::printf("window shown with its first estimate %lld ms after start\n",
+              static_cast<long long>(since_start.elapsed()));
   w.training()->TogglePin();
   w.SetOverride("training.recompute", "full");
   WaitFor([] { return false; }, 500);
@@ -69,18 +72,39 @@ int Screenshots(orrery::gui::MainWindow& w, const QString& dir) {
   w.sweep()->Run();
   WaitFor([&] { return !w.sweep()->running(); }, 300000);
   ok &= Shot(w, dir, "sweep");
+  // A preset system whose tiers carry switch radixes, so parts are counted.
+  if (!w.OpenScenario("llama3-70b-h100")) return 1;
   w.tabs()->setCurrentWidget(w.network());
   ok &= Shot(w, dir, "network");
   if (!w.OpenScenario("llama2-70b-h100-infer")) return 1;
   w.tabs()->setCurrentWidget(w.inference());
   WaitFor([&] { return !w.inference()->busy(); }, 300000);
   ok &= Shot(w, dir, "inference");
+  // The same window in a dark palette (as a dark system theme gives it).
+  QApplication::setStyle("Fusion");
+  QPalette dark;
+  dark.setColor(QPalette::Window, QColor(45, 45, 48));
+  dark.setColor(QPalette::WindowText, Qt::white);
+  dark.setColor(QPalette::Base, QColor(30, 30, 32));
+  dark.setColor(QPalette::AlternateBase, QColor(50, 50, 54));
+  dark.setColor(QPalette::Text, Qt::white);
+  dark.setColor(QPalette::Button, QColor(55, 55, 58));
+  dark.setColor(QPalette::ButtonText, Qt::white);
+  dark.setColor(QPalette::Highlight, QColor(42, 130, 218));
+  dark.setColor(QPalette::Mid, QColor(120, 120, 120));
+  QApplication::setPalette(dark);
+  if (!w.OpenScenario("llama3-70b-h100")) return 1;
+  w.tabs()->setCurrentWidget(w.training());
+  WaitFor([] { return false; }, 500);
+  ok &= Shot(w, dir, "training-dark");
   return ok ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  QElapsedTimer since_start;
+  since_start.start();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("orrery");
   QApplication::setApplicationName("orrery-gui");
@@ -89,7 +113,7 @@ int main(int argc, char** argv) {
     QSettings::setDefaultFormat(QSettings::IniFormat);
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, QDir::tempPath());
     orrery::gui::MainWindow w;
-    return Screenshots(w, args[2]);
+    return Screenshots(w, args[2], since_start);
   }
   orrery::gui::MainWindow w;
   QString first = args.size() > 1 ? args[1] : QString();

@@ -1,6 +1,7 @@
 #include "gui/main_window.h"
 
 #include <QAction>
+#include <QChartView>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QFileDialog>
@@ -124,7 +125,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Window state and recent files.
   QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
-  split->restoreState(settings.value("window/splitter").toByteArray());
+  if (!split->restoreState(settings.value("window/splitter").toByteArray())) split->setSizes({480, 1020});
   tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
   if (!settings.contains("window/geometry")) resize(1400, 860);
   UpdateRecentMenu();
@@ -139,6 +140,13 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   if (auto* split = findChild<QSplitter*>("mainSplitter")) settings.setValue("window/splitter", split->saveState());
   settings.setValue("window/tab", tabs_->currentIndex());
   e->accept();
+}
+
+void MainWindow::changeEvent(QEvent* e) {
+  // The system switched between light and dark: charts follow.
+  if (e->type() == QEvent::PaletteChange || e->type() == QEvent::ApplicationPaletteChange)
+    for (QChartView* v : findChildren<QChartView*>()) StyleChart(v->chart());
+  QMainWindow::changeEvent(e);
 }
 
 bool MainWindow::OpenScenario(const QString& file_or_preset) {

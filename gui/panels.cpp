@@ -6,6 +6,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGridLayout>
@@ -74,12 +75,16 @@ QTableWidget* NewTable(const QStringList& header) {
   return t;
 }
 
-void ClearChart(QChart* c) {
-  c->removeAllSeries();
-  for (QAbstractAxis* a : c->axes()) {
-    c->removeAxis(a);
-    delete a;
-  }
+// Replaces the view's chart by an empty one with the same title: each draw
+// starts from a clean chart, with no axis or series left from the last one.
+QChart* FreshChart(QChartView* view) {
+  QChart* old = view->chart();
+  auto* chart = new QChart;
+  chart->setTitle(old->title());
+  StyleChart(chart);
+  view->setChart(chart);
+  delete old;
+  return chart;
 }
 
 QLabel* Bold(const QString& text) {
@@ -117,9 +122,15 @@ TrainingPanel::TrainingPanel(QWidget* parent) : ExportablePanel(parent) {
   reason_->setStyleSheet("QLabel { color: #d9534f; font-weight: bold; }");
   reason_->hide();
   v->addWidget(reason_);
+  pinned_label_ = new QLabel;
+  pinned_label_->setWordWrap(true);
+  pinned_label_->hide();
+  v->addWidget(pinned_label_);
   auto* split = new QSplitter(Qt::Horizontal);
   metrics_ = NewTable({"metric", "current", "pinned"});
   metrics_->setSelectionMode(QAbstractItemView::NoSelection);
+  metrics_->horizontalHeader()->setStretchLastSection(false);
+  metrics_->setMinimumWidth(330);
   split->addWidget(metrics_);
   auto* charts = new QSplitter(Qt::Vertical);
   time_chart_ = NewChartView("Where the step's time goes");
@@ -127,8 +138,9 @@ TrainingPanel::TrainingPanel(QWidget* parent) : ExportablePanel(parent) {
   charts->addWidget(time_chart_);
   charts->addWidget(memory_chart_);
   split->addWidget(charts);
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 3);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setSizes({420, 640});
   v->addWidget(split, 1);
   connect(pin_, &QPushButton::clicked, this, &TrainingPanel::TogglePin);
 }
@@ -188,21 +200,26 @@ void TrainingPanel::Redraw() {
       {"data parallel", [](const auto& e) { return QString::number(e.dp); }},
       {"microbatches", [](const auto& e) { return QString::number(e.microbatches); }},
       {"energy per step", [](const auto& e) { return Number(e.energy_j / 3.6e6) + " kWh"; }},
-      {"cost per step", [](const auto& e) { return Usd(e.cost_usd); }},
+      {"cost per step", [](const auto& e) { return e.cost_usd > 0 ? Usd(e.cost_usd) : QString("— (no price)"); }},
       {"training days", [](const auto& e) {
          return e.train_time_s > 0 ? Number(e.train_time_s / 86400) : QString("— (set workload.train_tokens)"); }},
       {"GPU-hours", [](const auto& e) { return e.train_time_s > 0 ? Number(e.train_device_hours) : QString("—"); }},
       {"MWh", [](const auto& e) { return e.train_time_s > 0 ? Number(e.train_energy_j / 3.6e9) : QString("—"); }},
-      {"training cost", [](const auto& e) { return e.train_time_s > 0 ? Usd(e.train_cost_usd) : QString("—"); }},
+      {"training cost", [](const auto& e) {
+         return e.train_time_s > 0 && e.train_cost_usd > 0 ? Usd(e.train_cost_usd) : QString("— (no price)"); }},
   };
   metrics_->setColumnCount(pinned_ ? 3 : 2);
-  metrics_->setHorizontalHeaderLabels(
-      {"metric", "current", pinned_ ? "pinned: " + QString::fromStdString(pinned_->label) : ""});
+  metrics_->setHorizontalHeaderLabels({"metric", "current", "pinned"});
+  pinned_label_->setText(pinned_ ? "Pinned for compare: " + QString::fromStdString(pinned_->label) : "");
+  pinned_label_->setVisible(pinned_.has_value());
   metrics_->setRowCount(static_cast<int>(rows.size()));
   const bool show = current_ && current_->has_training && current_->estimate.feasible();
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     metrics_->setItem(i, 0, new QTableWidgetItem(rows[static_cast<size_t>(i)].name));
-    metrics_->setItem(i, 1, new QTableWidgetItem(show ? rows[static_cast<size_t>(i)].text(current_->estimate) : "—"));
+    auto* cell = new QTableWidgetItem(show ? rows[static_cast<size_t>(i)].text(current_->estimate) : "—");
+    if (cell->text().contains("no price"))
+      cell->setToolTip("Set system.price_per_device_hour (e.g. 2.5 USD/h) for costs");
+    metrics_->setItem(i, 1, cell);
     if (pinned_) metrics_->setItem(i, 2, new QTableWidgetItem(rows[static_cast<size_t>(i)].text(pinned_->estimate)));
   }
 
@@ -210,10 +227,8 @@ void TrainingPanel::Redraw() {
   std::vector<const TrainingResult*> bars;
   if (pinned_) bars.push_back(&*pinned_);
   if (show) bars.push_back(&*current_);
-  QChart* tc = time_chart_->chart();
-  ClearChart(tc);
-  QChart* mc = memory_chart_->chart();
-  ClearChart(mc);
+  QChart* tc = FreshChart(time_chart_);
+  QChart* mc = FreshChart(memory_chart_);
   if (bars.empty()) return;
   QStringList cats;
   for (const auto* b : bars) cats << (b == &*current_ && show ? "current" : "pinned");
@@ -395,9 +410,11 @@ SearchPanel::SearchPanel(ScenarioSource source, QWidget* parent)
                      "dp", "cp", "ep", "mb", "v", "zero", "recompute", "plan"});
   table_->setObjectName("searchTable");
   table_->setSortingEnabled(true);
+  table_->setWordWrap(false);
   split->addWidget(table_);
   scatter_ = NewChartView("Plans kept: step time vs memory per device (line: Pareto front)");
   split->addWidget(scatter_);
+  split->setSizes({380, 340});
   v->addWidget(split, 1);
   connect(run_, &QPushButton::clicked, this, &SearchPanel::Run);
   connect(cancel_, &QPushButton::clicked, this, &SearchPanel::Cancel);
@@ -459,7 +476,7 @@ void SearchPanel::Show(const SearchOutcome& o) {
   if (!o.ok) {
     status_->setText("No plan: " + QString::fromStdString(o.error));
     table_->setRowCount(0);
-    ClearChart(scatter_->chart());
+    FreshChart(scatter_);
     return;
   }
   status_->setText(QString("%1 candidates, %2 evaluated, %3 feasible, %4 s. Click a row to load "
@@ -477,7 +494,7 @@ void SearchPanel::Show(const SearchOutcome& o) {
     table_->setItem(i, c++, new NumberItem(Seconds(r.iteration_s), r.iteration_s));
     table_->setItem(i, c++, new NumberItem(Bytes(r.memory_bytes), r.memory_bytes));
     table_->setItem(i, c++, new NumberItem(Percent(r.mfu), r.mfu));
-    table_->setItem(i, c++, new NumberItem(Usd(r.cost_usd), r.cost_usd));
+    table_->setItem(i, c++, new NumberItem(r.cost_usd > 0 ? Usd(r.cost_usd) : QString("—"), r.cost_usd));
     table_->setItem(i, c++, new NumberItem(Number(r.tokens_per_s), r.tokens_per_s));
     for (int64_t k : {r.devices, r.tp, r.pp, r.dp, r.cp, r.ep, r.micro_batch, r.interleave, r.zero})
       table_->setItem(i, c++, new NumberItem(QString::number(k), static_cast<double>(k)));
@@ -487,8 +504,7 @@ void SearchPanel::Show(const SearchOutcome& o) {
   table_->setSortingEnabled(true);
   table_->sortByColumn(0, Qt::AscendingOrder);
 
-  QChart* chart = scatter_->chart();
-  ClearChart(chart);
+  QChart* chart = FreshChart(scatter_);
   auto* all = new QScatterSeries;
   all->setName("plans kept");
   all->setMarkerSize(7);
@@ -579,8 +595,9 @@ SweepPanel::SweepPanel(const ScenarioDoc* doc, ScenarioSource source, QWidget* p
   auto* row = new QHBoxLayout;
   each_ = new QComboBox;
   each_->addItems({"estimate the scenario's plan", "search the best plan at each point"});
-  db_ = new QLineEdit;
+  db_ = new QLineEdit(QDir(QDir::homePath()).filePath("orrery-what-if.sqlite"));
   db_->setPlaceholderText("result store (.sqlite)");
+  db_->setToolTip("The SQLite result store the sweep writes (and resumes) into");
   auto* browse = new QPushButton("Store…");
   run_ = new QPushButton("Run sweep");
   auto* open = new QPushButton("Open store…");
@@ -719,8 +736,7 @@ void SweepPanel::Run() {
 }
 
 void SweepPanel::Redraw() {
-  QChart* chart = chart_->chart();
-  ClearChart(chart);
+  QChart* chart = FreshChart(chart_);
   table_->setRowCount(0);
   if (!data_.ok || data_.axes.empty()) return;
   const MetricDef& m = kMetrics[std::max(0, metric_->currentIndex())];
@@ -763,7 +779,7 @@ void SweepPanel::Redraw() {
       series.emplace_back(key, s);
     }
     const double y = m.value(r);
-    s->append(x, y);
+    s->append(x, y);  // SI; scaled to the display unit below
     xlo = std::min(xlo, x);
     xhi = std::max(xhi, x);
     ylo = std::min(ylo, y);
@@ -773,9 +789,18 @@ void SweepPanel::Redraw() {
     chart->setTitle(x_numeric ? "No feasible point stored yet" : "The first axis is not numeric");
     return;
   }
+  const DisplayUnit unit = UnitFor(x_path, std::max(std::abs(xlo), std::abs(xhi)));
+  for (auto& [k, s] : series) {
+    QList<QPointF> pts = s->points();
+    for (QPointF& pt : pts) pt.setX(pt.x() / unit.divide);
+    s->replace(pts);
+  }
+  xlo /= unit.divide;
+  xhi /= unit.divide;
   auto* x = new QValueAxis;
-  x->setTitleText(QString::fromStdString(x_path) + " (SI units)");
-  x->setLabelFormat("%.3g");
+  x->setTitleText(QString::fromStdString(x_path) +
+                  (unit.unit.empty() ? QString() : " (" + QString::fromStdString(unit.unit) + ")"));
+  x->setLabelFormat("%.4g");
   auto* y = new QValueAxis;
   y->setTitleText(m.name);
   y->setLabelFormat("%.4g");
@@ -836,8 +861,7 @@ void InferencePanel::Refresh() {
 }
 
 void InferencePanel::Show(const InferenceOutcome& o) {
-  QChart* chart = chart_->chart();
-  ClearChart(chart);
+  QChart* chart = FreshChart(chart_);
   if (!o.ok) {
     summary_->setText("<span style='color:#d9534f'>" +
                       QString::fromStdString(o.error).toHtmlEscaped() + "</span>");
@@ -986,12 +1010,19 @@ NetworkPanel::NetworkPanel(ScenarioSource source, QWidget* parent)
   auto* row = new QHBoxLayout;
   row->addWidget(new QLabel("Compare the same plan on"));
   other_ = new QComboBox;
-  for (const auto& n : ListPresets().systems) other_->addItem(QString::fromStdString(n));
-  other_->setCurrentText("dgx-h100-rail-only");
+  other_->setToolTip("Another fabric for the same devices, model and plan");
+  other_->addItem("outermost tier as rail-only", "topology:rail-only");
+  other_->addItem("outermost tier as fat-tree", "topology:fat-tree");
+  other_->addItem("outermost tier as one switch", "topology:switch");
+  for (const auto& n : ListPresets().systems)
+    other_->addItem("network of " + QString::fromStdString(n), QString::fromStdString("preset:" + n));
   row->addWidget(other_);
   row->addStretch(1);
   v->addLayout(row);
   compare_ = NewChartView("Network cost, network power and step time, relative to the current system");
+  note_ = new QLabel;
+  note_->setWordWrap(true);
+  v->addWidget(note_);
   v->addWidget(compare_, 2);
   connect(other_, &QComboBox::currentIndexChanged, this, &NetworkPanel::Refresh);
 }
@@ -1027,22 +1058,32 @@ void NetworkPanel::Refresh() {
                             Number(a.network_power / 1e3),
                             a.iteration_s > 0 ? Seconds(a.iteration_s)
                                               : "infeasible (" + QString::fromStdString(a.reason) + ")"));
-  const NetworkView b = DescribeNetworkWith(*s, other_->currentText().toStdString());
-  QChart* chart = compare_->chart();
-  ClearChart(chart);
+  const QString choice = other_->currentData().toString();
+  const NetworkView b =
+      choice.startsWith("topology:")
+          ? DescribeNetworkWithTopology(*s, choice.mid(9).toStdString())
+          : DescribeNetworkWith(*s, choice.mid(7).toStdString());
+  QChart* chart = FreshChart(compare_);
   if (!b.ok) {
     chart->setTitle(QString::fromStdString(b.error));
     return;
   }
   chart->setTitle("Network cost, network power and step time, relative to " +
                   QString::fromStdString(a.system) + " (= 100 %)");
+  note_->setText(QString("%1: network %2 and %3 kW, step %4. Parts are counted only for tiers with a "
+                         "switch radix (system.network[i].radix).")
+                     .arg(QString::fromStdString(b.system), Usd(b.network_cost),
+                          Number(b.network_power / 1e3),
+                          b.iteration_s > 0 ? Seconds(b.iteration_s)
+                                            : "infeasible (" + QString::fromStdString(b.reason) + ")"));
   auto rel = [](double x, double base) { return base > 0 ? 100 * x / base : 0.0; };
   auto* sa = new QBarSet(QString::fromStdString(a.system));
-  auto* sb = new QBarSet(QString::fromStdString(b.system) + " (resized to " +
-                         QString::number(b.devices) + " devices)");
+  auto* sb = new QBarSet(QString::fromStdString(b.system) + " (" + QString::number(b.devices) +
+                         " " + QString::fromStdString(b.device) + ")");
   *sa << 100 << 100 << (a.iteration_s > 0 ? 100 : 0);
-  *sb << rel(b.network_cost, a.network_cost) << rel(b.network_power, a.network_power)
-      << rel(b.iteration_s, a.iteration_s);
+  *sb << std::round(rel(b.network_cost, a.network_cost))
+      << std::round(rel(b.network_power, a.network_power))
+      << std::round(rel(b.iteration_s, a.iteration_s));
   auto* series = new QBarSeries;
   series->append(sa);
   series->append(sb);

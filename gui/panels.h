@@ -72,6 +72,7 @@ class TrainingPanel : public ExportablePanel {
   std::optional<TrainingResult> current_, pinned_;
   QLabel* step_ = nullptr;
   QLabel* reason_ = nullptr;
+  QLabel* pinned_label_ = nullptr;
   QPushButton* pin_ = nullptr;
   QTableWidget* metrics_ = nullptr;
   QChartView* time_chart_ = nullptr;
@@ -211,6 +212,7 @@ class NetworkPanel : public ExportablePanel {
   QTableWidget* parts_ = nullptr;
   QLabel* totals_ = nullptr;
   QComboBox* other_ = nullptr;
+  QLabel* note_ = nullptr;
   QChartView* compare_ = nullptr;
 };
 

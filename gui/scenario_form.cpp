@@ -1,6 +1,7 @@
 #include "gui/scenario_form.h"
 
 #include <QComboBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -218,6 +219,13 @@ void ScenarioForm::Show(const BuiltScenario& built) {
   banner_->setText(general.join("\n"));
   banner_->setVisible(!general.isEmpty());
   cited_->setText(QString::fromStdString(DescribeModel(s) + "\n" + DescribeSystem(s)));
+  // The scenario picker names what is open: its preset, or its file.
+  const QFileInfo open(QString::fromStdString(doc_->file()));
+  const int preset = scenario_->findText(open.completeBaseName());
+  const bool is_preset =
+      preset > 0 && open.absolutePath() == QFileInfo(QString::fromStdString(PresetsDir() + "/scenarios/x")).absolutePath();
+  scenario_->setItemText(0, is_preset ? "(choose a scenario preset)" : "file: " + open.fileName());
+  scenario_->setCurrentIndex(is_preset ? preset : 0);
   const QString model = QString::fromStdString(doc_->model_preset());
   model_->setCurrentIndex(model.isEmpty() ? 0 : std::max(0, model_->findText(model)));
   const QString system = QString::fromStdString(doc_->system_preset());

@@ -112,6 +112,31 @@ class GuiTest : public QObject {
     QTRY_VERIFY(w.training()->step_label()->property("iteration_s").isValid());
   }
 
+  // Saving writes what is shown: the saved file, loaded by the library,
+  // estimates to the step time on screen.
+  void SavedScenarioReloadsToWhatIsShown() {
+    QTemporaryDir dir;
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    auto* system = w.form()->findChild<QComboBox*>("systemPreset");
+    QVERIFY(system != nullptr);
+    system->setCurrentText("dgx-a100-superpod");
+    emit system->activated(system->currentIndex());
+    TypeInto(w, "system.nodes", "8");
+    TypeInto(w, "training.micro_batch", "2");
+    QTRY_VERIFY(w.training()->step_label()->property("iteration_s").isValid());
+    const double shown = w.training()->step_label()->property("iteration_s").toDouble();
+    const QString file = dir.filePath("saved.yaml");
+    QVERIFY(w.SaveScenario(file));
+    base::Diagnostics d;
+    auto s = engine::LoadScenarioFile(file.toStdString(), engine::PresetStore(ORRERY_TEST_CONFIG_DIR), d);
+    QVERIFY2(s.has_value(), d.ToString().c_str());
+    QCOMPARE(s->system.nodes, int64_t{8});
+    QCOMPARE(s->training.micro_batch, int64_t{2});
+    const engine::TrainingEstimator est(s->model, s->system);
+    QCOMPARE(est.Run(s->training, s->workload).iteration_s, shown);
+  }
+
   // A small search; clicking the first row loads that plan into the scenario.
   void SearchRowLoadsPlan() {
     gui::MainWindow w;

@@ -11,7 +11,10 @@ packages=(cmake g++ make pkg-config libyaml-cpp-dev libboost-program-options-dev
           nlohmann-json3-dev liblbfgspp-dev libsqlite3-dev libgtest-dev libbenchmark-dev
           libopenmpi-dev openmpi-bin
           # the sanitizer build and the fuzz targets (scripts/test.sh --sanitize, scripts/fuzz.sh)
-          clang libclang-rt-14-dev clang-tidy)
+          clang libclang-rt-14-dev clang-tidy
+          # the desktop GUI and its screenshots
+          qt6-base-dev qt6-charts-dev qt6-svg-dev xvfb xauth)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -27,8 +30,10 @@ else
 fi
 
 build=${BUILD_DIR:-build}
+# The GUI is on by default; naming it here also turns it on in a build folder
+# configured before it existed (CMAKE_ARGS may still say OFF).
 # shellcheck disable=SC2086
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DORRERY_BUILD_GUI=ON ${CMAKE_ARGS:-}
 cmake --build "$build" -j"$(nproc)"
 
 if [ "${1:-}" != "--no-run" ]; then

@@ -1,0 +1,106 @@
+#include "gui/chart_util.h"
+
+#include <QAbstractItemModel>
+#include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QPainter>
+#include <QPalette>
+#include <QSvgGenerator>
+#include <QTextStream>
+#include <QLocale>
+#include <cmath>
+
+#include "core/base/quantity.h"
+
+namespace orrery::gui {
+
+QString Seconds(double s) {
+  return QString::fromStdString(base::FormatQuantity(s, base::Dimension::kTime));
+}
+QString Bytes(double b) {
+  return QString::fromStdString(base::FormatQuantity(b, base::Dimension::kBytes));
+}
+QString Number(double v, int digits) {
+  // Large counts read better grouped ("12,100") than in e-notation.
+  if (std::abs(v) >= 1e4 && std::abs(v) < 1e15) return QLocale(QLocale::English).toString(v, 'f', 0);
+  return QString::fromStdString(base::FormatNumber(v, digits));
+}
+QString Percent(double fraction) { return QString::number(100 * fraction, 'f', 1) + " %"; }
+QString Usd(double usd) {
+  if (usd >= 1e9) return "$" + Number(usd / 1e9, 4) + " B";
+  if (usd >= 1e6) return "$" + Number(usd / 1e6, 4) + " M";
+  if (usd >= 1e3) return "$" + Number(usd / 1e3, 4) + " k";
+  return "$" + Number(usd, 4);
+}
+
+bool DarkPalette() {
+  const QColor c = QApplication::palette().color(QPalette::Window);
+  return c.lightness() < 128;
+}
+
+void StyleChart(QChart* chart) {
+  chart->setTheme(DarkPalette() ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+  chart->setAnimationOptions(QChart::NoAnimation);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setMargins(QMargins(4, 4, 4, 4));
+}
+
+bool SaveChart(QChartView* view, const QString& file) {
+  if (file.endsWith(".svg", Qt::CaseInsensitive)) {
+    QSvgGenerator gen;
+    gen.setFileName(file);
+    gen.setSize(view->size());
+    gen.setViewBox(QRect(QPoint(0, 0), view->size()));
+    gen.setTitle(view->chart()->title());
+    QPainter p;
+    if (!p.begin(&gen)) return false;
+    view->render(&p);
+    return p.end();
+  }
+  return view->grab().save(file);
+}
+
+void ExportChartDialog(QWidget* parent, QChartView* view, const QString& base) {
+  const QString file = QFileDialog::getSaveFileName(parent, "Export chart", base + ".png",
+                                                    "PNG image (*.png);;SVG drawing (*.svg)");
+  if (file.isEmpty()) return;
+  if (!SaveChart(view, file))
+    QMessageBox::warning(parent, "Export chart", file + ": cannot write the file");
+}
+
+namespace {
+QString CsvField(QString s) {
+  if (!s.contains(',') && !s.contains('"') && !s.contains('\n')) return s;
+  s.replace("\"", "\"\"");
+  return "\"" + s + "\"";
+}
+}  // namespace
+
+bool SaveCsv(const QAbstractItemModel* model, const QString& file) {
+  QFile f(file);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Text)) return false;
+  QTextStream out(&f);
+  for (int c = 0; c < model->columnCount(); ++c)
+    out << (c ? "," : "") << CsvField(model->headerData(c, Qt::Horizontal).toString());
+  out << "\n";
+  for (int r = 0; r < model->rowCount(); ++r) {
+    for (int c = 0; c < model->columnCount(); ++c)
+      out << (c ? "," : "") << CsvField(model->data(model->index(r, c)).toString());
+    out << "\n";
+  }
+  return out.status() == QTextStream::Ok;
+}
+
+void ExportCsvDialog(QWidget* parent, const QAbstractItemModel* model, const QString& base) {
+  const QString file =
+      QFileDialog::getSaveFileName(parent, "Export table", base + ".csv", "CSV (*.csv)");
+  if (file.isEmpty()) return;
+  if (!SaveCsv(model, file)) QMessageBox::warning(parent, "Export table", file + ": cannot write the file");
+}
+
+}  // namespace orrery::gui

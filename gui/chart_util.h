@@ -1,0 +1,36 @@
+#pragma once
+// Small helpers every panel uses: number formatting with units (the
+// library's own formatter, so the GUI prints what the CLI prints), chart
+// styling that follows the system's light or dark palette, and export of
+// charts (PNG, SVG) and tables (CSV).
+
+#include <QString>
+
+class QAbstractItemModel;
+class QWidget;
+class QChart;
+class QChartView;
+
+namespace orrery::gui {
+
+QString Seconds(double s);      // "12.34 s", "1.5 ms"
+QString Bytes(double b);        // "80 GB"
+QString Number(double v, int digits = 4);
+QString Percent(double fraction);
+QString Usd(double usd);        // "$1.23 M"
+
+// True when the application palette's window colour is dark (the system's
+// dark theme).
+bool DarkPalette();
+// Theme, no animation, legend at the bottom.
+void StyleChart(QChart* chart);
+
+// Saves `view`'s chart as PNG or SVG by the file's suffix. False on failure.
+bool SaveChart(QChartView* view, const QString& file);
+// Asks for a file name and saves the chart; `base` suggests a name.
+void ExportChartDialog(QWidget* parent, QChartView* view, const QString& base);
+// Writes a table model as CSV (header row, then the displayed text).
+bool SaveCsv(const QAbstractItemModel* model, const QString& file);
+void ExportCsvDialog(QWidget* parent, const QAbstractItemModel* model, const QString& base);
+
+}  // namespace orrery::gui

@@ -1,0 +1,227 @@
+// Qt Test suite of orrery-gui, run offscreen (QT_QPA_PLATFORM=offscreen):
+// drives the real widgets and checks what they show against the library.
+
+#include <QChart>
+#include <QAbstractAxis>
+#include <QChartView>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QSettings>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+#include <fstream>
+
+#include "core/estimate/training_estimator.h"
+#include "core/search/sweep.h"
+#include "gui/chart_util.h"
+#include "gui/main_window.h"
+#include "gui/panels.h"
+#include "gui/scenario_form.h"
+
+using namespace orrery;
+
+namespace {
+
+const char* kScenario = ORRERY_TEST_CONFIG_DIR "/scenarios/gpt3-175b-a100.yaml";
+
+// Types into a form field as a user does and leaves it.
+void TypeInto(gui::MainWindow& w, const std::string& path, const QString& text) {
+  auto* edit = qobject_cast<QLineEdit*>(w.form()->FieldWidget(path));
+  QVERIFY2(edit != nullptr, path.c_str());
+  edit->setFocus();
+  edit->selectAll();
+  QTest::keyClicks(edit, text);
+  QTest::keyClick(edit, Qt::Key_Return);  // editingFinished
+}
+
+engine::Scenario LoadWith(const std::vector<std::string>& sets) {
+  base::Diagnostics d;
+  const engine::PresetStore store(ORRERY_TEST_CONFIG_DIR);
+  auto s = engine::LoadScenarioFile(kScenario, store, d);
+  for (const auto& a : sets) engine::ApplyOverride(*s, a, d);
+  return *s;
+}
+
+}  // namespace
+
+class GuiTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    qputenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR);
+    QStandardPaths::setTestModeEnabled(true);  // QSettings go to a test location
+    QSettings().clear();
+  }
+
+  // Set a field: the shown step time is the library's estimate of the
+  // scenario with that override.
+  void EditedFieldShowsLibraryEstimate() {
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    w.show();
+    TypeInto(w, "workload.global_batch", "128");
+    const engine::Scenario s = LoadWith({"workload.global_batch=128"});
+    const engine::TrainingEstimator est(s.model, s.system);
+    const engine::TrainingEstimate e = est.Run(s.training, s.workload);
+    QVERIFY(e.feasible());
+    QLabel* step = w.training()->step_label();
+    QTRY_COMPARE(step->property("iteration_s").toDouble(), e.iteration_s);
+    QCOMPARE(step->text(), gui::Seconds(e.iteration_s));
+    // And a second edit moves it again (pp 8 -> 4 doubles the layers per stage).
+    TypeInto(w, "training.pp", "4");
+    TypeInto(w, "training.tp", "16");
+    const engine::Scenario s2 =
+        LoadWith({"workload.global_batch=128", "training.pp=4", "training.tp=16"});
+    const engine::TrainingEstimator est2(s2.model, s2.system);
+    const engine::TrainingEstimate e2 = est2.Run(s2.training, s2.workload);
+    QTRY_COMPARE(step->property("iteration_s").toDouble(), e2.iteration_s);
+  }
+
+  // A bare number where a unit is needed: the field shows the rule, as
+  // `orrery check` states it, and nothing is estimated.
+  void BareNumberShowsFieldError() {
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    w.show();
+    TypeInto(w, "system.device.memory_capacity", "80");
+    const base::ParamInfo* info = nullptr;
+    const auto registry = engine::Registry();
+    for (const auto& sec : registry)
+      if (sec.prefix == "system.device")
+        for (const auto& p : sec.params)
+          if (p.key == "memory_capacity") info = &p;
+    QVERIFY(info != nullptr);
+    base::ParamValue v;
+    std::string hint;
+    const std::string rule = base::ParseParam(*info, "80", v, hint);
+    QVERIFY(!rule.empty());
+    const QString expected = QString::fromStdString("system.device.memory_capacity: " + rule +
+                                                    " (got '80')" + (hint.empty() ? "" : "; " + hint));
+    QLabel* error = w.form()->ErrorLabel("system.device.memory_capacity");
+    QVERIFY(error != nullptr);
+    QTRY_VERIFY(!error->isHidden());
+    QCOMPARE(error->text(), expected);
+    QVERIFY(!w.training()->step_label()->property("iteration_s").isValid());
+    // A unit fixes it.
+    TypeInto(w, "system.device.memory_capacity", "80 GiB");
+    QTRY_VERIFY(error->isHidden());
+    QTRY_VERIFY(w.training()->step_label()->property("iteration_s").isValid());
+  }
+
+  // Saving writes what is shown: the saved file, loaded by the library,
+  // estimates to the step time on screen.
+  void SavedScenarioReloadsToWhatIsShown() {
+    QTemporaryDir dir;
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    auto* system = w.form()->findChild<QComboBox*>("systemPreset");
+    QVERIFY(system != nullptr);
+    system->setCurrentText("dgx-a100-superpod");
+    emit system->activated(system->currentIndex());
+    TypeInto(w, "system.nodes", "8");
+    TypeInto(w, "training.micro_batch", "2");
+    QTRY_VERIFY(w.training()->step_label()->property("iteration_s").isValid());
+    const double shown = w.training()->step_label()->property("iteration_s").toDouble();
+    const QString file = dir.filePath("saved.yaml");
+    QVERIFY(w.SaveScenario(file));
+    base::Diagnostics d;
+    auto s = engine::LoadScenarioFile(file.toStdString(), engine::PresetStore(ORRERY_TEST_CONFIG_DIR), d);
+    QVERIFY2(s.has_value(), d.ToString().c_str());
+    QCOMPARE(s->system.nodes, int64_t{8});
+    QCOMPARE(s->training.micro_batch, int64_t{2});
+    const engine::TrainingEstimator est(s->model, s->system);
+    QCOMPARE(est.Run(s->training, s->workload).iteration_s, shown);
+  }
+
+  // A small search; clicking the first row loads that plan into the scenario.
+  void SearchRowLoadsPlan() {
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    w.show();
+    w.tabs()->setCurrentWidget(w.search());
+    w.search()->SetKeep(5);
+    w.search()->Run();
+    auto* table = w.search()->MainTable();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.search()->running(), 240000);
+    QVERIFY(w.search()->outcome().ok);
+    QCOMPARE(table->rowCount(), static_cast<int>(w.search()->outcome().rows.size()));
+    const gui::SearchRow best = w.search()->outcome().rows.front();
+    QVERIFY(!best.overrides.empty());  // the scenario's own plan is not the fastest
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                      table->visualItemRect(table->item(0, 1)).center());
+    QTRY_VERIFY(w.built().ok());
+    const engine::Scenario& s = *w.built().scenario;
+    QCOMPARE(s.training.tp, best.tp);
+    QCOMPARE(s.training.pp, best.pp);
+    QCOMPARE(s.training.micro_batch, best.micro_batch);
+    QCOMPARE(engine::DataParallel(s), best.dp);
+    // The live estimate follows: the shown step is the searched plan's.
+    QTRY_COMPARE(w.training()->step_label()->property("iteration_s").toDouble(), best.iteration_s);
+  }
+
+  // A stored sweep reopened: one series per value of the second axis, each
+  // point the library's estimate of that point.
+  void StoredSweepChart() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string sweep_file = dir.filePath("s.yaml").toStdString();
+    {
+      std::ofstream out(sweep_file);
+      out << "sweep:\n  name: gui-test\n  scenario: " << kScenario
+          << "\n  each: estimate\n  axes:\n"
+             "    - path: system.network[1].bandwidth\n      values: [100 Gb/s, 200 Gb/s, 400 Gb/s]\n"
+             "    - path: system.device.memory_capacity\n      values: [80 GB, 96 GB]\n";
+    }
+    base::Diagnostics d;
+    engine::Scenario base;
+    const engine::PresetStore store(ORRERY_TEST_CONFIG_DIR);
+    auto spec = engine::LoadSweepFile(sweep_file, store, base, d);
+    QVERIFY2(spec.has_value(), d.ToString().c_str());
+    const std::string db = dir.filePath("r.sqlite").toStdString();
+    engine::SweepRunOptions o;
+    o.db = db;
+    o.threads = 1;
+    engine::SweepRunStats stats;
+    std::string error;
+    QVERIFY2(engine::RunSweep(*spec, base, o, stats, error), error.c_str());
+
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    QVERIFY(w.sweep()->OpenStore(QString::fromStdString(db)));
+    QChart* chart = w.sweep()->MainChart()->chart();
+    const auto series = chart->series();
+    QCOMPARE(series.size(), 2);  // memory 80 GB and 96 GB
+    const auto points = engine::ExpandPoints(*spec);
+    QCOMPARE(points.size(), size_t{6});
+    // The chart draws bandwidth in GB/s: 400 Gb/s is 50 GB/s.
+    const gui::DisplayUnit unit = gui::UnitFor("system.network[1].bandwidth", 50e9);
+    QCOMPARE(unit.unit, std::string("GB/s"));
+    QCOMPARE(chart->axes(Qt::Horizontal).front()->titleText(),
+             QString("system.network[1].bandwidth (GB/s)"));
+    for (const auto& p : points) {
+      const engine::PointResult r = engine::EvaluatePoint(base, *spec, p);
+      QCOMPARE(QString::fromStdString(r.status), QString("ok"));
+      const QString name = QString::fromStdString(p.params[1].first + " = " + p.params[1].second);
+      QLineSeries* line = nullptr;
+      for (auto* s : series)
+        if (s->name() == name) line = qobject_cast<QLineSeries*>(s);
+      QVERIFY2(line != nullptr, qPrintable(name));
+      const double x = gui::NumericValue(p.params[0].first, p.params[0].second) / unit.divide;
+      bool found = false;
+      for (const QPointF& pt : line->points())
+        if (pt.x() == x) {
+          QCOMPARE(pt.y(), r.iteration_s);
+          found = true;
+        }
+      QVERIFY2(found, qPrintable(QString::fromStdString(p.params[0].second)));
+    }
+    QCOMPARE(w.sweep()->MainTable()->rowCount(), 6);
+  }
+};
+
+QTEST_MAIN(GuiTest)
+#include "gui_test.moc"

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config libyaml-cpp-dev libboost-program-options-dev libeigen3-dev
           nlohmann-json3-dev liblbfgspp-dev libsqlite3-dev libgtest-dev libbenchmark-dev
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin
+          libjs-chart.js chromium)   # orrery report: charts inlined into the HTML; PDF and the page test
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -707,7 +707,7 @@ std::optional<SweepSection> ReadSweep(const std::string& path, std::string& scen
     diags.Add(where, "sweep", path, error);
     return std::nullopt;
   }
-  const auto rows = nlohmann::json::parse(text.str(), nullptr, false);
+  const auto rows = nlohmann::ordered_json::parse(text.str(), nullptr, false);  // axes in sweep order
   if (rows.is_discarded() || !rows.is_array()) {
     diags.Add(where, "sweep", path, "the store's points could not be read");
     return std::nullopt;

@@ -59,6 +59,8 @@ th, td { border-bottom: 1px solid var(--rule); padding: 5px 7px; text-align: lef
 th { background: var(--soft); font-weight: 600; }
 td.n, th.n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 tr.first td { font-weight: 600; }
+table.alt td.n { white-space: normal; }
+table.alt td:first-child { white-space: nowrap; }
 .note { color: var(--muted); font-size: 12.5px; margin: 4px 0; }
 .why { background: #fffbea; border: 1px solid #f0e2a8; padding: 8px 12px; border-radius: 4px; margin: 8px 0; }
 figure { margin: 10px 0 14px; }
@@ -499,7 +501,7 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
   // 7. Alternatives.
   o << "<section id=\"alternatives\"><h2>7 · Alternatives</h2>";
   if (m.alternatives.size() > 1) {
-    o << "<table><thead><tr><th></th>";
+    o << "<table class=\"alt\"><thead><tr><th></th>";
     for (const auto& a : m.alternatives) o << "<th class=\"n\">" << E(a.label) << "</th>";
     o << "</tr></thead><tbody>";
     auto row = [&](const char* name, auto cell) {

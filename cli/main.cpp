@@ -8,6 +8,7 @@
 #include "cli/cli_common.h"
 #include "cli/fit_command.h"
 #include "cli/network_command.h"
+#include "cli/report_command.h"
 
 namespace {
 
@@ -31,6 +32,7 @@ const Verb kVerbs[] = {
     {"calibrate", "measure this machine's kernels into a device profile; check a CPU layer", orrery::cli::RunCalibrate},
     {"search", "best training plans for a model on a system (top K, why #1 wins)", orrery::cli::RunSearch},
     {"sweep", "what-if grid over any parameters into a resumable SQLite store", orrery::cli::RunSweep},
+    {"report", "a scenario, search or plan question -> self-contained HTML (and PDF) report", orrery::cli::RunReport},
     {"db", "list or export (csv/json) the result store of sweeps", orrery::cli::RunDb},
 };
 

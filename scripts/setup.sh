@@ -13,7 +13,9 @@ packages=(cmake g++ make pkg-config libyaml-cpp-dev libboost-program-options-dev
           # the sanitizer build and the fuzz targets (scripts/test.sh --sanitize, scripts/fuzz.sh)
           clang libclang-rt-14-dev clang-tidy
           # the desktop GUI and its screenshots
-          qt6-base-dev qt6-charts-dev qt6-svg-dev xvfb xauth)
+          qt6-base-dev qt6-charts-dev qt6-svg-dev xvfb xauth
+          # orrery report: charts inlined into the HTML; PDF and the page test
+          libjs-chart.js chromium)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -98,7 +98,7 @@ TEST(Check, SwappedLettersAndPrefixesGetEverySuggestionThatFits) {
   EXPECT_EQ(s.code, 1);
   EXPECT_NE(s.err.find("(got 'llama3'); did you mean 'llama3-405b', 'llama3-70b' or 'llama3-8b'?"),
             std::string::npos) << s.err;
-  EXPECT_NE(s.err.find("(got 'dgx-h100'); did you mean 'dgx-h100-clos-2to1', "
+  EXPECT_NE(s.err.find("(got 'dgx-h1'); did you mean 'dgx-h100-clos-2to1', "
                        "'dgx-h100-rail-only' or 'dgx-h100-superpod'?"),
             std::string::npos) << s.err;
   EXPECT_NE(s.err.find("(got 'sel'); did you mean 'selective'?"), std::string::npos) << s.err;

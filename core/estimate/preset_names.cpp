@@ -146,7 +146,13 @@ std::string PresetStore::CloseTo(DocKind kind, const std::string& written) const
             [](const Near& a, const Near& b) { return a.distance < b.distance; });
   // Near: within a quarter of the name's letters; the nearest (and any tie).
   const size_t limit = std::max<size_t>(1, key.size() / 4);
-  if (near.empty() || near.front().distance > limit) return {};
+  if (near.empty() || near.front().distance > limit) {
+    // Nothing near by spelling: what people type is often the start or a
+    // word of a preset's name ("llama3", "dgx-h100"); base::DidYouMean ranks those.
+    std::vector<std::string> presets;
+    for (const auto& e : Entries(kind)) presets.push_back(e.preset);
+    return base::DidYouMean(written, presets);
+  }
   std::string out = "did you mean ";
   int shown = 0;
   for (const auto& n : near) {

@@ -405,9 +405,9 @@ Confidence ConfidenceFor(const Scenario& s, const std::string& csv_file,
     const auto& [gpu, gpus] = by_line[r.line];
     MeasuredRun m{r.model, gpu, gpus, r.metric, r.measured, r.predicted, *r.error_pct,
                   engine::SourceGroup(r.source)};
-    const engine::GpuPreset* p = engine::FindGpuPreset(gpu);
+    const engine::GpuPlacement p = engine::PlaceGpu(gpu, store);
     all.push_back(m);
-    if (p != nullptr && !device.empty() && device == p->device) same.push_back(m);
+    if (p.error.empty() && !device.empty() && device == p.device) same.push_back(m);
   }
   std::vector<MeasuredRun>& pool = same.size() >= 3 ? same : all;
   std::string family = same.size() >= 3 ? s.system.device.name + " runs" : "runs on any device";

@@ -416,14 +416,16 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   }
   const int keep = o.top + (o.event_check ? std::max(0, o.event_spare) : 0);
   SearchResult merged = MergeSearchResults(parts, keep);
+  // This process knows why nothing fit (the first division problem, a device
+  // count the fabric cannot hold) better than the merge does.
+  if (merged.top.empty())
+    merged.why_none = contexts.empty() && !resize_problem.empty() ? resize_problem
+                                                                  : WhyNone(merged.stats, first_problem);
   if (o.event_check && o.shards <= 1) CheckWithEvents(s, o, merged);
   merged.stats.threads = threads;
   merged.stats.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   merged.cancelled = searcher.cancelled();
-  if (merged.top.empty() && merged.why_none.empty())
-    merged.why_none = contexts.empty() && !resize_problem.empty() ? resize_problem
-                                                                  : WhyNone(merged.stats, first_problem);
   return merged;
 }
 

@@ -60,7 +60,8 @@ hardware::DeviceSpec LoadDevice(const std::string& file) {
   hardware::DeviceSpec d;
   const auto root = base::LoadYamlFile(file, diags);
   if (root) {
-    hardware::ParseDevice((*root)["device"], "device", file, d, diags);
+    // Preset naming keys are the preset store's (core/estimate), not the device parser's.
+    hardware::ParseDevice((*root)["device"], "device", file, d, diags, {"aliases", "reference_system"});
     hardware::CheckDevice(d, "device", base::LocationOf((*root)["device"], file), diags);
   }
   EXPECT_TRUE(diags.ok()) << diags.ToString();

@@ -17,8 +17,8 @@ while IFS='|' read -r name args; do
   # shellcheck disable=SC2086
   eval "\"$orrery\" $args" > "$here/$name.json" || {
     rc=$?
-    # validate and check-layer exit 1 on a failed tolerance; the JSON still counts.
-    [[ $rc -eq 1 ]] || { echo "capture: $name exited $rc" >&2; exit 1; }
+    # validate and check-layer exit 1 on a failed tolerance, an infeasible plan 3; the JSON still counts.
+    [[ $rc -eq 1 || $rc -eq 3 ]] || { echo "capture: $name exited $rc" >&2; exit 1; }
   }
   # No machine's path in the tree: the scratch folder is written as @TMP@.
   sed -i "s|$tmp|@TMP@|g" "$here/$name.json"

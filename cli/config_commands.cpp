@@ -5,12 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
-#include "core/estimate/scenario.h"
+#include "core/api/config.h"
 
 namespace orrery::cli {
 
 namespace po = boost::program_options;
-using engine::DocKind;
 
 namespace {
 
@@ -29,43 +28,6 @@ bool ParseOptions(const Args& args, const po::options_description& visible,
     return false;
   }
   return true;
-}
-
-const DocKind kAllKinds[] = {DocKind::kDevice, DocKind::kSystem, DocKind::kModel, DocKind::kScenario};
-
-template <class Spec>
-void AddFields(const base::Schema<Spec>& schema, const Spec& spec, const std::string& prefix,
-               std::vector<std::pair<std::string, std::string>>& rows) {
-  for (const auto& f : schema.fields())
-    rows.emplace_back(prefix + f.info.key, base::FormatParam(f.info, f.load(spec)));
-}
-
-void AddCurve(const std::string& key, const hardware::Curve& c, base::Dimension dim,
-              std::vector<std::pair<std::string, std::string>>& rows) {
-  std::string text;
-  for (size_t i = 0; i < c.x.size(); ++i)
-    text += (i ? ", " : "") + std::string("[") + base::FormatQuantity(c.x[i], dim) + ", " +
-            base::FormatNumber(c.y[i]) + "]";
-  rows.emplace_back(key, "[" + text + "]");
-}
-
-void AddDevice(const hardware::DeviceSpec& d, const std::string& prefix,
-               std::vector<std::pair<std::string, std::string>>& rows) {
-  AddFields(hardware::DeviceSchema(), d, prefix, rows);
-  AddCurve(prefix + "gemm_efficiency", d.gemm_efficiency, base::Dimension::kFlops, rows);
-  AddCurve(prefix + "memory_efficiency", d.memory_efficiency, base::Dimension::kBytes, rows);
-}
-
-void AddSystem(const hardware::SystemSpec& s, const std::string& prefix,
-               std::vector<std::pair<std::string, std::string>>& rows) {
-  AddFields(hardware::SystemSchema(), s, prefix, rows);
-  rows.emplace_back(prefix + "device", s.device_preset.empty() ? "(inline)" : s.device_preset);
-  for (size_t i = 0; i < s.network.size(); ++i) {
-    const std::string p = prefix + "network[" + std::to_string(i) + "].";
-    AddFields(hardware::NetworkTierSchema(), s.network[i], p, rows);
-    AddCurve(p + "efficiency", s.network[i].efficiency, base::Dimension::kBytes, rows);
-  }
-  AddDevice(s.device, prefix + "device.", rows);
 }
 
 void PrintRows(const std::vector<std::pair<std::string, std::string>>& rows, Format f,
@@ -109,13 +71,15 @@ int RunPresets(const Args& args, std::ostream& out, std::ostream& err) {
   if (!ParseFormat(format, fmt, err)) return kExitUsage;
   const auto words = vm.count("words") ? vm["words"].as<std::vector<std::string>>()
                                         : std::vector<std::string>{};
-  const engine::PresetStore store(engine::PresetStore::DefaultConfigDir());
   if (words.empty() || words[0] == "list") {
-    for (DocKind k : kAllKinds) {
-      if (words.size() > 1 && words[1] != engine::DocKindFolder(k) && words[1] != engine::DocKindName(k))
-        continue;
-      out << engine::DocKindFolder(k) << ":\n";
-      for (const auto& n : store.Names(k)) out << "  " << n << "\n";
+    const PresetListResult r = ListPresets(words.size() > 1 ? words[1] : std::string());
+    if (!r.ok()) {
+      err << "error: " << r.reason << "\n";
+      return kExitInvalid;
+    }
+    for (const auto& k : r.kinds) {
+      out << k.folder << ":\n";
+      for (const auto& n : k.names) out << "  " << n << "\n";
     }
     return kExitOk;
   }
@@ -123,41 +87,16 @@ int RunPresets(const Args& args, std::ostream& out, std::ostream& err) {
     err << "error: expected 'presets list [KIND]' or 'presets show NAME' (see --help)\n";
     return kExitUsage;
   }
-  const std::string& name = words[1];
-  base::Diagnostics diags;
-  std::vector<std::pair<std::string, std::string>> rows;
-  const base::SourceLocation where{"<command line>", 0, 0};
-  if (!store.PathOf(DocKind::kDevice, name).empty()) {
-    hardware::DeviceSpec d;
-    if (engine::LoadDevicePreset(name, store, where, "device", d, diags)) AddDevice(d, "", rows);
-  } else if (!store.PathOf(DocKind::kSystem, name).empty()) {
-    hardware::SystemSpec s;
-    if (engine::LoadSystemPreset(name, store, where, "system", s, diags)) AddSystem(s, "", rows);
-  } else if (!store.PathOf(DocKind::kModel, name).empty()) {
-    models::ModelSpec m;
-    if (engine::LoadModelPreset(name, store, where, "model", m, diags))
-      AddFields(models::ModelSchema(), m, "", rows);
-  } else if (!store.PathOf(DocKind::kScenario, name).empty()) {
-    auto s = engine::LoadScenarioFile(name, store, diags);
-    if (s) {
-      AddFields(models::ModelSchema(), s->model, "model.", rows);
-      AddSystem(s->system, "system.", rows);
-      AddFields(parallelism::TrainingPlanSchema(), s->training, "training.", rows);
-      AddFields(parallelism::WorkloadSchema(), s->workload, "workload.", rows);
-    }
-  } else {
-    std::vector<std::string> all;
-    for (DocKind k : kAllKinds)
-      for (const auto& n : store.Names(k)) all.push_back(n);
-    err << "error: no preset named '" << name << "'";
-    const std::string hint = base::DidYouMean(name, all);
-    err << (hint.empty() ? std::string(" (see 'orrery presets list')") : "; " + hint) << "\n";
+  const PresetShowResult r = ShowPreset(words[1]);
+  if (!r.diagnostics.ok()) {
+    PrintDiagnostics(r.diagnostics, err);
     return kExitInvalid;
   }
-  if (!diags.ok()) {
-    PrintDiagnostics(diags, err);
+  if (!r.ok()) {
+    err << "error: " << r.reason << "\n";
     return kExitInvalid;
   }
+  const auto& rows = r.rows;
   PrintRows(rows, fmt, out);
   return kExitOk;
 }
@@ -178,19 +117,15 @@ int RunCheck(const Args& args, std::ostream& out, std::ostream& err) {
     (vm.count("help") ? out : err) << opts << "\nExample: orrery check configs/devices/*.yaml\n";
     return vm.count("help") ? kExitOk : kExitUsage;
   }
-  const engine::PresetStore store(engine::PresetStore::DefaultConfigDir());
-  int bad = 0;
-  for (const auto& f : vm["files"].as<std::vector<std::string>>()) {
-    base::Diagnostics diags;
-    const auto kind = engine::CheckFile(f, store, diags);
-    if (kind) {
-      if (!vm.count("quiet")) out << f << ": ok (" << engine::DocKindName(*kind) << ")\n";
+  const CheckResult r = CheckFiles(vm["files"].as<std::vector<std::string>>());
+  for (const auto& f : r.files) {
+    if (f.diagnostics.ok()) {
+      if (!vm.count("quiet")) out << f.file << ": ok (" << f.kind << ")\n";
     } else {
-      ++bad;
-      PrintDiagnostics(diags, err);
+      PrintDiagnostics(f.diagnostics, err);
     }
   }
-  return bad == 0 ? kExitOk : kExitInvalid;
+  return r.ok() ? kExitOk : kExitInvalid;
 }
 
 int RunExplain(const Args& args, std::ostream& out, std::ostream& err) {
@@ -209,24 +144,19 @@ int RunExplain(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (vm.count("markdown")) {
-    out << engine::ReferenceMarkdown();
+    out << ReferenceMarkdown();
     return kExitOk;
   }
   if (!vm.count("path")) {
-    for (const auto& sec : engine::Registry()) {
-      out << sec.prefix << ": " << sec.help << "\n";
-      for (const auto& p : sec.params) out << "  " << sec.prefix << "." << p.key << "\n";
-    }
+    out << ListKeys();
     return kExitOk;
   }
-  std::string hint;
-  const std::string text = engine::Explain(vm["path"].as<std::string>(), hint);
-  if (text.empty()) {
-    err << "error: unknown parameter path '" << vm["path"].as<std::string>() << "'"
-        << (hint.empty() ? "" : "; " + hint) << " (orrery explain lists them all)\n";
+  const ExplainResult r = ExplainKey(vm["path"].as<std::string>());
+  if (!r.ok()) {
+    err << "error: " << r.reason << "\n";
     return kExitInvalid;
   }
-  out << text;
+  out << r.text;
   return kExitOk;
 }
 

@@ -1,48 +1,36 @@
-// `orrery validate --scaling-laws DIR`: presents scaling_laws::ReproducePublishedFits.
+// `orrery validate --scaling-laws DIR`: presents orrery::ReproduceScalingLaws.
 
 #include <iomanip>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/cli_common.h"
-#include "scaling_laws/reproduction.h"
+#include "core/api/validate.h"
 
 namespace orrery::cli {
 
 int RunScalingLawReproduction(const std::string& dir, Format fmt, std::ostream& out,
                               std::ostream& err) {
-  auto report = scaling_laws::ReproducePublishedFits(dir);
-  if (!report.ok()) {
-    err << "error: " << report.error().message << "\n";
+  const ReproduceScalingLawsResult r = ReproduceScalingLaws(dir);
+  if (r.report.data_dir.empty()) {
+    err << "error: " << r.reason << "\n";
     return kExitInvalid;
   }
   if (fmt == Format::kJson) {
-    nlohmann::ordered_json j;
-    j["data_dir"] = report->data_dir;
-    j["checks"] = nlohmann::ordered_json::array();
-    for (const auto& c : report->checks)
-      j["checks"].push_back({{"name", c.name}, {"reference", c.reference},
-                             {"published", c.published}, {"ours", c.ours}, {"rule", c.rule},
-                             {"pass", c.pass}});
-    j["missing"] = report->missing;
-    j["failed"] = report->Failed();
-    j["passed"] = report->Passed();
-    out << j.dump(2) << "\n";
+    out << ToJson(r).dump(2) << "\n";
   } else {
-    out << "Published scaling-law fits reproduced from " << report->data_dir << "\n\n";
-    for (const auto& c : report->checks) {
+    out << "Published scaling-law fits reproduced from " << r.report.data_dir << "\n\n";
+    for (const auto& c : r.report.checks) {
       std::ostringstream line;
       line << std::left << std::setw(44) << c.name << std::right << std::setw(13)
            << std::setprecision(6) << c.published << std::setw(13) << c.ours << "  "
            << std::left << std::setw(28) << c.rule << (c.pass ? "ok" : "FAIL");
       out << line.str() << "\n      " << c.reference << "\n";
     }
-    for (const auto& m : report->missing) out << "not run: " << dir << "/" << m << " not found\n";
-    out << "\n" << report->checks.size() - report->Failed() << " of " << report->checks.size()
-        << " checks pass" << (report->missing.empty() ? "" : "; some data were missing") << "\n";
+    for (const auto& m : r.report.missing) out << "not run: " << dir << "/" << m << " not found\n";
+    out << "\n" << r.report.checks.size() - r.report.Failed() << " of " << r.report.checks.size()
+        << " checks pass" << (r.report.missing.empty() ? "" : "; some data were missing") << "\n";
   }
-  return report->Passed() ? kExitOk : kExitInvalid;
+  return r.ok() ? kExitOk : kExitInvalid;
 }
 
 }  // namespace orrery::cli

@@ -103,4 +103,39 @@ nlohmann::ordered_json ToJson(const ValidateResult& res) {
   return j;
 }
 
+ReproduceScalingLawsResult ReproduceScalingLaws(const std::string& data_dir) {
+  ReproduceScalingLawsResult r;
+  auto report = scaling_laws::ReproducePublishedFits(data_dir);
+  if (!report.ok()) {
+    r.status = Status::kInvalidInput;
+    r.reason = report.error().message;
+    return r;
+  }
+  r.report = std::move(report.value());
+  if (!r.report.Passed()) {
+    r.status = Status::kInvalidInput;
+    r.reason = std::to_string(r.report.Failed()) + " of " + std::to_string(r.report.checks.size()) +
+               " checks failed" + (r.report.missing.empty() ? "" : "; some data were missing");
+  }
+  return r;
+}
+
+nlohmann::ordered_json ToJson(const ReproduceScalingLawsResult& r) {
+  using J = nlohmann::ordered_json;
+  J j;
+  j["schema_version"] = kSchemaVersion;
+  j["kind"] = "scaling_law_reproduction";
+  j["status"] = StatusName(r.status);
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  j["data_dir"] = r.report.data_dir;
+  j["checks"] = J::array();
+  for (const auto& c : r.report.checks)
+    j["checks"].push_back({{"name", c.name}, {"reference", c.reference}, {"published", c.published},
+                           {"ours", c.ours}, {"rule", c.rule}, {"pass", c.pass}});
+  j["missing"] = r.report.missing;
+  j["failed"] = r.report.Failed();
+  j["passed"] = r.report.Passed();
+  return j;
+}
+
 }  // namespace orrery

@@ -17,6 +17,7 @@
 
 #include "core/api/common.h"
 #include "core/validation/validation.h"
+#include "scaling_laws/reproduction.h"
 
 namespace orrery {
 
@@ -41,5 +42,16 @@ ValidateResult Validate(const ValidateRequest& request, const Control& control =
 std::string DefaultValidationCsv();
 
 nlohmann::ordered_json ToJson(const ValidateResult& r);
+
+// orrery::ReproduceScalingLaws: the published scaling-law fits reproduced
+// from data Orrery may not ship (Epoch AI's Chinchilla points, Llama 3
+// IsoFLOPs, reference optima) in `data_dir` (scaling_laws/reproduction.h).
+// kInvalidInput with the reason when the folder or a file cannot be read, or
+// when a check fails or its data are missing (the report is kept).
+struct ReproduceScalingLawsResult : ResultBase {
+  scaling_laws::ReproductionReport report;
+};
+ReproduceScalingLawsResult ReproduceScalingLaws(const std::string& data_dir);
+nlohmann::ordered_json ToJson(const ReproduceScalingLawsResult& r);
 
 }  // namespace orrery

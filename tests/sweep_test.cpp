@@ -244,7 +244,10 @@ TEST(Sweep, KillNineThenResumeGivesTheUninterruptedRows) {
 
 // Issue 20: SIGKILL at 100 random moments across a sweep (batches of two
 // points, so kills land between, during and after commits). After --resume
-// the rows equal an uninterrupted run's every time.
+// the rows equal an uninterrupted run's every time. The moments are drawn in
+// the child's own progress (after its n-th committed batch, plus a few
+// hundred microseconds), not in wall-clock time, so a loaded machine moves
+// them no closer to the start or the end of the sweep.
 TEST(Sweep, KillAtHundredRandomPointsThenResumeGivesTheUninterruptedRows) {
   const std::string dir = TempDir();
   const std::string file = Write(dir, "grid.yaml", kGrid);
@@ -255,33 +258,45 @@ TEST(Sweep, KillAtHundredRandomPointsThenResumeGivesTheUninterruptedRows) {
   o.threads = 1;
   SweepRunStats st;
   std::string e;
-  const auto t0 = std::chrono::steady_clock::now();
   ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
-  const double whole_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const std::string reference = Export(o.db);
 
   std::mt19937 rng(20);  // fixed seed: the same 100 kill moments every run
+  // 80 points in batches of two: one progress report before the first batch
+  // and one after each of the 40 commits. Targets past 41 let the child
+  // finish on its own.
+  std::uniform_int_distribution<int> after_report(0, 44);
+  std::uniform_int_distribution<int> extra_us(0, 2500);
   int killed_mid_sweep = 0;
   for (int k = 0; k < 100; ++k) {
     const std::string db = dir + "/k" + std::to_string(k) + ".sqlite";
-    // Up to twice the child's expected run (its batches pause 1 ms each), so
-    // some kills land before the first commit and some after the last.
-    const double limit_ms = 2 * (whole_ms + 40);
-    const auto delay = std::chrono::microseconds(
-        static_cast<int64_t>(std::uniform_real_distribution<double>(0, limit_ms * 1000)(rng)));
+    const int target = after_report(rng);
+    const auto delay = std::chrono::microseconds(extra_us(rng));
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+      close(fds[0]);
+      const int out = fds[1];
       SweepRunOptions c;
       c.db = db;
       c.threads = 1;
       c.batch = 2;
-      c.progress = [](uint64_t, uint64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+      c.progress = [out](uint64_t, uint64_t) {
+        const char tick = 1;
+        if (write(out, &tick, 1) != 1) _exit(5);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      };
       SweepRunStats cs;
       std::string ce;
       _exit(RunSweep(*l.spec, l.base, c, cs, ce) ? 0 : 4);
     }
+    close(fds[1]);
+    int reports = 0;
+    char tick = 0;
+    while (reports <= target && read(fds[0], &tick, 1) == 1) ++reports;
+    close(fds[0]);
     std::this_thread::sleep_for(delay);
     kill(pid, SIGKILL);
     int status = 0;
@@ -300,7 +315,8 @@ TEST(Sweep, KillAtHundredRandomPointsThenResumeGivesTheUninterruptedRows) {
     SweepRunStats rs;
     std::string re;
     ASSERT_TRUE(RunSweep(*l.spec, l.base, r, rs, re)) << "kill point " << k << ": " << re;
-    ASSERT_EQ(Export(db), reference) << "kill point " << k << " after " << delay.count() << " us";
+    ASSERT_EQ(Export(db), reference)
+        << "kill point " << k << " after report " << target << " + " << delay.count() << " us";
     fs::remove(db);
     fs::remove(db + "-wal");
     fs::remove(db + "-shm");

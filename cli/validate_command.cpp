@@ -25,16 +25,15 @@ std::string Fixed(double v, int digits) {
 
 int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
-      "orrery validate [CSV...] [--format table|json] [--max-mape P] [--max-error P]\n"
+      "orrery validate [CSV...] [--format table|json|csv] [--max-mape P] [--max-error P]\n"
       "orrery validate --scaling-laws DIR [--format table|json]\n\n"
       "Builds the scenario of every measured run in the CSV files (default:\n"
       "validation/training_runs.csv; files with inference columns, such as\n"
-      "validation/inference_runs.csv, are read as inference runs), predicts it, and prints\n"
-      "measured, predicted and\n"
-      "the error per run, then the mean absolute % error (MAPE) and the largest error,\n"
-      "overall and per source. Rows that cannot be modelled are listed as skipped with\n"
-      "the reason. Exits 1 when a tolerance given with --max-mape/--max-error is\n"
-      "exceeded.\n\noptions");
+      "validation/inference_runs.csv, are read as inference runs), predicts it, and\n"
+      "prints measured, predicted and the error per run, then the mean absolute %\n"
+      "error (MAPE) and the largest error, overall and per source. Rows that cannot\n"
+      "be modelled are listed as skipped with the reason. Exits 1 when a tolerance\n"
+      "given with --max-mape/--max-error is exceeded.\n\noptions");
   std::string format = "table";
   double max_mape = -1, max_error = -1;
   std::string scaling_dir;
@@ -42,8 +41,9 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "max-mape", po::value(&max_mape), "fail (exit 1) when the MAPE exceeds P percent")(
       "max-error", po::value(&max_error), "fail (exit 1) when any row's |error| exceeds P percent")(
       "scaling-laws", po::value(&scaling_dir)->value_name("DIR"),
-      "instead: reproduce published scaling-law fits from the data in DIR (Epoch's Chinchilla points,\n"
-      "Llama 3 IsoFLOPs, reference optima; scaling_laws/reproduction.h); exits 1 when a check fails");
+      "instead: reproduce published scaling-law fits from the data in DIR (Epoch's "
+      "Chinchilla points, Llama 3 IsoFLOPs, reference optima); exits 1 when a check "
+      "fails. The checks: scaling_laws/reproduction.h");
   po::options_description hidden;
   hidden.add_options()("csv", po::value<std::vector<std::string>>(), "");
   po::positional_options_description pos;

@@ -15,6 +15,7 @@
 
 #include "gui/backend.h"
 
+class QChart;
 class QCheckBox;
 class QChartView;
 class QComboBox;
@@ -145,6 +146,11 @@ class SweepPanel : public ExportablePanel {
   QTableWidget* MainTable() const override { return table_; }
   QString ExportName() const override { return "sweep"; }
   const SweepData& data() const { return data_; }
+  // Draws the stored points as lines (one per value of axis 2) or, with two
+  // numeric axes, as a heatmap of the metric over both.
+  void SetHeatmap(bool on);
+  // Sweeps axis 2 too (the grid is axis 1 x axis 2).
+  void EnableSecondAxis(bool on);
 
  signals:
   void StoreOpened(const QString& db);
@@ -159,6 +165,7 @@ class SweepPanel : public ExportablePanel {
     QCheckBox* log = nullptr;
   };
   void Redraw();
+  void DrawHeatmap(QChart* chart, int metric);
   void Reload();
   const ScenarioDoc* doc_;
   ScenarioSource source_;
@@ -166,6 +173,7 @@ class SweepPanel : public ExportablePanel {
   QComboBox* each_ = nullptr;
   QLineEdit* db_ = nullptr;
   QComboBox* metric_ = nullptr;
+  QComboBox* view_ = nullptr;
   QPushButton* run_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;

@@ -262,6 +262,27 @@ class GuiTest : public QObject {
     QVERIFY(fastest >= 1);
   }
 
+  // A sweep stopped right after it starts keeps what it stored (fewer points
+  // than the grid's 6 x 3 = 18) and says so; Run again resumes to all 18.
+  void SweepStopsAndResumes() {
+    QTemporaryDir dir;
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    w.tabs()->setCurrentWidget(w.sweep());
+    w.sweep()->SetStorePath(dir.filePath("stop.sqlite"));
+    w.sweep()->EnableSecondAxis(true);  // defaults: 6 bandwidths x 3 memory sizes
+    w.sweep()->Run();
+    QVERIFY(w.sweep()->running());
+    w.sweep()->Cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.sweep()->running(), 120000);
+    QVERIFY(w.sweep()->data().ok);
+    QCOMPARE(w.sweep()->data().points, uint64_t{18});
+    QVERIFY(w.sweep()->data().rows.size() < 18);
+    w.sweep()->Run();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.sweep()->running(), 120000);
+    QCOMPARE(w.sweep()->data().rows.size(), size_t{18});
+  }
+
   // A Hugging Face config.json as the model: the form shows it, the saved
   // scenario names it and reloads to its shape (Llama 3.1 8B: 32 layers,
   // hidden 4096, 32 heads, 8 KV heads, tests/data/hf); a broken one is refused.

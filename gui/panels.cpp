@@ -602,12 +602,16 @@ SweepPanel::SweepPanel(const ScenarioDoc* doc, ScenarioSource source, QWidget* p
   db_->setToolTip("The SQLite result store the sweep writes (and resumes) into");
   auto* browse = new QPushButton("Store…");
   run_ = new QPushButton("Run sweep");
+  stop_ = new QPushButton("Stop");
+  stop_->setToolTip("Stop after the batch being stored; Run sweep resumes");
+  stop_->setEnabled(false);
   auto* open = new QPushButton("Open store…");
   open->setToolTip("Show the sweep stored in a SQLite result store");
   row->addWidget(each_);
   row->addWidget(db_, 1);
   row->addWidget(browse);
   row->addWidget(run_);
+  row->addWidget(stop_);
   row->addWidget(open);
   grid->addLayout(row, 2, 0, 1, 9);
   v->addWidget(box);
@@ -649,8 +653,13 @@ SweepPanel::SweepPanel(const ScenarioDoc* doc, ScenarioSource source, QWidget* p
     if (!f.isEmpty()) OpenStore(f);
   });
   connect(run_, &QPushButton::clicked, this, &SweepPanel::Run);
+  connect(stop_, &QPushButton::clicked, this, &SweepPanel::Cancel);
   connect(metric_, &QComboBox::currentIndexChanged, this, &SweepPanel::Redraw);
   connect(view_, &QComboBox::currentIndexChanged, this, &SweepPanel::Redraw);
+}
+
+void SweepPanel::Cancel() {
+  if (cancel_flag_) cancel_flag_->store(true);
 }
 
 void SweepPanel::SetHeatmap(bool on) { view_->setCurrentIndex(on ? 1 : 0); }
@@ -718,6 +727,8 @@ void SweepPanel::Run() {
   }
   running_ = true;
   run_->setEnabled(false);
+  stop_->setEnabled(true);
+  cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
   progress_->setValue(0);
   shown_db_ = db_->text().trimmed();
   status_->setText("Sweeping into " + shown_db_ + "…");
@@ -733,12 +744,12 @@ void SweepPanel::Run() {
   const ScenarioDoc doc = *doc_;
   RunAsync<std::string>(
       this,
-      [doc, axes, search = each_->currentIndex() == 1, db = shown_db_.toStdString(), progress] {
-        return RunSweepInto(doc, axes, search, db, progress);
-      },
+      [doc, axes, search = each_->currentIndex() == 1, db = shown_db_.toStdString(), progress,
+       flag = cancel_flag_] { return RunSweepInto(doc, axes, search, db, progress, flag.get()); },
       [this](const std::string& error) {
         running_ = false;
         run_->setEnabled(true);
+        stop_->setEnabled(false);
         if (!error.empty()) {
           status_->setText(QString::fromStdString(error).trimmed());
           return;

@@ -136,6 +136,9 @@ class SweepPanel : public ExportablePanel {
  public:
   SweepPanel(const ScenarioDoc* doc, ScenarioSource source, QWidget* parent = nullptr);
   void Run();
+  // Stops a running sweep after the batch being stored; the points stored
+  // stay, and running the same sweep again resumes it.
+  void Cancel();
   // Shows the newest sweep of a store; false (with the reason shown) when unreadable.
   bool OpenStore(const QString& db);
   void SetStorePath(const QString& db);
@@ -175,10 +178,12 @@ class SweepPanel : public ExportablePanel {
   QComboBox* metric_ = nullptr;
   QComboBox* view_ = nullptr;
   QPushButton* run_ = nullptr;
+  QPushButton* stop_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QChartView* chart_ = nullptr;
   QTableWidget* table_ = nullptr;
+  std::shared_ptr<std::atomic<bool>> cancel_flag_;
   SweepData data_;
   QString shown_db_;
   bool running_ = false;

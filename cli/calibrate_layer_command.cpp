@@ -5,9 +5,9 @@
 #include <boost/program_options.hpp>
 
 #include "cli/api_support.h"
-#include "cli/calibrate_output.h"
 #include "cli/cli_common.h"
 #include "core/api/calibrate.h"
+#include "core/api/text.h"
 
 namespace orrery::cli {
 
@@ -93,7 +93,7 @@ int RunCalibrateCheckLayer(const Args& args, std::ostream& out, std::ostream& er
   req.measured = measured;
   const CheckLayerResult r = CalibrateCheckLayer(req, StatusLines(err));
   if (!r.ok() && r.check.rows.empty()) return PrintFailure(r, err);
-  PrintLayerCheck(r, fmt, out);
+  text::PrintLayerCheck(r, fmt, out);
   return r.check.passed ? kExitOk : kExitInvalid;
 }
 
@@ -121,7 +121,7 @@ int RunCalibrateRuns(const Args& args, std::ostream& out, std::ostream& err) {
   }
   const CalibrationRunsResult r = CalibrationRuns({db});
   if (!r.ok()) return PrintFailure(r, err);
-  PrintCalibrationRuns(r, fmt, out);
+  text::PrintCalibrationRuns(r, fmt, out);
   return kExitOk;
 }
 
@@ -154,7 +154,7 @@ int RunCalibrateCompare(const Args& args, std::ostream& out, std::ostream& err) 
   const CalibrationCompareRequest req{db, ids[0], ids[1], kind};
   const CalibrationCompareResult r = CalibrationCompare(req);
   if (!r.ok()) return PrintFailure(r, err);
-  PrintCalibrationCompare(r, req, fmt, out);
+  text::PrintCalibrationCompare(r, req, fmt, out);
   return kExitOk;
 }
 

@@ -4,9 +4,9 @@
 #include <fstream>
 
 #include "cli/cli_common.h"
-#include "cli/estimate_output.h"
 #include "core/api/estimate.h"
 #include "core/api/json.h"
+#include "core/api/text.h"
 
 namespace orrery::cli {
 
@@ -65,7 +65,7 @@ int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
   }
   if (v.format() == Format::kJson) out << ToJson(r).dump(2) << "\n";
   else if (v.format() == Format::kCsv) WriteCsv(ToJson(r), out);
-  else PrintEstimateTable(r, out);
+  else text::PrintEstimateTable(r, out);
   if (traced && v.format() == Format::kTable)
     out << "trace: " << trace << " (" << r.event->step.tasks << " tasks; open in ui.perfetto.dev)\n";
   return ExitCode(r.status);

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "cli/fit_output.h"
 #include "core/api/fit.h"
+#include "core/api/text.h"
 #include "core/base/csv.h"
 #include "core/base/diagnostics.h"
 
@@ -188,8 +188,8 @@ int RunFitCommand(const std::vector<std::string>& args, std::ostream& out, std::
     err << "orrery fit: " << r.reason << (r.status == Status::kUsage ? "\n(see orrery fit --help)" : "") << "\n";
     return static_cast<int>(r.status);
   }
-  if (o.format == "table") PrintFitTable(r, out);
-  else PrintStructured(ToJson(r), o.format, out);
+  if (o.format == "table") text::PrintFitTable(r, out);
+  else text::PrintStructured(ToJson(r), o.format, out);
   for (const auto& w : r.warnings) err << "warning: " << w << "\n";
   return kOk;
 }

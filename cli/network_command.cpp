@@ -6,8 +6,8 @@
 #include <boost/program_options.hpp>
 
 #include "cli/cli_common.h"
-#include "cli/network_output.h"
 #include "core/api/network.h"
+#include "core/api/text.h"
 #include "core/base/quantity.h"
 
 namespace orrery::cli {
@@ -104,7 +104,7 @@ int RunNetwork(const std::vector<std::string>& args, std::ostream& out, std::ost
     req.file = what[1];
     const NetworkStudyResult r = NetworkStudy(req);
     if (!r.ok()) return Failed(r, err);
-    PrintNetworkStudy(r, fmt, out);
+    text::PrintNetworkStudy(r, fmt, out);
     return kExitOk;
   }
   if (what.size() != 1) {
@@ -138,7 +138,7 @@ int RunNetwork(const std::vector<std::string>& args, std::ostream& out, std::ost
   }
   const NetworkResult r = Network(req);
   if (!r.ok()) return Failed(r, err);
-  PrintNetwork(r, fmt, out);
+  text::PrintNetwork(r, fmt, out);
   return kExitOk;
 }
 

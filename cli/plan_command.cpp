@@ -7,8 +7,8 @@
 
 #include "cli/api_support.h"
 #include "cli/cli_common.h"
-#include "cli/plan_output.h"
 #include "core/api/plan.h"
+#include "core/api/text.h"
 #include "core/base/csv.h"
 #include "core/base/quantity.h"
 
@@ -227,8 +227,8 @@ int RunPlan(const Args& args, std::ostream& out, std::ostream& err) {
   if (r.status == Status::kInvalidInput) return PrintFailure(r, err);
   switch (fmt) {
     case Format::kJson: out << ToJson(r).dump(2) << "\n"; break;
-    case Format::kCsv: PrintPlanCsv(r, out); break;
-    case Format::kTable: PrintPlanTable(r, out); break;
+    case Format::kCsv: text::PrintPlanCsv(r, out); break;
+    case Format::kTable: text::PrintPlanTable(r, out); break;
   }
   return PrintFailure(r, err);  // 0, or 3 with the reason when no plan is feasible
 }

@@ -9,9 +9,11 @@
 
 #include "cli/report_command.h"
 
+#include "cli/api_support.h"
 #include "cli/cli_common.h"
 #include "core/api/report.h"
 #include "core/base/csv.h"
+#include "core/base/format.h"
 
 namespace orrery::cli {
 
@@ -58,15 +60,6 @@ bool Number(const std::string& text, const char* option, double& out, std::ostre
     return false;
   }
   return true;
-}
-
-std::string Quote(const std::string& a) {
-  if (!a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
-                        std::string::npos)
-    return a;
-  std::string q = "'";
-  for (const char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 bool WriteFile(const std::string& path, const std::string& text, std::ostream& err) {
@@ -223,16 +216,12 @@ int RunReport(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   std::string command = "orrery report";
-  for (const auto& a : args) command += " " + Quote(a);
+  for (const auto& a : args) command += " " + base::ShellQuote(a);
   req.command = command;
 
   err << "orrery report: searching plans, scaling and sensitivities (this takes a few seconds)...\n";
   const ReportResult r = Report(req);
-  if (r.status == Status::kInvalidInput) {
-    PrintDiagnostics(r.diagnostics, err);
-    if (!r.reason.empty()) err << "error: " << r.reason << "\n";
-    return kExitInvalid;
-  }
+  if (r.status == Status::kInvalidInput) return PrintFailure(r, err);
   if (r.html.empty()) {
     err << "error: " << r.reason << "\n";
     return kExitInvalid;

@@ -15,11 +15,12 @@
 #include <vector>
 
 #include "core/api/common.h"
+#include "core/api/text.h"
 #include "core/base/diagnostics.h"
 
 namespace orrery::cli {
 
-enum class Format { kTable, kJson, kCsv };
+using Format = text::Format;  // table | json | csv (core/api/text.h)
 
 // Exit codes, one meaning each (README.md "Exit status"). They are the
 // numeric values of orrery::Status.

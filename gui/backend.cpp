@@ -10,25 +10,21 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/api/config.h"
+#include "core/api/infer.h"
+#include "core/api/network.h"
+#include "core/api/report.h"
+#include "core/api/search.h"
+#include "core/api/sweep.h"
+#include "core/api/timeline.h"
+#include "core/base/format.h"
 #include "core/base/quantity.h"
-#include "core/estimate/chrome_trace.h"
-#include "core/estimate/event_estimator.h"
-#include "core/estimate/inference_estimator.h"
-#include "core/estimate/serving_sim.h"
-#include "core/search/result_store.h"
-#include "core/search/search.h"
-#include "core/search/sweep.h"
-#include "hardware/cost_model.h"
-#include "hardware/network.h"
-#include "parallelism/plan_spec.h"
 
 namespace orrery::gui {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-engine::PresetStore Store() { return engine::PresetStore(engine::PresetStore::DefaultConfigDir()); }
 
 std::string ReadText(const std::string& file) {
   std::ifstream in(file);
@@ -37,26 +33,22 @@ std::string ReadText(const std::string& file) {
   return ss.str();
 }
 
-// "path: rule (got 'value'); hint": a diagnostic as `orrery check` prints it,
-// without the file and line a form field does not have.
-std::string FieldText(const base::Diagnostic& d) {
-  const std::string full = d.ToString();
-  const size_t at = full.find(": error: ");
-  return at == std::string::npos ? full : full.substr(at + 9);
-}
-
-// Registry path of a diagnostic ("scenario.training.tp" -> "training.tp").
-std::string RegistryPath(const std::string& path) {
-  const std::string prefix = "scenario.";
-  return path.rfind(prefix, 0) == 0 ? path.substr(prefix.size()) : path;
+// The first error of a failed call, in one line (a form or status line shows
+// it; the full list is in the diagnostics).
+std::string FirstError(const ResultBase& r) {
+  if (!r.diagnostics.ok()) {
+    const std::string full = r.diagnostics.items().front().ToString();
+    const size_t at = full.find(": error: ");
+    return at == std::string::npos ? full : full.substr(at + 9);
+  }
+  return r.reason;
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------
 bool ScenarioDoc::Open(const std::string& file_or_preset, base::Diagnostics& diags) {
-  const engine::PresetStore store = Store();
-  auto s = engine::LoadScenarioFile(file_or_preset, store, diags);
+  auto s = ResolveScenario(ScenarioInput::File(file_or_preset), diags);
   if (!s) return false;
   base_ = std::move(*s);
   file_ = base_.file;
@@ -90,32 +82,15 @@ BuiltScenario ScenarioDoc::Build() const {
     out.errors.push_back("no scenario is open");
     return out;
   }
-  const engine::PresetStore store = Store();
-  engine::Scenario s = base_;
-  base::Diagnostics d;
-  const base::SourceLocation here{file_, 0, 0};
-  if (!model_preset_.empty())
-    engine::LoadModelPreset(model_preset_, store, here, "scenario.model", s.model, d);
-  if (!system_preset_.empty())
-    engine::LoadSystemPreset(system_preset_, store, here, "scenario.system", s.system, d);
-  for (const auto& item : d.items()) out.errors.push_back(FieldText(item));
-  for (const auto& [path, text] : sets_) {
-    base::Diagnostics one;
-    const base::SourceLocation where{"", 0, 0};
-    if (!engine::ApplyOverride(s, path + "=" + text, one, &where) && one.size() > 0)
-      out.field_errors[path] = FieldText(one.items().front());
-  }
-  if (s.inference) engine::LoadDraftModel(s, store, d);
-  if (out.field_errors.empty()) {
-    base::Diagnostics cross;
-    engine::CrossCheck(s, cross);
-    for (const auto& item : cross.items()) {
-      const std::string path = RegistryPath(item.path);
-      if (!path.empty() && !out.field_errors.count(path)) out.field_errors[path] = FieldText(item);
-      else out.errors.push_back(FieldText(item));
-    }
-  }
-  out.scenario = std::move(s);
+  ScenarioEdit edit;
+  edit.base = base_;
+  edit.model_preset = model_preset_;
+  edit.system_preset = system_preset_;
+  edit.sets = sets_;
+  EditedScenario e = ApplyEdits(edit);
+  out.scenario = std::move(e.scenario);
+  out.field_errors = std::move(e.field_errors);
+  out.errors = std::move(e.errors);
   return out;
 }
 
@@ -146,99 +121,24 @@ bool ScenarioDoc::Save(const std::string& file, std::string& error) const {
 }
 
 // ---------------------------------------------------------------------------
-std::vector<FormField> FormFields(const engine::Scenario& s) {
-  std::vector<FormField> out;
-  for (const auto& sec : engine::Registry()) {
-    if (sec.prefix == "prices") continue;  // the network verb's, not a scenario's
-    if (sec.prefix == "system.network[i]") {
-      for (size_t i = 0; i < s.system.network.size(); ++i) {
-        const std::string prefix = "system.network[" + std::to_string(i) + "]";
-        for (const auto& p : sec.params) out.push_back({prefix, prefix + "." + p.key, p});
-      }
-      continue;
-    }
-    for (const auto& p : sec.params) out.push_back({sec.prefix, sec.prefix + "." + p.key, p});
-  }
-  return out;
-}
+std::vector<FormField> FormFields(const engine::Scenario& s) { return ParamFields(s); }
 
-std::string ValueText(const engine::Scenario& s, const std::string& path) {
-  const size_t dot = path.rfind('.');
-  if (dot == std::string::npos) return {};
-  const std::string section = path.substr(0, dot), key = path.substr(dot + 1);
-  if (section == "model") return models::ModelSchema().GetText(s.model, key);
-  if (section == "system") return hardware::SystemSchema().GetText(s.system, key);
-  if (section == "system.device") return hardware::DeviceSchema().GetText(s.system.device, key);
-  if (section == "training") return parallelism::TrainingPlanSchema().GetText(s.training, key);
-  if (section == "workload") return parallelism::WorkloadSchema().GetText(s.workload, key);
-  if (section == "inference") {
-    if (s.inference) return parallelism::InferenceDeploymentSchema().GetText(*s.inference, key);
-    parallelism::InferenceDeployment d;
-    parallelism::InferenceDeploymentSchema().ApplyDefaults(d);
-    return parallelism::InferenceDeploymentSchema().GetText(d, key);
-  }
-  if (section.rfind("system.network[", 0) == 0) {
-    const size_t i = std::strtoul(section.c_str() + 15, nullptr, 10);
-    if (i < s.system.network.size())
-      return hardware::NetworkTierSchema().GetText(s.system.network[i], key);
-  }
-  return {};
-}
+std::string ValueText(const engine::Scenario& s, const std::string& path) { return ParamValueText(s, path); }
 
-std::string CheckFieldText(const FormField& f, const std::string& text) {
-  base::ParamValue v;
-  std::string hint;
-  const std::string err = base::ParseParam(f.info, text, v, hint);
-  if (err.empty()) return {};
-  base::Diagnostic d;
-  d.path = f.path;
-  d.value = text;
-  d.message = err;
-  d.hint = hint;
-  return FieldText(d);
-}
+std::string CheckFieldText(const FormField& f, const std::string& text) { return CheckParamText(f.path, text); }
 
 Presets ListPresets() {
-  const engine::PresetStore store = Store();
   Presets p;
-  p.scenarios = store.Names(engine::DocKind::kScenario);
-  p.models = store.Names(engine::DocKind::kModel);
-  p.systems = store.Names(engine::DocKind::kSystem);
-  p.devices = store.Names(engine::DocKind::kDevice);
+  for (const auto& kind : orrery::ListPresets().kinds) {
+    if (kind.folder == "scenarios") p.scenarios = kind.names;
+    else if (kind.folder == "models") p.models = kind.names;
+    else if (kind.folder == "systems") p.systems = kind.names;
+    else if (kind.folder == "devices") p.devices = kind.names;
+  }
   return p;
 }
 
-std::string PresetsDir() { return engine::PresetStore::DefaultConfigDir(); }
-
-std::string DescribeModel(const engine::Scenario& s) {
-  const auto& m = s.model;
-  std::ostringstream os;
-  os << m.name << ": " << m.layers << " layers, hidden " << m.hidden << ", " << m.heads
-     << " heads";
-  if (models::KvHeads(m) != m.heads) os << " (" << models::KvHeads(m) << " KV)";
-  if (m.experts > 1) os << ", " << m.experts << " experts top-" << m.top_k;
-  os << ", vocab " << m.vocab;
-  if (m.published_params > 0) os << ", " << base::FormatNumber(m.published_params / 1e9, 4) << " B params";
-  if (!m.citation.empty()) os << "\nsource: " << m.citation;
-  return os.str();
-}
-
-std::string DescribeSystem(const engine::Scenario& s) {
-  const auto& sys = s.system;
-  const auto& d = sys.device;
-  std::ostringstream os;
-  os << sys.name << ": " << sys.nodes << " x " << sys.devices_per_node << " " << d.name << " ("
-     << hardware::DeviceCount(sys) << " devices), "
-     << base::FormatQuantity(d.memory_capacity, base::Dimension::kBytes) << " at "
-     << base::FormatQuantity(d.memory_bandwidth, base::Dimension::kBandwidth) << ", bf16 "
-     << base::FormatQuantity(d.peak_bf16, base::Dimension::kFlopRate);
-  for (const auto& t : sys.network)
-    os << "\n  tier " << t.name << ": " << hardware::TopologyName(t.topology) << ", "
-       << base::FormatQuantity(t.bandwidth, base::Dimension::kBandwidth);
-  if (!sys.citation.empty()) os << "\nsystem source: " << sys.citation;
-  if (!d.citation.empty()) os << "\ndevice source: " << d.citation;
-  return os.str();
-}
+std::string PresetsDir() { return ConfigDir(); }
 
 // ---------------------------------------------------------------------------
 TrainingResult EstimateTraining(const engine::Scenario& s) {
@@ -248,15 +148,28 @@ TrainingResult EstimateTraining(const engine::Scenario& s) {
             " " + s.system.device.name + ", tp " + std::to_string(s.training.tp) + " pp " +
             std::to_string(s.training.pp) + ")";
   if (!s.has_training) return r;
-  const engine::TrainingEstimator estimator(s.model, s.system);
-  r.estimate = estimator.Run(s.training, s.workload);
-  if (!r.estimate.feasible()) r.reason = engine::ExplainInfeasible(r.estimate, s);
+  EstimateRequest req;
+  req.scenario = ScenarioInput::Loaded(s);
+  const EstimateResult e = Estimate(req);
+  r.estimate = e.estimate;
+  if (e.status == Status::kInvalidInput) r.invalid = FirstError(e);
+  else r.reason = e.reason;
   return r;
 }
 
-const char* StreamLabel(int stream) {
-  return parallelism::StreamName(static_cast<parallelism::StreamKind>(stream));
+const char* StreamLabel(int stream) { return orrery::StreamLabel(static_cast<StreamKind>(stream)); }
+
+namespace {
+
+EstimateResult EventStep(const engine::Scenario& s) {
+  EstimateRequest req;
+  req.scenario = ScenarioInput::Loaded(s);
+  req.engine = EstimateEngine::kEvent;
+  req.keep_timeline = true;
+  return Estimate(req);
 }
+
+}  // namespace
 
 TimelineResult SimulateStep(const engine::Scenario& s) {
   TimelineResult r;
@@ -264,55 +177,30 @@ TimelineResult SimulateStep(const engine::Scenario& s) {
     r.error = "the scenario has no training section";
     return r;
   }
-  const engine::EventEstimator estimator(s.model, s.system);
-  engine::EventOptions options;
-  options.keep_timeline = true;
-  const engine::EventEstimate e = estimator.Run(s.training, s.workload, options);
-  r.schedule = parallelism::PipelineScheduleName(e.schedule);
-  r.closed_form_s = e.closed_form.iteration_s;
-  if (e.error != engine::EventError::kNone) {
-    r.error = engine::ExplainEventError(e, s);
-    return r;
-  }
-  if (!e.estimate.feasible()) {
-    r.error = engine::ExplainInfeasible(e.estimate, s);
-    return r;
-  }
-  if (!e.simulated()) {
-    r.error = "the step was not simulated";
-    return r;
-  }
-  r.ok = true;
-  r.stages = static_cast<int>(e.graph.stages);
-  r.makespan_s = e.timeline.makespan;
-  r.bubble_fraction = e.step.bubble_fraction;
-  const size_t n = e.graph.info.size();
-  r.tasks.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double a = e.timeline.start[i], b = e.timeline.finish[i];
-    if (!(b > a)) continue;  // joins and empty tasks
-    const auto& info = e.graph.info[i];
-    r.tasks.push_back({info.stage, static_cast<int>(info.stream), a, b,
-                       engine::TraceName(e.graph, static_cast<int32_t>(i)),
-                       static_cast<int>(info.kind)});
-  }
+  const StepTimeline t = Timeline(EventStep(s));
+  r.ok = t.ok;
+  r.error = t.error;
+  r.stages = t.stages;
+  r.makespan_s = t.makespan_s;
+  r.closed_form_s = t.closed_form_s;
+  r.bubble_fraction = t.bubble_fraction;
+  r.schedule = t.schedule;
+  r.tasks.reserve(t.tasks.size());
+  for (const orrery::TimelineTask& k : t.tasks)
+    r.tasks.push_back({k.stage, static_cast<int>(k.stream), k.start_s, k.finish_s, k.name, static_cast<int>(k.kind)});
   return r;
 }
 
 bool WriteTrace(const engine::Scenario& s, const std::string& file, std::string& error) {
-  const engine::EventEstimator estimator(s.model, s.system);
-  engine::EventOptions options;
-  options.keep_timeline = true;
-  const engine::EventEstimate e = estimator.Run(s.training, s.workload, options);
-  if (!e.simulated()) {
-    error = engine::ExplainEventError(e, s);
-    if (error.empty()) error = "the step was not simulated";
-    return false;
-  }
+  const EstimateResult e = EventStep(s);
   std::ofstream out(file);
-  if (out) engine::WriteChromeTrace(e.graph, e.timeline, s.name, out);
   if (!out) {
     error = file + ": cannot write the file";
+    return false;
+  }
+  if (!WriteChromeTrace(e, out)) {
+    error = e.ok() ? file + ": cannot write the file" : FirstError(e);
+    if (error.empty()) error = "the step was not simulated";
     return false;
   }
   return true;
@@ -321,10 +209,10 @@ bool WriteTrace(const engine::Scenario& s, const std::string& file, std::string&
 // ---------------------------------------------------------------------------
 namespace {
 
-SearchRow RowOf(const engine::Scenario& s, const engine::SearchCandidate& c) {
+SearchRow RowOf(const engine::Scenario& s, const SearchPlan& p) {
   SearchRow r;
-  const auto& k = c.knobs;
-  r.plan = engine::DescribeKnobs(k);
+  const auto& k = p.candidate.knobs;
+  r.plan = PlanText(k);
   r.devices = k.devices;
   r.tp = k.tp;
   r.pp = k.pp;
@@ -335,30 +223,17 @@ SearchRow RowOf(const engine::Scenario& s, const engine::SearchCandidate& c) {
   r.interleave = k.interleave;
   r.zero = k.zero;
   r.global_batch = k.global_batch;
-  r.recompute = parallelism::TrainingPlanSchema().GetText(engine::PlanOf(s, k), "recompute");
-  const auto& e = c.estimate;
+  r.recompute = ParamValueText(p.scenario, "training.recompute");
+  const auto& e = p.candidate.estimate;
   r.iteration_s = e.iteration_s;
+  r.closed_form_s = p.candidate.event_checked ? p.candidate.closed_form_s : e.iteration_s;
   r.memory_bytes = e.memory.total();
   r.capacity_bytes = e.memory_capacity;
   r.mfu = e.mfu;
   r.cost_usd = e.cost_usd;
   r.tokens_per_s = e.tokens_per_s;
-  r.score = c.score;
-  // The overrides that make the scenario this plan.
-  const engine::Scenario t = engine::ScenarioOf(s, k);
-  const auto& plan_schema = parallelism::TrainingPlanSchema();
-  for (const auto& key : plan_schema.Keys()) {
-    const std::string now = plan_schema.GetText(t.training, key);
-    if (now != plan_schema.GetText(s.training, key)) r.overrides.emplace_back("training." + key, now);
-  }
-  for (const char* key : {"nodes", "devices_per_node"}) {
-    const std::string now = hardware::SystemSchema().GetText(t.system, key);
-    if (now != hardware::SystemSchema().GetText(s.system, key))
-      r.overrides.emplace_back(std::string("system.") + key, now);
-  }
-  const std::string gb = parallelism::WorkloadSchema().GetText(t.workload, "global_batch");
-  if (gb != parallelism::WorkloadSchema().GetText(s.workload, "global_batch"))
-    r.overrides.emplace_back("workload.global_batch", gb);
+  r.score = p.candidate.score;
+  r.overrides = OverridesBetween(s, p.scenario);  // what makes the scenario this plan
   return r;
 }
 
@@ -372,47 +247,31 @@ SearchOutcome RunSearch(const engine::Scenario& s, const std::string& objective,
     out.error = "the scenario has no training section to search";
     return out;
   }
-  engine::SearchOptions o;
-  o.top = std::max(1, keep);
-  if (!engine::ParseObjective(objective, o.objective)) {
+  SearchRequest req;
+  req.scenario = ScenarioInput::Loaded(s);
+  req.top = std::max(1, keep);
+  if (!ParseObjectiveName(objective, req.objective)) {
     out.error = "unknown objective '" + objective + "'";
     return out;
   }
-  if (const std::string why = engine::ObjectiveProblem(o.objective, s.system); !why.empty()) {
-    out.error = why;
-    return out;
-  }
-  // The library's search has no cancel flag yet: it is run as shards (the
-  // same split MPI ranks use), the flag polled between them, and merged.
-  constexpr int kShards = 8;
-  constexpr uint64_t kScale = 1000;
-  o.shards = kShards;
-  std::vector<engine::SearchResult> parts;
-  for (int shard = 0; shard < kShards; ++shard) {
-    if (cancel != nullptr && cancel->load()) {
-      out.cancelled = true;
-      return out;
-    }
-    o.shard = shard;
-    o.progress = [&](uint64_t done, uint64_t total) {
-      if (progress && total > 0)
-        progress(static_cast<uint64_t>(shard) * kScale + done * kScale / total, kShards * kScale);
-    };
-    parts.push_back(engine::Search(s, o));
-  }
-  if (progress) progress(kShards * kScale, kShards * kScale);
-  const engine::SearchResult r = engine::MergeSearchResults(parts, o.top);
+  Control control;
+  control.cancel = cancel;
+  if (progress) control.progress = [&progress](uint64_t done, uint64_t total, std::string_view) { progress(done, total); };
+  const SearchResult r = Search(req, control);
   out.candidates = r.stats.candidates;
   out.evaluated = r.stats.evaluated;
   out.feasible = r.stats.feasible;
   out.wall_s = r.stats.wall_s;
-  if (r.top.empty()) {
-    out.error = r.why_none.empty() ? "no feasible plan" : r.why_none;
-    for (const auto& p : parts)
-      if (!p.why_none.empty()) out.error = p.why_none;
+  if (r.status == Status::kCancelled) {
+    out.cancelled = true;
     return out;
   }
-  for (const auto& c : r.top) out.rows.push_back(RowOf(s, c));
+  if (!r.ok() || r.top.empty()) {
+    out.error = FirstError(r);
+    if (out.error.empty()) out.error = "no feasible plan";
+    return out;
+  }
+  for (const SearchPlan& p : r.top) out.rows.push_back(RowOf(s, p));
   out.ok = true;
   return out;
 }
@@ -438,7 +297,8 @@ std::vector<size_t> ParetoFront(const std::vector<SearchRow>& rows) {
 // ---------------------------------------------------------------------------
 std::string RunSweepInto(const ScenarioDoc& doc, const std::vector<SweepAxisAsk>& axes,
                          bool search_each, const std::string& db,
-                         const std::function<void(uint64_t, uint64_t)>& progress) {
+                         const std::function<void(uint64_t, uint64_t)>& progress,
+                         const std::atomic<bool>* cancel) {
   if (axes.empty()) return "choose at least one axis";
   const fs::path dbp(db);
   const std::string stem = dbp.filename().string();
@@ -465,17 +325,17 @@ std::string RunSweepInto(const ScenarioDoc& doc, const std::vector<SweepAxisAsk>
     if (out) out << e.c_str() << "\n";
     if (!out) return sweep_file.string() + ": cannot write the file";
   }
-  engine::Scenario base;
-  base::Diagnostics d;
-  auto spec = engine::LoadSweepFile(sweep_file.string(), Store(), base, d);
-  if (!spec) return d.ToString();
-  engine::SweepRunOptions o;
-  o.db = db;
-  o.resume = true;  // a sweep already in the store is finished, not refused
-  o.batch = 4;      // small batches: the chart fills as they commit
-  o.progress = progress;
-  engine::SweepRunStats stats;
-  if (!engine::RunSweep(*spec, base, o, stats, error)) return error;
+  SweepRequest req;
+  req.sweep_file = sweep_file.string();
+  req.db = db;
+  req.resume = true;  // a sweep already in the store is finished, not refused
+  req.batch = 4;      // small batches: the chart fills as they commit
+  Control control;
+  control.cancel = cancel;
+  if (progress) control.progress = [&progress](uint64_t done, uint64_t total, std::string_view) { progress(done, total); };
+  const SweepResult r = Sweep(req, control);
+  if (r.status == Status::kCancelled) return {};  // what was stored is shown; a later run resumes
+  if (!r.ok()) return r.diagnostics.ok() ? r.reason : r.diagnostics.ToString();
   return {};
 }
 
@@ -486,27 +346,27 @@ SweepData ReadSweepStore(const std::string& db) {
     out.error = db + ": no such file";
     return out;
   }
-  auto store = engine::ResultStore::Open(db, out.error, /*read_only=*/true);
-  if (!store) return out;
-  const auto sweeps = store->Sweeps(out.error);
-  if (sweeps.empty()) {
-    if (out.error.empty()) out.error = db + ": the store holds no sweep";
+  const DbListResult list = DbList({db, {}});
+  if (!list.ok()) {
+    out.error = FirstError(list);
     return out;
   }
-  const engine::SweepRecord& last = sweeps.back();
+  if (list.sweeps.empty()) {
+    out.error = db + ": the store holds no sweep";
+    return out;
+  }
+  const engine::SweepRecord& last = list.sweeps.back();
   out.name = last.name;
   out.points = static_cast<uint64_t>(last.points);
-  std::ostringstream json;
-  if (!store->Export(json, true, engine::HashHex(last.hash), out.error)) return out;
-  const auto rows = nlohmann::ordered_json::parse(json.str(), nullptr, false);
-  if (rows.is_discarded() || !rows.is_array()) {
-    out.error = db + ": the store's rows are not readable";
+  const DbExportResult rows = DbExport({db, engine::HashHex(last.hash)});
+  if (!rows.ok()) {
+    out.error = FirstError(rows);
     return out;
   }
   auto num = [](const nlohmann::ordered_json& r, const char* k) {
     return r.contains(k) && r[k].is_number() ? r[k].get<double>() : 0.0;
   };
-  for (const auto& r : rows) {
+  for (const auto& r : rows.rows) {
     SweepRow row;
     row.index = r.value("point_index", uint64_t{0});
     if (r.contains("params") && r["params"].is_object())
@@ -531,45 +391,11 @@ SweepData ReadSweepStore(const std::string& db) {
   return out;
 }
 
-double NumericValue(const std::string& path, const std::string& text) {
-  const size_t dot = path.rfind('.');
-  const std::string key = dot == std::string::npos ? path : path.substr(dot + 1);
-  std::string section = dot == std::string::npos ? "" : path.substr(0, dot);
-  if (section.rfind("system.network[", 0) == 0) section = "system.network[i]";
-  for (const auto& sec : engine::Registry()) {
-    if (sec.prefix != section) continue;
-    for (const auto& p : sec.params) {
-      if (p.key != key) continue;
-      base::ParamValue v;
-      std::string hint;
-      if (base::ParseParam(p, text, v, hint).empty() && p.type != base::ParamType::kString)
-        return v.number;
-    }
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
-namespace {
-
-const base::ParamInfo* InfoOf(const std::string& path) {
-  static const std::vector<engine::RegistrySection> registry = engine::Registry();
-  const size_t dot = path.rfind('.');
-  if (dot == std::string::npos) return nullptr;
-  std::string section = path.substr(0, dot);
-  const std::string key = path.substr(dot + 1);
-  if (section.rfind("system.network[", 0) == 0) section = "system.network[i]";
-  for (const auto& sec : registry)
-    if (sec.prefix == section)
-      for (const auto& p : sec.params)
-        if (p.key == key) return &p;
-  return nullptr;
-}
-
-}  // namespace
+double NumericValue(const std::string& path, const std::string& text) { return ParamSiValue(path, text); }
 
 DisplayUnit UnitFor(const std::string& path, double max_si) {
   DisplayUnit u;
-  const base::ParamInfo* info = InfoOf(path);
+  const base::ParamInfo* info = FindParam(path);
   if (info == nullptr || info->type != base::ParamType::kQuantity) return u;
   const std::string si(base::SiUnit(info->dim));
   if (info->dim == base::Dimension::kTime) {
@@ -601,140 +427,144 @@ InferenceOutcome RunInference(const engine::Scenario& s, int rate_points,
     return out;
   }
   const auto& d = *s.inference;
-  const engine::InferenceEstimator est(s.model, s.system, s.draft_model ? &*s.draft_model : nullptr);
-  const engine::InferenceEstimate e = est.Run(d);
-  if (!e.feasible()) {
-    out.error = engine::ExplainInfeasible(e, s);
+  InferRequest req;
+  req.scenario = ScenarioInput::Loaded(s);
+  const InferResult e = Infer(req);
+  if (!e.ok()) {
+    out.error = FirstError(e);
     return out;
   }
-  out.ttft_s = e.ttft_s;
-  out.tpot_s = e.tpot_s;
-  out.tokens_per_s = e.output_tokens_per_s;
-  out.weights_bytes = e.memory.weights;
-  out.kv_bytes = e.memory.kv_cache;
-  out.activation_bytes = e.memory.activations;
-  out.usable_bytes = e.memory_usable;
-  out.capacity_bytes = e.memory_capacity;
-  out.max_batch = e.max_batch;
-  out.kv_capacity_tokens = est.KvCapacityTokens(d, static_cast<double>(d.max_batch_tokens));
+  const engine::InferenceEstimate& st = e.estimate;
+  out.ttft_s = st.ttft_s;
+  out.tpot_s = st.tpot_s;
+  out.tokens_per_s = st.output_tokens_per_s;
+  out.weights_bytes = st.memory.weights;
+  out.kv_bytes = st.memory.kv_cache;
+  out.activation_bytes = st.memory.activations;
+  out.usable_bytes = st.memory_usable;
+  out.capacity_bytes = st.memory_capacity;
+  out.max_batch = st.max_batch;
+  out.kv_capacity_tokens = e.kv_capacity_tokens;
   out.slo_set = d.slo_ttft > 0 || d.slo_tpot > 0;
+  Control control;
+  control.cancel = cancel;
   double top_rate = 0;
   if (out.slo_set) {
-    const engine::RateSearch rs = engine::MaxRateMeetingSlo(est, d);
-    out.max_rate_found = rs.found;
-    out.max_rate = rs.max_rate;
-    out.max_rate_reason = rs.reason;
-    if (rs.found) top_rate = 2 * rs.max_rate;
+    req.mode = InferMode::kMaxRate;
+    const InferResult m = Infer(req, control);
+    out.max_rate_found = m.max_rate.found;
+    out.max_rate = m.max_rate.max_rate;
+    out.max_rate_reason = m.max_rate.found ? "" : FirstError(m);
+    if (m.max_rate.found) top_rate = 2 * m.max_rate.max_rate;
   }
   if (!(top_rate > 0)) {
     // No SLO rate to centre on: up to twice the rate a full static batch sustains.
-    const double per_request = e.e2e_s > 0 ? e.e2e_s / static_cast<double>(std::max<int64_t>(1, d.batch)) : 1;
+    const double per_request = st.e2e_s > 0 ? st.e2e_s / static_cast<double>(std::max<int64_t>(1, d.batch)) : 1;
     top_rate = 2 / std::max(per_request, 1e-6);
   }
   rate_points = std::max(2, rate_points);
+  req.mode = InferMode::kServe;
   for (int i = 1; i <= rate_points; ++i) {
     if (cancel != nullptr && cancel->load()) break;
     const double rate = top_rate * i / rate_points;
-    const engine::ServingResult r =
-        engine::SimulateServing(est, d, engine::PoissonRequests(d, rate));
-    if (!r.feasible) {
-      out.error = r.reason;
+    req.scenario = ScenarioInput::Loaded(
+        s, {"inference.arrivals=poisson", "inference.rate=" + base::FormatPlain(rate, 12)});
+    const InferResult r = Infer(req, control);
+    if (r.status == Status::kCancelled) break;
+    if (!r.ok()) {
+      out.error = FirstError(r);
       break;
     }
-    out.curve.push_back({rate, r.ttft_s.p50, r.ttft_s.p99, r.tpot_s.p50, r.tpot_s.p99,
-                         r.output_tokens_per_s, r.slo_attainment});
+    const engine::ServingResult& v = r.serving;
+    out.curve.push_back({rate, v.ttft_s.p50, v.ttft_s.p99, v.tpot_s.p50, v.tpot_s.p99,
+                         v.output_tokens_per_s, v.slo_attainment});
   }
   out.ok = true;
   return out;
 }
 
 // ---------------------------------------------------------------------------
-NetworkView DescribeNetwork(const engine::Scenario& s) {
+namespace {
+
+NetworkView ViewOf(const ScenarioNetworkResult& r) {
   NetworkView v;
-  const engine::PresetStore store = Store();
-  hardware::PriceSpec prices;
-  base::Diagnostics d;
-  const std::string price_file = store.dir() + "/prices/default.yaml";
-  if (!hardware::LoadPricesFile(price_file, prices, d)) {
-    v.error = d.ToString();
+  if (!r.ok()) {
+    v.error = FirstError(r);
     return v;
   }
-  const auto& sys = s.system;
-  const hardware::SystemCost cost = hardware::CountParts(sys, prices);
-  v.system = sys.name;
-  v.device = sys.device.name;
-  v.prices = prices.name;
-  v.devices = hardware::DeviceCount(sys);
-  v.devices_per_node = sys.devices_per_node;
-  for (size_t i = 0; i < sys.network.size(); ++i) {
-    const auto& t = sys.network[i];
+  const studies::NetworkReport& n = r.report;
+  v.system = n.system;
+  v.device = n.device;
+  v.prices = n.prices;
+  v.devices = n.devices;
+  v.devices_per_node = n.devices_per_node;
+  for (const auto& t : n.tiers) {
     TierView tv;
     tv.name = t.name;
-    tv.topology = hardware::TopologyName(t.topology);
+    tv.topology = t.topology;
     tv.domain = t.domain > 0 ? t.domain : v.devices;
     tv.bandwidth = t.bandwidth;
     tv.latency = t.latency;
-    if (i < cost.tiers.size()) {
-      const auto& p = cost.tiers[i];
-      tv.switches = p.switches;
-      tv.links = p.links;
-      tv.transceivers = p.transceivers;
-      tv.nic_ports = p.nic_ports;
-      tv.levels = p.switch_levels;
-      tv.cost_usd = p.cost();
-      tv.power_w = p.power();
-    }
+    tv.switches = t.parts.switches;
+    tv.links = t.parts.links;
+    tv.transceivers = t.parts.transceivers;
+    tv.nic_ports = t.parts.nic_ports;
+    tv.levels = t.parts.switch_levels;
+    tv.cost_usd = t.parts.cost();
+    tv.power_w = t.parts.power();
     v.tiers.push_back(tv);
   }
-  v.device_cost = cost.device_cost;
-  v.device_power = cost.device_power;
-  v.network_cost = cost.network_cost;
-  v.network_power = cost.network_power;
-  if (s.has_training) {
-    const TrainingResult r = EstimateTraining(s);
-    if (r.estimate.feasible()) v.iteration_s = r.estimate.iteration_s;
-    else v.reason = r.reason;
-  }
+  v.device_cost = n.cost.device_cost;
+  v.device_power = n.cost.device_power;
+  v.network_cost = n.cost.network_cost;
+  v.network_power = n.cost.network_power;
+  if (r.has_estimate && r.estimate_reason.empty()) v.iteration_s = r.estimate.iteration_s;
+  else v.reason = r.estimate_reason;
   v.ok = true;
   return v;
 }
 
+}  // namespace
+
+NetworkView DescribeNetwork(const engine::Scenario& s) {
+  ScenarioNetworkRequest req;
+  req.scenario = s;
+  return ViewOf(ScenarioNetwork(req));
+}
+
 NetworkView DescribeNetworkWith(const engine::Scenario& s, const std::string& system) {
-  engine::Scenario t = s;
-  base::Diagnostics d;
-  if (!engine::LoadSystemPreset(system, Store(), {"", 0, 0}, "system", t.system, d)) {
-    NetworkView v;
-    v.error = d.ToString();
-    return v;
-  }
-  t.system.device = s.system.device;  // the fabric is what is compared
-  t.system.device_preset = s.system.device_preset;
-  const std::string why = engine::ResizeSystem(t.system, hardware::DeviceCount(s.system));
-  if (!why.empty()) {
-    NetworkView v;
-    v.error = why;
-    return v;
-  }
-  return DescribeNetwork(t);
+  ScenarioNetworkRequest req;
+  req.scenario = s;
+  req.fabric_system = system;
+  return ViewOf(ScenarioNetwork(req));
 }
 
 NetworkView DescribeNetworkWithTopology(const engine::Scenario& s, const std::string& topology) {
-  NetworkView v;
-  if (s.system.network.empty()) {
-    v.error = "the system has no network tier";
-    return v;
-  }
-  engine::Scenario t = s;
-  base::Diagnostics d;
-  const std::string tier = "system.network[" + std::to_string(s.system.network.size() - 1) + "]";
-  engine::ApplyOverride(t, tier + ".topology=" + topology, d);
-  if (d.ok()) hardware::CheckSystem(t.system, "system", {"", 0, 0}, d);
-  if (!d.ok()) {
-    v.error = FieldText(d.items().front());
-    return v;
-  }
-  t.system.name = s.system.name + ", " + s.system.network.back().name + " " + topology;
-  return DescribeNetwork(t);
+  ScenarioNetworkRequest req;
+  req.scenario = s;
+  req.outer_topology = topology;
+  return ViewOf(ScenarioNetwork(req));
+}
+
+// ---------------------------------------------------------------------------
+std::string WriteReport(const ScenarioDoc& doc, bool search, const std::string& html_file) {
+  if (!doc.loaded()) return "no scenario is open";
+  const fs::path html(html_file);
+  const fs::path scenario_file = html.parent_path() / (html.stem().string() + ".scenario.yaml");
+  std::string error;
+  if (!doc.Save(scenario_file.string(), error)) return error;
+  ReportRequest req;
+  req.scenario = scenario_file.string();
+  req.search = search;
+  req.command = "orrery report " + base::ShellQuote(scenario_file.filename().string()) +
+                (search ? " --search" : "") + " --out " + base::ShellQuote(html.filename().string());
+  const ReportResult r = Report(req);
+  if (r.html.empty()) return FirstError(r).empty() ? "the report could not be made" : FirstError(r);
+  std::ofstream out(html_file, std::ios::binary);
+  out << r.html;
+  out.close();
+  if (!out) return html_file + ": cannot write the file";
+  return {};  // an infeasible plan is reported in the document itself
 }
 
 }  // namespace orrery::gui

@@ -1,9 +1,10 @@
 #pragma once
 // The GUI's one door to the library. Every call the windows make goes
-// through here, so that when the public API (core/api/) offers a verb, only
-// this file changes. Plain C++ (no Qt): the windows hold these structs and
-// draw them; nothing here touches a widget, and every function is safe to
-// call from a worker thread on its own arguments.
+// through here, and from here only to the public API (core/api/: the same
+// calls `orrery` and a user's own program make) and core/base. Plain C++ (no
+// Qt): the windows hold these structs and draw them; nothing here touches a
+// widget, and every function is safe to call from a worker thread on its own
+// arguments.
 
 #include <atomic>
 #include <cstdint>
@@ -14,10 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/api/common.h"
+#include "core/api/estimate.h"
+#include "core/api/registry.h"
 #include "core/base/diagnostics.h"
 #include "core/base/param.h"
-#include "core/estimate/scenario.h"
-#include "core/estimate/training_estimator.h"
 
 namespace orrery::gui {
 
@@ -75,11 +77,7 @@ class ScenarioDoc {
 // ---------------------------------------------------------------------------
 // The registry, as the form shows it: one field per knob, with network tiers
 // expanded (system.network[0].bandwidth, ...).
-struct FormField {
-  std::string section;  // "model", "system.network[1]", ...
-  std::string path;     // "model.hidden"
-  base::ParamInfo info;
-};
+using FormField = ParamField;  // section, path, declaration (core/api/registry.h)
 std::vector<FormField> FormFields(const engine::Scenario& s);
 // The printed value of a registry path in a scenario ("" when unknown).
 std::string ValueText(const engine::Scenario& s, const std::string& path);
@@ -92,15 +90,15 @@ struct Presets {
 };
 Presets ListPresets();
 std::string PresetsDir();
-// "model gpt3-175b: 96 layers, hidden 12288 ... (Brown et al. 2020)".
-std::string DescribeModel(const engine::Scenario& s);
-std::string DescribeSystem(const engine::Scenario& s);
+// DescribeModel and DescribeSystem (the cited values shown beside the
+// picks) are the library's, core/api/registry.h.
 
 // ---------------------------------------------------------------------------
 // Training, closed form.
 struct TrainingResult {
   engine::TrainingEstimate estimate;
   std::string reason;        // why infeasible ("" when feasible)
+  std::string invalid;       // why the scenario cannot be estimated at all ("" when it can)
   bool has_training = true;  // false for a serving-only scenario
   std::string label;         // scenario name and plan, for the compare pin
 };
@@ -135,7 +133,10 @@ struct SearchRow {
   int64_t devices = 0, tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, micro_batch = 1, interleave = 1;
   int64_t zero = 0, global_batch = 0;
   std::string recompute;
-  double iteration_s = 0, memory_bytes = 0, capacity_bytes = 0, mfu = 0, cost_usd = 0;
+  // iteration_s is the time the plan was ranked by: the event engine's for
+  // the finalists it checked; closed_form_s is the closed form's (what the
+  // Training tab shows once the plan is loaded).
+  double iteration_s = 0, closed_form_s = 0, memory_bytes = 0, capacity_bytes = 0, mfu = 0, cost_usd = 0;
   double tokens_per_s = 0, score = 0;
   // The overrides that turn the searched scenario into this plan.
   std::vector<std::pair<std::string, std::string>> overrides;
@@ -183,13 +184,13 @@ struct SweepData {
 };
 // Writes `<db>.scenario.yaml` and `<db>.sweep.yaml` beside the store and runs
 // the sweep into it (resuming what the store already holds). `progress(done,
-// total)` follows each stored batch. The library's sweep has no cancel flag
-// yet, so a started sweep runs to its end (a later run resumes it).
-// Returns "" on success, else the error (with file:line:col when the axes are
-// bad).
+// total)` follows each stored batch; a raised `cancel` stops the sweep after
+// the batch being stored (a later run resumes it). Returns "" on success,
+// else the error (with file:line:col when the axes are bad).
 std::string RunSweepInto(const ScenarioDoc& doc, const std::vector<SweepAxisAsk>& axes,
                          bool search_each, const std::string& db,
-                         const std::function<void(uint64_t, uint64_t)>& progress);
+                         const std::function<void(uint64_t, uint64_t)>& progress,
+                         const std::atomic<bool>* cancel = nullptr);
 // Reads every point of the newest sweep in a store.
 SweepData ReadSweepStore(const std::string& db);
 // The SI value of a parameter text ("400 Gb/s" -> 5e10); NaN when not numeric.
@@ -252,5 +253,13 @@ NetworkView DescribeNetworkWith(const engine::Scenario& s, const std::string& sy
 // The same scenario with its outermost tier's topology replaced (e.g.
 // "rail-only": the rail-only study's comparison, Wang et al. 2023).
 NetworkView DescribeNetworkWithTopology(const engine::Scenario& s, const std::string& topology);
+
+// ---------------------------------------------------------------------------
+// Export: the capacity-planning report of the scenario as edited
+// (orrery::Report, core/api/report.h). The scenario is saved beside the
+// document as `<stem>.scenario.yaml`, which the report's command names, so
+// the report can be made again with `orrery report`. `search` ranks plans
+// instead of reporting the scenario's own. Returns "" on success, else why.
+std::string WriteReport(const ScenarioDoc& doc, bool search, const std::string& html_file);
 
 }  // namespace orrery::gui

@@ -8,13 +8,18 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
+#include <QScatterSeries>
 #include <QSettings>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
+#include <QStatusBar>
 #include <fstream>
+#include <limits>
+#include <set>
 
+#include "core/api/registry.h"
 #include "core/estimate/training_estimator.h"
 #include "core/search/sweep.h"
 #include "gui/chart_util.h"
@@ -159,8 +164,9 @@ class GuiTest : public QObject {
     QCOMPARE(s.training.pp, best.pp);
     QCOMPARE(s.training.micro_batch, best.micro_batch);
     QCOMPARE(engine::DataParallel(s), best.dp);
-    // The live estimate follows: the shown step is the searched plan's.
-    QTRY_COMPARE(w.training()->step_label()->property("iteration_s").toDouble(), best.iteration_s);
+    // The live estimate follows: the shown step is the searched plan's closed
+    // form (the search ranks its finalists by the event engine's time).
+    QTRY_COMPARE(w.training()->step_label()->property("iteration_s").toDouble(), best.closed_form_s);
   }
 
   // A stored sweep reopened: one series per value of the second axis, each
@@ -220,6 +226,117 @@ class GuiTest : public QObject {
       QVERIFY2(found, qPrintable(QString::fromStdString(p.params[0].second)));
     }
     QCOMPARE(w.sweep()->MainTable()->rowCount(), 6);
+
+    // The same points as a heatmap: one square per point at (bandwidth in
+    // GB/s, memory in GB): 100, 200, 400 Gb/s = 12.5, 25, 50 GB/s by 80, 96 GB;
+    // the slowest step in viridis' last colour, the fastest in its first.
+    w.sweep()->SetHeatmap(true);
+    QChart* heat = w.sweep()->MainChart()->chart();
+    QCOMPARE(heat->series().size(), 6);
+    double slow = 0, fast = std::numeric_limits<double>::infinity();
+    for (const auto& p : points) {
+      const double t = engine::EvaluatePoint(base, *spec, p).iteration_s;
+      slow = std::max(slow, t);
+      fast = std::min(fast, t);
+    }
+    std::set<std::pair<double, double>> cells;
+    int slowest = 0, fastest = 0;
+    for (auto* s : heat->series()) {
+      auto* sq = qobject_cast<QScatterSeries*>(s);
+      QVERIFY(sq != nullptr);
+      QCOMPARE(sq->count(), 1);
+      cells.insert({sq->at(0).x(), sq->at(0).y()});
+      if (sq->name() == QString("step time (s) = %1").arg(slow, 0, 'g', 4)) {
+        QCOMPARE(sq->color(), QColor(253, 231, 37));
+        ++slowest;
+      }
+      if (sq->name() == QString("step time (s) = %1").arg(fast, 0, 'g', 4)) {
+        QCOMPARE(sq->color(), QColor(68, 1, 84));
+        ++fastest;
+      }
+    }
+    const std::set<std::pair<double, double>> grid = {{12.5, 80}, {25, 80}, {50, 80},
+                                                      {12.5, 96}, {25, 96}, {50, 96}};
+    QCOMPARE(cells, grid);
+    QVERIFY(slowest >= 1);
+    QVERIFY(fastest >= 1);
+  }
+
+  // A sweep stopped right after it starts keeps what it stored (fewer points
+  // than the grid's 6 x 3 = 18) and says so; Run again resumes to all 18.
+  void SweepStopsAndResumes() {
+    QTemporaryDir dir;
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    w.tabs()->setCurrentWidget(w.sweep());
+    w.sweep()->SetStorePath(dir.filePath("stop.sqlite"));
+    w.sweep()->EnableSecondAxis(true);  // defaults: 6 bandwidths x 3 memory sizes
+    w.sweep()->Run();
+    QVERIFY(w.sweep()->running());
+    w.sweep()->Cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.sweep()->running(), 120000);
+    QVERIFY(w.sweep()->data().ok);
+    QCOMPARE(w.sweep()->data().points, uint64_t{18});
+    QVERIFY(w.sweep()->data().rows.size() < 18);
+    w.sweep()->Run();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.sweep()->running(), 120000);
+    QCOMPARE(w.sweep()->data().rows.size(), size_t{18});
+  }
+
+  // A Hugging Face config.json as the model: the form shows it, the saved
+  // scenario names it and reloads to its shape (Llama 3.1 8B: 32 layers,
+  // hidden 4096, 32 heads, 8 KV heads, tests/data/hf); a broken one is refused.
+  void ModelConfigBecomesTheModel() {
+    QTemporaryDir dir;
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    const QString config = ORRERY_TEST_SOURCE_DIR "/tests/data/hf/llama-3.1-8b.config.json";
+    QVERIFY(w.OpenModelConfig(config));
+    QVERIFY(w.built().scenario.has_value());
+    const engine::Scenario& s = *w.built().scenario;
+    QCOMPARE(s.model.layers, int64_t{32});
+    QCOMPARE(s.model.hidden, int64_t{4096});
+    QCOMPARE(s.model.heads, int64_t{32});
+    auto* model = w.form()->findChild<QComboBox*>("modelPreset");
+    QVERIFY(model != nullptr);
+    QCOMPARE(model->currentText(), QString("config: llama-3.1-8b.config.json"));
+    const QString file = dir.filePath("hf.yaml");
+    QVERIFY(w.SaveScenario(file));
+    base::Diagnostics d;
+    const auto saved = ResolveScenario(ScenarioInput::File(file.toStdString()), d);
+    QVERIFY2(saved.has_value(), d.ToString().c_str());
+    QCOMPARE(saved->model.layers, int64_t{32});
+    QCOMPARE(saved->model.kv_heads, int64_t{8});
+
+    QVERIFY(!w.OpenModelConfig(ORRERY_TEST_SOURCE_DIR "/tests/data/hf/broken.config.json"));
+    QVERIFY(!w.built().errors.empty());
+    auto* banner = w.form()->findChild<QLabel*>("scenarioErrors");
+    QVERIFY(banner != nullptr && !banner->isHidden());
+    QVERIFY(banner->text().contains("broken.config.json"));
+  }
+
+  // File > Export report: the capacity-planning document of the scenario as
+  // shown, with the scenario saved beside it and named in its command.
+  void ExportsReport() {
+    QTemporaryDir dir;
+    gui::MainWindow w;
+    QVERIFY(w.OpenScenario(kScenario));
+    TypeInto(w, "training.micro_batch", "2");
+    QTRY_VERIFY(w.training()->step_label()->property("iteration_s").isValid());
+    const QString html = dir.filePath("plan.html");
+    w.ExportReport(html, false);
+    QVERIFY(w.exporting());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.exporting(), 240000);
+    QFile f(html);
+    QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(w.statusBar()->currentMessage()));
+    const QString text = QString::fromUtf8(f.readAll());
+    QVERIFY(text.contains("<html"));
+    QVERIFY(text.contains(QString::fromStdString(w.built().scenario->model.name)));  // "GPT-3 175B"
+    QVERIFY(text.contains("orrery report plan.scenario.yaml --out plan.html"));
+    base::Diagnostics d;
+    const auto saved = ResolveScenario(ScenarioInput::File(dir.filePath("plan.scenario.yaml").toStdString()), d);
+    QVERIFY2(saved.has_value(), d.ToString().c_str());
+    QCOMPARE(saved->training.micro_batch, int64_t{2});
   }
 };
 

@@ -72,6 +72,15 @@ int Screenshots(orrery::gui::MainWindow& w, const QString& dir, const QElapsedTi
   w.sweep()->Run();
   WaitFor([&] { return !w.sweep()->running(); }, 300000);
   ok &= Shot(w, dir, "sweep");
+  // Two axes as a heatmap: bandwidth of the outer tier by device memory.
+  w.sweep()->SetStorePath(tmp.filePath("what-if-2d.sqlite"));
+  w.sweep()->EnableSecondAxis(true);
+  w.sweep()->Run();
+  WaitFor([&] { return !w.sweep()->running(); }, 300000);
+  w.sweep()->SetHeatmap(true);
+  ok &= Shot(w, dir, "sweep-heatmap");
+  w.sweep()->SetHeatmap(false);
+  w.sweep()->EnableSecondAxis(false);
   // A preset system whose tiers carry switch radixes, so parts are counted.
   if (!w.OpenScenario("llama3-70b-h100")) return 1;
   w.tabs()->setCurrentWidget(w.network());

@@ -79,6 +79,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                                    "Scenario YAML (*.yaml *.yml);;All files (*)");
     if (!f.isEmpty()) OpenScenario(f);
   });
+  file->addAction("Open &model config.json…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M), this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, "Open a Hugging Face model config", QString(),
+                                                   "Model config (*.json);;All files (*)");
+    if (!f.isEmpty()) OpenModelConfig(f);
+  });
   recent_menu_ = file->addMenu("Open &recent");
   file->addAction("&Save", QKeySequence::Save, this, [this] {
     if (file_.isEmpty() || file_.startsWith(QString::fromStdString(PresetsDir()))) {
@@ -107,6 +112,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (p != nullptr && p->MainTable() != nullptr) ExportCsvDialog(this, p->MainTable()->model(), p->ExportName());
   });
   file->addAction("Export t&race…", QKeySequence(Qt::CTRL | Qt::Key_T), timeline_, &TimelinePanel::ExportTrace);
+  file->addAction("Export re&port (HTML)…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), this, [this] {
+    const QString f = QFileDialog::getSaveFileName(this, "Export capacity-planning report", "report.html",
+                                                   "HTML (*.html)");
+    if (f.isEmpty()) return;
+    const auto search = QMessageBox::question(
+        this, "Export report", "Search for the best plans for the report?\n\n"
+                               "Yes: rank plans (a search, seconds to minutes). No: report the scenario's own plan.");
+    ExportReport(f, search == QMessageBox::Yes);
+  });
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu("&Run");
@@ -164,6 +178,31 @@ bool MainWindow::OpenScenario(const QString& file_or_preset) {
   return true;
 }
 
+bool MainWindow::OpenModelConfig(const QString& file) {
+  doc_.SetModelPreset(file.toStdString());
+  dirty_ = true;
+  Rebuild();
+  if (!built_.errors.empty()) {
+    statusBar()->showMessage("Cannot use " + file + " as the model (see the error above the form)", 8000);
+    return false;
+  }
+  statusBar()->showMessage("Model from " + file, 5000);
+  return true;
+}
+
+void MainWindow::ExportReport(const QString& html, bool search) {
+  if (exporting_) return;
+  exporting_ = true;
+  statusBar()->showMessage(search ? "Writing the report (searching plans)…" : "Writing the report…");
+  RunAsync<std::string>(
+      this, [doc = doc_, search, file = html.toStdString()] { return WriteReport(doc, search, file); },
+      [this, html](const std::string& error) {
+        exporting_ = false;
+        if (error.empty()) statusBar()->showMessage("Wrote " + html, 8000);
+        else statusBar()->showMessage("Report not written: " + QString::fromStdString(error));
+      });
+}
+
 void MainWindow::SetOverride(const std::string& path, const std::string& text) {
   doc_.Set(path, text);
   dirty_ = true;
@@ -203,7 +242,9 @@ void MainWindow::Rebuild() {
   const int gen = ++generation_;
   RunAsync<TrainingResult>(this, [s = *built_.scenario] { return EstimateTraining(s); },
                            [this, gen](const TrainingResult& r) {
-                             if (gen == generation_) training_->SetResult(r);
+                             if (gen != generation_) return;
+                             if (!r.invalid.empty()) training_->SetInvalid(QString::fromStdString(r.invalid));
+                             else training_->SetResult(r);
                            });
   stale_[0] = false;
   RefreshVisibleTab();

@@ -30,6 +30,14 @@ class MainWindow : public QMainWindow {
   // Opens a scenario file or preset name; false (with the errors shown) on failure.
   bool OpenScenario(const QString& file_or_preset);
   bool SaveScenario(const QString& file);
+  // Takes a Hugging Face config.json as the model (the library reads one
+  // wherever a model preset is named); false with the error shown when it
+  // cannot be read.
+  bool OpenModelConfig(const QString& file);
+  // Writes the capacity-planning report of the scenario as shown to `html`
+  // on a worker thread; the status bar says when it is written or why not.
+  void ExportReport(const QString& html, bool search);
+  bool exporting() const { return exporting_; }
   // Sets one registry override as the form does (empty text removes it).
   void SetOverride(const std::string& path, const std::string& text);
   const ScenarioDoc& doc() const { return doc_; }
@@ -70,6 +78,7 @@ class MainWindow : public QMainWindow {
   std::vector<bool> stale_;  // per tab: the scenario changed since it was drawn
   int generation_ = 0;
   bool dirty_ = false;
+  bool exporting_ = false;
 };
 
 }  // namespace orrery::gui

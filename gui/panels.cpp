@@ -29,6 +29,7 @@
 #include <QTableWidget>
 #include <QValueAxis>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -406,7 +407,7 @@ SearchPanel::SearchPanel(ScenarioSource source, QWidget* parent)
   status_->setWordWrap(true);
   v->addWidget(status_);
   auto* split = new QSplitter(Qt::Vertical);
-  table_ = NewTable({"#", "step", "memory", "MFU", "cost/step", "tokens/s", "devices", "tp", "pp",
+  table_ = NewTable({"#", "step", "closed form", "memory", "MFU", "cost/step", "tokens/s", "devices", "tp", "pp",
                      "dp", "cp", "ep", "mb", "v", "zero", "recompute", "plan"});
   table_->setObjectName("searchTable");
   table_->setSortingEnabled(true);
@@ -492,6 +493,7 @@ void SearchPanel::Show(const SearchOutcome& o) {
     int c = 0;
     table_->setItem(i, c++, new NumberItem(QString::number(i + 1), i + 1));
     table_->setItem(i, c++, new NumberItem(Seconds(r.iteration_s), r.iteration_s));
+    table_->setItem(i, c++, new NumberItem(Seconds(r.closed_form_s), r.closed_form_s));
     table_->setItem(i, c++, new NumberItem(Bytes(r.memory_bytes), r.memory_bytes));
     table_->setItem(i, c++, new NumberItem(Percent(r.mfu), r.mfu));
     table_->setItem(i, c++, new NumberItem(r.cost_usd > 0 ? Usd(r.cost_usd) : QString("—"), r.cost_usd));
@@ -600,12 +602,16 @@ SweepPanel::SweepPanel(const ScenarioDoc* doc, ScenarioSource source, QWidget* p
   db_->setToolTip("The SQLite result store the sweep writes (and resumes) into");
   auto* browse = new QPushButton("Store…");
   run_ = new QPushButton("Run sweep");
+  stop_ = new QPushButton("Stop");
+  stop_->setToolTip("Stop after the batch being stored; Run sweep resumes");
+  stop_->setEnabled(false);
   auto* open = new QPushButton("Open store…");
   open->setToolTip("Show the sweep stored in a SQLite result store");
   row->addWidget(each_);
   row->addWidget(db_, 1);
   row->addWidget(browse);
   row->addWidget(run_);
+  row->addWidget(stop_);
   row->addWidget(open);
   grid->addLayout(row, 2, 0, 1, 9);
   v->addWidget(box);
@@ -614,8 +620,13 @@ SweepPanel::SweepPanel(const ScenarioDoc* doc, ScenarioSource source, QWidget* p
   for (const auto& m : kMetrics) metric_->addItem(m.name);
   progress_ = new QProgressBar;
   progress_->setValue(0);
+  view_ = new QComboBox;
+  view_->setObjectName("sweepView");
+  view_->addItems({"as lines", "as heatmap"});
+  view_->setToolTip("Heatmap: the metric over both axes (needs two numeric axes)");
   bar->addWidget(new QLabel("Show"));
   bar->addWidget(metric_);
+  bar->addWidget(view_);
   bar->addWidget(progress_, 1);
   v->addLayout(bar);
   status_ = new QLabel("Each point is stored in the SQLite file as it finishes; reopen it any time.");
@@ -642,8 +653,18 @@ SweepPanel::SweepPanel(const ScenarioDoc* doc, ScenarioSource source, QWidget* p
     if (!f.isEmpty()) OpenStore(f);
   });
   connect(run_, &QPushButton::clicked, this, &SweepPanel::Run);
+  connect(stop_, &QPushButton::clicked, this, &SweepPanel::Cancel);
   connect(metric_, &QComboBox::currentIndexChanged, this, &SweepPanel::Redraw);
+  connect(view_, &QComboBox::currentIndexChanged, this, &SweepPanel::Redraw);
 }
+
+void SweepPanel::Cancel() {
+  if (cancel_flag_) cancel_flag_->store(true);
+}
+
+void SweepPanel::SetHeatmap(bool on) { view_->setCurrentIndex(on ? 1 : 0); }
+
+void SweepPanel::EnableSecondAxis(bool on) { axes_[1].on->setChecked(on); }
 
 void SweepPanel::SetStorePath(const QString& db) { db_->setText(db); }
 
@@ -706,6 +727,8 @@ void SweepPanel::Run() {
   }
   running_ = true;
   run_->setEnabled(false);
+  stop_->setEnabled(true);
+  cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
   progress_->setValue(0);
   shown_db_ = db_->text().trimmed();
   status_->setText("Sweeping into " + shown_db_ + "…");
@@ -721,12 +744,12 @@ void SweepPanel::Run() {
   const ScenarioDoc doc = *doc_;
   RunAsync<std::string>(
       this,
-      [doc, axes, search = each_->currentIndex() == 1, db = shown_db_.toStdString(), progress] {
-        return RunSweepInto(doc, axes, search, db, progress);
-      },
+      [doc, axes, search = each_->currentIndex() == 1, db = shown_db_.toStdString(), progress,
+       flag = cancel_flag_] { return RunSweepInto(doc, axes, search, db, progress, flag.get()); },
       [this](const std::string& error) {
         running_ = false;
         run_->setEnabled(true);
+        stop_->setEnabled(false);
         if (!error.empty()) {
           status_->setText(QString::fromStdString(error).trimmed());
           return;
@@ -785,6 +808,10 @@ void SweepPanel::Redraw() {
     ylo = std::min(ylo, y);
     yhi = std::max(yhi, y);
   }
+  if (view_->currentIndex() == 1) {
+    for (auto& [k, ls] : series) delete ls;  // never added to the chart
+    return DrawHeatmap(chart, std::max(0, metric_->currentIndex()));
+  }
   if (series.empty()) {
     chart->setTitle(x_numeric ? "No feasible point stored yet" : "The first axis is not numeric");
     return;
@@ -815,6 +842,99 @@ void SweepPanel::Redraw() {
   const double ypad = (yhi - ylo) * 0.08 + (yhi == ylo ? std::abs(yhi) * 0.1 + 1e-9 : 0);
   x->setRange(xlo - xpad, xhi + xpad);
   y->setRange(std::max(0.0, ylo - ypad), yhi + ypad);
+}
+
+namespace {
+
+// The viridis colour map (van der Walt and Smith 2015, matplotlib's default):
+// perceptually uniform and readable in grey and by colour-blind readers; five
+// of its anchors, linearly interpolated. `t` in [0, 1].
+QColor Viridis(double t) {
+  static const int kAnchors[5][3] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
+  t = std::clamp(t, 0.0, 1.0) * 4;
+  const int i = std::min(3, static_cast<int>(t));
+  const double f = t - i;
+  auto mix = [&](int c) { return static_cast<int>(std::lround(kAnchors[i][c] + f * (kAnchors[i + 1][c] - kAnchors[i][c]))); };
+  return QColor(mix(0), mix(1), mix(2));
+}
+
+}  // namespace
+
+void SweepPanel::DrawHeatmap(QChart* chart, int metric) {
+  const MetricDef& m = kMetrics[metric];
+  if (data_.axes.size() < 2) {
+    chart->setTitle("A heatmap needs two axes (this sweep has one)");
+    return;
+  }
+  const std::string& x_path = data_.axes[0];
+  const std::string& y_path = data_.axes[1];
+  struct Cell {
+    double x, y, v;
+  };
+  std::vector<Cell> cells;
+  std::vector<double> xs, ys;
+  for (const SweepRow& r : data_.rows) {
+    if (r.status != "ok" || r.params.size() < 2) continue;
+    const double x = NumericValue(x_path, r.params[0].second), y = NumericValue(y_path, r.params[1].second);
+    if (!std::isfinite(x) || !std::isfinite(y)) continue;
+    cells.push_back({x, y, m.value(r)});
+    xs.push_back(x);
+    ys.push_back(y);
+  }
+  if (cells.empty()) {
+    chart->setTitle("No feasible point with two numeric axes stored yet");
+    return;
+  }
+  auto distinct = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  distinct(xs);
+  distinct(ys);
+  const DisplayUnit ux = UnitFor(x_path, std::max(std::abs(xs.front()), std::abs(xs.back())));
+  const DisplayUnit uy = UnitFor(y_path, std::max(std::abs(ys.front()), std::abs(ys.back())));
+  double vlo = cells.front().v, vhi = vlo;
+  for (const Cell& c : cells) {
+    vlo = std::min(vlo, c.v);
+    vhi = std::max(vhi, c.v);
+  }
+  // One square per point, sized to tile the plot: the grid's columns and rows
+  // share the chart's width and height.
+  const QSizeF area = chart_->size();
+  const double cell = 0.8 * std::min(area.width() / static_cast<double>(xs.size() + 1),
+                                     area.height() / static_cast<double>(ys.size() + 1));
+  auto* x = new QValueAxis;
+  x->setTitleText(QString::fromStdString(x_path) + (ux.unit.empty() ? QString() : " (" + QString::fromStdString(ux.unit) + ")"));
+  x->setLabelFormat("%.4g");
+  auto* y = new QValueAxis;
+  y->setTitleText(QString::fromStdString(y_path) + (uy.unit.empty() ? QString() : " (" + QString::fromStdString(uy.unit) + ")"));
+  y->setLabelFormat("%.4g");
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  for (const Cell& c : cells) {
+    auto* s = new QScatterSeries;
+    s->setName(QString("%1 = %2").arg(m.name).arg(c.v, 0, 'g', 4));
+    s->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    s->setMarkerSize(std::max(6.0, cell));
+    s->setColor(Viridis(vhi > vlo ? (c.v - vlo) / (vhi - vlo) : 0.5));
+    s->setBorderColor(Qt::transparent);
+    s->append(c.x / ux.divide, c.y / uy.divide);
+    chart->addSeries(s);
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+  chart->legend()->hide();
+  // Half a step of padding so the edge squares are whole.
+  auto pad = [](const std::vector<double>& v, double divide) {
+    const double step = v.size() > 1 ? (v.back() - v.front()) / static_cast<double>(v.size() - 1) : std::abs(v.front()) * 0.5 + 1;
+    return std::pair<double, double>{(v.front() - step / 2) / divide, (v.back() + step / 2) / divide};
+  };
+  const auto [x0, x1] = pad(xs, ux.divide);
+  const auto [y0, y1] = pad(ys, uy.divide);
+  x->setRange(x0, x1);
+  y->setRange(y0, y1);
+  chart->setTitle(QString::fromStdString(data_.name) + ": " + m.name +
+                  QString(" (dark %1 to light %2)").arg(vlo, 0, 'g', 4).arg(vhi, 0, 'g', 4));
 }
 
 // ===========================================================================

@@ -15,6 +15,7 @@
 
 #include "gui/backend.h"
 
+class QChart;
 class QCheckBox;
 class QChartView;
 class QComboBox;
@@ -135,6 +136,9 @@ class SweepPanel : public ExportablePanel {
  public:
   SweepPanel(const ScenarioDoc* doc, ScenarioSource source, QWidget* parent = nullptr);
   void Run();
+  // Stops a running sweep after the batch being stored; the points stored
+  // stay, and running the same sweep again resumes it.
+  void Cancel();
   // Shows the newest sweep of a store; false (with the reason shown) when unreadable.
   bool OpenStore(const QString& db);
   void SetStorePath(const QString& db);
@@ -145,6 +149,11 @@ class SweepPanel : public ExportablePanel {
   QTableWidget* MainTable() const override { return table_; }
   QString ExportName() const override { return "sweep"; }
   const SweepData& data() const { return data_; }
+  // Draws the stored points as lines (one per value of axis 2) or, with two
+  // numeric axes, as a heatmap of the metric over both.
+  void SetHeatmap(bool on);
+  // Sweeps axis 2 too (the grid is axis 1 x axis 2).
+  void EnableSecondAxis(bool on);
 
  signals:
   void StoreOpened(const QString& db);
@@ -159,6 +168,7 @@ class SweepPanel : public ExportablePanel {
     QCheckBox* log = nullptr;
   };
   void Redraw();
+  void DrawHeatmap(QChart* chart, int metric);
   void Reload();
   const ScenarioDoc* doc_;
   ScenarioSource source_;
@@ -166,11 +176,14 @@ class SweepPanel : public ExportablePanel {
   QComboBox* each_ = nullptr;
   QLineEdit* db_ = nullptr;
   QComboBox* metric_ = nullptr;
+  QComboBox* view_ = nullptr;
   QPushButton* run_ = nullptr;
+  QPushButton* stop_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QChartView* chart_ = nullptr;
   QTableWidget* table_ = nullptr;
+  std::shared_ptr<std::atomic<bool>> cancel_flag_;
   SweepData data_;
   QString shown_db_;
   bool running_ = false;

@@ -14,6 +14,9 @@ namespace orrery::gui {
 
 namespace {
 
+// The model picker's first item while a config.json is the model.
+const QString kConfigPrefix = "config: ";
+
 QString TabName(const std::string& section) {
   if (section == "system.device") return "device";
   if (section.rfind("system.network[", 0) == 0)
@@ -78,6 +81,7 @@ ScenarioForm::ScenarioForm(ScenarioDoc* doc, QWidget* parent) : QWidget(parent),
     if (i > 0) emit OpenPreset(scenario_->itemText(i));
   });
   connect(model_, &QComboBox::activated, this, [this](int i) {
+    if (i == 0 && model_->itemText(0).startsWith(kConfigPrefix)) return;  // the config stays picked
     doc_->SetModelPreset(i > 0 ? model_->itemText(i).toStdString() : "");
     emit Edited();
   });
@@ -226,8 +230,11 @@ void ScenarioForm::Show(const BuiltScenario& built) {
       preset > 0 && open.absolutePath() == QFileInfo(QString::fromStdString(PresetsDir() + "/scenarios/x")).absolutePath();
   scenario_->setItemText(0, is_preset ? "(choose a scenario preset)" : "file: " + open.fileName());
   scenario_->setCurrentIndex(is_preset ? preset : 0);
+  // A Hugging Face config.json picked as the model shows as the first item.
   const QString model = QString::fromStdString(doc_->model_preset());
-  model_->setCurrentIndex(model.isEmpty() ? 0 : std::max(0, model_->findText(model)));
+  const int model_index = model.isEmpty() ? 0 : model_->findText(model);
+  model_->setItemText(0, model_index < 0 ? kConfigPrefix + QFileInfo(model).fileName() : "(as in the scenario)");
+  model_->setCurrentIndex(std::max(0, model_index));
   const QString system = QString::fromStdString(doc_->system_preset());
   system_->setCurrentIndex(system.isEmpty() ? 0 : std::max(0, system_->findText(system)));
 }

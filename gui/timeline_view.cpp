@@ -7,15 +7,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/api/timeline.h"
 #include "gui/chart_util.h"
-#include "parallelism/step_graph.h"
 
 namespace orrery::gui {
 
 namespace {
 
 QColor KindColor(int kind) {
-  using K = parallelism::TaskKind;
+  using K = TaskKind;
   switch (static_cast<K>(kind)) {
     case K::kForward: return QColor(66, 133, 244);
     case K::kBackward:
@@ -43,11 +43,11 @@ void TimelineView::SetTimeline(const TimelineResult& t) {
   rows_.clear();
   // One row per (stage, stream) that has work, in stage order.
   std::vector<std::vector<bool>> used(static_cast<size_t>(std::max(0, t.stages)),
-                                      std::vector<bool>(parallelism::kStreamsPerStage, false));
+                                      std::vector<bool>(kStreamsPerStage, false));
   for (const auto& task : t.tasks)
     if (task.stage >= 0 && task.stage < t.stages) used[static_cast<size_t>(task.stage)][static_cast<size_t>(task.stream)] = true;
   for (int s = 0; s < t.stages; ++s)
-    for (int k = 0; k < parallelism::kStreamsPerStage; ++k)
+    for (int k = 0; k < kStreamsPerStage; ++k)
       if (used[static_cast<size_t>(s)][static_cast<size_t>(k)]) rows_.push_back({s, k});
   ResetZoom();
 }

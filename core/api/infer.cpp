@@ -52,6 +52,7 @@ InferResult Infer(const InferRequest& req, const Control& control) {
     r.estimate = est.Run(d);
     r.kv_bytes_per_token = models::KvBytesPerToken(s.model, hardware::BytesPer(d.kv_cache));
     r.kv_bytes_per_token_per_device = est.KvBytesPerTokenPerDevice(d);
+    r.kv_capacity_tokens = est.KvCapacityTokens(d, static_cast<double>(d.max_batch_tokens));
     r.has_result = true;
     if (!r.estimate.feasible()) {
       r.status = Status::kInfeasible;

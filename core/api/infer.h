@@ -38,6 +38,9 @@ struct InferResult : ResultBase {
   engine::InferenceEstimate estimate;
   double kv_bytes_per_token = 0;           // whole model, at the KV datatype
   double kv_bytes_per_token_per_device = 0;
+  // KV-cache tokens one replica holds beside the weights and the activations
+  // of a pass of max_batch_tokens tokens (the serving simulator's block pool).
+  double kv_capacity_tokens = 0;
   // kServe:
   std::string arrivals;                    // "poisson" or "trace FILE"
   engine::ServingResult serving;

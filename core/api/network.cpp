@@ -1,6 +1,8 @@
 #include "core/api/network.h"
 
+#include "core/api/estimate.h"
 #include "core/estimate/scenario.h"
+#include "core/search/search.h"
 
 namespace orrery {
 
@@ -67,6 +69,60 @@ NetworkStudyResult NetworkStudy(const NetworkStudyRequest& request, const Contro
   } else if (!finished) {
     r.status = Status::kCancelled;
     r.reason = "cancelled";
+  }
+  return r;
+}
+
+ScenarioNetworkResult ScenarioNetwork(const ScenarioNetworkRequest& request) {
+  ScenarioNetworkResult r;
+  const engine::Scenario& s = request.scenario;
+  engine::Scenario t = s;
+  if (!request.fabric_system.empty()) {
+    const engine::PresetStore store(ConfigDir());
+    if (!engine::LoadSystemPreset(request.fabric_system, store, {"", 0, 0}, "system", t.system,
+                                  r.diagnostics)) {
+      r.status = Status::kInvalidInput;
+      return r;
+    }
+    t.system.device = s.system.device;  // the fabric is what is compared
+    t.system.device_preset = s.system.device_preset;
+    r.reason = engine::ResizeSystem(t.system, hardware::DeviceCount(s.system));
+    if (!r.reason.empty()) {
+      r.status = Status::kInvalidInput;
+      return r;
+    }
+  }
+  if (!request.outer_topology.empty()) {
+    if (t.system.network.empty()) {
+      r.status = Status::kInvalidInput;
+      r.reason = "the system has no network tier";
+      return r;
+    }
+    const std::string tier = "system.network[" + std::to_string(t.system.network.size() - 1) + "]";
+    engine::ApplyOverride(t, tier + ".topology=" + request.outer_topology, r.diagnostics);
+    if (r.diagnostics.ok()) hardware::CheckSystem(t.system, "system", {"", 0, 0}, r.diagnostics);
+    if (!r.diagnostics.ok()) {
+      r.status = Status::kInvalidInput;
+      return r;
+    }
+    t.system.name += ", " + t.system.network.back().name + " " + request.outer_topology;
+  }
+  studies::NetworkQuery q;
+  q.loaded = t.system;
+  q.prices = request.prices;
+  std::string error;
+  if (!studies::BuildNetworkReport(q, r.report, r.diagnostics, error)) {
+    r.status = Status::kInvalidInput;
+    r.reason = error;
+    return r;
+  }
+  if (t.has_training) {
+    EstimateRequest er;
+    er.scenario = ScenarioInput::Loaded(std::move(t));
+    const EstimateResult e = Estimate(er);
+    r.has_estimate = e.has_estimate;
+    r.estimate = e.estimate;
+    r.estimate_reason = !e.diagnostics.ok() ? e.diagnostics.items().front().message : e.reason;
   }
   return r;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/api/common.h"
+#include "core/estimate/training_estimator.h"
 #include "core/studies/fabric_study.h"
 #include "core/studies/network_report.h"
 
@@ -56,6 +57,32 @@ struct NetworkStudyResult : ResultBase {
 
 // Progress: one unit per (case, fabric). Cancelled: the rows done so far.
 NetworkStudyResult NetworkStudy(const NetworkStudyRequest& request, const Control& control = {});
+
+// orrery::ScenarioNetwork: the network of a scenario's system as it stands
+// (presets picked, keys edited: the GUI's scenario) with the scenario's own
+// training plan estimated on it; or the same on another fabric, for a
+// what-if: a system preset's network (the scenario's device kept and the
+// system resized to the scenario's device count), or the outermost tier's
+// topology replaced ("rail-only": the rail-only study's comparison, Wang et
+// al. 2023, configs/studies/rail-only.yaml).
+struct ScenarioNetworkRequest {
+  engine::Scenario scenario;
+  std::string fabric_system;       // "" = the scenario's own; else a system preset or file
+  std::string outer_topology;      // "" = as is; else the outermost tier's new topology
+  std::string prices = "default";  // a price table (configs/prices/ name) or file
+};
+
+struct ScenarioNetworkResult : ResultBase {
+  studies::NetworkReport report;
+  bool has_estimate = false;          // false when the scenario has no training section
+  engine::TrainingEstimate estimate;  // the scenario's plan on this fabric
+  std::string estimate_reason;        // why that plan is infeasible or invalid there ("" when not)
+};
+
+// kInvalidInput with the reason or diagnostics: an unknown preset, a system
+// that cannot be resized to the scenario's devices, a topology the tier
+// cannot take. An infeasible plan is not a failure: `estimate_reason` says why.
+ScenarioNetworkResult ScenarioNetwork(const ScenarioNetworkRequest& request);
 
 // JSON (docs/output-schema.md): SI units, the unit in the key.
 nlohmann::ordered_json ToJson(const NetworkResult& r);

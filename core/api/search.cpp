@@ -154,4 +154,6 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
   return r;
 }
 
+std::string PlanText(const engine::PlanKnobs& k) { return engine::DescribeKnobs(k); }
+
 }  // namespace orrery

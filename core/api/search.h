@@ -67,4 +67,7 @@ SearchResult Search(const SearchRequest& req, const Control& control = {});
 const char* ScoreUnit(Objective o);
 double ShownScore(Objective o, double score);
 
+// A plan's knobs in one line, as `orrery search` prints them ("tp=8 pp=4 ...").
+std::string PlanText(const engine::PlanKnobs& k);
+
 }  // namespace orrery

@@ -270,5 +270,16 @@ TEST(Format, OneFamilyEngineeringPrefixesNoExponent) {
   EXPECT_EQ(FormatPlain(123456.7), "123457");
 }
 
+// POSIX shell quoting (XCU 2.2.2): inside single quotes nothing is special,
+// and a quote itself is closed, escaped, reopened: ' -> '\''.
+TEST(Format, ShellQuoteKeepsSafeWordsAndQuotesTheRest) {
+  EXPECT_EQ(ShellQuote("--gpus"), "--gpus");
+  EXPECT_EQ(ShellQuote("training.pp=8"), "training.pp=8");
+  EXPECT_EQ(ShellQuote("system.device.memory_capacity=141 GB"), "'system.device.memory_capacity=141 GB'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote("$HOME"), "'$HOME'");
+  EXPECT_EQ(ShellQuote(""), "''");
+}
+
 }  // namespace
 }  // namespace orrery::base

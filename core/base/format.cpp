@@ -109,4 +109,13 @@ std::string FormatGrouped(uint64_t n) {
   return s;
 }
 
+std::string ShellQuote(const std::string& word) {
+  constexpr std::string_view kSafe =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%";
+  if (!word.empty() && word.find_first_not_of(kSafe) == std::string::npos) return word;
+  std::string q = "'";
+  for (const char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 }  // namespace orrery::base

@@ -46,5 +46,10 @@ std::string FormatRate(double per_s, std::string_view unit);
 std::string FormatPercent(double fraction, int decimals = 1);
 // An integer with thousands separators: 57347040 -> "57,347,040".
 std::string FormatGrouped(uint64_t n);
+// A word as a POSIX shell reads it back: unchanged when it holds only safe
+// characters, else in single quotes with each ' written '\'' (so a command
+// line printed in a report or a profile can be pasted into a shell):
+// ShellQuote("a b") -> "'a b'", ShellQuote("it's") -> "'it'\''s'".
+std::string ShellQuote(const std::string& word);
 
 }  // namespace orrery::base

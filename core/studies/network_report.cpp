@@ -137,7 +137,8 @@ bool BuildNetworkReport(const NetworkQuery& q, NetworkReport& out, base::Diagnos
   const engine::PresetStore store(engine::PresetStore::DefaultConfigDir());
   hardware::SystemSpec sys;
   hardware::PriceSpec prices;
-  LoadSystemArg(q.system, store, sys, d);
+  if (q.loaded) sys = *q.loaded;
+  else LoadSystemArg(q.system, store, sys, d);
   LoadPrices(q.prices, store.dir(), prices, d);
   if (d.ok()) {
     for (const auto& s : q.sets) ApplySet(sys, prices, s, {"--set " + s, 0, 0}, d);

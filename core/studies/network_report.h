@@ -6,6 +6,7 @@
 // network SYSTEM` prints; the api (core/api/network.h) is its door.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,7 @@ struct CollectiveQuery {
 
 struct NetworkQuery {
   std::string system;              // a system file or preset name
+  std::optional<hardware::SystemSpec> loaded;  // or: a system already loaded (`system` unused)
   std::string prices = "default";  // a price table name (configs/prices/) or file
   std::vector<std::string> sets;   // system.*, system.network[i].*, prices.* = value
   bool has_collective = false;

@@ -1,13 +1,13 @@
 // The tables of `orrery fit`, and its JSON as JSON or YAML.
 
-#include "cli/fit_output.h"
+#include "core/api/text.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <cstdio>
 
-namespace orrery::cli {
+namespace orrery::text {
 
 namespace sl = orrery::scaling_laws;
 
@@ -153,4 +153,4 @@ void PrintFitTable(const FitResult& r, std::ostream& out) {
   }
 }
 
-}  // namespace orrery::cli
+}  // namespace orrery::text

@@ -1,12 +1,13 @@
 // The table and CSV of `orrery plan`; JSON is orrery::ToJson.
 
-#include "cli/plan_output.h"
+#include "core/api/text.h"
 
 #include <cmath>
 
+#include "core/api/json.h"
 #include "core/base/quantity.h"
 
-namespace orrery::cli {
+namespace orrery::text {
 
 using base::Dimension;
 using base::FormatNumber;
@@ -167,4 +168,4 @@ void PrintPlanCsv(const PlanResult& r, std::ostream& out) {
   Flatten(ToJson(r), "", out);
 }
 
-}  // namespace orrery::cli
+}  // namespace orrery::text

@@ -1,14 +1,15 @@
 // Tables and CSV of `orrery network`; JSON is orrery::ToJson.
 
-#include "cli/network_output.h"
+#include "core/api/text.h"
 
 #include <algorithm>
 #include <iomanip>
 #include <sstream>
 
+#include "core/api/json.h"
 #include "core/base/quantity.h"
 
-namespace orrery::cli {
+namespace orrery::text {
 
 namespace {
 
@@ -170,4 +171,4 @@ void PrintNetworkStudy(const NetworkStudyResult& r, Format fmt, std::ostream& ou
     if (!x.feasible) out << "\n" << x.case_name << " / " << x.fabric << ": " << x.reason << "\n";
 }
 
-}  // namespace orrery::cli
+}  // namespace orrery::text

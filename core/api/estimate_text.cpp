@@ -1,10 +1,10 @@
-#include "cli/estimate_output.h"
+#include "core/api/text.h"
 
 #include <iomanip>
 
 #include "core/base/format.h"
 
-namespace orrery::cli {
+namespace orrery::text {
 
 using namespace base;  // the Format* functions
 
@@ -132,4 +132,4 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   if (r.event && r.event->simulated()) PrintEventPart(*r.event, out);
 }
 
-}  // namespace orrery::cli
+}  // namespace orrery::text

@@ -1,14 +1,15 @@
 // Tables and CSV of `orrery calibrate`; JSON is orrery::ToJson.
 
-#include "cli/calibrate_output.h"
+#include "core/api/text.h"
 
 #include <cmath>
 #include <iomanip>
 #include <sstream>
 
+#include "core/api/json.h"
 #include "core/base/quantity.h"
 
-namespace orrery::cli {
+namespace orrery::text {
 
 using base::Dimension;
 using base::FormatQuantity;
@@ -130,4 +131,4 @@ void PrintCalibrationCompare(const CalibrationCompareResult& r, const Calibratio
   }
 }
 
-}  // namespace orrery::cli
+}  // namespace orrery::text

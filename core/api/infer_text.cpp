@@ -1,0 +1,135 @@
+// The tables of `orrery infer`; JSON and CSV are orrery::ToJson.
+
+#include <iomanip>
+
+#include "core/api/text.h"
+#include "core/base/format.h"
+
+namespace orrery::text {
+
+using namespace base;  // the Format* functions
+
+namespace {
+
+void PrintHeader(const InferResult& r, std::ostream& out) {
+  const engine::Scenario& s = r.scenario;
+  const auto& d = *s.inference;
+  out << "scenario   " << (s.name.empty() ? s.file : s.name) << "\n"
+      << "model      " << s.model.name << " (" << FormatCount(r.parameters, "parameters") << ")\n"
+      << "system     " << s.system.name << ": replica of " << d.tp * d.pp << " x "
+      << s.system.device.name << " (" << hardware::DeviceCount(s.system) << " devices)\n"
+      << "deployment tp " << d.tp << ", pp " << d.pp << ", ep " << d.ep << "; weights "
+      << hardware::DataTypeName(d.weights) << ", activations "
+      << hardware::DataTypeName(d.activations) << ", KV cache "
+      << hardware::DataTypeName(d.kv_cache);
+  if (d.offload_weights > 0 || d.offload_kv > 0)
+    out << "; offload " << FormatPercent(d.offload_weights) << " of weights, "
+        << FormatPercent(d.offload_kv) << " of KV to "
+        << (d.offload_to == parallelism::OffloadTarget::kNvme ? "NVMe" : "host memory");
+  out << "\n";
+}
+
+void PrintPass(const char* title, const engine::PassTime& p, std::ostream& out) {
+  out << title << std::setw(12) << FormatTime(p.total) << "  (GEMM " << FormatTime(p.gemm)
+      << ", attention " << FormatTime(p.attention) << ", element-wise " << FormatTime(p.elementwise);
+  if (p.tp_comm > 0) out << ", TP comm " << FormatTime(p.tp_comm);
+  if (p.pp_comm > 0) out << ", PP sends " << FormatTime(p.pp_comm);
+  if (p.offload > 0) out << ", exposed offload " << FormatTime(p.offload);
+  out << ")\n";
+}
+
+void PrintStatic(const InferResult& r, std::ostream& out) {
+  const auto& d = *r.scenario.inference;
+  const engine::InferenceEstimate& e = r.estimate;
+  out << "workload   batch " << d.batch << ", input " << d.input << ", output " << d.output
+      << " tokens\n";
+  if (!e.feasible()) {
+    out << "\nINFEASIBLE: " << r.reason << "\n";
+    if (e.e2e_s <= 0) return;
+    out << "(the figures below are what it would take)\n";
+  }
+  out << "\ntime to first token   " << std::setw(12) << FormatTime(e.ttft_s) << "\n"
+      << "time per output token " << std::setw(12) << FormatTime(e.tpot_s);
+  if (d.speculate > 0)
+    out << "  (speculative: k " << d.speculate << ", acceptance " << d.acceptance << ", "
+        << FormatPlain(e.tokens_per_step, 3) << " tokens per target step)";
+  out << "\nend-to-end latency    " << std::setw(12) << FormatTime(e.e2e_s) << "\n"
+      << "throughput            " << FormatRate(e.output_tokens_per_s, "output tokens") << " ("
+      << FormatRate(e.output_tokens_per_s_per_device, "tokens") << " per device), "
+      << FormatRate(e.total_tokens_per_s, "tokens") << " with prompts\n";
+  if (e.energy_per_token_j > 0)
+    out << "energy                " << FormatEnergy(e.energy_per_token_j)
+        << " per output token (TDP x time x PUE)\n";
+  out << "\n";
+  PrintPass("prefill pass  ", e.prefill, out);
+  PrintPass("decode step   ", e.decode, out);
+  out << "\nmemory per device (fullest stage)\n"
+      << "  weights           " << std::setw(12) << FormatBytes(e.memory.weights) << "\n"
+      << "  KV cache          " << std::setw(12) << FormatBytes(e.memory.kv_cache) << "\n"
+      << "  activations       " << std::setw(12) << FormatBytes(e.memory.activations) << "\n";
+  if (e.memory.draft > 0) out << "  draft model       " << std::setw(12) << FormatBytes(e.memory.draft) << "\n";
+  out << "  total             " << std::setw(12) << FormatBytes(e.memory.total()) << "  of "
+      << FormatBytes(e.memory_usable) << " usable (" << FormatBytes(e.memory_capacity) << " x "
+      << d.memory_fraction << ")\n"
+      << "largest batch of " << d.input + d.output << "-token sequences that fits: " << e.max_batch
+      << "; longest context at batch " << d.batch << ": " << e.max_context << " tokens\n";
+}
+
+void PrintServing(const engine::ServingResult& r, std::ostream& out) {
+  if (!r.feasible) {
+    out << "INFEASIBLE: " << r.reason << "\n";
+    if (r.iterations == 0) return;
+  }
+  auto row = [&](const char* name, const engine::Percentiles& p) {
+    out << "  " << std::left << std::setw(6) << name << std::right << std::setw(12) << FormatTime(p.mean)
+        << std::setw(12) << FormatTime(p.p50) << std::setw(12) << FormatTime(p.p90) << std::setw(12)
+        << FormatTime(p.p99) << std::setw(12) << FormatTime(p.max) << "\n";
+  };
+  out << "          mean         p50         p90         p99         max\n";
+  row("TTFT", r.ttft_s);
+  row("TPOT", r.tpot_s);
+  row("E2E", r.e2e_s);
+  out << "\nthroughput   " << FormatRate(r.output_tokens_per_s, "output tokens") << ", "
+      << FormatRate(r.requests_per_s, "requests") << " over " << FormatTime(r.duration_s) << "\n"
+      << "goodput      " << FormatRate(r.goodput_requests_per_s, "requests") << " meet the SLO ("
+      << FormatPercent(r.slo_attainment) << " of requests)\n"
+      << "scheduler    " << r.iterations << " iterations, " << r.peak_running
+      << " requests running at most, " << r.preemptions << " preemptions, KV cache of "
+      << FormatCount(static_cast<double>(r.kv_capacity_tokens), "tokens") << "\n";
+}
+
+}  // namespace
+
+void PrintInferTable(const InferResult& r, std::ostream& out) {
+  const auto& d = *r.scenario.inference;
+  PrintHeader(r, out);
+  if (r.mode == InferMode::kStatic) return PrintStatic(r, out);
+  if (!r.has_result) {
+    out << "\nINFEASIBLE: " << r.reason << "\n";
+    return;
+  }
+  if (r.mode == InferMode::kServe) {
+    out << "serving    " << SchedulerName(d.scheduler) << " batching"
+        << (d.paged_kv && d.scheduler != parallelism::Scheduler::kStatic ? ", paged KV" : "")
+        << ", max " << d.max_batch << " running, " << d.max_batch_tokens << " tokens per iteration; "
+        << (d.arrivals == parallelism::Arrivals::kTrace
+                ? "trace " + d.trace
+                : std::to_string(d.requests) + " Poisson requests at " + FormatRate(d.rate, "requests"))
+        << "\n\n";
+    return PrintServing(r.serving, out);
+  }
+  const engine::RateSearch& m = r.max_rate;
+  out << "SLO        TTFT " << (d.slo_ttft > 0 ? FormatTime(d.slo_ttft) : "none") << ", TPOT "
+      << (d.slo_tpot > 0 ? FormatTime(d.slo_tpot) : "none") << ", met by "
+      << FormatPercent(d.slo_attainment) << " of " << d.requests << " requests; "
+      << SchedulerName(d.scheduler) << " batching\n\n";
+  if (!m.found) {
+    out << "no rate found: " << m.reason << "\n";
+    return;
+  }
+  out << "highest rate meeting the SLO: " << FormatRate(m.max_rate, "requests") << " ("
+      << m.simulations << " simulations)\n\n";
+  PrintServing(m.at_max, out);
+}
+
+}  // namespace orrery::text

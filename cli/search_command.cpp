@@ -60,6 +60,7 @@ void PrintTable(const SearchResult& r, const std::string& gpus, std::ostream& ou
         << ", activations " << FormatBytes(e.memory.activations) << ")\n";
   }
   if (!r.why_first.empty()) out << "\nwhy #1 beats #2: " << r.why_first << "\n";
+  for (const std::string& note : r.notes_first) out << "#1's groups: " << note << "\n";
   if (!r.disagreements.empty()) {
     out << "\nclosed form and event engine disagree by more than "
         << base::FormatNumber(100 * r.event_tolerance, 2) << " % on " << r.disagreements.size()
@@ -102,6 +103,9 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
       "instead of requiring dp to divide it")(
       "no-offload", "leave optimizer offload out of the space")(
       "no-cp", "leave context parallelism out of the space")(
+      "uneven-stages",
+      "also try pp that does not divide the layers (ceil(L/pp) layers per stage, the last "
+      "stage the rest), e.g. DeepSeek-V3's 61 layers")(
       "default-order", "only the default group order tp,cp,ep,dp,pp")(
       "max-micro-batch", po::value(&req.max_micro_batch), "largest micro-batch size to try (default: any)");
   v.Examples(
@@ -122,6 +126,7 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
   req.round_batch = v.Has("round-batch");
   req.offload = !v.Has("no-offload");
   req.context_parallel = !v.Has("no-cp");
+  req.uneven_stages = v.Has("uneven-stages");
   req.all_group_orders = !v.Has("default-order");
   std::unique_ptr<engine::Comm> comm = MakeComm();
   req.comm = comm.get();

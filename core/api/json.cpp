@@ -345,6 +345,7 @@ Json ToJson(const SearchResult& r) {
   doc["event_disagreements"] = dis;
   doc["event_rejected"] = r.event_rejected;
   if (!r.why_first.empty()) doc["why_first"] = r.why_first;
+  if (!r.notes_first.empty()) doc["notes_first"] = r.notes_first;
   return doc;
 }
 

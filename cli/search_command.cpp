@@ -122,6 +122,7 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
                             (hint.empty() ? "" : "; " + hint) + " (time, cost, energy or tokens-per-dollar)");
   }
   req.scenario = ScenarioInput::File(v.Arg("scenario"), v.sets());
+  req.scenario.model_config = v.model_config();
   req.threads = v.threads();
   req.round_batch = v.Has("round-batch");
   req.offload = !v.Has("no-offload");

@@ -51,6 +51,10 @@ const base::Schema<ModelSpec>& ModelSchema() {
              "DeepSeek-V3: 1).")
         .Int("shared_expert_ffn", &ModelSpec::shared_expert_ffn, 0, 1e8, "0",
              "Inner size of one shared expert; 0 = expert_ffn.")
+        .Int("routing_node_limit", &ModelSpec::routing_node_limit, 0, 1e5, "0",
+             "Node-limited routing: a token's routed experts lie on at most this many nodes, so "
+             "it crosses the scale-out network once per node and reaches its experts there over "
+             "the scale-up domain (DeepSeek-V3: 4); 0 = no limit.")
         .Int("first_dense_layers", &ModelSpec::first_dense_layers, 0, 1e5, "0",
              "The first n layers keep a dense MLP of size ffn (DeepSeek-V3: 3); the MoE layers "
              "follow, every moe_every-th.")

@@ -42,6 +42,10 @@ struct ModelSpec {
   int64_t shared_expert_ffn = 0;
   // The first n layers keep a dense MLP (DeepSeek-V3 first_k_dense_replace).
   int64_t first_dense_layers = 0;
+  // Node-limited routing: each token's routed experts lie on at most this
+  // many scale-out nodes (DeepSeek-V3, arXiv 2412.19437, Sec. 2.1.2 and
+  // 3.2.2: M = 4); 0 = no limit.
+  int64_t routing_node_limit = 0;
   // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1):
   // the KV cache holds a compressed latent of kv_lora_rank elements plus a
   // decoupled RoPE key of rope_head_dim per token and layer. 0 = standard

@@ -244,6 +244,32 @@ TEST(Issue16, ExpertGroupPlacementOnTheTiers) {
   EXPECT_EQ(PlaceTiled(net_dgx, dgx, 64, 1).per_domain[0], 8);
 }
 
+// DeepSeek-V3's node-limited routing (M = 4 of top-8): EP 64 over 8 DGX
+// H100 nodes sends half of each token's copies over InfiniBand (one per
+// destination node, at most 4) and forwards all 8 over NVLink inside the
+// node; the slower of the two sets the time. EP 8 inside one node and a
+// model without the limit use the plain all-to-all.
+TEST(Issue16, NodeLimitedRoutingHalvesTheScaleOutShare) {
+  const models::ModelSpec ds = Model("deepseek-v3");
+  EXPECT_EQ(ds.routing_node_limit, 4);
+  const hardware::SystemSpec dgx = System("dgx-h100-superpod");
+  const hardware::AlphaBetaNetwork net(dgx);
+  const double bytes = 469762048.0;  // 4096 tokens x 8 x 7168 x 2 B
+  const hardware::GroupPlacement g64 = net.Place(64, 1);
+  hardware::GroupPlacement node = g64;
+  node.size = 8;
+  for (int i = 0; i < g64.tiers; ++i) node.per_domain[static_cast<size_t>(i)] = std::min<int64_t>(g64.per_domain[static_cast<size_t>(i)], 8);
+  const double expect = std::max(net.Time(hardware::Collective::kAllToAll, bytes / 2, g64),
+                                 net.Time(hardware::Collective::kAllToAll, bytes, node));
+  EXPECT_DOUBLE_EQ(ExpertAllToAllTime(net, g64, ds, bytes), expect);
+  EXPECT_LT(ExpertAllToAllTime(net, g64, ds, bytes), net.Time(hardware::Collective::kAllToAll, bytes, g64));
+  const hardware::GroupPlacement g8 = net.Place(8, 1);
+  EXPECT_DOUBLE_EQ(ExpertAllToAllTime(net, g8, ds, bytes), net.Time(hardware::Collective::kAllToAll, bytes, g8));
+  const models::ModelSpec mixtral = Model("mixtral-8x7b");
+  EXPECT_DOUBLE_EQ(ExpertAllToAllTime(net, g64, mixtral, bytes),
+                   net.Time(hardware::Collective::kAllToAll, bytes, g64));
+}
+
 // The notes say where EP sits and why a CP scheme runs.
 TEST(Issue16, NotesExplainExpertPlacementAndCpScheme) {
   Scenario s;

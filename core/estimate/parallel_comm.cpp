@@ -29,6 +29,20 @@ double ExpertAllToAllBytes(const models::ModelSpec& m, double tokens, double act
   return tokens * static_cast<double>(m.top_k) * static_cast<double>(m.hidden) * act_bytes * load;
 }
 
+double ExpertAllToAllTime(const hardware::Network& net, const hardware::GroupPlacement& g,
+                          const models::ModelSpec& m, double bytes) {
+  const int64_t inner = g.tiers > 0 ? g.per_domain[0] : g.size;
+  if (m.routing_node_limit <= 0 || m.top_k <= m.routing_node_limit || inner >= g.size || g.tiers < 2)
+    return net.Time(Collective::kAllToAll, bytes, g);
+  const double share = static_cast<double>(m.routing_node_limit) / static_cast<double>(m.top_k);
+  hardware::GroupPlacement node = g;  // the members inside one scale-up domain
+  node.size = inner;
+  for (int i = 0; i < g.tiers; ++i)
+    node.per_domain[static_cast<size_t>(i)] = std::min(g.per_domain[static_cast<size_t>(i)], inner);
+  return std::max(net.Time(Collective::kAllToAll, share * bytes, g),
+                  net.Time(Collective::kAllToAll, bytes, node));
+}
+
 namespace {
 
 // Query heads on one device, and the K/V heads it holds (split over TP when

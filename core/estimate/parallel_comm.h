@@ -32,6 +32,17 @@ hardware::GroupPlacement PlaceTiled(const hardware::Network& net, const hardware
 // (ep - 1)/ep of it leaves the device, the rest stays with its local experts.
 double ExpertAllToAllBytes(const models::ModelSpec& m, double tokens, double act_bytes, double load);
 
+// Seconds of one dispatch (or combine) all-to-all of `bytes` per device on
+// the EP group `g`. With node-limited routing (m.routing_node_limit = M) and
+// a group wider than one scale-up domain, a token crosses the scale-out
+// tier once per destination node, at most min(M, top_k) times, and is
+// forwarded to its experts inside the node (DeepSeek-V3 Sec. 3.2.2: IB then
+// NVLink, the two overlapped): the slower of the scale-out all-to-all of
+// min(M, top_k)/top_k of the bytes and the scale-up all-to-all of all of
+// them. Otherwise the network's all-to-all of `bytes`.
+double ExpertAllToAllTime(const hardware::Network& net, const hardware::GroupPlacement& g,
+                          const models::ModelSpec& m, double bytes);
+
 // Dispatch and combine forward, and their gradients backward.
 inline constexpr double kExpertAllToAllsPerLayer = 4;
 

@@ -39,7 +39,7 @@ std::string ExpertNote(const Scenario& s, const TrainingEstimate& e, const Opera
   const hardware::GroupPlacement& g = c.ep_group;
   const double load = parallelism::ExpertLoadFactor(p);
   const double bytes = ExpertAllToAllBytes(s.model, DispatchedTokens(p, c.tokens), c.act_bytes, load);
-  const double one = est.network().Time(hardware::Collective::kAllToAll, bytes, g);
+  const double one = ExpertAllToAllTime(est.network(), g, s.model, bytes);
   const int top = TopTier(g);
   const std::string ep = "EP " + std::to_string(p.ep);
   std::string line;

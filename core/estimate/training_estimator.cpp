@@ -250,7 +250,7 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     // busiest rank (parallel_comm.h).
     const auto g = PlaceTiled(network_, system_, p.ep, st.ep);
     const double bytes = ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, shape.expert_load);
-    ep_layer = kExpertAllToAllsPerLayer * network_.Time(Collective::kAllToAll, bytes, g);
+    ep_layer = kExpertAllToAllsPerLayer * ExpertAllToAllTime(network_, g, m, bytes);
     if (p.ep_comm_overlap) ep_layer = ExposedExpertComm(ep_layer, moe.fwd + moe.bwd);
   }
 
@@ -614,8 +614,8 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     const auto g = PlaceTiled(network_, system_, p.ep, st.ep);
     c.ep_group = g;
     c.ep_layer = kExpertAllToAllsPerLayer *
-                 network_.Time(Collective::kAllToAll,
-                               ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, shape.expert_load), g);
+                 ExpertAllToAllTime(network_, g, m,
+                                    ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, shape.expert_load));
     if (p.ep_comm_overlap) c.ep_layer = ExposedExpertComm(c.ep_layer, c.moe.fwd + c.moe.bwd);
   }
   if (p.pp > 1)

@@ -9,6 +9,7 @@
 #include "core/estimate/parallel_comm.h"
 #include "core/estimate/parallel_notes.h"
 #include "core/estimate/training_estimator.h"
+#include "core/search/plan_space.h"
 #include "models/transformer.h"
 
 namespace orrery::engine {
@@ -293,6 +294,27 @@ TEST(Issue16, NotesExplainExpertPlacementAndCpScheme) {
   EXPECT_NE(notes[1].find("CP 2"), std::string::npos) << notes[1];
   EXPECT_NE(notes[1].find("chosen by cp_scheme=auto"), std::string::npos) << notes[1];
   EXPECT_NE(notes[1].find(parallelism::CpSchemeName(e.cp_scheme)), std::string::npos) << notes[1];
+}
+
+// 61 layers divide by no pp but 61: --uneven-stages admits pp = 16 (15
+// stages of ceil(61/16) = 4, the last 1) and refuses pp = 32 (31 stages of
+// 2 already hold 62 > 61 layers, the last would get none).
+TEST(Issue16, UnevenStagesForSixtyOneLayers) {
+  const models::ModelSpec m = Model("deepseek-v3");
+  parallelism::Workload w;
+  w.global_batch = 64;
+  w.seq_len = 4096;
+  PlanShape s;
+  s.devices = 1024;
+  s.pp = 16;
+  s.ep = 64;
+  s.dp = 64;
+  s.global_batch = 64;
+  EXPECT_STREQ(DivisibilityProblem(m, w, s), "pp does not divide the layers");
+  s.uneven_stages = true;
+  EXPECT_EQ(DivisibilityProblem(m, w, s), nullptr);
+  s.pp = 32;
+  EXPECT_STREQ(DivisibilityProblem(m, w, s), "pp leaves the last pipeline stage without layers");
 }
 
 // DeepSeek-V3's released config.json reads into the preset's shape: the

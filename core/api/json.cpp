@@ -161,6 +161,7 @@ Json ToJson(const EstimateResult& r) {
   if (e.infeasible != engine::Infeasible::kNone && e.iteration_s == 0) return j;
   j.update(TrainingEstimateJson(s, e));
   if (r.event && r.event->simulated()) j["event"] = EventJson(*r.event);
+  if (!r.notes.empty()) j["notes"] = r.notes;
   return j;
 }
 

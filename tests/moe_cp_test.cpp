@@ -127,6 +127,30 @@ TEST(Issue16, ExpertCommIsFourAllToAllsPerMoeLayer) {
   EXPECT_GT(one, 0);
 }
 
+// With ep_comm_overlap the four all-to-alls of a MoE layer hide behind the
+// forward + backward compute of another microbatch's layer; only the excess
+// stays: max(0, 4 x one - (fwd + bwd)) per MoE layer and microbatch.
+TEST(Issue16, ExpertCommOverlapLeavesOnlyTheExcess) {
+  const models::ModelSpec m = Model("mixtral-8x7b");
+  hardware::SystemSpec sys = System("dgx-h100-superpod");
+  sys.nodes = 1;
+  const TrainingEstimator est(m, sys);
+  parallelism::TrainingPlan p;
+  p.ep = 8;
+  p.zero = 1;
+  parallelism::Workload w;
+  w.global_batch = 8;
+  w.seq_len = 4096;
+  const double one = est.network().Time(hardware::Collective::kAllToAll, 69793218.56, est.network().Place(8, 1));
+  p.ep_comm_overlap = true;
+  const OperatorCosts c = est.Costs(p, w);
+  const TrainingEstimate e = est.Run(p, w);
+  EXPECT_NEAR(e.time.ep_comm, 32 * std::max(0.0, 4 * one - (c.moe.fwd + c.moe.bwd)), 1e-12);
+  EXPECT_DOUBLE_EQ(c.ep_layer, std::max(0.0, 4 * one - (c.moe.fwd + c.moe.bwd)));
+  EXPECT_DOUBLE_EQ(ExposedExpertComm(3.0, 1.0), 2.0);
+  EXPECT_DOUBLE_EQ(ExposedExpertComm(1.0, 3.0), 0.0);
+}
+
 // Mixtral 8x7B on 8 GPUs, tp 1, pp 1, ep 8, dp 8, ZeRO-1, by hand:
 //   per layer, kept whole: attention 41,943,040 + norms 8,192 + router
 //   32,768 = 41,984,000; routed experts 8 x 3 x 4096 x 14336 / ep 8 =

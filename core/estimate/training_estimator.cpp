@@ -649,6 +649,10 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
       return "global batch " + std::to_string(s.workload.global_batch) + " is not a multiple of dp x micro_batch (" +
              std::to_string(e.dp * p.micro_batch) + ")";
     case Infeasible::kHeadsSplit:
+      if (p.cp > 1 && !CpSchemeFits(s.model, p.cp_scheme, p.tp, p.cp))
+        return "cp_scheme ulysses scatters heads over cp: the " +
+               std::to_string(s.model.heads / std::max<int64_t>(1, p.tp)) +
+               " heads per tp rank are not a multiple of cp = " + std::to_string(p.cp);
       return "tp/cp/ep do not divide the heads, MLP, sequence or experts";
     case Infeasible::kLayerSplit:
       return "pp x interleave exceeds the " + std::to_string(s.model.layers) + " layers";

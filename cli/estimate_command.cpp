@@ -52,6 +52,7 @@ int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
   if (!trace.empty()) req.engine = EstimateEngine::kEvent;
   req.keep_timeline = !trace.empty();
   req.scenario = ScenarioInput::File(v.Arg("scenario"), v.sets());
+  req.scenario.model_config = v.model_config();
 
   const EstimateResult r = Estimate(req);
   if (!r.has_estimate) return v.Report(r, err);

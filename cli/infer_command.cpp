@@ -81,6 +81,7 @@ int RunInfer(const Args& args, std::ostream& out, std::ostream& err) {
     sets.push_back("inference.arrivals=trace");
   }
   req.scenario = ScenarioInput::File(v.Arg("scenario"), sets);
+  req.scenario.model_config = v.model_config();
   const InferResult r = Infer(req);
   if (r.status == Status::kInvalidInput || !r.scenario.inference) return v.Report(r, err);
   if (v.format() == Format::kJson) out << ToJson(r).dump(2) << "\n";

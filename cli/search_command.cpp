@@ -40,6 +40,9 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
       "instead of requiring dp to divide it")(
       "no-offload", "leave optimizer offload out of the space")(
       "no-cp", "leave context parallelism out of the space")(
+      "uneven-stages",
+      "also try pp that does not divide the layers (ceil(L/pp) layers per stage, the last "
+      "stage the rest), e.g. DeepSeek-V3's 61 layers")(
       "default-order", "only the default group order tp,cp,ep,dp,pp")(
       "max-micro-batch", po::value(&req.max_micro_batch), "largest micro-batch size to try (default: any)");
   v.Examples(
@@ -56,10 +59,12 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
                             (hint.empty() ? "" : "; " + hint) + " (time, cost, energy or tokens-per-dollar)");
   }
   req.scenario = ScenarioInput::File(v.Arg("scenario"), v.sets());
+  req.scenario.model_config = v.model_config();
   req.threads = v.threads();
   req.round_batch = v.Has("round-batch");
   req.offload = !v.Has("no-offload");
   req.context_parallel = !v.Has("no-cp");
+  req.uneven_stages = v.Has("uneven-stages");
   req.all_group_orders = !v.Has("default-order");
   std::unique_ptr<engine::Comm> comm = MakeComm();
   req.comm = comm.get();

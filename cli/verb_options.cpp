@@ -35,7 +35,10 @@ VerbOptions& VerbOptions::Positional(const std::string& name, int max) {
 }
 
 VerbOptions& VerbOptions::Set(const std::string& help) {
-  visible_.add_options()("set", po::value(&sets_)->composing(), help.c_str());
+  visible_.add_options()("set", po::value(&sets_)->composing(), help.c_str())(
+      "model-config", po::value(&model_config_),
+      "read the model from a Hugging Face config.json (llama, mistral, mixtral, qwen2, "
+      "qwen2_moe, deepseek_v3, gpt2, gpt_neox, ... families) instead of the scenario's");
   return *this;
 }
 

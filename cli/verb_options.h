@@ -72,6 +72,7 @@ class VerbOptions {
   std::string Arg(const std::string& name) const;                 // "" when absent
   std::vector<std::string> Args(const std::string& name) const;   // every value
   const std::vector<std::string>& sets() const { return sets_; }
+  const std::string& model_config() const { return model_config_; }  // --model-config
   Format format() const { return format_; }
   bool quiet() const { return Has("quiet"); }
   int threads() const { return threads_; }
@@ -89,6 +90,7 @@ class VerbOptions {
   boost::program_options::positional_options_description positional_;
   std::vector<std::string> positional_names_;
   boost::program_options::variables_map vm_;
+  std::string model_config_;
   std::vector<std::string> sets_;
   std::string format_text_ = "table", allowed_formats_;
   Format format_ = Format::kTable;

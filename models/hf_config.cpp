@@ -25,6 +25,7 @@ constexpr TypeInfo kTypes[] = {
     {"qwen3_moe", Family::kLlama},  {"gemma", Family::kLlama},     {"gemma2", Family::kLlama},
     {"phi3", Family::kLlama},       {"gpt2", Family::kGptLearned}, {"gpt_bigcode", Family::kGptLearned},
     {"opt", Family::kGptLearned},   {"gpt_neox", Family::kNeox},
+    {"deepseek_v2", Family::kLlama}, {"deepseek_v3", Family::kLlama},
 };
 
 // Line and column (1-based) of the first `"key"` in the text, or of the
@@ -48,7 +49,12 @@ std::string StringOf(const json& j, const char* key) {
 }  // namespace
 
 bool IsHfConfigPath(const std::string& name) {
+  if (name.size() > 3 && name.compare(0, 3, "hf:") == 0) return true;
   return name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+}
+
+std::string HfConfigFile(const std::string& name) {
+  return name.size() > 3 && name.compare(0, 3, "hf:") == 0 ? name.substr(3) : name;
 }
 
 bool ReadHfConfig(const std::string& file, ModelSpec& out, base::Diagnostics& diags) {
@@ -107,11 +113,6 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
               "modelled types: " + known);
     return false;
   }
-  for (const char* k : {"kv_lora_rank", "n_shared_experts"})
-    if (cfg.contains(k))
-      diags.Add(Where(text, file, k), prefix + k, "",
-                "not modelled from a config.json (write a model preset for this architecture)");
-  if (diags.size() != before) return false;
 
   // An integer key: the first of `names` present; `required` or else `fallback`.
   auto integer = [&](std::initializer_list<const char*> names, bool required, int64_t fallback,
@@ -173,11 +174,32 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     m.tied_embeddings = boolean("tie_word_embeddings", info->family != Family::kNeox);
     m.ffn = integer({"intermediate_size", "n_inner", "ffn_dim"}, false, 0, 1);
   }
-  m.experts = integer({"num_local_experts", "num_experts"}, false, 1, 1);
+  m.experts = integer({"num_local_experts", "num_experts", "n_routed_experts"}, false, 1, 1);
   if (m.experts > 1) {
     m.top_k = integer({"num_experts_per_tok"}, true, 1, 1);
     m.expert_ffn = integer({"moe_intermediate_size"}, false, 0, 1);
+    // DeepSeek-V2/V3 (modeling_deepseek_v3.py): shared experts of the
+    // routed experts' width, the first k layers dense, every n-th MoE.
+    m.shared_experts = integer({"n_shared_experts"}, false, 0, 0);
+    m.first_dense_layers = integer({"first_k_dense_replace"}, false, 0, 0);
+    m.moe_every = integer({"moe_layer_freq", "decoder_sparse_step"}, false, 1, 1);
+    // Qwen2-MoE: one shared expert of its own width.
+    const int64_t shared_ffn = integer({"shared_expert_intermediate_size"}, false, 0, 0);
+    if (shared_ffn > 0) {
+      m.shared_experts = 1;
+      m.shared_expert_ffn = shared_ffn;
+    }
   }
+  // Multi-head latent attention (DeepSeek-V2 Sec. 2.1): per-head query/key
+  // size qk_nope_head_dim + qk_rope_head_dim, values v_head_dim.
+  m.kv_lora_rank = integer({"kv_lora_rank"}, false, 0, 0);
+  if (m.kv_lora_rank > 0) {
+    m.q_lora_rank = integer({"q_lora_rank"}, false, 0, 0);
+    m.rope_head_dim = integer({"qk_rope_head_dim"}, true, 0, 0);
+    m.head_dim = integer({"qk_nope_head_dim"}, true, 0, 1);
+    m.v_head_dim = integer({"v_head_dim"}, false, 0, 0);
+  }
+  m.mtp_depth = integer({"num_nextn_predict_layers"}, false, 0, 0);
   if (diags.size() != before) return false;
   CheckModel(m, prefix.empty() ? "model" : "model.text_config", {file, 1, 1}, diags);
   if (diags.size() != before) return false;

@@ -11,15 +11,19 @@
 //                   num_key_value_heads, head_dim, intermediate_size,
 //                   vocab_size, max_position_embeddings, tie_word_embeddings,
 //                   attention_bias
-//   mixture of experts  num_local_experts | num_experts, num_experts_per_tok,
-//                   moe_intermediate_size
+//   mixture of experts  num_local_experts | num_experts | n_routed_experts,
+//                   num_experts_per_tok, moe_intermediate_size, n_shared_experts,
+//                   shared_expert_intermediate_size (Qwen2-MoE),
+//                   first_k_dense_replace, moe_layer_freq | decoder_sparse_step
+//   latent attention kv_lora_rank, q_lora_rank, qk_nope_head_dim,
+//                   qk_rope_head_dim, v_head_dim; num_nextn_predict_layers (MTP)
 //   GPT-2 family    n_layer, n_embd, n_head, n_inner, n_positions
 // Architecture from `model_type`: the Llama family (llama, mistral, mixtral,
-// qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3) is gated-SiLU MLP,
+// qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3, deepseek_v2,
+// deepseek_v3) is gated-SiLU MLP,
 // RMSNorm, RoPE, no biases; gpt2, gpt_bigcode and opt are GeLU, LayerNorm,
 // learned positions and biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
-// Other model types are refused with the list. Multi-head latent attention and shared experts (DeepSeek) are not
-// read and refused by name.
+// Other model types are refused with the list.
 
 #include <string>
 
@@ -36,7 +40,10 @@ bool ReadHfConfig(const std::string& file, ModelSpec& out, base::Diagnostics& di
 bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& out,
                    base::Diagnostics& diags);
 
-// Whether a model name is a path to a config file (ends in ".json").
+// Whether a model name is a path to a config file: "hf:PATH", or a name
+// ending in ".json".
 bool IsHfConfigPath(const std::string& name);
+// The file a config name points to (without its "hf:" prefix).
+std::string HfConfigFile(const std::string& name);
 
 }  // namespace orrery::models

@@ -46,12 +46,33 @@ const base::Schema<ModelSpec>& ModelSchema() {
         .Int("moe_every", &ModelSpec::moe_every, 1, 1e5, "1",
              "Every n-th layer is a MoE layer (GLaM: 2).")
         .Int("expert_ffn", &ModelSpec::expert_ffn, 0, 1e8, "0", "Inner size of one expert; 0 = ffn.")
+        .Int("shared_experts", &ModelSpec::shared_experts, 0, 1e4, "0",
+             "Shared experts every token runs besides its top_k routed ones (DeepSeekMoE; "
+             "DeepSeek-V3: 1).")
+        .Int("shared_expert_ffn", &ModelSpec::shared_expert_ffn, 0, 1e8, "0",
+             "Inner size of one shared expert; 0 = expert_ffn.")
+        .Int("routing_node_limit", &ModelSpec::routing_node_limit, 0, 1e5, "0",
+             "Node-limited routing: a token's routed experts lie on at most this many nodes, so "
+             "it crosses the scale-out network once per node and reaches its experts there over "
+             "the scale-up domain (DeepSeek-V3: 4); 0 = no limit.")
+        .Int("first_dense_layers", &ModelSpec::first_dense_layers, 0, 1e5, "0",
+             "The first n layers keep a dense MLP of size ffn (DeepSeek-V3: 3); the MoE layers "
+             "follow, every moe_every-th.")
         .Int("kv_lora_rank", &ModelSpec::kv_lora_rank, 0, 1e6, "0",
              "Multi-head latent attention: rank of the cached KV latent (DeepSeek-V2 d_c); "
              "0 = standard K/V heads.")
         .Int("rope_head_dim", &ModelSpec::rope_head_dim, 0, 1e5, "0",
              "Multi-head latent attention: size of the decoupled RoPE key cached per token "
-             "(DeepSeek-V2 d_h^R).")
+             "(DeepSeek-V2 d_h^R); with kv_lora_rank > 0 queries and keys carry head_dim + "
+             "rope_head_dim per head.")
+        .Int("q_lora_rank", &ModelSpec::q_lora_rank, 0, 1e6, "0",
+             "Multi-head latent attention: rank of the query latent (DeepSeek-V2 d_c'); 0 = "
+             "queries projected from the hidden state.")
+        .Int("v_head_dim", &ModelSpec::v_head_dim, 0, 1e5, "0",
+             "Multi-head latent attention: value size per head; 0 = head_dim.")
+        .Int("mtp_depth", &ModelSpec::mtp_depth, 0, 64, "0",
+             "Multi-token prediction modules (DeepSeek-V3: 1): each adds a transformer block, a "
+             "2h x h projection and an LM-head pass on the last pipeline stage.")
         .Real("published_params", &ModelSpec::published_params, 0, 1e16, "0",
               "Parameter count the source states, for checking (0 = unknown).");
     return s;
@@ -68,6 +89,13 @@ void CheckModel(const ModelSpec& m, const std::string& path, const base::SourceL
   if (m.kv_heads > 0 && m.heads % m.kv_heads != 0)
     diags.Add(where, path + ".kv_heads", std::to_string(m.kv_heads),
               "kv_heads must divide heads (" + std::to_string(m.heads) + ")");
+  if (m.experts > 1 && m.first_dense_layers >= m.layers)
+    diags.Add(where, path + ".first_dense_layers", std::to_string(m.first_dense_layers),
+              "must be below layers (" + std::to_string(m.layers) + ") for a MoE model");
+  if ((m.q_lora_rank > 0 || m.v_head_dim > 0) && m.kv_lora_rank == 0)
+    diags.Add(where, path + (m.q_lora_rank > 0 ? ".q_lora_rank" : ".v_head_dim"),
+              std::to_string(m.q_lora_rank > 0 ? m.q_lora_rank : m.v_head_dim),
+              "needs multi-head latent attention (kv_lora_rank > 0)");
   if (m.top_k > m.experts)
     diags.Add(where, path + ".top_k", std::to_string(m.top_k),
               "top_k must be at most experts (" + std::to_string(m.experts) + ")");

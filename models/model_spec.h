@@ -35,12 +35,31 @@ struct ModelSpec {
   int64_t top_k = 1;
   int64_t moe_every = 1;
   int64_t expert_ffn = 0;   // 0 = ffn
+  // Shared experts every token runs besides its top_k routed ones
+  // (DeepSeekMoE, Dai et al. 2024, arXiv 2401.06066, Sec. 3.2), each
+  // shared_expert_ffn wide (0 = expert_ffn).
+  int64_t shared_experts = 0;
+  int64_t shared_expert_ffn = 0;
+  // The first n layers keep a dense MLP (DeepSeek-V3 first_k_dense_replace).
+  int64_t first_dense_layers = 0;
+  // Node-limited routing: each token's routed experts lie on at most this
+  // many scale-out nodes (DeepSeek-V3, arXiv 2412.19437, Sec. 2.1.2 and
+  // 3.2.2: M = 4); 0 = no limit.
+  int64_t routing_node_limit = 0;
   // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1):
   // the KV cache holds a compressed latent of kv_lora_rank elements plus a
   // decoupled RoPE key of rope_head_dim per token and layer. 0 = standard
-  // attention. Only the KV cache and its traffic use these (models/kv_cache.h).
+  // attention. With kv_lora_rank > 0 a head's query/key size is head_dim +
+  // rope_head_dim and its value size v_head_dim (0 = head_dim); queries pass
+  // through a q_lora_rank latent (0 = projected from the hidden state).
   int64_t kv_lora_rank = 0;
   int64_t rope_head_dim = 0;
+  int64_t q_lora_rank = 0;
+  int64_t v_head_dim = 0;
+  // Multi-token prediction modules (DeepSeek-V3, arXiv 2412.19437, Sec. 2.2):
+  // each adds one transformer block (of the MoE kind when the model has
+  // experts), a 2h -> h projection and a pass of the shared LM head.
+  int64_t mtp_depth = 0;
   double published_params = 0;  // parameter count the source states (0 = unknown)
 };
 
@@ -49,6 +68,17 @@ inline int64_t HeadDim(const ModelSpec& m) { return m.head_dim > 0 ? m.head_dim 
 inline int64_t KvHeads(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
 int64_t FfnSize(const ModelSpec& m);
 inline int64_t ExpertFfn(const ModelSpec& m) { return m.expert_ffn > 0 ? m.expert_ffn : FfnSize(m); }
+// Inner width of all shared experts together (0 without shared experts).
+inline int64_t SharedExpertFfn(const ModelSpec& m) {
+  return m.shared_experts * (m.shared_expert_ffn > 0 ? m.shared_expert_ffn : ExpertFfn(m));
+}
+inline bool UsesMla(const ModelSpec& m) { return m.kv_lora_rank > 0; }
+// Per-head sizes of queries/keys and of values (MLA: DeepSeek-V2 Sec. 2.1.3,
+// d_h + d_h^R for queries and keys, d_h for values).
+inline int64_t QkHeadDim(const ModelSpec& m) { return HeadDim(m) + (UsesMla(m) ? m.rope_head_dim : 0); }
+inline int64_t VHeadDim(const ModelSpec& m) {
+  return UsesMla(m) && m.v_head_dim > 0 ? m.v_head_dim : HeadDim(m);
+}
 
 const base::Schema<ModelSpec>& ModelSchema();
 

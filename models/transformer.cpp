@@ -47,18 +47,43 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   const double mask = 1;  // dropout mask, one byte per element
 
   out.Add(Elementwise("input_norm", 2 * norm_tokens * h * e));
-  out.Add(Gemm("qkv_proj", tokens, (heads + 2 * kv) * d, h, e));
+  // Per-head query/key and value sizes (equal to d without MLA).
+  const double dqk = static_cast<double>(QkHeadDim(m));
+  const double dv = static_cast<double>(VHeadDim(m));
+  if (UsesMla(m)) {
+    // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1,
+    // Eqs. 9-19, with the decoupled RoPE key): queries through a q_lora_rank
+    // latent, keys and values through a kv_lora_rank latent plus one shared
+    // RoPE key. The down projections are replicated on every TP rank
+    // (Megatron-Core runs them duplicated); the up projections split their
+    // heads over TP.
+    const double r = static_cast<double>(m.rope_head_dim);
+    const double cq = static_cast<double>(m.q_lora_rank);
+    const double ckv = static_cast<double>(m.kv_lora_rank);
+    if (m.q_lora_rank > 0) {
+      out.Add(Gemm("q_down_proj", tokens, cq, h, e));
+      out.Add(Gemm("q_up_proj", tokens, heads * dqk, cq, e));
+    } else {
+      out.Add(Gemm("q_proj", tokens, heads * dqk, h, e));
+    }
+    out.Add(Gemm("kv_down_proj", tokens, ckv + r, h, e));
+    out.Add(Gemm("kv_up_proj", tokens, heads * (d + dv), ckv, e));
+  } else {
+    out.Add(Gemm("qkv_proj", tokens, (heads + 2 * kv) * d, h, e));
+  }
+  // MLA expands the latent into per-head keys and values: no KV-head sharing.
+  const double kv_att = UsesMla(m) ? heads : kv;
   if (s.flash) {
     // FlashAttention (Dao et al. 2022): reads Q, K, V, writes O and the
     // softmax statistics; no s x s matrix in memory.
     Op op;
     op.name = "flash_attention";
     op.kind = OpKind::kFlashAttention;
-    op.flops = 4 * b * seq * kv_len * heads * d;
-    op.bytes = b * (2 * seq * heads * d + 2 * kv_len * kv * d) * e;
+    op.flops = 2 * b * seq * kv_len * heads * (dqk + dv);
+    op.bytes = b * (seq * heads * (dqk + dv) + kv_len * kv_att * (dqk + dv)) * e;
     op.m = seq;
     op.n = kv_len;
-    op.k = d;
+    op.k = 0.5 * (dqk + dv);
     op.batch = b * heads;
     op.attention_core = true;
     out.Add(op);
@@ -71,10 +96,10 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     qk.kind = OpKind::kBatchedGemm;
     qk.m = seq;
     qk.n = kv_len;
-    qk.k = d;
+    qk.k = dqk;
     qk.batch = b * heads;
-    qk.flops = 2 * scores * d;
-    qk.bytes = (b * heads * seq * d + b * kv * kv_len * d) * e + scores * e;
+    qk.flops = 2 * scores * dqk;
+    qk.bytes = (b * heads * seq * dqk + b * kv_att * kv_len * dqk) * e + scores * e;
     qk.attention_core = true;
     out.Add(qk);
     Op sm = Elementwise("softmax", 2 * scores * e);
@@ -87,15 +112,15 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     av.name = "attention_over_values";
     av.kind = OpKind::kBatchedGemm;
     av.m = seq;
-    av.n = d;
+    av.n = dv;
     av.k = kv_len;
     av.batch = b * heads;
-    av.flops = 2 * scores * d;
-    av.bytes = scores * e + (b * kv * kv_len * d + b * heads * seq * d) * e;
+    av.flops = 2 * scores * dv;
+    av.bytes = scores * e + (b * kv_att * kv_len * dv + b * heads * seq * dv) * e;
     av.attention_core = true;
     out.Add(av);
   }
-  out.Add(Gemm("out_proj", tokens, h, heads * d, e));
+  out.Add(Gemm("out_proj", tokens, h, heads * dv, e));
   out.Add(Elementwise("dropout_residual", norm_tokens * h * (3 * e + mask)));
   out.Add(Elementwise("post_attention_norm", 2 * norm_tokens * h * e));
   const bool swiglu = m.activation == Activation::kSwiglu;
@@ -104,9 +129,10 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // Router, then each token runs top_k experts; with ep expert groups the
     // tokens are exchanged by all-to-all (the estimator adds that), and a
     // device computes experts/ep experts on the tokens routed to them. With
-    // balanced routing its expert work equals top_k dense MLPs on `tokens`.
+    // balanced routing its expert work equals top_k dense MLPs on `tokens`;
+    // the busiest device does `expert_load` times that.
     const double fe = static_cast<double>(ExpertFfn(m)) / t;
-    const double routed = tokens * static_cast<double>(m.top_k);
+    const double routed = tokens * static_cast<double>(m.top_k) * s.expert_load;
     out.Add(Gemm("router", tokens, static_cast<double>(m.experts), h, e));
     Op up = Gemm("expert_up", routed, up_n * fe, h, e);
     // Weights of every local expert are read once per microbatch.
@@ -119,6 +145,15 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     down.bytes = (routed * fe + routed * h) * e + local_experts * fe * h * e;
     down.expert = true;
     out.Add(down);
+    if (m.shared_experts > 0) {
+      // Shared experts (DeepSeekMoE, arXiv 2401.06066, Sec. 3.2, Eq. 9): a
+      // dense MLP of their summed width on every token, split over TP like
+      // the dense MLP, with no all-to-all.
+      const double fs = static_cast<double>(SharedExpertFfn(m)) / t;
+      out.Add(Gemm("shared_up", tokens, up_n * fs, h, e));
+      out.Add(Elementwise(swiglu ? "shared_swiglu" : "shared_gelu", tokens * fs * (swiglu ? 3 : 2) * e));
+      out.Add(Gemm("shared_down", tokens, h, fs, e));
+    }
   } else {
     const double ft = f / t;
     out.Add(Gemm("mlp_up", tokens, up_n * ft, h, e));
@@ -154,14 +189,30 @@ double LayerParameters(const ModelSpec& m, bool moe) {
   const double g = static_cast<double>(KvHeads(m));
   const double bias = m.bias ? 1 : 0;
   const double norm = m.norm == Norm::kLayerNorm ? 2 : 1;  // scale (+ shift)
-  // Attention: Q, K, V and output projections (+ biases).
-  double p = h * (a + 2 * g) * d + bias * (a + 2 * g) * d + a * d * h + bias * h;
+  double p = 0;
+  if (UsesMla(m)) {
+    // MLA (DeepSeek-V2 Sec. 2.1): W^DQ (h x d_c'), its RMSNorm, W^UQ/W^QR
+    // (d_c' x a (d + d^R)); W^DKV and W^KR (h x (d_c + d^R)), its RMSNorm,
+    // W^UK/W^UV (d_c x a (d + d_v)); W^O (a d_v x h).
+    const double r = static_cast<double>(m.rope_head_dim);
+    const double dqk = static_cast<double>(QkHeadDim(m));
+    const double dv = static_cast<double>(VHeadDim(m));
+    const double cq = static_cast<double>(m.q_lora_rank);
+    const double ckv = static_cast<double>(m.kv_lora_rank);
+    p += m.q_lora_rank > 0 ? h * cq + cq + cq * a * dqk : h * a * dqk;
+    p += h * (ckv + r) + ckv + ckv * a * (d + dv) + a * dv * h;
+  } else {
+    // Attention: Q, K, V and output projections (+ biases).
+    p += h * (a + 2 * g) * d + bias * (a + 2 * g) * d + a * d * h + bias * h;
+  }
   p += 2 * norm * h;  // two norms
   const double mats = m.activation == Activation::kSwiglu ? 3 : 2;
   if (moe) {
     const double fe = static_cast<double>(ExpertFfn(m));
+    const double fs = static_cast<double>(SharedExpertFfn(m));
     p += static_cast<double>(m.experts) * (mats * h * fe + bias * (fe + h)) +
          h * static_cast<double>(m.experts);
+    if (fs > 0) p += mats * h * fs + bias * (fs + h);
   } else {
     const double f = static_cast<double>(FfnSize(m));
     p += mats * h * f + bias * (f * (mats - 1) + h);
@@ -180,6 +231,22 @@ double EmbeddingParameters(const ModelSpec& m, int64_t seq_len) {
 double HeadParameters(const ModelSpec& m) {
   const double norm = (m.norm == Norm::kLayerNorm ? 2.0 : 1.0) * static_cast<double>(m.hidden);
   return norm + (m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab * m.hidden));
+}
+
+double RoutedExpertParameters(const ModelSpec& m) {
+  if (m.experts <= 1) return 0;
+  const double h = static_cast<double>(m.hidden);
+  const double fe = static_cast<double>(ExpertFfn(m));
+  const double mats = m.activation == Activation::kSwiglu ? 3 : 2;
+  const double bias = m.bias ? 1 : 0;
+  return static_cast<double>(m.experts) * (mats * h * fe + bias * (fe + h));
+}
+
+double MtpParameters(const ModelSpec& m) {
+  if (m.mtp_depth <= 0) return 0;
+  const double h = static_cast<double>(m.hidden);
+  const double norm = m.norm == Norm::kLayerNorm ? 2 : 1;
+  return static_cast<double>(m.mtp_depth) * (LayerParameters(m, m.experts > 1) + 2 * h * h + 2 * norm * h);
 }
 
 double ParameterCount(const ModelSpec& m, int64_t seq_len) {
@@ -216,7 +283,19 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
     forward += count * layer;
   }
   HeadOps(m, s, ops);
-  for (int i = 0; i < ops.count; ++i) forward += ops.ops[static_cast<size_t>(i)].flops;
+  double head = 0;
+  for (int i = 0; i < ops.count; ++i) head += ops.ops[static_cast<size_t>(i)].flops;
+  forward += head;
+  if (m.mtp_depth > 0) {
+    // Each MTP module: its block, the 2h -> h projection, the shared head
+    // (DeepSeek-V3 Sec. 2.2, Eqs. 21-23).
+    LayerOps(m, s, m.experts > 1, 1, ops);
+    double block = 0;
+    for (int i = 0; i < ops.count; ++i) block += ops.ops[static_cast<size_t>(i)].flops;
+    const double tokens = static_cast<double>(global_batch) * static_cast<double>(seq);
+    const double h = static_cast<double>(m.hidden);
+    forward += static_cast<double>(m.mtp_depth) * (block + 2 * tokens * 2 * h * h + head);
+  }
   // Backward is twice the forward (two GEMMs per GEMM).
   return 3 * forward;
 }

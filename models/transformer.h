@@ -45,9 +45,13 @@ struct LayerShape {
   bool sequence_parallel = false;
   bool flash = true;        // FlashAttention vs materialised softmax
   double act_bytes = 2;     // bytes per activation element (bf16/fp16 = 2)
+  // Routed-expert work on the busiest device over the balanced share (>= 1):
+  // the expert that receives the most tokens paces the layer
+  // (core/estimate/moe_comm.h, ExpertLoadFactor). 1 = balanced routing.
+  double expert_load = 1;
 };
 
-inline constexpr int kMaxLayerOps = 20;
+inline constexpr int kMaxLayerOps = 24;
 
 struct OpList {
   std::array<Op, kMaxLayerOps> ops{};
@@ -72,6 +76,14 @@ double ParameterCount(const ModelSpec& m, int64_t seq_len);
 double ActivatedParameterCount(const ModelSpec& m, int64_t seq_len);
 // Parameters of one layer (MoE layers count every expert).
 double LayerParameters(const ModelSpec& m, bool moe);
+// Parameters of the routed experts of one MoE layer (what expert
+// parallelism splits; the router and shared experts stay with every rank).
+double RoutedExpertParameters(const ModelSpec& m);
+// Parameters of the multi-token-prediction modules (DeepSeek-V3 Sec. 2.2:
+// per module a transformer block, the 2h x h projection M_k and two RMSNorms;
+// embedding and LM head shared with the main model). Not in ParameterCount,
+// which counts the main model as papers state it (DeepSeek-V3: 671B + 14B MTP).
+double MtpParameters(const ModelSpec& m);
 // Parameters of the input embedding (+ learned positions) and of the LM head
 // when untied (0 when tied).
 double EmbeddingParameters(const ModelSpec& m, int64_t seq_len);
@@ -83,11 +95,20 @@ double HeadParameters(const ModelSpec& m);
 double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq);
 
 // Whether layer `index` (0-based) is a MoE layer.
+// The first `first_dense_layers` stay dense; of the rest every
+// `moe_every`-th is MoE.
 inline bool IsMoeLayer(const ModelSpec& m, int64_t index) {
-  return m.experts > 1 && (index % m.moe_every) == m.moe_every - 1;
+  const int64_t i = index - m.first_dense_layers;
+  return m.experts > 1 && i >= 0 && (i % m.moe_every) == m.moe_every - 1;
 }
 inline int64_t MoeLayerCount(const ModelSpec& m) {
-  return m.experts > 1 ? m.layers / m.moe_every : 0;
+  return m.experts > 1 && m.layers > m.first_dense_layers
+             ? (m.layers - m.first_dense_layers) / m.moe_every
+             : 0;
+}
+// Share of the layers that are MoE (spread evenly over pipeline stages).
+inline double MoeFraction(const ModelSpec& m) {
+  return m.layers > 0 ? static_cast<double>(MoeLayerCount(m)) / static_cast<double>(m.layers) : 0.0;
 }
 
 }  // namespace orrery::models

@@ -4,8 +4,11 @@
 
 namespace orrery::parallelism {
 
-double LayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
-                            int64_t s) {
+namespace {
+
+// The table of memory_model.h for a dense layer (moe = false) or a MoE layer.
+double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b, int64_t s,
+                       bool moe) {
   const double sb = static_cast<double>(s) * static_cast<double>(b);
   const double h = static_cast<double>(m.hidden);
   const double t = static_cast<double>(p.tp);
@@ -23,12 +26,47 @@ double LayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, i
   // Inside (split by t): Q (2 sb a d), K and V (4 sb g d), attention output
   // (2 sb a d), MLP activations (GeLU: input and output 4 sbf; SwiGLU: gate,
   // up and product 6 sbf). For GPT this is 24 sbh.
-  const double inside = sb * (4 * a * d + 4 * g * d + (swiglu ? 6 : 4) * f);
+  const double mlp_per_width = swiglu ? 6 : 4;
+  double mlp = mlp_per_width * f;
+  double outside_extra = 0;
+  if (moe) {
+    // Routed experts keep the MLP tensors of top_k x load copies of each
+    // token, and the dispatcher the permuted copy of its input (2 bytes per
+    // element per copy); shared experts a dense MLP of their width; the
+    // router its fp32 logits (Megatron-Core MoE layer).
+    const double copies = static_cast<double>(m.top_k) * ExpertLoadFactor(p);
+    mlp = copies * (mlp_per_width * static_cast<double>(models::ExpertFfn(m)) + 2 * h) +
+          mlp_per_width * static_cast<double>(models::SharedExpertFfn(m));
+    outside_extra += 4 * static_cast<double>(m.experts) * sb;
+  }
+  double attention = 4 * a * d + 4 * g * d;
+  if (models::UsesMla(m)) {
+    // MLA: Q and the expanded K (a (d + d^R) each), V and the attention
+    // output (a d_v each), inside TP; the query and KV latents (with the
+    // RoPE key) before the up projections, replicated on every TP rank.
+    const double dqk = static_cast<double>(models::QkHeadDim(m));
+    const double dv = static_cast<double>(models::VHeadDim(m));
+    attention = 4 * a * dqk + 4 * a * dv;
+    outside_extra += 2 * static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.rope_head_dim) * sb * sp;
+  }
+  const double inside = sb * (attention + mlp);
   // Attention scores: softmax output (2), dropout mask (1), dropout output (2)
   // per element of the b a s^2 score tensor; gone with flash or selective.
   const bool keep_scores = p.attention == Attention::kMaterialized && p.recompute == Recompute::kNone;
   const double scores = keep_scores ? 5 * a * static_cast<double>(s) * sb : 0;
-  return outside / sp + (inside + scores) / t;
+  return (outside + outside_extra) / sp + (inside + scores) / t;
+}
+
+}  // namespace
+
+double LayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
+                            int64_t s) {
+  return ActivationBytes(m, p, b, s, false);
+}
+
+double MoeLayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
+                               int64_t s) {
+  return ActivationBytes(m, p, b, s, true);
 }
 
 MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
@@ -41,9 +79,17 @@ MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
                                                 : p.precision);
   const double opt_bytes = (p.optimizer == Optimizer::kAdam ? 8.0 : 4.0) +
                            (p.fp32_master_weights && w_bytes < 4 ? 4.0 : 0.0);
-  r.weights = params * w_bytes / (p.zero >= 3 ? dp : 1);
-  r.gradients = params * w_bytes / (p.zero >= 2 ? dp : 1);
-  r.optimizer = p.offload_optimizer ? 0 : params * opt_bytes / (p.zero >= 1 ? dp : 1);
+  // Dense weights shard over dp, routed experts over their own data-parallel
+  // group (dp x cp / ep): each expert lives on dp x cp / ep devices only.
+  const double edp = in.expert_dp > 0 ? static_cast<double>(in.expert_dp) : dp;
+  const double experts = in.expert_params_on_device;
+  const double dense = params - experts;
+  const auto sharded = [&](int64_t from_stage) {
+    return p.zero >= from_stage ? dense / dp + experts / edp : params;
+  };
+  r.weights = sharded(3) * w_bytes;
+  r.gradients = sharded(2) * w_bytes;
+  r.optimizer = p.offload_optimizer ? 0 : sharded(1) * opt_bytes;
   // Microbatches whose activations are alive at the peak (first stage).
   const double pp = static_cast<double>(p.pp);
   const double mb = static_cast<double>(in.microbatches);
@@ -56,7 +102,11 @@ MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
     if (p.interleave > 1) in_flight *= 1 + (pp - 1) / (pp * static_cast<double>(p.interleave));
   }
   const int64_t local_seq = in.seq / p.cp;
-  const double per_layer = LayerActivationBytes(m, p, p.micro_batch, local_seq);
+  // MoE layers spread evenly over the stages (models::MoeFraction).
+  const double moe_share = models::MoeFraction(m);
+  const double per_layer =
+      (1 - moe_share) * LayerActivationBytes(m, p, p.micro_batch, local_seq) +
+      (moe_share > 0 ? moe_share * MoeLayerActivationBytes(m, p, p.micro_batch, local_seq) : 0.0);
   // Activations of one layer per microbatch, times layers on this stage, times
   // microbatches in flight; layers / pp of them per microbatch on the stage.
   r.activations = per_layer * in.layers_on_device * in_flight;
@@ -64,7 +114,8 @@ MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
     // The layer being recomputed holds its full activations meanwhile.
     TrainingPlan no = p;
     no.recompute = Recompute::kNone;
-    r.activations += LayerActivationBytes(m, no, p.micro_batch, local_seq);
+    r.activations += moe_share > 0 ? MoeLayerActivationBytes(m, no, p.micro_batch, local_seq)
+                                   : LayerActivationBytes(m, no, p.micro_batch, local_seq);
   }
   // Logits in fp32 for the loss on the last stage: s b V / t * 4 bytes
   // (Korthikanti et al. 2022 Sec. 4.3 counts the output layer the same way).

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "models/model_spec.h"
+#include "models/transformer.h"
 #include "parallelism/plan_spec.h"
 
 namespace orrery::parallelism {
@@ -42,8 +43,17 @@ struct MemoryBreakdown {
 double LayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
                             int64_t s);
 
+// The same for a MoE layer: the MLP term becomes top_k x load copies of the
+// experts' tensors plus the shared experts' and the dispatcher's buffers.
+double MoeLayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
+                               int64_t s);
+
 struct MemoryInputs {
   double params_on_device = 0;  // parameters held by this device before ZeRO sharding
+  // The routed experts' part of params_on_device, whose ZeRO shards spread
+  // over the expert-data-parallel group (dp x cp / ep) instead of dp.
+  double expert_params_on_device = 0;
+  int64_t expert_dp = 0;        // 0 = dp
   double layers_on_device = 0;  // transformer layers on this stage (all chunks)
   int64_t dp = 1;
   int64_t microbatches = 1;     // m per iteration

@@ -4,6 +4,16 @@ namespace orrery::parallelism {
 
 using base::Dimension;
 
+const char* CpSchemeName(CpScheme s) {
+  switch (s) {
+    case CpScheme::kAuto: return "auto";
+    case CpScheme::kRing: return "ring";
+    case CpScheme::kAllGather: return "allgather";
+    case CpScheme::kUlysses: return "ulysses";
+  }
+  return "?";
+}
+
 const base::Schema<TrainingPlan>& TrainingPlanSchema() {
   static const base::Schema<TrainingPlan> schema = [] {
     base::Schema<TrainingPlan> s("training", "A training plan: how one iteration is split.");
@@ -12,10 +22,34 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
         .Int("dp", &TrainingPlan::dp, 0, 1e9, "0",
              "Data-parallel degree; 0 = devices / (tp * pp * cp).")
         .Int("cp", &TrainingPlan::cp, 1, 1e6, "1",
-             "Context-parallel degree (ring attention; modelled simply: sequence split, K/V "
-             "exchanged once per layer).")
+             "Context-parallel degree: the sequence split over cp devices; how keys and values "
+             "travel is cp_scheme.")
+        .Enum<CpScheme>("cp_scheme", &TrainingPlan::cp_scheme,
+                        {{"auto", CpScheme::kAuto},
+                         {"ring", CpScheme::kRing},
+                         {"allgather", CpScheme::kAllGather},
+                         {"ulysses", CpScheme::kUlysses}},
+                        "auto",
+                        "Context parallelism: ring (K/V blocks passed around the cp ring, "
+                        "overlapped with attention; Liu et al. 2023), allgather (all-gather K/V "
+                        "before attention, as Llama 3 trained at 128K), ulysses (all-to-all that "
+                        "scatters heads, DeepSpeed-Ulysses; needs heads/tp divisible by cp), or "
+                        "auto: the scheme with the least exposed communication for the plan.")
         .Int("ep", &TrainingPlan::ep, 1, 1e6, "1",
              "Expert-parallel degree for MoE layers, carved out of dp * cp.")
+        .Real("expert_imbalance", &TrainingPlan::expert_imbalance, 0, 100, "0.04",
+              "MoE load imbalance: tokens on the busiest expert-parallel rank over the balanced "
+              "share, minus one; that rank paces every MoE layer. Default 0.04: the global "
+              "maximal violation of auxiliary-loss-free balancing (Wang et al. 2024, arXiv "
+              "2408.15664, as used by DeepSeek-V3).")
+        .Bool("ep_comm_overlap", &TrainingPlan::ep_comm_overlap, "false",
+              "Overlap each MoE layer's dispatch and combine all-to-alls with the computation of "
+              "another microbatch (DeepSeek-V3's DualPipe, Sec. 3.2.1; Megatron-Core "
+              "--overlap-moe-expert-parallel-comm): only the part longer than the layer's forward "
+              "and backward compute stays exposed.")
+        .Real("expert_capacity_factor", &TrainingPlan::expert_capacity_factor, 0, 1000, "0",
+              "MoE expert capacity factor C: an expert takes at most C times its balanced share "
+              "of tokens and drops the rest (GShard); 0 = dropless.")
         .Bool("sequence_parallel", &TrainingPlan::sequence_parallel, "false",
               "Megatron sequence parallelism: norms and dropout split over tp; all-reduce "
               "becomes reduce-scatter + all-gather (Korthikanti et al. 2022).")

@@ -19,6 +19,9 @@ enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVH
 enum class Attention { kFlash, kMaterialized };
 enum class Optimizer { kAdam, kSgd };
 enum class DpCollective { kHierarchical, kFlat };
+// How context parallelism exchanges keys and values (core/estimate/parallel_comm.h).
+enum class CpScheme { kAuto, kRing, kAllGather, kUlysses };
+const char* CpSchemeName(CpScheme s);
 
 struct TrainingPlan {
   int64_t tp = 1;            // tensor parallel (Megatron column/row split)
@@ -26,6 +29,15 @@ struct TrainingPlan {
   int64_t dp = 0;            // data parallel; 0 = devices / (tp*pp*cp)
   int64_t cp = 1;            // context parallel (ring attention)
   int64_t ep = 1;            // expert parallel (MoE), carved out of dp*cp
+  CpScheme cp_scheme = CpScheme::kAuto;  // auto = the cheapest for the plan
+  // MoE routing: the busiest EP rank's token load over the balanced share,
+  // minus one (0 = perfectly balanced), and the expert capacity factor
+  // (0 = dropless: nothing caps the busiest expert).
+  double expert_imbalance = 0.04;
+  double expert_capacity_factor = 0;
+  // Hide each MoE layer's all-to-alls behind the compute of another
+  // microbatch (DeepSeek-V3 DualPipe; Megatron-Core 1F1B A2A overlap).
+  bool ep_comm_overlap = false;
   bool sequence_parallel = false;
   int64_t interleave = 1;    // virtual stages per device (v) for interleaved 1F1B
   int64_t first_stage_layers = 0;  // layers on the first pipeline stage; 0 = even split
@@ -53,6 +65,17 @@ struct Workload {
   int64_t seq_len = 0;         // tokens per sequence
   double train_tokens = 0;     // total tokens to train on (0 = not asked)
 };
+
+// Routed-expert tokens on the busiest EP rank over the balanced share: the
+// rank holding the most loaded expert paces every MoE layer (Lepikhin et al.
+// 2021, GShard, Sec. 2.2: with capacity C an expert takes at most C times its
+// balanced share and drops the rest). 1 when one rank holds every expert.
+inline double ExpertLoadFactor(const TrainingPlan& p) {
+  if (p.ep <= 1) return 1.0;
+  const double busiest = 1.0 + p.expert_imbalance;
+  return p.expert_capacity_factor > 0 && p.expert_capacity_factor < busiest ? p.expert_capacity_factor
+                                                                             : busiest;
+}
 
 const base::Schema<TrainingPlan>& TrainingPlanSchema();
 const base::Schema<Workload>& WorkloadSchema();

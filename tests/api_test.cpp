@@ -159,3 +159,28 @@ TEST_F(Api, CalibrateImportNeedsABaseForGpuRecords) {
 
 }  // namespace
 }  // namespace orrery
+
+namespace orrery {
+namespace {
+
+// Issue 16: --model-config replaces the scenario's model with a Hugging Face
+// config.json before the overrides; a missing file is a located error.
+TEST(ApiModelConfig, ReplacesTheScenariosModel) {
+  setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
+  ScenarioInput in = ScenarioInput::File("llama3-70b-h100", {"model.top_k=4"});
+  in.model_config = kSource + "/tests/data/hf/deepseek-v3.config.json";
+  base::Diagnostics d;
+  const auto s = ResolveScenario(in, d);
+  ASSERT_TRUE(s.has_value()) << d.ToString();
+  EXPECT_EQ(s->model.experts, 256);
+  EXPECT_EQ(s->model.kv_lora_rank, 512);
+  EXPECT_EQ(s->model.top_k, 4);  // the override applies after the config
+  in.model_config = "nowhere/config.json";
+  base::Diagnostics bad;
+  EXPECT_FALSE(ResolveScenario(in, bad).has_value());
+  EXPECT_EQ(bad.items().back().ToString(),
+            "--model-config: error: model: model config file not found (got 'nowhere/config.json')");
+}
+
+}  // namespace
+}  // namespace orrery

@@ -244,7 +244,8 @@ TEST(Validation, KorthikantiTable5) {
 // with one A100 and one H100 profile for all rows. Skipped rows are listed.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
-  EXPECT_EQ(r.rows.size(), 39u);
+  // 39 dense rows and (issue 16) one DeepSeek-V3 row run from its preset.
+  EXPECT_EQ(r.rows.size(), 40u);
   EXPECT_LE(r.mape_pct, 10.0);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "models/hf_config.h"
+
 namespace orrery {
 
 const char* StatusName(Status s) {
@@ -52,6 +54,11 @@ std::optional<engine::Scenario> ResolveScenario(const ScenarioInput& in, base::D
   else if (!in.yaml.empty()) s = engine::LoadScenarioText(in.yaml, "<scenario text>", store, diags);
   else s = engine::LoadScenarioFile(in.file, store, diags);
   if (!s) return std::nullopt;
+  if (!in.model_config.empty()) {
+    const std::string name = models::IsHfConfigPath(in.model_config) ? in.model_config : "hf:" + in.model_config;
+    if (!engine::LoadModelPreset(name, store, {"--model-config", 0, 0}, "model", s->model, diags))
+      return std::nullopt;
+  }
   for (const std::string& o : in.overrides) engine::ApplyOverride(*s, o, diags);
   if (!diags.ok()) return std::nullopt;
   return s;

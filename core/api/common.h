@@ -70,6 +70,9 @@ struct ScenarioInput {
   std::string yaml;                        // or: YAML text, top-level key `scenario:`
   std::optional<engine::Scenario> loaded;  // or: a loaded scenario
   std::vector<std::string> overrides;      // "training.tp=4", "system.device.memory_capacity=141 GB"
+  // A Hugging Face config.json that replaces the scenario's model (before
+  // the overrides); empty = the scenario's own.
+  std::string model_config;
   std::string config_dir;                  // presets; empty = ConfigDir()
 
   static ScenarioInput File(std::string path, std::vector<std::string> overrides = {});

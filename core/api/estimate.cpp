@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/estimate/chrome_trace.h"
+#include "core/estimate/parallel_notes.h"
 #include "models/transformer.h"
 
 namespace orrery {
@@ -62,6 +63,7 @@ EstimateResult Estimate(const EstimateRequest& req) {
     r.estimate = e.estimate;
   }
   r.has_estimate = true;
+  r.notes = engine::ParallelNotes(s, r.estimate);
   if (!r.estimate.feasible()) {
     r.status = Status::kInfeasible;
     r.reason = engine::ExplainInfeasible(r.estimate, s);

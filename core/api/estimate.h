@@ -12,6 +12,8 @@
 
 #include <optional>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "core/api/common.h"
 #include "core/estimate/event_estimator.h"
@@ -42,6 +44,9 @@ struct EstimateResult : ResultBase {
   std::optional<engine::EventEstimate> event;  // with EstimateEngine::kEvent
   bool has_estimate = false;                   // false when the input was invalid
   double parameters = 0;                       // the model's parameter count
+  // Where the plan's expert- and context-parallel groups sit and why its CP
+  // scheme (engine::ParallelNotes); empty without EP or CP.
+  std::vector<std::string> notes;
 };
 
 // Loads, overrides and cross-checks the scenario, then estimates. Status:

@@ -130,6 +130,8 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
     out << "\n";
   }
   if (r.event && r.event->simulated()) PrintEventPart(*r.event, out);
+  if (!r.notes.empty()) out << "\n";
+  for (const std::string& note : r.notes) out << "groups     " << note << "\n";
 }
 
 }  // namespace orrery::text

@@ -161,6 +161,7 @@ Json ToJson(const EstimateResult& r) {
   if (e.infeasible != engine::Infeasible::kNone && e.iteration_s == 0) return j;
   j.update(TrainingEstimateJson(s, e));
   if (r.event && r.event->simulated()) j["event"] = EventJson(*r.event);
+  if (!r.notes.empty()) j["notes"] = r.notes;
   return j;
 }
 
@@ -345,6 +346,7 @@ Json ToJson(const SearchResult& r) {
   doc["event_disagreements"] = dis;
   doc["event_rejected"] = r.event_rejected;
   if (!r.why_first.empty()) doc["why_first"] = r.why_first;
+  if (!r.notes_first.empty()) doc["notes_first"] = r.notes_first;
   return doc;
 }
 

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/estimate/parallel_notes.h"
+
 namespace orrery {
 
 namespace {
@@ -93,6 +95,7 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
   o.space.context_parallel = req.context_parallel;
   o.space.all_group_orders = req.all_group_orders;
   o.space.max_micro_batch = req.max_micro_batch;
+  o.space.uneven_stages = req.uneven_stages;
   if (!req.gpus.empty()) {
     std::string why;
     if (!ParseGpus(req.gpus, r.scenario.system.devices_per_node, o.device_counts, why))
@@ -141,6 +144,7 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
     r.top.push_back({std::move(c), std::move(one)});
   }
   if (r.top.size() > 1) r.why_first = engine::WhyBetter(r.top[0].candidate, r.top[1].candidate);
+  if (!r.top.empty()) r.notes_first = engine::ParallelNotes(r.top[0].scenario, r.top[0].candidate.estimate);
   if (found.cancelled) {
     r.status = Status::kCancelled;
     r.reason = "cancelled; the plans are the best of the shapes searched so far";

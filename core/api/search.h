@@ -33,6 +33,7 @@ struct SearchRequest {
   bool context_parallel = true;         // CP in the space
   bool all_group_orders = true;         // every order of the groups on the network tiers
   int64_t max_micro_batch = 0;          // 0 = any
+  bool uneven_stages = false;           // also pp that does not divide the layers
   engine::Comm* comm = nullptr;         // MPI ranks sharing the shapes; nullptr = this process
 };
 
@@ -48,6 +49,9 @@ struct SearchResult : ResultBase {
   engine::SearchStats stats;
   std::vector<SearchPlan> top;          // best first
   std::string why_first;                // why #1 beats #2 (with two or more plans)
+  // Where #1's expert- and context-parallel groups sit on the network and
+  // why its CP scheme (engine::ParallelNotes); empty without EP or CP.
+  std::vector<std::string> notes_first;
   // The event engine's check of the finalists (engine::SearchOptions::event_check).
   double event_tolerance = 0;
   std::vector<engine::EventDisagreement> disagreements;

@@ -55,6 +55,7 @@ void PrintSearchTable(const SearchResult& r, const std::string& gpus, std::ostre
         << ", activations " << FormatBytes(e.memory.activations) << ")\n";
   }
   if (!r.why_first.empty()) out << "\nwhy #1 beats #2: " << r.why_first << "\n";
+  for (const std::string& note : r.notes_first) out << "#1's groups: " << note << "\n";
   if (!r.disagreements.empty()) {
     out << "\nclosed form and event engine disagree by more than "
         << base::FormatNumber(100 * r.event_tolerance, 2) << " % on " << r.disagreements.size()

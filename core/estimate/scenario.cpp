@@ -7,6 +7,7 @@
 
 #include "core/base/text_check.h"
 #include "core/base/yaml_source.h"
+#include "core/estimate/parallel_comm.h"
 #include "hardware/cost_model.h"
 #include "hardware/topology.h"
 #include "models/hf_config.h"
@@ -172,9 +173,9 @@ bool LoadModelPreset(const std::string& name, const PresetStore& store, const So
   if (models::IsHfConfigPath(name)) {
     // A Hugging Face config.json: as written, else beside the file naming it.
     std::error_code ec;
-    std::string file = name;
+    std::string file = models::HfConfigFile(name);
     if (!fs::exists(file, ec) && !where.file.empty()) {
-      const fs::path beside = fs::path(where.file).parent_path() / name;
+      const fs::path beside = fs::path(where.file).parent_path() / models::HfConfigFile(name);
       if (fs::exists(beside, ec)) file = beside.string();
     }
     if (!fs::exists(file, ec)) {
@@ -415,6 +416,11 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
               "ep must divide dp x cp (" + std::to_string(dp * t.cp) + ")");
   if (t.ep > 1 && m.experts == 1)
     diags.Add(where, "training.ep", std::to_string(t.ep), "ep > 1 needs a model with experts");
+  if (t.cp > 1 && m.heads % t.tp == 0 && !engine::CpSchemeFits(m, t.cp_scheme, t.tp, t.cp))
+    diags.Add(where, "training.cp_scheme", parallelism::CpSchemeName(t.cp_scheme),
+              "ulysses scatters heads over cp: the " + std::to_string(m.heads / t.tp) +
+                  " heads per tp rank must be a multiple of cp = " + std::to_string(t.cp),
+              "use cp_scheme ring, allgather or auto");
   if (dp > 0 && s.workload.global_batch % (dp * t.micro_batch) != 0)
     diags.Add(where, "workload.global_batch", std::to_string(s.workload.global_batch),
               "global batch must be a multiple of dp x micro_batch (" +

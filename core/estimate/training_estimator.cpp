@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/estimate/parallel_comm.h"
 #include "hardware/device_model.h"
 #include "models/transformer.h"
 #include "parallelism/schedule.h"
@@ -95,6 +96,44 @@ Strides GroupStrides(const TrainingPlan& p, int64_t dp) {
   return s;
 }
 
+// DeepSeek-V3's multi-token-prediction modules (Sec. 2.2) run after the LM
+// head on the last stage: per module one block (MoE when the model has
+// experts) and another pass of the shared head; the 2h -> h projection is
+// small against the block and rides with it. Folded into the head's costs
+// so that the closed form and the event engine see them alike.
+void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTimes& moe, OpTimes& head) {
+  if (m.mtp_depth <= 0) return;
+  const OpTimes& block = m.experts > 1 ? moe : dense;
+  const double k = static_cast<double>(m.mtp_depth);
+  const OpTimes one = head;
+  head.fwd += k * (block.fwd + one.fwd);
+  head.bwd += k * (block.bwd + one.bwd);
+  head.attention_fwd += k * block.attention_fwd;
+  head.gemm += k * (block.gemm + one.gemm);
+  head.weight_grad += k * (block.weight_grad + one.weight_grad);
+}
+
+// MTP parameters on the last stage, split like a layer's (tp; experts also ep).
+double MtpExpertParamsOnDevice(const models::ModelSpec& m, const TrainingPlan& p) {
+  if (m.mtp_depth <= 0 || m.experts <= 1 || p.ep <= 1) return 0;
+  return static_cast<double>(m.mtp_depth) * models::RoutedExpertParameters(m) /
+         static_cast<double>(p.ep) / static_cast<double>(p.tp);
+}
+double MtpParamsOnDevice(const models::ModelSpec& m, const TrainingPlan& p) {
+  if (m.mtp_depth <= 0) return 0;
+  const double expert_part = models::RoutedExpertParameters(m);
+  const double all = models::MtpParameters(m);
+  const double k = static_cast<double>(m.mtp_depth);
+  return (all - k * expert_part) / static_cast<double>(p.tp) +
+         k * expert_part / static_cast<double>(p.ep) / static_cast<double>(p.tp);
+}
+
+// Replicas of each routed expert: the expert-data-parallel group (dp x cp
+// ranks share EP groups of ep; Megatron-Core expert_data_parallel_size).
+int64_t ExpertDataParallel(const TrainingPlan& p, int64_t dp) {
+  return p.ep > 1 ? std::max<int64_t>(1, dp * p.cp / p.ep) : dp;
+}
+
 }  // namespace
 
 TrainingEstimator::TrainingEstimator(const models::ModelSpec& model,
@@ -123,7 +162,8 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     return e;
   }
   if (m.heads % p.tp != 0 || models::FfnSize(m) % p.tp != 0 || m.experts % p.ep != 0 ||
-      (dp * p.cp) % p.ep != 0 || w.seq_len % p.cp != 0) {
+      (dp * p.cp) % p.ep != 0 || w.seq_len % p.cp != 0 ||
+      (p.cp > 1 && !CpSchemeFits(m, p.cp_scheme, p.tp, p.cp))) {
     e.infeasible = Infeasible::kHeadsSplit;
     return e;
   }
@@ -155,6 +195,7 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   shape.sequence_parallel = p.sequence_parallel;
   shape.flash = p.attention == parallelism::Attention::kFlash;
   shape.act_bytes = act;
+  shape.expert_load = parallelism::ExpertLoadFactor(p);
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
   const OpTimes dense = Times(dev, dt, ops, true);
@@ -164,7 +205,8 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     moe = Times(dev, dt, ops, true);
   }
   models::HeadOps(m, shape, ops);
-  const OpTimes head = Times(dev, dt, ops, true);
+  OpTimes head = Times(dev, dt, ops, true);
+  AddMtpModules(m, dense, moe, head);
   models::EmbeddingOps(m, shape, ops);
   const OpTimes embed = Times(dev, dt, ops, true);
 
@@ -195,22 +237,21 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   }
   double cp_layer = 0;
   if (p.cp > 1) {
-    // Ring attention, modelled simply: each layer's K and V shards travel
-    // around the cp ring once forward and twice backward (K/V and their
-    // gradients), overlapped with the attention compute they feed.
-    const auto g = network_.Place(p.cp, st.cp);
-    const double kv = tokens * 2 * static_cast<double>(std::max<int64_t>(1, models::KvHeads(m) / p.tp)) *
-                      static_cast<double>(models::HeadDim(m)) * act;
-    const double ring = network_.Time(Collective::kAllGather, kv * static_cast<double>(p.cp), g);
-    cp_layer = std::max(0.0, ring - dense.attention_fwd) + std::max(0.0, 2 * ring - 2.5 * dense.attention_fwd);
+    // K/V exchange of the plan's scheme, or of the cheapest with `auto`
+    // (parallel_comm.h).
+    CpExposed cp_t;
+    e.cp_scheme = ChooseCpScheme(network_, PlaceTiled(network_, system_, p.cp, st.cp), m, p, tokens, act,
+                                 dense.attention_fwd, &cp_t, nullptr);
+    cp_layer = cp_t.total();
   }
   double ep_layer = 0;
   if (m.experts > 1 && p.ep > 1) {
-    // Dispatch and combine all-to-all, forward and backward (Lepikhin et al.
-    // 2021, GShard, Sec. 2.2): tokens * top_k hidden vectors each way.
-    const auto g = network_.Place(p.ep, st.ep);
-    const double bytes = tokens * static_cast<double>(m.top_k) * h * act;
-    ep_layer = 4 * network_.Time(Collective::kAllToAll, bytes, g);
+    // Dispatch and combine all-to-all, forward and backward, sized for the
+    // busiest rank (parallel_comm.h).
+    const auto g = PlaceTiled(network_, system_, p.ep, st.ep);
+    const double bytes = ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, shape.expert_load);
+    ep_layer = kExpertAllToAllsPerLayer * ExpertAllToAllTime(network_, g, m, bytes);
+    if (p.ep_comm_overlap) ep_layer = ExposedExpertComm(ep_layer, moe.fwd + moe.bwd);
   }
 
   // --- one stage, one microbatch --------------------------------------------
@@ -229,7 +270,7 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
       mid_layers = custom ? std::ceil((layers - first_layers - last_layers) / (pp_d - 2)) : even;
     }
   }
-  const double moe_fraction = m.experts > 1 ? 1.0 / static_cast<double>(m.moe_every) : 0.0;
+  const double moe_fraction = models::MoeFraction(m);
   auto mix = [&](double n, double OpTimes::*f) {
     return n * ((1 - moe_fraction) * dense.*f + moe_fraction * moe.*f);
   };
@@ -288,13 +329,16 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   // --- parameters, data parallelism, optimizer -------------------------------
   const double tp_d = static_cast<double>(p.tp);
   const double ep_d = static_cast<double>(p.ep);
-  const double dense_p = dense_layer_params_;
-  const double expert_part = m.experts > 1 ? moe_layer_params_ - dense_layer_params_ : 0;
-  // Per device: layer weights split over tp; expert weights also over ep.
-  const double layer_params_dev = (dense_p + moe_fraction * expert_part * (1.0 / ep_d)) / tp_d;
+  // Per device: layer weights split over tp; the routed experts also over
+  // ep (attention, router and shared experts stay whole on every EP rank).
+  const double routed = models::RoutedExpertParameters(m);
+  const double layer_params_dev =
+      ((1 - moe_fraction) * dense_layer_params_ + moe_fraction * (moe_layer_params_ - routed) +
+       moe_fraction * routed / ep_d) / tp_d;
   const double embed_params_dev = models::EmbeddingParameters(m, w.seq_len) / tp_d;
   const double head_params_dev = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len)
-                                                    : models::HeadParameters(m)) / tp_d;
+                                                    : models::HeadParameters(m)) / tp_d +
+                                 MtpParamsOnDevice(m, p);
   // Parameters held by the first and the last stage (the fullest devices);
   // a tied LM head keeps its own copy of the embedding on the last stage.
   const double first_params = first_layers * layer_params_dev + embed_params_dev +
@@ -303,6 +347,15 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
       p.pp == 1 ? first_params : last_layers * layer_params_dev + head_params_dev;
   const double mid_params = mid_layers * layer_params_dev;
   const double params_dev = std::max({first_params, last_params, mid_params});
+  // The routed experts' share of those (sharded over the expert-data-parallel
+  // group, not dp: ExpertDataParallel).
+  const double expert_layer_dev = p.ep > 1 ? moe_fraction * routed / ep_d / tp_d : 0.0;
+  const double expert_first = first_layers * expert_layer_dev;
+  const double expert_last = last_layers * expert_layer_dev + MtpExpertParamsOnDevice(m, p);
+  const double expert_mid = mid_layers * expert_layer_dev;
+  const double expert_dev = params_dev == first_params ? expert_first
+                            : params_dev == last_params ? expert_last : expert_mid;
+  const int64_t edp = ExpertDataParallel(p, dp);
 
   const double w_bytes = act;
   // Megatron reduces bf16 gradients in fp32 (--accumulate-allreduce-grads-in-fp32).
@@ -310,24 +363,34 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   double dp_exposed = 0;
   double zero3_per_mb = 0;
   double zero3_edges = 0;  // ZeRO-3 communication no pass can hide, per iteration
-  if (dp > 1) {
+  if (dp > 1 || (edp > 1 && expert_dev > 0)) {
     auto g = network_.Place(dp, st.dp);
     g.flat = p.dp_collective == parallelism::DpCollective::kFlat;
+    auto ge = network_.Place(edp, st.ep * p.ep);
+    ge.flat = g.flat;
+    // Dense weights reduce over dp, routed-expert weights over the
+    // expert-data-parallel group (Megatron-Core's expert data parallelism),
+    // one after the other.
+    const double dense_dev = params_dev - expert_dev;
+    auto group_time = [&](Collective c, double bytes_per_param) {
+      return (dp > 1 ? network_.Time(c, dense_dev * bytes_per_param, g) : 0.0) +
+             (edp > 1 ? network_.Time(c, expert_dev * bytes_per_param, ge) : 0.0);
+    };
     const double grads = params_dev * grad_bytes;
     double comm = 0;       // gradient reduction, at the end of the backward pass
     double gather = 0;     // parameter all-gather after the step (ZeRO-1/2)
     if (p.zero == 0) {
-      comm = network_.Time(Collective::kAllReduce, grads, g);
+      comm = group_time(Collective::kAllReduce, grad_bytes);
     } else if (p.zero <= 2) {
-      comm = network_.Time(Collective::kReduceScatter, grads, g);
-      gather = network_.Time(Collective::kAllGather, params_dev * w_bytes, g);
+      comm = group_time(Collective::kReduceScatter, grad_bytes);
+      gather = group_time(Collective::kAllGather, w_bytes);
     } else {
       // ZeRO-3 / FSDP: gather each layer's weights for forward and backward
       // (and recompute), reduce-scatter its gradients, every microbatch
       // (Rajbhandari et al. 2020, Sec. 7.2.3: 1.5x the all-reduce volume).
       const double gathers = p.recompute == Recompute::kFull ? 3 : 2;
-      const double gather_all = network_.Time(Collective::kAllGather, params_dev * w_bytes, g);
-      const double reduce_all = network_.Time(Collective::kReduceScatter, params_dev * w_bytes, g);
+      const double gather_all = group_time(Collective::kAllGather, w_bytes);
+      const double reduce_all = group_time(Collective::kReduceScatter, w_bytes);
       zero3_per_mb = gathers * gather_all + reduce_all;
       // With prefetch, each layer's gather hides behind the layer before it,
       // but the iteration's first gather has nothing before it and its last
@@ -362,7 +425,9 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
 
   // Adam step: read fp32 master weight, gradient, two moments; write them
   // and the low-precision copy: 16 + 14 = 30 bytes per parameter, memory-bound.
-  const double opt_params = params_dev / (p.zero >= 1 ? static_cast<double>(dp) : 1.0);
+  const double opt_params = p.zero >= 1 ? (params_dev - expert_dev) / static_cast<double>(dp) +
+                                              expert_dev / static_cast<double>(edp)
+                                        : params_dev;
   const double opt_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 30.0 : 22.0;
   double optimizer = 0, offload = 0;
   if (p.offload_optimizer) {
@@ -398,12 +463,15 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   mi.microbatches = mb_count;
   mi.seq = w.seq_len;
   mi.params_on_device = first_params;
+  mi.expert_params_on_device = expert_first;
+  mi.expert_dp = edp;
   mi.layers_on_device = first_layers;
   mi.stage = 0;
   mi.last_stage = p.pp == 1;
   e.memory = parallelism::DeviceMemory(m, p, mi);
   if (p.pp > 1) {
     mi.params_on_device = last_params;
+    mi.expert_params_on_device = expert_last;
     mi.layers_on_device = last_layers;
     mi.stage = p.pp - 1;
     mi.last_stage = true;
@@ -411,6 +479,7 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     if (last.total() > e.memory.total()) e.memory = last;
     if (p.pp > 2) {
       mi.params_on_device = mid_params;
+      mi.expert_params_on_device = expert_mid;
       mi.layers_on_device = mid_layers;
       mi.stage = 1;
       mi.last_stage = false;
@@ -480,11 +549,13 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   shape.sequence_parallel = p.sequence_parallel;
   shape.flash = p.attention == parallelism::Attention::kFlash;
   shape.act_bytes = act;
+  shape.expert_load = parallelism::ExpertLoadFactor(p);
   // Forward, backward and the weight-gradient half of each weight GEMM's
   // backward (a GEMM's backward is an input-gradient and a weight-gradient
   // GEMM of its size, Narayanan et al. 2021 Sec. 5.1).
-  auto layer = [&](const models::OpList& ops) {
-    const OpTimes t = Times(dev, dt, ops, true);
+  auto layer = [&](const models::OpList& ops, const OpTimes* dense_t, const OpTimes* moe_t) {
+    OpTimes t = Times(dev, dt, ops, true);
+    if (dense_t != nullptr) AddMtpModules(m, *dense_t, *moe_t, t);  // the head carries MTP
     LayerCosts l;
     l.fwd = t.fwd;
     l.bwd = t.bwd;
@@ -494,21 +565,26 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
       const Op& op = ops.ops[static_cast<size_t>(i)];
       if (op.kind == OpKind::kGemm) l.bwd_weight += hardware::GemmTime(dev, dt, op.flops, op.bytes);
     }
+    // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
+    if (dense_t != nullptr) l.bwd_weight += t.weight_grad - Times(dev, dt, ops, true).weight_grad;
     return l;
   };
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
-  c.dense = layer(ops);
+  c.dense = layer(ops, nullptr, nullptr);
+  const OpTimes dense_t = Times(dev, dt, ops, true);
+  OpTimes moe_t;
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
-    c.moe = layer(ops);
+    c.moe = layer(ops, nullptr, nullptr);
+    moe_t = Times(dev, dt, ops, true);
   }
   models::HeadOps(m, shape, ops);
-  c.head = layer(ops);
+  c.head = layer(ops, &dense_t, &moe_t);
   models::EmbeddingOps(m, shape, ops);
-  c.embed = layer(ops);
+  c.embed = layer(ops, nullptr, nullptr);
   c.embed.bwd_weight = c.embed.bwd;  // the lookup's backward is all weight gradient
-  c.moe_fraction = m.experts > 1 ? 1.0 / static_cast<double>(m.moe_every) : 0.0;
+  c.moe_fraction = models::MoeFraction(m);
 
   const Strides st = GroupStrides(p, dp);
   const double tokens = static_cast<double>(p.micro_batch * shape.seq);
@@ -525,27 +601,34 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     c.tp_bwd = 2 * one;
     if (p.recompute == Recompute::kFull) c.tp_rec = 2 * one;
   }
+  c.tokens = tokens;
+  c.act_bytes = act;
   if (p.cp > 1) {
-    const auto g = network_.Place(p.cp, st.cp);
-    const double kv = tokens * 2 * static_cast<double>(std::max<int64_t>(1, models::KvHeads(m) / p.tp)) *
-                      static_cast<double>(models::HeadDim(m)) * act;
-    const double ring = network_.Time(Collective::kAllGather, kv * static_cast<double>(p.cp), g);
-    c.cp_fwd = std::max(0.0, ring - c.dense.attention_fwd);
-    c.cp_bwd = std::max(0.0, 2 * ring - 2.5 * c.dense.attention_fwd);
+    CpExposed cp_t;
+    c.cp_group = PlaceTiled(network_, system_, p.cp, st.cp);
+    ChooseCpScheme(network_, c.cp_group, m, p, tokens, act, c.dense.attention_fwd, &cp_t, nullptr);
+    c.cp_fwd = cp_t.fwd;
+    c.cp_bwd = cp_t.bwd;
   }
   if (m.experts > 1 && p.ep > 1) {
-    const auto g = network_.Place(p.ep, st.ep);
-    c.ep_layer = 4 * network_.Time(Collective::kAllToAll, tokens * static_cast<double>(m.top_k) * h * act, g);
+    const auto g = PlaceTiled(network_, system_, p.ep, st.ep);
+    c.ep_group = g;
+    c.ep_layer = kExpertAllToAllsPerLayer *
+                 ExpertAllToAllTime(network_, g, m,
+                                    ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, shape.expert_load));
+    if (p.ep_comm_overlap) c.ep_layer = ExposedExpertComm(c.ep_layer, c.moe.fwd + c.moe.bwd);
   }
   if (p.pp > 1)
     c.p2p = network_.Time(Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp),
                           network_.Place(p.pp, st.pp));
 
   const double tp_d = static_cast<double>(p.tp);
-  const double expert_part = m.experts > 1 ? moe_layer_params_ - dense_layer_params_ : 0;
-  c.layer_params = (dense_layer_params_ + c.moe_fraction * expert_part / static_cast<double>(p.ep)) / tp_d;
+  const double routed = models::RoutedExpertParameters(m);
+  c.layer_params = ((1 - c.moe_fraction) * dense_layer_params_ + c.moe_fraction * (moe_layer_params_ - routed) +
+                    c.moe_fraction * routed / static_cast<double>(p.ep)) / tp_d;
   c.embed_params = models::EmbeddingParameters(m, w.seq_len) / tp_d;
-  c.head_params = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len) : models::HeadParameters(m)) / tp_d;
+  c.head_params = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len) : models::HeadParameters(m)) / tp_d +
+                  MtpParamsOnDevice(m, p);
   c.weight_bytes = act;
   c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
   c.optimizer_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 30.0 : 22.0;
@@ -566,6 +649,10 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
       return "global batch " + std::to_string(s.workload.global_batch) + " is not a multiple of dp x micro_batch (" +
              std::to_string(e.dp * p.micro_batch) + ")";
     case Infeasible::kHeadsSplit:
+      if (p.cp > 1 && !CpSchemeFits(s.model, p.cp_scheme, p.tp, p.cp))
+        return "cp_scheme ulysses scatters heads over cp: the " +
+               std::to_string(s.model.heads / std::max<int64_t>(1, p.tp)) +
+               " heads per tp rank are not a multiple of cp = " + std::to_string(p.cp);
       return "tp/cp/ep do not divide the heads, MLP, sequence or experts";
     case Infeasible::kLayerSplit:
       return "pp x interleave exceeds the " + std::to_string(s.model.layers) + " layers";

@@ -63,6 +63,9 @@ struct TrainingEstimate {
   double train_energy_j = 0;
   double train_cost_usd = 0;
   const char* invariant = nullptr;      // the rule broken, with kInvalidResult
+  // The context-parallel scheme the plan runs (cp > 1): the plan's, or with
+  // `auto` the cheapest (parallel_comm.h ChooseCpScheme).
+  parallelism::CpScheme cp_scheme = parallelism::CpScheme::kAuto;
 };
 
 // The costs Run() is built from, for the event-driven engine
@@ -90,6 +93,10 @@ struct OperatorCosts {
   double grad_bytes = 0;   // per parameter, as reduced
   double optimizer_bytes_per_param = 0;
   hardware::GroupPlacement dp_group;  // where data-parallel collectives run
+  hardware::GroupPlacement ep_group;  // where the MoE all-to-alls run (ep > 1)
+  hardware::GroupPlacement cp_group;  // where the K/V exchange runs (cp > 1)
+  double tokens = 0;       // tokens of one microbatch on one device (b s / cp)
+  double act_bytes = 0;    // bytes per activation element
 };
 
 class TrainingEstimator {

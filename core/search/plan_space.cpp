@@ -35,7 +35,7 @@ std::vector<PlanShape> EnumerateShapes(const models::ModelSpec& m, const paralle
         for (int64_t ep : experts) {
           // EP groups are carved out of dp x cp (plan_spec.h).
           if ((dp * cp) % ep != 0) continue;
-          out.push_back(PlanShape{devices, tp, pp, cp, ep, dp, batch});
+          out.push_back(PlanShape{devices, tp, pp, cp, ep, dp, batch, o.uneven_stages});
         }
       }
     }
@@ -51,7 +51,12 @@ const char* DivisibilityProblem(const models::ModelSpec& m, const parallelism::W
   if (models::FfnSize(m) % s.tp != 0) return "tp does not divide the MLP size";
   if (w.seq_len % s.cp != 0) return "cp does not divide the sequence length";
   if (m.experts % s.ep != 0) return "ep does not divide the experts";
-  if (m.layers % s.pp != 0) return "pp does not divide the layers";
+  if (m.layers % s.pp != 0) {
+    if (!s.uneven_stages) return "pp does not divide the layers";
+    // ceil(L / pp) on every stage but the last, which must keep at least one.
+    const int64_t per = (m.layers + s.pp - 1) / s.pp;
+    if (per * (s.pp - 1) >= m.layers) return "pp leaves the last pipeline stage without layers";
+  }
   return nullptr;
 }
 

@@ -43,6 +43,10 @@ struct PlanSpaceOptions {
   bool context_parallel = true;  // include cp > 1
   bool all_group_orders = true;  // false: only the default order tp,cp,ep,dp,pp
   int64_t max_micro_batch = 0;   // 0 = no limit
+  // Also pp that does not divide the layers: every stage gets ceil(L / pp)
+  // layers but the last, which gets the rest (DeepSeek-V3's 61 layers over
+  // 16 stages). Off by default: the classic space of Megatron-LM.
+  bool uneven_stages = false;
 };
 
 // The parallel degrees of a family of plans.
@@ -50,6 +54,7 @@ struct PlanShape {
   int64_t devices = 0;
   int64_t tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
   int64_t global_batch = 0;  // after rounding (0: dp does not divide the batch)
+  bool uneven_stages = false;  // PlanSpaceOptions::uneven_stages
 };
 
 // Divisors of n in increasing order (n >= 1).

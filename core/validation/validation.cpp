@@ -208,7 +208,22 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     s.model.vocab = *vocab;
     if (ffn) s.model.ffn = *ffn;
     else assume("ffn = 4h (GPT)");
-    // GPT architecture: GeLU, LayerNorm, learned positions, biases, tied.
+    // A row naming a mixture-of-experts preset (by file name, name or alias)
+    // whose layers, hidden size and heads agree runs that preset: its
+    // experts, attention and MLP kind are more than the CSV's columns carry.
+    // Dense rows keep the columns' GPT shape.
+    bool moe_preset = false;
+    if (const auto found = store.Resolve(DocKind::kModel, row.model)) {
+      models::ModelSpec pm;
+      base::Diagnostics pd;
+      if (LoadModelPreset(found->preset, store, {csv_file, r.line, 0}, "model", pm, pd) && pm.experts > 1 &&
+          pm.layers == *layers && pm.hidden == *hidden && pm.heads == *heads) {
+        s.model = pm;
+        moe_preset = true;
+        assume("model preset " + found->preset);
+      }
+    }
+    // Otherwise GPT architecture: GeLU, LayerNorm, learned positions, biases, tied.
     s.workload.seq_len = *seq;
     {
       base::Diagnostics d;
@@ -331,7 +346,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     else if (mcore) { p.zero = 1; assume("distributed optimizer (ZeRO-1)"); }
     p.dp_overlap = zero3_prefetch || all_text.find("overlap-grad-reduce") != std::string::npos;
     p.tp_comm_overlap = all_text.find("tp-comm-overlap") != std::string::npos;
+    p.ep_comm_overlap = all_text.find("overlap-moe-expert-parallel-comm") != std::string::npos;
     p.precision = hardware::DataType::kBf16;
+    // Notes starting "precision fp8" mark runs of NeMo's FP8 recipes.
+    if (notes.rfind("precision fp8", 0) == 0) p.precision = hardware::DataType::kFp8;
+    else if (moe_preset) assume("bf16");
+    // Benchmarks that force-balance the routing (Megatron-Core
+    // --moe-router-force-load-balancing) have no busiest expert.
+    if (notes.find("force-balanced") != std::string::npos) p.expert_imbalance = 0;
     if (p.dp == 0) p.dp = n / (p.tp * p.pp * p.cp);
     row.assumptions = assumed;
 

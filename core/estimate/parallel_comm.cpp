@@ -1,0 +1,170 @@
+#include "core/estimate/parallel_comm.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace orrery::engine {
+
+using hardware::Collective;
+using parallelism::CpScheme;
+
+hardware::GroupPlacement PlaceTiled(const hardware::Network& net, const hardware::SystemSpec& sys,
+                                    int64_t size, int64_t stride) {
+  hardware::GroupPlacement g = net.Place(size, stride);
+  const int64_t span = size * std::max<int64_t>(1, stride);
+  const int tiers = std::min<int>(g.tiers, static_cast<int>(sys.network.size()));
+  for (int i = 0; i < tiers; ++i) {
+    const int64_t dom = sys.network[static_cast<size_t>(i)].domain;
+    if (dom <= 0 || dom % span == 0 || span % dom == 0) continue;
+    const int64_t piece = std::gcd(span, dom) / std::max<int64_t>(1, stride);
+    auto& pd = g.per_domain[static_cast<size_t>(i)];
+    pd = std::max<int64_t>(1, std::min(pd, piece));
+  }
+  return g;
+}
+
+double ExpertAllToAllBytes(const models::ModelSpec& m, double tokens, double act_bytes, double load) {
+  if (m.experts <= 1) return 0;
+  return tokens * static_cast<double>(m.top_k) * static_cast<double>(m.hidden) * act_bytes * load;
+}
+
+double ExpertAllToAllTime(const hardware::Network& net, const hardware::GroupPlacement& g,
+                          const models::ModelSpec& m, double bytes) {
+  const int64_t inner = g.tiers > 0 ? g.per_domain[0] : g.size;
+  if (m.routing_node_limit <= 0 || m.top_k <= m.routing_node_limit || inner >= g.size || g.tiers < 2)
+    return net.Time(Collective::kAllToAll, bytes, g);
+  const double share = static_cast<double>(m.routing_node_limit) / static_cast<double>(m.top_k);
+  hardware::GroupPlacement node = g;  // the members inside one scale-up domain
+  node.size = inner;
+  for (int i = 0; i < g.tiers; ++i)
+    node.per_domain[static_cast<size_t>(i)] = std::min(g.per_domain[static_cast<size_t>(i)], inner);
+  return std::max(net.Time(Collective::kAllToAll, share * bytes, g),
+                  net.Time(Collective::kAllToAll, bytes, node));
+}
+
+namespace {
+
+// Query heads on one device, and the K/V heads it holds (split over TP when
+// they divide it, else one per device, as models/transformer.cpp).
+double QueryHeads(const models::ModelSpec& m, int64_t tp) {
+  return static_cast<double>(m.heads) / static_cast<double>(tp);
+}
+double KvHeadsOnDevice(const models::ModelSpec& m, int64_t tp) {
+  if (models::UsesMla(m)) return QueryHeads(m, tp);  // MLA expands K/V per query head
+  return std::max(1.0, static_cast<double>(models::KvHeads(m)) / static_cast<double>(tp));
+}
+
+}  // namespace
+
+double KvBytes(const models::ModelSpec& m, double tokens, int64_t tp, double act_bytes) {
+  const double per_head = static_cast<double>(models::QkHeadDim(m) + models::VHeadDim(m));
+  return tokens * KvHeadsOnDevice(m, tp) * per_head * act_bytes;
+}
+
+bool CpSchemeFits(const models::ModelSpec& m, CpScheme scheme, int64_t tp, int64_t cp) {
+  if (scheme != CpScheme::kUlysses) return true;
+  return tp > 0 && cp > 0 && m.heads % tp == 0 && (m.heads / tp) % cp == 0;
+}
+
+CpVolume CpVolumeOf(const models::ModelSpec& m, CpScheme scheme, double tokens, int64_t tp, int64_t cp,
+                    double act_bytes) {
+  CpVolume v;
+  if (cp <= 1) return v;
+  const double c = static_cast<double>(cp);
+  const double kv = KvBytes(m, tokens, tp, act_bytes);
+  switch (scheme) {
+    case CpScheme::kAuto:
+    case CpScheme::kRing:
+      v.fwd_bytes = (c - 1) * kv;
+      v.bwd_bytes = 2 * (c - 1) * kv;
+      v.buffer_bytes = 4 * kv;
+      break;
+    case CpScheme::kAllGather:
+      v.fwd_bytes = (c - 1) * kv;
+      v.bwd_bytes = 2 * (c - 1) * kv;
+      v.buffer_bytes = c * kv;
+      break;
+    case CpScheme::kUlysses: {
+      const double q = tokens * QueryHeads(m, tp) * static_cast<double>(models::QkHeadDim(m)) * act_bytes;
+      const double o = tokens * QueryHeads(m, tp) * static_cast<double>(models::VHeadDim(m)) * act_bytes;
+      // K/V heads fewer than cp are replicated so that each rank gets one.
+      const double kv_heads = KvHeadsOnDevice(m, tp);
+      const double kv_sent = kv * std::max(kv_heads, c) / kv_heads;
+      const double all = q + kv_sent + o;
+      v.fwd_bytes = (c - 1) / c * all;
+      v.bwd_bytes = (c - 1) / c * all;
+      v.buffer_bytes = all;
+      break;
+    }
+  }
+  return v;
+}
+
+CpExposed CpExposedTime(const hardware::Network& net, const hardware::GroupPlacement& g,
+                        const models::ModelSpec& m, CpScheme scheme, double tokens, int64_t tp,
+                        int64_t cp, double act_bytes, double attention_fwd) {
+  CpExposed e;
+  if (cp <= 1) return e;
+  const double c = static_cast<double>(cp);
+  const double kv = KvBytes(m, tokens, tp, act_bytes);
+  switch (scheme) {
+    case CpScheme::kAuto:
+    case CpScheme::kRing: {
+      // Each of the cp - 1 steps sends one block while the attention of the
+      // block received before runs; a step whose transfer outlasts its
+      // block's compute exposes the difference.
+      const double step_f = net.Time(Collective::kSendRecv, kv, g);
+      const double step_b = net.Time(Collective::kSendRecv, 2 * kv, g);
+      e.fwd = (c - 1) * std::max(0.0, step_f - attention_fwd / c);
+      e.bwd = (c - 1) * std::max(0.0, step_b - 2.5 * attention_fwd / c);
+      break;
+    }
+    case CpScheme::kAllGather: {
+      const double gather = net.Time(Collective::kAllGather, c * kv, g);
+      e.fwd = gather;
+      e.bwd = gather + net.Time(Collective::kReduceScatter, c * kv, g);
+      break;
+    }
+    case CpScheme::kUlysses: {
+      const double q = tokens * QueryHeads(m, tp) * static_cast<double>(models::QkHeadDim(m)) * act_bytes;
+      const double o = tokens * QueryHeads(m, tp) * static_cast<double>(models::VHeadDim(m)) * act_bytes;
+      const double kv_heads = KvHeadsOnDevice(m, tp);
+      const double kv_sent = kv * std::max(kv_heads, c) / kv_heads;
+      const double one = net.Time(Collective::kAllToAll, q + kv_sent, g) + net.Time(Collective::kAllToAll, o, g);
+      e.fwd = one;
+      e.bwd = one;
+      break;
+    }
+  }
+  return e;
+}
+
+CpScheme ChooseCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
+                        const models::ModelSpec& m, const parallelism::TrainingPlan& p, double tokens,
+                        double act_bytes, double attention_fwd, CpExposed* chosen, double* each) {
+  constexpr CpScheme kSchemes[3] = {CpScheme::kRing, CpScheme::kAllGather, CpScheme::kUlysses};
+  CpScheme best = p.cp_scheme;
+  CpExposed best_t;
+  double best_total = std::numeric_limits<double>::infinity();
+  if (each != nullptr) each[static_cast<int>(CpScheme::kAuto)] = std::numeric_limits<double>::infinity();
+  for (CpScheme s : kSchemes) {
+    double total = std::numeric_limits<double>::infinity();
+    CpExposed t;
+    if (CpSchemeFits(m, s, p.tp, p.cp)) {
+      t = CpExposedTime(net, g, m, s, tokens, p.tp, p.cp, act_bytes, attention_fwd);
+      total = t.total();
+    }
+    if (each != nullptr) each[static_cast<int>(s)] = total;
+    const bool wanted = p.cp_scheme == CpScheme::kAuto ? total < best_total : s == p.cp_scheme;
+    if (wanted) {
+      best = s;
+      best_t = t;
+      best_total = total;
+    }
+  }
+  if (chosen != nullptr) *chosen = best_t;
+  return best;
+}
+
+}  // namespace orrery::engine

@@ -1,0 +1,126 @@
+#pragma once
+// Communication inside a layer for expert parallelism (MoE dispatch and
+// combine) and context parallelism (the three ways to exchange keys and
+// values), as separate terms the training estimator and the event engine
+// add. Volumes are per device, per layer, per microbatch, in bytes; times
+// come from the network seam (hardware/network.h). Allocation-free.
+
+#include <cstdint>
+
+#include "hardware/network.h"
+#include "models/model_spec.h"
+#include "parallelism/plan_spec.h"
+
+namespace orrery::engine {
+
+// The placement of the worst-placed group of `size` members `stride`
+// devices apart when consecutive groups tile the devices: where a domain of
+// D devices does not hold a whole number of groups (EP 64 in a 72-GPU NVL72
+// rack), some group straddles two domains and its smallest piece, gcd(size x
+// stride, D) / stride members, sends the rest of its all-to-all across the
+// tier above. Network::Place assumes aligned groups; this corrects it.
+hardware::GroupPlacement PlaceTiled(const hardware::Network& net, const hardware::SystemSpec& sys,
+                                    int64_t size, int64_t stride);
+
+// --- expert parallelism ---------------------------------------------------
+
+// Bytes one device holds for one dispatch (or combine) all-to-all of one MoE
+// layer: every one of its `tokens` goes to top_k experts as a hidden vector of
+// h elements (Lepikhin et al. 2021, GShard, Sec. 2.2; Megatron-Core's
+// all-to-all token dispatcher), times `load` for the busiest rank
+// (parallelism::ExpertLoadFactor). This is the network's all-to-all buffer S:
+// (ep - 1)/ep of it leaves the device, the rest stays with its local experts.
+double ExpertAllToAllBytes(const models::ModelSpec& m, double tokens, double act_bytes, double load);
+
+// Seconds of one dispatch (or combine) all-to-all of `bytes` per device on
+// the EP group `g`. With node-limited routing (m.routing_node_limit = M) and
+// a group wider than one scale-up domain, a token crosses the scale-out
+// tier once per destination node, at most min(M, top_k) times, and is
+// forwarded to its experts inside the node (DeepSeek-V3 Sec. 3.2.2: IB then
+// NVLink, the two overlapped): the slower of the scale-out all-to-all of
+// min(M, top_k)/top_k of the bytes and the scale-up all-to-all of all of
+// them. Otherwise the network's all-to-all of `bytes`.
+double ExpertAllToAllTime(const hardware::Network& net, const hardware::GroupPlacement& g,
+                          const models::ModelSpec& m, double bytes);
+
+// Dispatch and combine forward, and their gradients backward.
+inline constexpr double kExpertAllToAllsPerLayer = 4;
+
+// Tokens one device dispatches per microbatch: its b s / cp tokens, split
+// over the tp ranks (Megatron-Core runs MoE with tp > 1 under sequence
+// parallelism: each tp rank routes its own 1/t of the sequence).
+inline double DispatchedTokens(const parallelism::TrainingPlan& p, double tokens_on_device) {
+  return tokens_on_device / static_cast<double>(p.tp);
+}
+
+// The part of a MoE layer's all-to-alls (`comm`, seconds) that stays exposed
+// when they overlap the compute of another microbatch's layer (`compute`,
+// its forward + backward): DeepSeek-V3's DualPipe pairs a forward and a
+// backward chunk so that each one's all-to-all runs under the other's
+// compute (arXiv 2412.19437 Sec. 3.2.1, Fig. 4); Megatron-Core's 1F1B A2A
+// overlap does the same inside 1F1B.
+inline double ExposedExpertComm(double comm, double compute) {
+  return comm > compute ? comm - compute : 0.0;
+}
+
+// --- context parallelism --------------------------------------------------
+
+// What one scheme moves and holds, per device, per layer and microbatch.
+struct CpVolume {
+  double fwd_bytes = 0;     // bytes this device sends in the forward pass
+  double bwd_bytes = 0;     // in the backward pass
+  double buffer_bytes = 0;  // extra device memory while one layer runs
+};
+
+// Bytes of the keys and values of `tokens` tokens on one device (its
+// tensor-parallel share of the heads; MLA's expanded per-head K/V).
+double KvBytes(const models::ModelSpec& m, double tokens, int64_t tp, double act_bytes);
+
+// Whether the scheme can split this model: Ulysses scatters query heads, so
+// heads / tp must be a multiple of cp (Jacobs et al. 2023, Sec. 3.1).
+bool CpSchemeFits(const models::ModelSpec& m, parallelism::CpScheme scheme, int64_t tp, int64_t cp);
+
+// Volumes per scheme, for `tokens` = b s / cp tokens on this device:
+//   ring       (Liu et al. 2023, "Ring Attention with Blockwise
+//              Transformers", arXiv 2310.01889, Sec. 3; Megatron-Core CP):
+//              cp - 1 steps, each passing this device's K/V block (kv) to
+//              the next rank: fwd (cp-1) kv; backward passes K/V and their
+//              gradient accumulators: 2 (cp-1) kv. Buffers: the block in
+//              flight and the one computed, for K/V and dK/dV: 4 kv.
+//   allgather  (Llama Team 2024, "The Llama 3 Herd of Models", arXiv
+//              2407.21783, Sec. 3.3.2): all-gather K/V before attention,
+//              (cp-1) kv in; backward gathers them again and reduce-scatters
+//              their gradients: 2 (cp-1) kv. Buffer: the gathered K/V, cp kv.
+//   ulysses    (Jacobs et al. 2023, "DeepSpeed Ulysses", arXiv 2309.14509,
+//              Sec. 3.1-3.2): all-to-all of Q, K, V (sequence-split to
+//              head-split) and of the output back; the same backward on the
+//              gradients. K/V heads fewer than cp are replicated up to cp.
+//              Sends (cp-1)/cp of (q + k + v + o) each way. Buffer: q+k+v+o.
+CpVolume CpVolumeOf(const models::ModelSpec& m, parallelism::CpScheme scheme, double tokens,
+                    int64_t tp, int64_t cp, double act_bytes);
+
+// Exposed seconds of one layer's CP exchange for one microbatch.
+struct CpExposed {
+  double fwd = 0;
+  double bwd = 0;
+  double total() const { return fwd + bwd; }
+};
+
+// `attention_fwd`: the attention core's forward seconds on this device
+// (what ring attention hides its steps behind, one block of 1/cp per step;
+// the backward block is 2.5x, FlashAttention-2 Sec. 3). All-gather and
+// Ulysses run between kernels and stay exposed.
+CpExposed CpExposedTime(const hardware::Network& net, const hardware::GroupPlacement& g,
+                        const models::ModelSpec& m, parallelism::CpScheme scheme, double tokens,
+                        int64_t tp, int64_t cp, double act_bytes, double attention_fwd);
+
+// The scheme `auto` runs: the one with the least exposed time among those
+// that fit (ring first on ties); the plan's own scheme otherwise. Writes the
+// exposed time of each scheme (index by CpScheme; infinity when it does not
+// fit) into `each` when not null.
+parallelism::CpScheme ChooseCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
+                                     const models::ModelSpec& m, const parallelism::TrainingPlan& p,
+                                     double tokens, double act_bytes, double attention_fwd,
+                                     CpExposed* chosen, double* each);
+
+}  // namespace orrery::engine

@@ -1,0 +1,129 @@
+#include "core/estimate/parallel_notes.h"
+
+#include <cmath>
+
+#include "core/base/format.h"
+#include "core/estimate/parallel_comm.h"
+
+namespace orrery::engine {
+
+namespace {
+
+using base::FormatBandwidth;
+using base::FormatBytes;
+using base::FormatPercent;
+using base::FormatTime;
+using parallelism::CpScheme;
+
+// The innermost tier holding the whole group.
+int TopTier(const hardware::GroupPlacement& g) {
+  int t = 0;
+  while (t < g.tiers - 1 && g.per_domain[static_cast<size_t>(t)] < g.size) ++t;
+  return t;
+}
+
+std::string TierName(const hardware::SystemSpec& s, int tier) {
+  if (tier < 0 || tier >= static_cast<int>(s.network.size())) return "the network";
+  const std::string& n = s.network[static_cast<size_t>(tier)].name;
+  return n.empty() ? "tier " + std::to_string(tier) : n;
+}
+
+double TierBandwidth(const hardware::SystemSpec& s, int tier) {
+  if (tier < 0 || tier >= static_cast<int>(s.network.size())) return 0;
+  return s.network[static_cast<size_t>(tier)].bandwidth;
+}
+
+std::string ExpertNote(const Scenario& s, const TrainingEstimate& e, const OperatorCosts& c,
+                       const TrainingEstimator& est) {
+  const auto& p = s.training;
+  const hardware::GroupPlacement& g = c.ep_group;
+  const double load = parallelism::ExpertLoadFactor(p);
+  const double bytes = ExpertAllToAllBytes(s.model, DispatchedTokens(p, c.tokens), c.act_bytes, load);
+  const double one = ExpertAllToAllTime(est.network(), g, s.model, bytes);
+  const int top = TopTier(g);
+  const std::string ep = "EP " + std::to_string(p.ep);
+  std::string line;
+  if (top == 0) {
+    line = ep + " sits inside one " + TierName(s.system, 0) + " domain (" +
+           FormatBandwidth(TierBandwidth(s.system, 0)) +
+           " per device): every dispatch and combine all-to-all stays on it";
+  } else {
+    const int64_t k = std::max<int64_t>(1, g.per_domain[0]);
+    const double crossing = static_cast<double>(p.ep - k) / static_cast<double>(p.ep);
+    const int64_t dom = s.system.network.empty() ? 0 : s.system.network[0].domain;
+    const int64_t span = p.ep * std::max<int64_t>(1, g.stride);
+    if (dom > 0 && span < dom && dom % span != 0) {
+      line = ep + " groups do not tile the " + std::to_string(dom) + "-device " + TierName(s.system, 0) +
+             " domains: the worst-placed group straddles two, and its " + std::to_string(k) +
+             " members on one side send " + FormatPercent(crossing, 0) +
+             " of every dispatch and combine all-to-all across " + TierName(s.system, top);
+    } else {
+      line = ep + " spans " + std::to_string(p.ep / k) + " " + TierName(s.system, 0) + " domains of " +
+             std::to_string(k) + " members: " + FormatPercent(crossing, 0) +
+             " of every dispatch and combine all-to-all crosses " + TierName(s.system, top);
+    }
+    line += " at " + FormatBandwidth(TierBandwidth(s.system, top)) + " per device instead of " +
+            FormatBandwidth(TierBandwidth(s.system, 0));
+  }
+  line += "; each moves " + FormatBytes(bytes) + " per device per MoE layer and microbatch in " +
+          FormatTime(one) + " (x" + base::FormatPlain(kExpertAllToAllsPerLayer) +
+          " per layer, busiest rank at " + base::FormatPlain(load, 3) + "x the balanced load); " +
+          FormatTime(e.time.ep_comm) +
+          (p.ep_comm_overlap ? " exposed per iteration after overlapping other microbatches' compute, "
+                             : " per iteration, ") +
+          FormatPercent(e.iteration_s > 0 ? e.time.ep_comm / e.iteration_s : 0) + " of the step.";
+  return line;
+}
+
+std::string CpNote(const Scenario& s, const TrainingEstimate& e, const OperatorCosts& c,
+                   const TrainingEstimator& est) {
+  const auto& p = s.training;
+  parallelism::TrainingPlan any = p;
+  any.cp_scheme = CpScheme::kAuto;
+  double each[4] = {0, 0, 0, 0};
+  const CpScheme best = ChooseCpScheme(est.network(), c.cp_group, s.model, any, c.tokens, c.act_bytes,
+                                       c.dense.attention_fwd, nullptr, each);
+  const CpScheme runs = p.cp_scheme == CpScheme::kAuto ? best : p.cp_scheme;
+  const int top = TopTier(c.cp_group);
+  std::string line = "CP " + std::to_string(p.cp) + " (on " + TierName(s.system, top) + ") runs " +
+                     parallelism::CpSchemeName(runs) +
+                     (p.cp_scheme == CpScheme::kAuto ? " (chosen by cp_scheme=auto)" : " (set by the plan)") +
+                     ": exposed K/V exchange per layer and microbatch";
+  constexpr CpScheme kAll[3] = {CpScheme::kRing, CpScheme::kAllGather, CpScheme::kUlysses};
+  for (CpScheme x : kAll) {
+    const double t = each[static_cast<int>(x)];
+    line += std::string(x == CpScheme::kRing ? " " : ", ") + parallelism::CpSchemeName(x) + " " +
+            (std::isfinite(t) ? FormatTime(t)
+                              : "impossible (" + std::to_string(s.model.heads / std::max<int64_t>(1, p.tp)) +
+                                    " heads per tp rank do not split over cp)");
+  }
+  const CpVolume ring = CpVolumeOf(s.model, CpScheme::kRing, c.tokens, p.tp, p.cp, c.act_bytes);
+  line += "; one layer's attention takes " + FormatTime(c.dense.attention_fwd) +
+          " forward, behind which ring hides its " + std::to_string(p.cp - 1) + " steps of " +
+          FormatBytes(ring.fwd_bytes / static_cast<double>(p.cp - 1)) +
+          ", while all-gather and ulysses wait for their collectives";
+  if (runs == best) {
+    line += std::string("; ") + parallelism::CpSchemeName(best) + " exposes the least";
+  } else {
+    line += std::string("; ") + parallelism::CpSchemeName(best) + " would expose less";
+  }
+  line += " (" + FormatTime(e.time.cp_comm) + " per iteration, " +
+          FormatPercent(e.iteration_s > 0 ? e.time.cp_comm / e.iteration_s : 0) + " of the step).";
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> ParallelNotes(const Scenario& s, const TrainingEstimate& e) {
+  std::vector<std::string> out;
+  const auto& p = s.training;
+  const bool costed = e.feasible() || e.infeasible == Infeasible::kOutOfMemory;
+  if (!costed || (p.ep <= 1 && p.cp <= 1)) return out;
+  const TrainingEstimator est(s.model, s.system);
+  const OperatorCosts c = est.Costs(p, s.workload);
+  if (p.ep > 1 && s.model.experts > 1) out.push_back(ExpertNote(s, e, c, est));
+  if (p.cp > 1) out.push_back(CpNote(s, e, c, est));
+  return out;
+}
+
+}  // namespace orrery::engine

@@ -1,0 +1,363 @@
+// Issue 16: MoE (routed + shared experts, load imbalance, EP placement,
+// expert sharding), context-parallel schemes and MLA/MTP in training,
+// against hand calculations.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/estimate/parallel_comm.h"
+#include "core/estimate/parallel_notes.h"
+#include "core/estimate/training_estimator.h"
+#include "core/search/plan_space.h"
+#include "models/transformer.h"
+
+namespace orrery::engine {
+namespace {
+
+using parallelism::CpScheme;
+
+const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
+
+models::ModelSpec Model(const std::string& name) {
+  base::Diagnostics d;
+  models::ModelSpec m;
+  EXPECT_TRUE(LoadModelPreset(name, PresetStore(kConfigs), {}, "model", m, d)) << d.ToString();
+  return m;
+}
+
+hardware::SystemSpec System(const std::string& name) {
+  base::Diagnostics d;
+  hardware::SystemSpec s;
+  EXPECT_TRUE(LoadSystemPreset(name, PresetStore(kConfigs), {}, "system", s, d)) << d.ToString();
+  return s;
+}
+
+// DeepSeek-V3 (arXiv 2412.19437 Sec. 4.2), by hand:
+//   MLA per layer: W^DQ 7168x1536 = 11,010,048; q norm 1536; W^UQ+W^QR
+//   1536 x 128 x 192 = 37,748,736; W^DKV+W^KR 7168 x 576 = 4,128,768; kv norm
+//   512; W^UK+W^UV 512 x 128 x 256 = 16,777,216; W^O 128 x 128 x 7168 =
+//   117,440,512; two RMSNorms 14,336 -> 187,121,664.
+//   dense layer: + 3 x 7168 x 18432 = 396,361,728 -> 583,483,392.
+//   MoE layer: + 256 x 3 x 7168 x 2048 = 11,274,289,152 (routed) + router
+//   7168 x 256 = 1,835,008 + shared 44,040,192 -> 11,507,286,016.
+//   3 dense + 58 MoE = 669,173,039,104; embedding 129280 x 7168 =
+//   926,679,040; head 926,679,040 + final norm 7168.
+//   Total 671,026,404,352 (the report: 671B).
+//   Activated: MoE layer with 8 routed experts and an 8-wide router:
+//   187,121,664 + 352,321,536 + 57,344 + 44,040,192 = 583,540,736; x 58 =
+//   33,845,362,688; + 1,750,450,176 + 1,853,365,248 = 37,449,178,112 (37B).
+TEST(Issue16, DeepSeekV3ParametersMatchTheReport) {
+  const models::ModelSpec m = Model("deepseek-v3");
+  EXPECT_EQ(models::MoeLayerCount(m), 58);
+  EXPECT_FALSE(models::IsMoeLayer(m, 2));
+  EXPECT_TRUE(models::IsMoeLayer(m, 3));
+  EXPECT_DOUBLE_EQ(models::LayerParameters(m, false), 583483392.0);
+  EXPECT_DOUBLE_EQ(models::LayerParameters(m, true), 11507286016.0);
+  EXPECT_DOUBLE_EQ(models::RoutedExpertParameters(m), 11274289152.0);
+  EXPECT_DOUBLE_EQ(models::ParameterCount(m, 4096), 671026404352.0);
+  EXPECT_DOUBLE_EQ(models::ActivatedParameterCount(m, 4096), 37449178112.0);
+  // MTP module: one MoE block + M_k (2 x 7168 x 7168 = 102,760,448) + two
+  // RMSNorms (14,336): 11,507,286,016 + 102,774,784 = 11,610,060,800.
+  EXPECT_DOUBLE_EQ(models::MtpParameters(m), 11610060800.0);
+}
+
+// MLA projections per token (DeepSeek-V2 Sec. 2.1): 2 FLOP per weight of
+// W^DQ, W^UQ/QR, W^DKV/KR, W^UK/UV and W^O: 2 x 187,105,280 = 374,210,560;
+// attention core per token pair and head: 2 (d + d^R) + 2 d_v = 640.
+TEST(Issue16, MlaProjectionAndAttentionFlops) {
+  const models::ModelSpec m = Model("deepseek-v3");
+  models::LayerShape s;
+  s.micro_batch = 1;
+  s.seq = 1024;
+  s.full_seq = 1024;
+  models::OpList ops;
+  models::LayerOps(m, s, false, 1, ops);
+  double proj = 0, core = 0;
+  for (int i = 0; i < ops.count; ++i) {
+    const models::Op& op = ops.ops[static_cast<size_t>(i)];
+    const std::string n = op.name;
+    if (n == "q_down_proj" || n == "q_up_proj" || n == "kv_down_proj" || n == "kv_up_proj" || n == "out_proj")
+      proj += op.flops;
+    if (op.kind == models::OpKind::kFlashAttention) core = op.flops;
+  }
+  EXPECT_DOUBLE_EQ(proj, 1024.0 * 374210560.0);
+  EXPECT_DOUBLE_EQ(core, 1024.0 * 1024.0 * 128 * 640);
+}
+
+// Mixtral 8x7B, one microbatch of 4096 tokens per device, tp 1: each token
+// goes to top-2 experts as 4096 bf16 elements: 4096 x 2 x 4096 x 2 =
+// 67,108,864 bytes; the busiest rank at the default 1.04 load holds
+// 69,793,218.56; DeepSeek-V3 (top-8, h 7168): 4096 x 8 x 7168 x 2 =
+// 469,762,048 bytes balanced.
+TEST(Issue16, AllToAllBytesPerLayer) {
+  const models::ModelSpec mixtral = Model("mixtral-8x7b");
+  EXPECT_DOUBLE_EQ(ExpertAllToAllBytes(mixtral, 4096, 2, 1.0), 67108864.0);
+  parallelism::TrainingPlan p;
+  p.ep = 8;
+  EXPECT_DOUBLE_EQ(parallelism::ExpertLoadFactor(p), 1.04);
+  EXPECT_DOUBLE_EQ(ExpertAllToAllBytes(mixtral, 4096, 2, parallelism::ExpertLoadFactor(p)), 69793218.56);
+  p.expert_capacity_factor = 1.0;  // capacity caps the busiest expert
+  EXPECT_DOUBLE_EQ(parallelism::ExpertLoadFactor(p), 1.0);
+  p.ep = 1;  // one rank holds every expert: nothing to pace
+  EXPECT_DOUBLE_EQ(parallelism::ExpertLoadFactor(p), 1.0);
+  // With tp = 2 each rank dispatches its half of the sequence.
+  p.tp = 2;
+  EXPECT_DOUBLE_EQ(DispatchedTokens(p, 4096), 2048.0);
+  EXPECT_DOUBLE_EQ(ExpertAllToAllBytes(Model("deepseek-v3"), 4096, 2, 1.0), 469762048.0);
+}
+
+// The estimator charges dispatch + combine forward and backward, for every
+// MoE layer and microbatch, at the network's all-to-all time of those bytes.
+TEST(Issue16, ExpertCommIsFourAllToAllsPerMoeLayer) {
+  const models::ModelSpec m = Model("mixtral-8x7b");
+  hardware::SystemSpec sys = System("dgx-h100-superpod");
+  sys.nodes = 1;
+  const TrainingEstimator est(m, sys);
+  parallelism::TrainingPlan p;
+  p.ep = 8;
+  p.zero = 1;
+  parallelism::Workload w;
+  w.global_batch = 8;
+  w.seq_len = 4096;
+  const TrainingEstimate e = est.Run(p, w);
+  const double one = est.network().Time(hardware::Collective::kAllToAll, 69793218.56, est.network().Place(8, 1));
+  // 1 microbatch x 32 MoE layers x 4 all-to-alls.
+  EXPECT_NEAR(e.time.ep_comm, 32 * 4 * one, 1e-12 * e.time.ep_comm);
+  EXPECT_GT(one, 0);
+}
+
+// With ep_comm_overlap the four all-to-alls of a MoE layer hide behind the
+// forward + backward compute of another microbatch's layer; only the excess
+// stays: max(0, 4 x one - (fwd + bwd)) per MoE layer and microbatch.
+TEST(Issue16, ExpertCommOverlapLeavesOnlyTheExcess) {
+  const models::ModelSpec m = Model("mixtral-8x7b");
+  hardware::SystemSpec sys = System("dgx-h100-superpod");
+  sys.nodes = 1;
+  const TrainingEstimator est(m, sys);
+  parallelism::TrainingPlan p;
+  p.ep = 8;
+  p.zero = 1;
+  parallelism::Workload w;
+  w.global_batch = 8;
+  w.seq_len = 4096;
+  const double one = est.network().Time(hardware::Collective::kAllToAll, 69793218.56, est.network().Place(8, 1));
+  p.ep_comm_overlap = true;
+  const OperatorCosts c = est.Costs(p, w);
+  const TrainingEstimate e = est.Run(p, w);
+  EXPECT_NEAR(e.time.ep_comm, 32 * std::max(0.0, 4 * one - (c.moe.fwd + c.moe.bwd)), 1e-12);
+  EXPECT_DOUBLE_EQ(c.ep_layer, std::max(0.0, 4 * one - (c.moe.fwd + c.moe.bwd)));
+  EXPECT_DOUBLE_EQ(ExposedExpertComm(3.0, 1.0), 2.0);
+  EXPECT_DOUBLE_EQ(ExposedExpertComm(1.0, 3.0), 0.0);
+}
+
+// Mixtral 8x7B on 8 GPUs, tp 1, pp 1, ep 8, dp 8, ZeRO-1, by hand:
+//   per layer, kept whole: attention 41,943,040 + norms 8,192 + router
+//   32,768 = 41,984,000; routed experts 8 x 3 x 4096 x 14336 / ep 8 =
+//   176,160,768. 32 layers: 6,980,632,576; + embedding 131,072,000 + head
+//   131,076,096 = 7,242,780,672 parameters, of which 5,637,144,576 routed.
+//   weights 2 B and gradients 2 B each: 14,485,561,344 B.
+//   optimizer 12 B per parameter, ZeRO-1: dense over dp 8, experts over
+//   dp x cp / ep = 1 (each expert lives on one device):
+//   12 x (1,605,636,096 / 8 + 5,637,144,576) = 70,054,189,056 B.
+TEST(Issue16, MoeMemoryPerDeviceShardsExpertsOverExpertDataParallel) {
+  const models::ModelSpec m = Model("mixtral-8x7b");
+  hardware::SystemSpec sys = System("dgx-h100-superpod");
+  sys.nodes = 1;
+  const TrainingEstimator est(m, sys);
+  parallelism::TrainingPlan p;
+  p.ep = 8;
+  p.zero = 1;
+  parallelism::Workload w;
+  w.global_batch = 8;
+  w.seq_len = 4096;
+  const TrainingEstimate e = est.Run(p, w);
+  EXPECT_DOUBLE_EQ(e.memory.weights, 14485561344.0);
+  EXPECT_DOUBLE_EQ(e.memory.gradients, 14485561344.0);
+  EXPECT_DOUBLE_EQ(e.memory.optimizer, 70054189056.0);
+  // ep 2 (experts over dp x cp / ep = 4 replicas): routed 4 x 176,160,768 x
+  // 32 = 22,548,578,304 per device; optimizer 12 x (1,605,636,096 / 8 +
+  // 22,548,578,304 / 4) = 12 x 5,837,849,088 = 70,054,189,056 again.
+  p.ep = 2;
+  const TrainingEstimate e2 = est.Run(p, w);
+  EXPECT_DOUBLE_EQ(e2.memory.optimizer, 70054189056.0);
+  EXPECT_DOUBLE_EQ(e2.memory.weights, 2 * (1605636096.0 + 22548578304.0));
+}
+
+// Llama 3 8B at 128K over cp 8, tp 1, one sequence: 16,384 tokens per
+// device; K/V per token 8 heads x (128 + 128) x 2 B = 4,096 B, so one
+// device's K/V block kv = 67,108,864 B.
+//   ring:      fwd 7 kv = 469,762,048; bwd 14 kv = 939,524,096; buffer 4 kv
+//   allgather: the same traffic; buffer 8 kv = 536,870,912
+//   ulysses:   Q = O = 16384 x 32 x 128 x 2 = 134,217,728; K/V 8 heads >= cp:
+//              no replication; 7/8 of 335,544,320 = 293,601,280 each way.
+TEST(Issue16, ContextParallelVolumePerScheme) {
+  const models::ModelSpec m = Model("llama3-8b");
+  EXPECT_DOUBLE_EQ(KvBytes(m, 16384, 1, 2), 67108864.0);
+  const CpVolume ring = CpVolumeOf(m, CpScheme::kRing, 16384, 1, 8, 2);
+  EXPECT_DOUBLE_EQ(ring.fwd_bytes, 469762048.0);
+  EXPECT_DOUBLE_EQ(ring.bwd_bytes, 939524096.0);
+  EXPECT_DOUBLE_EQ(ring.buffer_bytes, 268435456.0);
+  const CpVolume ag = CpVolumeOf(m, CpScheme::kAllGather, 16384, 1, 8, 2);
+  EXPECT_DOUBLE_EQ(ag.fwd_bytes, 469762048.0);
+  EXPECT_DOUBLE_EQ(ag.bwd_bytes, 939524096.0);
+  EXPECT_DOUBLE_EQ(ag.buffer_bytes, 536870912.0);
+  const CpVolume uly = CpVolumeOf(m, CpScheme::kUlysses, 16384, 1, 8, 2);
+  EXPECT_DOUBLE_EQ(uly.fwd_bytes, 293601280.0);
+  EXPECT_DOUBLE_EQ(uly.bwd_bytes, 293601280.0);
+  EXPECT_DOUBLE_EQ(uly.buffer_bytes, 335544320.0);
+  // tp 4, cp 4: 2 K/V heads per device replicated to 4 for Ulysses:
+  // kv = 16384 x 2 x 256 x 2 = 16,777,216, sent as 33,554,432; Q = O =
+  // 16384 x 8 x 128 x 2 = 33,554,432; 3/4 of 100,663,296 = 75,497,472.
+  EXPECT_DOUBLE_EQ(CpVolumeOf(m, CpScheme::kUlysses, 16384, 4, 4, 2).fwd_bytes, 75497472.0);
+  // Ulysses needs heads / tp (32 / 8 = 4) to be a multiple of cp.
+  EXPECT_TRUE(CpSchemeFits(m, CpScheme::kUlysses, 1, 8));
+  EXPECT_FALSE(CpSchemeFits(m, CpScheme::kUlysses, 8, 8));
+  EXPECT_TRUE(CpSchemeFits(m, CpScheme::kRing, 8, 8));
+}
+
+// `auto` runs the scheme with the least exposed exchange: never more than
+// any scheme set by hand, and equal to one of them.
+TEST(Issue16, AutoContextParallelSchemeIsTheCheapest) {
+  const models::ModelSpec m = Model("llama3-8b");
+  hardware::SystemSpec sys = System("dgx-h100-superpod");
+  sys.nodes = 2;
+  const TrainingEstimator est(m, sys);
+  parallelism::Workload w;
+  w.global_batch = 2;
+  w.seq_len = 131072;
+  parallelism::TrainingPlan p;
+  p.tp = 2;
+  p.cp = 8;
+  p.recompute = parallelism::Recompute::kFull;
+  const TrainingEstimate a = est.Run(p, w);
+  ASSERT_NE(a.cp_scheme, CpScheme::kAuto);
+  double best = 1e300;
+  for (CpScheme s : {CpScheme::kRing, CpScheme::kAllGather, CpScheme::kUlysses}) {
+    p.cp_scheme = s;
+    const TrainingEstimate e = est.Run(p, w);
+    EXPECT_EQ(e.cp_scheme, s);
+    EXPECT_LE(a.time.cp_comm, e.time.cp_comm * (1 + 1e-12));
+    best = std::min(best, e.time.cp_comm);
+  }
+  EXPECT_DOUBLE_EQ(a.time.cp_comm, best);
+  // A scheme that cannot split the heads is refused, not costed: 32 heads
+  // over tp 8 leave 4 per rank, which cp 8 cannot scatter.
+  sys.nodes = 8;
+  const TrainingEstimator est8(m, sys);
+  p.tp = 8;
+  p.cp = 8;
+  w.global_batch = 1;
+  p.cp_scheme = CpScheme::kUlysses;
+  EXPECT_EQ(est8.Run(p, w).infeasible, Infeasible::kHeadsSplit);
+  p.cp_scheme = CpScheme::kRing;
+  EXPECT_NE(est8.Run(p, w).infeasible, Infeasible::kHeadsSplit);
+}
+
+// EP groups that tile the NVLink domain stay inside it; EP 64 in a 72-GPU
+// NVL72 rack does not tile it: the worst group has gcd(64, 72) = 8 members
+// on one side. On DGX H100 (8 per node) EP 64 spans 8 nodes.
+TEST(Issue16, ExpertGroupPlacementOnTheTiers) {
+  const hardware::SystemSpec nvl = System("gb200-nvl72");
+  const hardware::AlphaBetaNetwork net_nvl(nvl);
+  EXPECT_EQ(PlaceTiled(net_nvl, nvl, 8, 1).per_domain[0], 8);
+  EXPECT_EQ(PlaceTiled(net_nvl, nvl, 64, 1).per_domain[0], 8);
+  EXPECT_EQ(net_nvl.Place(64, 1).per_domain[0], 64);  // what an aligned placement would claim
+  EXPECT_EQ(PlaceTiled(net_nvl, nvl, 36, 2).per_domain[0], 36);  // 72 spans tile the rack
+  const hardware::SystemSpec dgx = System("dgx-h100-superpod");
+  const hardware::AlphaBetaNetwork net_dgx(dgx);
+  EXPECT_EQ(PlaceTiled(net_dgx, dgx, 64, 1).per_domain[0], 8);
+}
+
+// DeepSeek-V3's node-limited routing (M = 4 of top-8): EP 64 over 8 DGX
+// H100 nodes sends half of each token's copies over InfiniBand (one per
+// destination node, at most 4) and forwards all 8 over NVLink inside the
+// node; the slower of the two sets the time. EP 8 inside one node and a
+// model without the limit use the plain all-to-all.
+TEST(Issue16, NodeLimitedRoutingHalvesTheScaleOutShare) {
+  const models::ModelSpec ds = Model("deepseek-v3");
+  EXPECT_EQ(ds.routing_node_limit, 4);
+  const hardware::SystemSpec dgx = System("dgx-h100-superpod");
+  const hardware::AlphaBetaNetwork net(dgx);
+  const double bytes = 469762048.0;  // 4096 tokens x 8 x 7168 x 2 B
+  const hardware::GroupPlacement g64 = net.Place(64, 1);
+  hardware::GroupPlacement node = g64;
+  node.size = 8;
+  for (int i = 0; i < g64.tiers; ++i) node.per_domain[static_cast<size_t>(i)] = std::min<int64_t>(g64.per_domain[static_cast<size_t>(i)], 8);
+  const double expect = std::max(net.Time(hardware::Collective::kAllToAll, bytes / 2, g64),
+                                 net.Time(hardware::Collective::kAllToAll, bytes, node));
+  EXPECT_DOUBLE_EQ(ExpertAllToAllTime(net, g64, ds, bytes), expect);
+  EXPECT_LT(ExpertAllToAllTime(net, g64, ds, bytes), net.Time(hardware::Collective::kAllToAll, bytes, g64));
+  const hardware::GroupPlacement g8 = net.Place(8, 1);
+  EXPECT_DOUBLE_EQ(ExpertAllToAllTime(net, g8, ds, bytes), net.Time(hardware::Collective::kAllToAll, bytes, g8));
+  const models::ModelSpec mixtral = Model("mixtral-8x7b");
+  EXPECT_DOUBLE_EQ(ExpertAllToAllTime(net, g64, mixtral, bytes),
+                   net.Time(hardware::Collective::kAllToAll, bytes, g64));
+}
+
+// The notes say where EP sits and why a CP scheme runs.
+TEST(Issue16, NotesExplainExpertPlacementAndCpScheme) {
+  Scenario s;
+  s.model = Model("mixtral-8x7b");
+  s.system = System("dgx-h100-superpod");
+  s.system.nodes = 2;
+  s.training.ep = 8;
+  s.training.zero = 1;
+  s.training.recompute = parallelism::Recompute::kFull;
+  s.workload.global_batch = 16;
+  s.workload.seq_len = 4096;
+  TrainingEstimate e = TrainingEstimator(s.model, s.system).Run(s.training, s.workload);
+  std::vector<std::string> notes = ParallelNotes(s, e);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("EP 8 sits inside one nvlink domain"), std::string::npos) << notes[0];
+  s.training.cp = 2;
+  s.workload.global_batch = 8;
+  e = TrainingEstimator(s.model, s.system).Run(s.training, s.workload);
+  notes = ParallelNotes(s, e);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[1].find("CP 2"), std::string::npos) << notes[1];
+  EXPECT_NE(notes[1].find("chosen by cp_scheme=auto"), std::string::npos) << notes[1];
+  EXPECT_NE(notes[1].find(parallelism::CpSchemeName(e.cp_scheme)), std::string::npos) << notes[1];
+}
+
+// 61 layers divide by no pp but 61: --uneven-stages admits pp = 16 (15
+// stages of ceil(61/16) = 4, the last 1) and refuses pp = 32 (31 stages of
+// 2 already hold 62 > 61 layers, the last would get none).
+TEST(Issue16, UnevenStagesForSixtyOneLayers) {
+  const models::ModelSpec m = Model("deepseek-v3");
+  parallelism::Workload w;
+  w.global_batch = 64;
+  w.seq_len = 4096;
+  PlanShape s;
+  s.devices = 1024;
+  s.pp = 16;
+  s.ep = 64;
+  s.dp = 64;
+  s.global_batch = 64;
+  EXPECT_STREQ(DivisibilityProblem(m, w, s), "pp does not divide the layers");
+  s.uneven_stages = true;
+  EXPECT_EQ(DivisibilityProblem(m, w, s), nullptr);
+  s.pp = 32;
+  EXPECT_STREQ(DivisibilityProblem(m, w, s), "pp leaves the last pipeline stage without layers");
+}
+
+// DeepSeek-V3's released config.json reads into the preset's shape: the
+// same 671,026,404,352 parameters, MLA, shared experts, 3 dense layers, MTP.
+TEST(Issue16, DeepSeekV3ConfigJsonMatchesThePreset) {
+  base::Diagnostics d;
+  models::ModelSpec m;
+  ASSERT_TRUE(LoadModelPreset("hf:" + std::string(ORRERY_TEST_SOURCE_DIR) + "/tests/data/hf/deepseek-v3.config.json",
+                              PresetStore(kConfigs), {}, "scenario.model", m, d))
+      << d.ToString();
+  EXPECT_EQ(m.kv_lora_rank, 512);
+  EXPECT_EQ(m.q_lora_rank, 1536);
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_EQ(m.rope_head_dim, 64);
+  EXPECT_EQ(m.shared_experts, 1);
+  EXPECT_EQ(m.first_dense_layers, 3);
+  EXPECT_EQ(m.mtp_depth, 1);
+  EXPECT_DOUBLE_EQ(models::ParameterCount(m, 4096), 671026404352.0);
+}
+
+}  // namespace
+}  // namespace orrery::engine

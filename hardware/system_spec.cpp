@@ -159,7 +159,7 @@ void ParseTierCurve(const YAML::Node& e, const std::string& at, const std::strin
 }  // namespace
 
 const std::vector<std::string>& SystemSubsectionKeys() {
-  static const std::vector<std::string> keys = {"device", "network"};
+  static const std::vector<std::string> keys = {"device", "network", "reliability", "storage"};
   return keys;
 }
 
@@ -170,6 +170,12 @@ void ParseSystem(const YAML::Node& map, const std::string& path, const std::stri
   elsewhere.insert(elsewhere.end(), extra_keys.begin(), extra_keys.end());
   SystemSchema().Parse(map, path, file, out, diags, elsewhere);
   if (!map.IsMap()) return;
+  out.reliability = ReliabilitySpec{};
+  out.storage = StorageSpec{};
+  if (const YAML::Node rel = map["reliability"])
+    ReliabilitySchema().Parse(rel, path + ".reliability", file, out.reliability, diags);
+  if (const YAML::Node sto = map["storage"])
+    StorageSchema().Parse(sto, path + ".storage", file, out.storage, diags);
   out.network.clear();
   const YAML::Node net = map["network"];
   if (!net) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hardware/device_spec.h"
+#include "hardware/reliability_spec.h"
 
 namespace orrery::hardware {
 
@@ -66,6 +67,8 @@ struct SystemSpec {
   double price_per_device_hour = 0;  // USD/s (parsed from USD/h)
   double pue = 1.0;              // power usage effectiveness of the data centre
   std::vector<NetworkTier> network;
+  ReliabilitySpec reliability;  // `reliability:` (optional section)
+  StorageSpec storage;          // `storage:` (optional section)
 };
 
 inline int64_t DeviceCount(const SystemSpec& s) { return s.devices_per_node * s.nodes; }

@@ -1,5 +1,6 @@
 #include "core/api/json.h"
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "core/api/search.h"
 #include "core/api/sweep.h"
 #include "core/base/quantity.h"
+#include "core/goodput/goodput.h"
 #include "hardware/system_spec.h"
 
 namespace orrery {
@@ -140,6 +142,40 @@ Json TrainingEstimateJson(const engine::Scenario& s, const engine::TrainingEstim
   return j;
 }
 
+namespace {
+// Infinite (nothing fails) or unknown (0 where 0 cannot hold) figures are null.
+Json FiniteOrNull(double v) { return std::isfinite(v) ? Json(v) : Json(); }
+}  // namespace
+
+Json GoodputJson(const goodput::Result& g, const goodput::MonteCarlo* mc) {
+  const goodput::Inputs& in = g.in;
+  Json j;
+  j["goodput"] = g.goodput;
+  j["failure_goodput"] = g.failure_goodput;
+  j["straggler_factor"] = in.straggler_factor;
+  j["mtbf_s"] = FiniteOrNull(in.mtbf_s);
+  j["checkpoint_bytes"] = in.checkpoint_bytes;
+  j["async_checkpoint"] = in.async;
+  j["checkpoint_write_s"] = in.write_s;
+  j["checkpoint_stall_s"] = in.stall_s;
+  j["checkpoint_read_s"] = in.read_s;
+  j["restart_s"] = in.restart_s;
+  j["checkpoint_interval_s"] = g.interval_s > 0 ? Json(g.interval_s) : Json();
+  j["checkpoint_interval_steps"] =
+      g.interval_s > 0 && in.step_s > 0 ? Json(g.interval_s / in.step_s) : Json();
+  j["young_interval_s"] = g.young_interval_s > 0 ? Json(g.young_interval_s) : Json();
+  j["daly_interval_s"] = g.daly_interval_s > 0 ? Json(g.daly_interval_s) : Json();
+  j["ideal_time_s"] = in.work_s > 0 ? Json(in.work_s) : Json();
+  j["effective_time_s"] = in.work_s > 0 ? FiniteOrNull(g.effective_s) : Json();
+  j["expected_failures"] = in.work_s > 0 ? FiniteOrNull(g.expected_failures) : Json();
+  if (mc != nullptr && mc->runs > 0)
+    j["monte_carlo"] = {{"runs", mc->runs},       {"seed", mc->seed},
+                        {"mean_s", mc->mean_s},   {"p50_s", mc->p50_s},
+                        {"p90_s", mc->p90_s},     {"min_s", mc->min_s},
+                        {"max_s", mc->max_s},     {"mean_failures", mc->mean_failures}};
+  return j;
+}
+
 Json ToJson(const EstimateResult& r) {
   Json j = DocumentHead("estimate", r);
   if (!r.has_estimate) {
@@ -160,6 +196,7 @@ Json ToJson(const EstimateResult& r) {
                {"microbatches", e.microbatches}, {"interleave", s.training.interleave}};
   if (e.infeasible != engine::Infeasible::kNone && e.iteration_s == 0) return j;
   j.update(TrainingEstimateJson(s, e));
+  if (r.goodput) j["goodput"] = GoodputJson(*r.goodput, r.goodput_mc ? &*r.goodput_mc : nullptr);
   if (r.event && r.event->simulated()) j["event"] = EventJson(*r.event);
   return j;
 }

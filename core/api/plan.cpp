@@ -1,5 +1,6 @@
 #include "core/api/plan.h"
 
+#include "core/api/json.h"
 #include "core/base/yaml_source.h"
 #include "core/estimate/scenario.h"
 #include "models/transformer.h"
@@ -159,7 +160,11 @@ nlohmann::ordered_json ToJson(const PlanResult& res) {
                      {"days", p.days},
                      {"gpu_hours", p.gpu_hours},
                      {"energy_mwh", p.energy_j / 3.6e9},
-                     {"cost_usd", p.cost_usd}};
+                     {"cost_usd", p.cost_usd},
+                     {"effective_days", p.effective_days},
+                     {"effective_gpu_hours", p.effective_gpu_hours},
+                     {"effective_cost_usd", p.effective_cost_usd}};
+    j["goodput"] = GoodputJson(p.goodput);
   }
   j["feasible"] = p.infeasible.empty();
   j["reason"] = p.infeasible;
@@ -175,7 +180,8 @@ nlohmann::ordered_json ToJson(const PlanResult& res) {
                   {"days", RangeJson(r.days)},
                   {"gpu_hours", RangeJson(r.gpu_hours)},
                   {"energy_mwh", RangeJson({r.energy_j.lo / 3.6e9, r.energy_j.hi / 3.6e9})},
-                  {"cost_usd", RangeJson(r.cost_usd)}};
+                  {"cost_usd", RangeJson(r.cost_usd)},
+                  {"effective_days", RangeJson(r.effective_days)}};
   }
   j["notes"] = r.notes;
   return j;

@@ -13,6 +13,7 @@
 #include "core/api/estimate.h"
 #include "core/api/json.h"
 #include "core/api/plan.h"
+#include "core/api/search.h"
 #include "core/api/sweep.h"
 #include "models/transformer.h"
 
@@ -133,6 +134,28 @@ TEST_F(GoodputApi, SweepOverClusterSizeShowsGoodputFalling) {
   EXPECT_NEAR(rows.back()["goodput.mtbf_s"].get<double>(), 6490.547, 1e-3);
   EXPECT_NEAR(rows.back()["goodput.straggler_factor"].get<double>(), 1.082021, 1e-6);
   fs::remove(db);
+}
+
+TEST_F(GoodputApi, SearchReportsGoodputOfEachPlan) {
+  SearchRequest req;
+  req.scenario = ScenarioInput::File("llama3-70b-h100");
+  req.top = 2;
+  req.threads = 1;
+  req.offload = false;
+  req.context_parallel = false;
+  req.all_group_orders = false;
+  const SearchResult r = Search(req);
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_FALSE(r.top.empty());
+  for (const SearchPlan& p : r.top) {
+    // The same system and model as the estimate test: the same MTBF; the
+    // effective time is this plan's failure-free time over its goodput.
+    EXPECT_NEAR(p.goodput.in.mtbf_s, 207697.5, 1e-6);
+    EXPECT_NEAR(p.goodput.effective_s, p.candidate.estimate.train_time_s / p.goodput.goodput,
+                1e-6 * p.goodput.effective_s);
+  }
+  const Json j = ToJson(r);
+  EXPECT_NEAR(j["top"][0]["goodput"]["goodput"].get<double>(), r.top[0].goodput.goodput, 1e-15);
 }
 
 TEST_F(GoodputApi, PlanReportsEffectiveDays) {

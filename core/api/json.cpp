@@ -372,6 +372,7 @@ Json ToJson(const SearchResult& r) {
     j["closed_form_iteration_s"] = c.closed_form_s;
     j["event_checked"] = c.event_checked;
     j["estimate"] = est;
+    j["goodput"] = GoodputJson(r.top[i].goodput);
     plans.push_back(j);
   }
   doc["top"] = plans;

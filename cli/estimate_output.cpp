@@ -113,7 +113,12 @@ void PrintGoodput(const goodput::Result& g, const goodput::MonteCarlo* mc, std::
     out << "effective  " << FormatTime(g.effective_s) << " for the training ("
         << FormatTime(in.work_s) << " failure-free";
     if (g.expected_failures > 0) out << ", " << FormatPlain(g.expected_failures, 3) << " failures expected";
-    out << ")\n";
+    out << ")";
+    if (in.busy_power_w > 0) {
+      out << ", " << FormatEnergy(g.effective_energy_j);
+      if (in.carbon_kg_per_j > 0) out << ", " << FormatPlain(g.carbon_kg / 1000, 4) << " t CO2e";
+    }
+    out << "\n";
   }
   if (mc != nullptr && mc->runs > 0)
     out << "Monte-Carlo " << mc->runs << " runs (seed " << mc->seed << "): mean "

@@ -152,7 +152,9 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
     const goodput::Result& g = p.goodput;
     out << "             goodput " << FormatNumber(100 * g.goodput, 3) << " %: "
         << Days(p.effective_days) << " effective days, " << Sci(p.effective_gpu_hours)
-        << " GPU-hours, " << Money(p.effective_cost_usd);
+        << " GPU-hours, " << FormatNumber(g.effective_energy_j / 3.6e9, 4) << " MWh, "
+        << Money(p.effective_cost_usd);
+    if (r.system.grid_co2_kg_per_kwh > 0) out << ", " << Sci(g.carbon_kg / 1000) << " t CO2e";
     if (std::isfinite(g.in.mtbf_s))
       out << " (a failure every " << FormatQuantity(g.in.mtbf_s, Dimension::kTime)
           << ", checkpoint of " << FormatQuantity(g.in.checkpoint_bytes, Dimension::kBytes)

@@ -22,7 +22,10 @@ const base::Schema<SystemSpec>& SystemSchema() {
                   Dimension::kMoneyRate, 0, 1e6, "0 USD/h",
                   "Rental price of one device for one hour (0 = unknown).")
         .Real("pue", &SystemSpec::pue, 1, 5, "1.0",
-              "Power usage effectiveness: facility power / IT power.");
+              "Power usage effectiveness: facility power / IT power.")
+        .Real("grid_co2_kg_per_kwh", &SystemSpec::grid_co2_kg_per_kwh, 0, 5, "0",
+              "Carbon intensity of the electricity, kg CO2e per kWh (0 = not given; e.g. 0.37 "
+              "for the US average of 2022, EPA eGRID2022); sets the training run's carbon.");
     return s;
   }();
   return schema;

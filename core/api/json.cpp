@@ -131,6 +131,8 @@ Json TrainingEstimateJson(const engine::Scenario& s, const engine::TrainingEstim
   j["model_flops_per_s_per_device"] = e.tflops_per_device;
   j["tokens_per_s"] = e.tokens_per_s;
   j["energy_per_iteration_j"] = e.energy_j;
+  const double tokens = static_cast<double>(s.workload.global_batch * s.workload.seq_len);
+  j["energy_per_token_j"] = tokens > 0 ? Json(e.energy_j / tokens) : Json();
   j["cost_per_iteration_usd"] = e.cost_usd;
   if (s.workload.train_tokens > 0) {
     j["train"] = {{"tokens", s.workload.train_tokens},
@@ -168,6 +170,9 @@ Json GoodputJson(const goodput::Result& g, const goodput::MonteCarlo* mc) {
   j["ideal_time_s"] = in.work_s > 0 ? Json(in.work_s) : Json();
   j["effective_time_s"] = in.work_s > 0 ? FiniteOrNull(g.effective_s) : Json();
   j["expected_failures"] = in.work_s > 0 ? FiniteOrNull(g.expected_failures) : Json();
+  j["effective_energy_j"] =
+      in.work_s > 0 && in.busy_power_w > 0 ? FiniteOrNull(g.effective_energy_j) : Json();
+  j["carbon_kg"] = in.work_s > 0 && in.carbon_kg_per_j > 0 ? FiniteOrNull(g.carbon_kg) : Json();
   if (mc != nullptr && mc->runs > 0)
     j["monte_carlo"] = {{"runs", mc->runs},       {"seed", mc->seed},
                         {"mean_s", mc->mean_s},   {"p50_s", mc->p50_s},

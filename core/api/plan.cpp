@@ -163,7 +163,11 @@ nlohmann::ordered_json ToJson(const PlanResult& res) {
                      {"cost_usd", p.cost_usd},
                      {"effective_days", p.effective_days},
                      {"effective_gpu_hours", p.effective_gpu_hours},
-                     {"effective_cost_usd", p.effective_cost_usd}};
+                     {"effective_cost_usd", p.effective_cost_usd},
+                     {"effective_energy_mwh", p.goodput.effective_energy_j / 3.6e9},
+                     {"carbon_kg", r.system.grid_co2_kg_per_kwh > 0
+                                       ? nlohmann::ordered_json(p.goodput.carbon_kg)
+                                       : nlohmann::ordered_json()}};
     j["goodput"] = GoodputJson(p.goodput);
   }
   j["feasible"] = p.infeasible.empty();

@@ -203,6 +203,13 @@ Inputs MakeInputs(const hardware::SystemSpec& system, const parallelism::Trainin
                         : in.write_s;
   in.straggler_factor =
       1 + ExpectedMaxExponential(std::max<int64_t>(1, system.nodes), system.reliability.node_jitter);
+  // Power as the estimator counts energy (TDP x time x PUE); idle power is
+  // the device's, or 30 % of TDP when not given (hardware/device_spec.h).
+  const double n = static_cast<double>(in.devices);
+  const hardware::DeviceSpec& dev = system.device;
+  in.busy_power_w = n * dev.tdp * system.pue;
+  in.idle_power_w = n * (dev.idle_power > 0 ? dev.idle_power : 0.3 * dev.tdp) * system.pue;
+  in.carbon_kg_per_j = system.grid_co2_kg_per_kwh / 3.6e6;
   return in;
 }
 
@@ -230,6 +237,12 @@ Result Evaluate(const Inputs& in) {
   if (in.work_s > 0) {
     r.effective_s = r.goodput > 0 ? in.work_s / r.goodput : kInf;
     r.expected_failures = std::isfinite(in.mtbf_s) ? r.effective_s / in.mtbf_s : 0;
+    const double checkpoints =
+        r.interval_s > 0 ? in.work_s * in.straggler_factor / r.interval_s : 0;
+    const double idle_s = std::min(
+        r.effective_s, r.expected_failures * (in.restart_s + in.read_s) + checkpoints * in.stall_s);
+    r.effective_energy_j = in.busy_power_w * (r.effective_s - idle_s) + in.idle_power_w * idle_s;
+    r.carbon_kg = r.effective_energy_j * in.carbon_kg_per_j;
   }
   return r;
 }

@@ -84,6 +84,12 @@ struct Inputs {
   double straggler_factor = 1; // step time / ideal step time from node jitter
   int64_t devices = 0;
   int64_t nodes = 0;
+  // Facility power of the whole system (watts, PUE included) while it
+  // trains (devices at TDP, as the estimator's energy counts it) and while
+  // it waits on a restart or a checkpoint stall (devices at idle power).
+  double busy_power_w = 0;
+  double idle_power_w = 0;
+  double carbon_kg_per_j = 0;  // grid intensity (0 = not given)
 };
 
 struct Result {
@@ -95,6 +101,11 @@ struct Result {
   double goodput = 1;           // failure_goodput / straggler_factor
   double expected_failures = 0; // over work_s (0 when unknown)
   double effective_s = 0;       // expected wall time of work_s (0 when unknown)
+  // Energy of the effective run: busy power over the work, the redone work
+  // and the straggler wait; idle power over restarts (F x R) and checkpoint
+  // stalls (work / interval x stall). 0 when work_s is unknown.
+  double effective_energy_j = 0;
+  double carbon_kg = 0;         // effective_energy_j x grid intensity (0 when not given)
 };
 
 // Inputs from a system, a plan and an estimate's step time. `parameters`

@@ -131,6 +131,43 @@ TEST(Goodput, StorageBandwidthAndAsyncStall) {
   EXPECT_EQ(in.stall_s, in.write_s);
 }
 
+TEST(Goodput, EffectiveEnergyAndCarbon) {
+  // 1000 devices of 700 W TDP at PUE 1.2: 840 kW busy; idle 30 % of TDP
+  // (no idle_power given): 252 kW. Grid 0.4 kg/kWh.
+  hardware::SystemSpec s;
+  s.devices_per_node = 8;
+  s.nodes = 125;
+  s.pue = 1.2;
+  s.device.tdp = 700;
+  s.grid_co2_kg_per_kwh = 0.4;
+  s.reliability.device_mtbf = 0;  // nothing fails: wall time = work
+  const parallelism::TrainingPlan plan;
+  Inputs in = MakeInputs(s, plan, 1e9, 1.0, 3600);
+  EXPECT_DOUBLE_EQ(in.busy_power_w, 840e3);
+  EXPECT_DOUBLE_EQ(in.idle_power_w, 252e3);
+  Result r = Evaluate(in);
+  // One hour at 840 kW = 840 kWh = 3.024e9 J; x 0.4 kg/kWh = 336 kg.
+  EXPECT_NEAR(r.effective_energy_j, 3.024e9, 1);
+  EXPECT_NEAR(r.carbon_kg, 336, 1e-6);
+
+  // With failures: F failures of restart R and W / tau checkpoints of stall
+  // delta idle, the rest busy. Hand numbers from the closed form: M = 10800
+  // s, delta = 60 s, R = 300 s, work 100,000 s.
+  in.mtbf_s = 10800;
+  in.write_s = in.stall_s = 60;
+  in.restart_s = 300;
+  in.read_s = 0;
+  in.work_s = 100000;
+  r = Evaluate(in);
+  const double idle = r.expected_failures * 300 + 100000 / r.interval_s * 60;
+  EXPECT_NEAR(r.effective_energy_j, 840e3 * (r.effective_s - idle) + 252e3 * idle,
+              1e-9 * r.effective_energy_j);
+  // Idle time is a sizeable share here (about 11 failures x 300 s + 91 x 60 s
+  // of ~111,000 s), so the energy is below busy power x wall time.
+  EXPECT_LT(r.effective_energy_j, 840e3 * r.effective_s);
+  EXPECT_GT(r.effective_energy_j, 840e3 * 100000);
+}
+
 TEST(Goodput, HandBuiltTraceSync) {
   // 300 s of work, a checkpoint (10 s) every 100 s, restart 50 s.
   //   [0, 110)    segment 1 + checkpoint: durable at 100 s of work

@@ -160,6 +160,11 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
           << ", checkpoint of " << FormatQuantity(g.in.checkpoint_bytes, Dimension::kBytes)
           << " every " << FormatQuantity(g.interval_s, Dimension::kTime) << ")";
     out << "\n";
+    if (res.goodput_mc)
+      out << "             Monte-Carlo " << res.goodput_mc->runs << " runs (seed " << res.goodput_mc->seed
+          << "): mean " << Days(res.goodput_mc->mean_s / 86400) << ", p50 "
+          << Days(res.goodput_mc->p50_s / 86400) << ", p90 " << Days(res.goodput_mc->p90_s / 86400)
+          << " days, " << FormatNumber(res.goodput_mc->mean_failures, 3) << " failures per run\n";
     if (range)
       out << "             range: " << Days(r.effective_days.lo) << " .. "
           << Days(r.effective_days.hi) << " effective days\n";

@@ -173,6 +173,18 @@ TEST_F(GoodputApi, PlanReportsEffectiveDays) {
   const nlohmann::ordered_json j = ToJson(r);
   EXPECT_NEAR(j["training"]["effective_days"].get<double>(), p.effective_days, 1e-12);
   EXPECT_GT(j["goodput"]["checkpoint_interval_s"].get<double>(), 0);
+
+  // The Monte-Carlo over the planned run: its mean is the effective time
+  // (about 4 failures per run: the spread of a 2000-run mean is ~0.01 %).
+  PlanRequest mc = req;
+  mc.goodput_runs = 2000;
+  mc.goodput_seed = 3;
+  const PlanResult m = Plan(mc);
+  ASSERT_TRUE(m.ok()) << m.reason;
+  ASSERT_TRUE(m.goodput_mc.has_value());
+  EXPECT_NEAR(m.goodput_mc->mean_s / 86400 / m.plan.point.effective_days, 1.0, 0.005);
+  EXPECT_LE(m.goodput_mc->p50_s, m.goodput_mc->p90_s);
+  EXPECT_EQ(ToJson(m)["goodput"]["monte_carlo"]["runs"].get<int64_t>(), 2000);
 }
 
 }  // namespace

@@ -57,6 +57,8 @@ PlanResult Plan(const PlanRequest& request, const Control& control) {
     r.head_dim = models::HeadDim(r.plan.point.model);
     r.ffn = models::FfnSize(r.plan.point.model);
   }
+  if (request.goodput_runs > 0 && r.plan.point.best.found)
+    r.goodput_mc = goodput::Simulate(r.plan.point.goodput, request.goodput_runs, request.goodput_seed);
   if (!r.plan.error.empty()) {
     r.status = Status::kInvalidInput;
     r.reason = r.plan.error;
@@ -168,7 +170,7 @@ nlohmann::ordered_json ToJson(const PlanResult& res) {
                      {"carbon_kg", r.system.grid_co2_kg_per_kwh > 0
                                        ? nlohmann::ordered_json(p.goodput.carbon_kg)
                                        : nlohmann::ordered_json()}};
-    j["goodput"] = GoodputJson(p.goodput);
+    j["goodput"] = GoodputJson(p.goodput, res.goodput_mc ? &*res.goodput_mc : nullptr);
   }
   j["feasible"] = p.infeasible.empty();
   j["reason"] = p.infeasible;

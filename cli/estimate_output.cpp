@@ -109,7 +109,10 @@ void PrintGoodput(const goodput::Result& g, const goodput::MonteCarlo* mc, std::
     if (g.daly_interval_s > 0) out << ", Daly " << FormatTime(g.daly_interval_s);
     out << "\n";
   }
-  if (in.work_s > 0) {
+  if (in.work_s > 0 && !(g.goodput >= 0.01)) {
+    out << "effective  the run barely progresses (goodput below 1 %): restarts and checkpoints "
+           "take longer than the time between failures\n";
+  } else if (in.work_s > 0) {
     out << "effective  " << FormatTime(g.effective_s) << " for the training ("
         << FormatTime(in.work_s) << " failure-free";
     if (g.expected_failures > 0) out << ", " << FormatPlain(g.expected_failures, 3) << " failures expected";
@@ -120,6 +123,7 @@ void PrintGoodput(const goodput::Result& g, const goodput::MonteCarlo* mc, std::
     }
     out << "\n";
   }
+  if (mc != nullptr && !mc->skipped.empty()) out << "Monte-Carlo not run: " << mc->skipped << "\n";
   if (mc != nullptr && mc->runs > 0)
     out << "Monte-Carlo " << mc->runs << " runs (seed " << mc->seed << "): mean "
         << FormatTime(mc->mean_s) << ", p50 " << FormatTime(mc->p50_s) << ", p90 "

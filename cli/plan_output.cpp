@@ -160,7 +160,9 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
           << ", checkpoint of " << FormatQuantity(g.in.checkpoint_bytes, Dimension::kBytes)
           << " every " << FormatQuantity(g.interval_s, Dimension::kTime) << ")";
     out << "\n";
-    if (res.goodput_mc)
+    if (res.goodput_mc && !res.goodput_mc->skipped.empty())
+      out << "             Monte-Carlo not run: " << res.goodput_mc->skipped << "\n";
+    if (res.goodput_mc && res.goodput_mc->runs > 0)
       out << "             Monte-Carlo " << res.goodput_mc->runs << " runs (seed " << res.goodput_mc->seed
           << "): mean " << Days(res.goodput_mc->mean_s / 86400) << ", p50 "
           << Days(res.goodput_mc->p50_s / 86400) << ", p90 " << Days(res.goodput_mc->p90_s / 86400)

@@ -173,6 +173,8 @@ Json GoodputJson(const goodput::Result& g, const goodput::MonteCarlo* mc) {
   j["effective_energy_j"] =
       in.work_s > 0 && in.busy_power_w > 0 ? FiniteOrNull(g.effective_energy_j) : Json();
   j["carbon_kg"] = in.work_s > 0 && in.carbon_kg_per_j > 0 ? FiniteOrNull(g.carbon_kg) : Json();
+  if (mc != nullptr && !mc->skipped.empty())
+    j["monte_carlo"] = {{"runs", 0}, {"skipped", mc->skipped}};
   if (mc != nullptr && mc->runs > 0)
     j["monte_carlo"] = {{"runs", mc->runs},       {"seed", mc->seed},
                         {"mean_s", mc->mean_s},   {"p50_s", mc->p50_s},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/base/quantity.h"
 #include "hardware/device_spec.h"
 
 namespace orrery::goodput {
@@ -258,10 +259,22 @@ double ReplayRun(const Inputs& in, double work_s, double interval_s,
 
 MonteCarlo Simulate(const Result& r, int64_t runs, uint64_t seed) {
   MonteCarlo mc;
-  mc.runs = runs;
   mc.seed = seed;
   const double work = r.in.work_s * r.in.straggler_factor;
-  if (runs <= 0 || !(work > 0)) return mc;
+  if (runs <= 0) return mc;
+  if (!(work > 0)) {
+    mc.skipped = "no training length (workload.train_tokens) to run";
+    return mc;
+  }
+  if (!(r.goodput > 0) || !std::isfinite(r.effective_s) ||
+      static_cast<double>(runs) * r.expected_failures > kMaxMonteCarloFailures) {
+    const double draws = static_cast<double>(runs) * r.expected_failures;
+    mc.skipped = (std::isfinite(draws) ? "the runs would draw about " + base::FormatNumber(draws, 3)
+                                       : std::string("the runs would never end and draw endless")) +
+                 " failures (at most 2e8): restarts or checkpoints take longer than the MTBF";
+    return mc;
+  }
+  mc.runs = runs;
   std::vector<double> times(static_cast<size_t>(runs));
   SplitMix64 rng{seed};
   double failures = 0;

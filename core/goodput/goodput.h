@@ -40,6 +40,7 @@
 // Nothing here allocates except the Monte-Carlo's sample vector.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "hardware/system_spec.h"
@@ -134,12 +135,20 @@ double ReplayRun(const Inputs& in, double work_s, double interval_s,
                  const std::vector<double>& failure_times, int64_t* failures_hit = nullptr);
 
 struct MonteCarlo {
-  int64_t runs = 0;
+  int64_t runs = 0;             // 0 when not drawn (see `skipped`)
   uint64_t seed = 0;
   double mean_s = 0, p50_s = 0, p90_s = 0, min_s = 0, max_s = 0;
   double mean_failures = 0;
+  std::string skipped;          // why no run was drawn ("" when drawn)
 };
 
+// The most failures the Monte-Carlo draws over all its runs (expected, from
+// the closed form): a run that barely progresses (restart or checkpoint
+// longer than the MTBF) would otherwise take exponentially many draws.
+inline constexpr double kMaxMonteCarloFailures = 2e8;
+
+// Skipped (runs = 0, `skipped` says why) when the work is unknown, goodput
+// is 0, or runs x expected failures exceeds kMaxMonteCarloFailures.
 // `runs` whole runs of `r.in.work_s x straggler_factor` at the interval
 // `r.interval_s`, failures drawn as a Poisson process of rate 1/M from a
 // 64-bit generator seeded with `seed` (same seed, same answer on every

@@ -236,6 +236,23 @@ TEST(Goodput, MonteCarloMeanConvergesToClosedForm) {
   EXPECT_NE(Simulate(r, 4000, 18).mean_s, mc.mean_s);
 }
 
+TEST(Goodput, MonteCarloRefusesARunThatCannotProgress) {
+  // Restart of 600 s against an MTBF of 10 s: a restart succeeds with
+  // probability e^-60, so the closed form's goodput is ~0 and drawing the
+  // run would take ~e^60 failures; the Monte-Carlo says so instead.
+  Inputs in;
+  in.mtbf_s = 10;
+  in.write_s = in.stall_s = 1;
+  in.restart_s = 600;
+  in.step_s = 1;
+  in.work_s = 1000;
+  const Result r = Evaluate(in);
+  EXPECT_LT(r.goodput, 1e-20);
+  const MonteCarlo mc = Simulate(r, 100, 1);
+  EXPECT_EQ(mc.runs, 0);
+  EXPECT_NE(mc.skipped.find("longer than the MTBF"), std::string::npos) << mc.skipped;
+}
+
 TEST(Goodput, MonteCarloAsyncNearFirstOrderForm) {
   // Async with M much larger than a segment: the first-order waste
   // (s / a + (R + a/2 + delta) / M) leaves out failures during restarts and

@@ -27,17 +27,20 @@
 //   higher-order one (Daly 2006 Eq. 37) are reported beside it.
 //
 //   async (first order, as Young's derivation but with the durable point
-//   delta after the snapshot): waste(tau) = s / (tau + s) + (R + (tau + s)/2
-//   + delta) / M, tau >= delta, minimised numerically.
+//   delta after the snapshot, so a failure loses (tau + s)/2 + delta on
+//   average): goodput(tau) = tau / (tau + s) x (1 - (R + (tau + s)/2 +
+//   delta) / M), tau >= delta, maximised numerically.
 //
 //   stragglers a synchronous step waits for the slowest of n nodes; with
 //              each node's extra time exponential of mean j x step, the
 //              expected maximum is j x step x H_n (H_n the n-th harmonic
-//              number; Renyi's representation of exponential order
-//              statistics, e.g. David & Nagaraja 2003 Sec. 6.7), so steps
+//              number: by Renyi's representation of exponential order
+//              statistics, Renyi 1953, "On the theory of order statistics",
+//              Acta Math. Acad. Sci. Hungar. 4, the k-th gap of n draws is
+//              exponential of mean mean/(n-k+1)), so steps
 //              take (1 + j H_n) times the ideal.
 //
-// Nothing here allocates except the Monte-Carlo's sample vector.
+// Nothing here allocates except the Monte-Carlo (its samples, a skip reason).
 
 #include <cstdint>
 #include <string>

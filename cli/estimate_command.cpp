@@ -19,6 +19,9 @@ int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
       "Predicts one training iteration of the scenario: time and where it goes,\n"
       "memory per device, MFU/HFU, tokens/s, and (with workload.train_tokens) days,\n"
       "GPU-hours, energy and cost. SCENARIO is a file or a scenario preset name.\n\n"
+      "Goodput: failures (system.reliability), checkpoints (system.storage) and\n"
+      "stragglers turn the step time into effective training days, with the\n"
+      "checkpoint interval that maximises goodput (Young 1974, Daly 2006; docs/goodput.md).\n\n"
       "--engine closed (the default) uses the closed form: microseconds, assumes the\n"
       "schedule's bubble and perfect overlap. --engine event replays the iteration of one\n"
       "data-parallel replica as tasks on each stage's compute, TP, p2p and DP streams with the\n"
@@ -29,14 +32,21 @@ int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
       "in-flight activations, and --trace writes the step for ui.perfetto.dev or\n"
       "chrome://tracing.");
   std::string engine_name = "closed", trace;
+  int64_t goodput_runs = 0;
+  uint64_t seed = 1;
   v.Positional("scenario").Set().Formats();
   v.add_options()("engine", po::value(&engine_name), "closed (default) | event")(
       "trace", po::value(&trace),
-      "write the simulated step as Chrome trace-event JSON to FILE (implies --engine event)");
+      "write the simulated step as Chrome trace-event JSON to FILE (implies --engine event)")(
+      "goodput-runs", po::value(&goodput_runs),
+      "draw N whole training runs with failures (Monte-Carlo; needs workload.train_tokens) and "
+      "report the mean, p50 and p90 completion time")(
+      "seed", po::value(&seed), "seed of the Monte-Carlo's draws (default 1; same seed, same answer)");
   v.Examples(
       "\nExamples:\n  orrery estimate configs/scenarios/gpt3-175b-a100.yaml\n"
       "  orrery estimate gpt3-175b-a100 --set training.recompute=full --format json\n"
       "  orrery estimate gpt3-175b-a100 --engine event --trace step.json\n"
+      "  orrery estimate gpt3-175b-a100 --set workload.train_tokens=300e9 --goodput-runs 1000\n"
       "  orrery estimate gpt3-175b-a100 --engine event --set training.straggler_stage=3 \\\n"
       "      --set training.straggler_slowdown=1.2\n"
       "  orrery estimate gpt3-175b-a100 --engine event --set training.schedule=v-half "
@@ -51,6 +61,11 @@ int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
     return v.Usage(err, "--trace needs the event engine; the closed form has no timeline");
   if (!trace.empty()) req.engine = EstimateEngine::kEvent;
   req.keep_timeline = !trace.empty();
+  if (goodput_runs < 0 || goodput_runs > 1000000)
+    return v.Usage(err, "--goodput-runs " + std::to_string(goodput_runs) +
+                            ": must be in [0, 1000000]");
+  req.goodput_runs = goodput_runs;
+  req.goodput_seed = seed;
   req.scenario = ScenarioInput::File(v.Arg("scenario"), v.sets());
   req.scenario.model_config = v.model_config();
 

@@ -46,6 +46,11 @@ The chain, printed step by step:
   5 training    steps = ceil(D / batch tokens); days = steps x iteration time;
                 GPU-hours; energy = steps x GPUs x TDP x iteration x PUE; cost =
                 GPU-hours x price
+  6 goodput     failures (the system's reliability: section), checkpoints
+                (storage:) and stragglers: goodput, the checkpoint interval, and
+                the effective days; --deadline and --days are met in effective
+                days (docs/goodput.md). --goodput-runs N adds a Monte-Carlo of N
+                whole runs: mean, p50 and p90 days (--seed S; same seed, same answer)
 With a fit file holding bootstrap replicates, each replicate goes through the
 same chain and the ranges are their percentile intervals (the fit's level).
 
@@ -102,6 +107,8 @@ int RunPlan(const Args& args, std::ostream& out, std::ostream& err) {
   std::string law_name = "chinchilla", family_name = "llama", system_name, format = "table";
   int64_t gpus = 0, max_gpus = 0, seq_len = 0;
   size_t range_samples = 200;
+  int64_t goodput_runs = 0;
+  uint64_t seed = 1;
   // clang-format off
   opts.add_options()
     ("help,h", "show this help")
@@ -123,6 +130,8 @@ int RunPlan(const Args& args, std::ostream& out, std::ostream& err) {
     ("seq-len", po::value(&seq_len), "training sequence length (default: the family's)")
     ("range-samples", po::value(&range_samples)->default_value(200),
      "bootstrap replicates carried through the chain (0: no ranges)")
+    ("goodput-runs", po::value(&goodput_runs), "Monte-Carlo: draw N whole runs with failures")
+    ("seed", po::value(&seed), "seed of the Monte-Carlo's draws (default 1)")
     ("format", po::value(&format)->default_value("table"), "table | json | csv");
   // clang-format on
   po::variables_map vm;
@@ -218,7 +227,13 @@ int RunPlan(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
 
+  if (goodput_runs < 0 || goodput_runs > 1000000) {
+    err << "error: --goodput-runs must be in [0, 1000000], got " << goodput_runs << "\n";
+    return kExitUsage;
+  }
   PlanRequest plan;
+  plan.goodput_runs = goodput_runs;
+  plan.goodput_seed = seed;
   plan.law = law_name;
   plan.family = family_name;
   plan.system = system_name;

@@ -22,7 +22,10 @@ const base::Schema<SystemSpec>& SystemSchema() {
                   Dimension::kMoneyRate, 0, 1e6, "0 USD/h",
                   "Rental price of one device for one hour (0 = unknown).")
         .Real("pue", &SystemSpec::pue, 1, 5, "1.0",
-              "Power usage effectiveness: facility power / IT power.");
+              "Power usage effectiveness: facility power / IT power.")
+        .Real("grid_co2_kg_per_kwh", &SystemSpec::grid_co2_kg_per_kwh, 0, 5, "0",
+              "Carbon intensity of the electricity, kg CO2e per kWh (0 = not given; e.g. 0.37 "
+              "for the US average of 2022, EPA eGRID2022); sets the training run's carbon.");
     return s;
   }();
   return schema;
@@ -159,7 +162,7 @@ void ParseTierCurve(const YAML::Node& e, const std::string& at, const std::strin
 }  // namespace
 
 const std::vector<std::string>& SystemSubsectionKeys() {
-  static const std::vector<std::string> keys = {"device", "network"};
+  static const std::vector<std::string> keys = {"device", "network", "reliability", "storage"};
   return keys;
 }
 
@@ -170,6 +173,12 @@ void ParseSystem(const YAML::Node& map, const std::string& path, const std::stri
   elsewhere.insert(elsewhere.end(), extra_keys.begin(), extra_keys.end());
   SystemSchema().Parse(map, path, file, out, diags, elsewhere);
   if (!map.IsMap()) return;
+  out.reliability = ReliabilitySpec{};
+  out.storage = StorageSpec{};
+  if (const YAML::Node rel = map["reliability"])
+    ReliabilitySchema().Parse(rel, path + ".reliability", file, out.reliability, diags);
+  if (const YAML::Node sto = map["storage"])
+    StorageSchema().Parse(sto, path + ".storage", file, out.storage, diags);
   out.network.clear();
   const YAML::Node net = map["network"];
   if (!net) {

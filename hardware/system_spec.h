@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hardware/device_spec.h"
+#include "hardware/reliability_spec.h"
 
 namespace orrery::hardware {
 
@@ -65,7 +66,10 @@ struct SystemSpec {
   double host_bandwidth = 0;     // bytes/s per device to host memory (PCIe)
   double price_per_device_hour = 0;  // USD/s (parsed from USD/h)
   double pue = 1.0;              // power usage effectiveness of the data centre
+  double grid_co2_kg_per_kwh = 0;  // carbon intensity of the grid (0 = not given)
   std::vector<NetworkTier> network;
+  ReliabilitySpec reliability;  // `reliability:` (optional section)
+  StorageSpec storage;          // `storage:` (optional section)
 };
 
 inline int64_t DeviceCount(const SystemSpec& s) { return s.devices_per_node * s.nodes; }

@@ -130,6 +130,10 @@ TEST_F(SmallReport, RankedPlansAreTheSearchTopFive) {
     EXPECT_NEAR(r.days, 2e11 / r.tokens_per_s / 86400, 1e-9 * r.days);
     EXPECT_NEAR(r.gpu_hours, static_cast<double>(r.gpus) * r.days * 24, 1e-6 * r.gpu_hours);
     EXPECT_NEAR(r.cost_usd, r.gpu_hours * 2.0, 1e-6 * r.cost_usd);
+    // Effective days = days / goodput (core/goodput), longer than failure-free.
+    ASSERT_GT(r.goodput, 0);
+    EXPECT_LT(r.goodput, 1);
+    EXPECT_NEAR(r.effective_days, r.days / r.goodput, 1e-9 * r.effective_days);
   }
   const std::string why = engine::WhyBetter(top.top[0], top.top[1]);
   if (top.top[1].estimate.iteration_s - top.top[0].estimate.iteration_s < 1e-3 * top.top[0].estimate.iteration_s)

@@ -67,7 +67,13 @@ EstimateResult Estimate(const EstimateRequest& req) {
   if (!r.estimate.feasible()) {
     r.status = Status::kInfeasible;
     r.reason = engine::ExplainInfeasible(r.estimate, s);
+    return r;
   }
+  r.goodput = goodput::Evaluate(goodput::MakeInputs(s.system, s.training, r.parameters,
+                                                    r.estimate.iteration_s,
+                                                    r.estimate.train_time_s));
+  if (req.goodput_runs > 0 && r.estimate.train_time_s > 0)
+    r.goodput_mc = goodput::Simulate(*r.goodput, req.goodput_runs, req.goodput_seed);
   return r;
 }
 

@@ -18,6 +18,7 @@
 #include "core/api/common.h"
 #include "core/estimate/event_estimator.h"
 #include "core/estimate/training_estimator.h"
+#include "core/goodput/goodput.h"
 
 namespace orrery {
 
@@ -32,6 +33,10 @@ struct EstimateRequest {
   // Event engine: keep the task graph and timeline so that WriteChromeTrace
   // can export the step (costs memory proportional to the tasks).
   bool keep_timeline = false;
+  // Goodput's Monte-Carlo (core/goodput/goodput.h): whole training runs
+  // (workload.train_tokens) drawn with failures; 0 = the closed form only.
+  int64_t goodput_runs = 0;
+  uint64_t goodput_seed = 1;
 };
 
 struct EstimateResult : ResultBase {
@@ -43,6 +48,10 @@ struct EstimateResult : ResultBase {
   engine::TrainingEstimate estimate;
   std::optional<engine::EventEstimate> event;  // with EstimateEngine::kEvent
   bool has_estimate = false;                   // false when the input was invalid
+  // Failures, checkpoints and stragglers over the step time (a feasible
+  // estimate); effective time when workload.train_tokens is given.
+  std::optional<goodput::Result> goodput;
+  std::optional<goodput::MonteCarlo> goodput_mc;  // with goodput_runs > 0 and train_tokens
   double parameters = 0;                       // the model's parameter count
   // Where the plan's expert- and context-parallel groups sit and why its CP
   // scheme (engine::ParallelNotes); empty without EP or CP.

@@ -1,5 +1,6 @@
 #include "core/api/text.h"
 
+#include <cmath>
 #include <iomanip>
 
 #include "core/base/format.h"
@@ -87,6 +88,51 @@ void PrintEventPart(const engine::EventEstimate& e, std::ostream& out) {
 
 }  // namespace
 
+namespace {
+
+void PrintGoodput(const goodput::Result& g, const goodput::MonteCarlo* mc, std::ostream& out) {
+  const goodput::Inputs& in = g.in;
+  out << "\ngoodput    " << FormatPercent(g.goodput) << "  (failures and checkpoints "
+      << FormatPercent(g.failure_goodput) << ", stragglers x" << FormatPlain(in.straggler_factor, 4)
+      << ")\n";
+  if (!std::isfinite(in.mtbf_s)) {
+    out << "failures   none (system.reliability gives no failure rate)\n";
+  } else {
+    out << "failures   one every " << FormatTime(in.mtbf_s) << " across " << in.devices
+        << " devices; restart " << FormatTime(in.restart_s) << " + checkpoint read "
+        << FormatTime(in.read_s) << "\n"
+        << "checkpoint " << FormatBytes(in.checkpoint_bytes) << ", write "
+        << FormatTime(in.write_s) << (in.async ? ", async: stall " + FormatTime(in.stall_s) : "")
+        << ", every " << FormatTime(g.interval_s);
+    if (in.step_s > 0) out << " (" << FormatPlain(g.interval_s / in.step_s, 4) << " steps)";
+    out << "; Young " << FormatTime(g.young_interval_s);
+    if (g.daly_interval_s > 0) out << ", Daly " << FormatTime(g.daly_interval_s);
+    out << "\n";
+  }
+  if (in.work_s > 0 && !(g.goodput >= 0.01)) {
+    out << "effective  the run barely progresses (goodput below 1 %): restarts and checkpoints "
+           "take longer than the time between failures\n";
+  } else if (in.work_s > 0) {
+    out << "effective  " << FormatTime(g.effective_s) << " for the training ("
+        << FormatTime(in.work_s) << " failure-free";
+    if (g.expected_failures > 0) out << ", " << FormatPlain(g.expected_failures, 3) << " failures expected";
+    out << ")";
+    if (in.busy_power_w > 0) {
+      out << ", " << FormatEnergy(g.effective_energy_j);
+      if (in.carbon_kg_per_j > 0) out << ", " << FormatPlain(g.carbon_kg / 1000, 4) << " t CO2e";
+    }
+    out << "\n";
+  }
+  if (mc != nullptr && !mc->skipped.empty()) out << "Monte-Carlo not run: " << mc->skipped << "\n";
+  if (mc != nullptr && mc->runs > 0)
+    out << "Monte-Carlo " << mc->runs << " runs (seed " << mc->seed << "): mean "
+        << FormatTime(mc->mean_s) << ", p50 " << FormatTime(mc->p50_s) << ", p90 "
+        << FormatTime(mc->p90_s) << ", " << FormatPlain(mc->mean_failures, 3)
+        << " failures per run\n";
+}
+
+}  // namespace
+
 void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   const engine::Scenario& s = r.scenario;
   const engine::TrainingEstimate& e = r.estimate;
@@ -129,6 +175,7 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
     if (e.train_cost_usd > 0) out << ", " << FormatMoney(e.train_cost_usd);
     out << "\n";
   }
+  if (r.goodput) PrintGoodput(*r.goodput, r.goodput_mc ? &*r.goodput_mc : nullptr, out);
   if (r.event && r.event->simulated()) PrintEventPart(*r.event, out);
   if (!r.notes.empty()) out << "\n";
   for (const std::string& note : r.notes) out << "groups     " << note << "\n";

@@ -1,5 +1,6 @@
 #include "core/api/json.h"
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "core/api/search.h"
 #include "core/api/sweep.h"
 #include "core/base/quantity.h"
+#include "core/goodput/goodput.h"
 #include "hardware/system_spec.h"
 
 namespace orrery {
@@ -129,6 +131,8 @@ Json TrainingEstimateJson(const engine::Scenario& s, const engine::TrainingEstim
   j["model_flops_per_s_per_device"] = e.tflops_per_device;
   j["tokens_per_s"] = e.tokens_per_s;
   j["energy_per_iteration_j"] = e.energy_j;
+  const double tokens = static_cast<double>(s.workload.global_batch * s.workload.seq_len);
+  j["energy_per_token_j"] = tokens > 0 ? Json(e.energy_j / tokens) : Json();
   j["cost_per_iteration_usd"] = e.cost_usd;
   if (s.workload.train_tokens > 0) {
     j["train"] = {{"tokens", s.workload.train_tokens},
@@ -137,6 +141,45 @@ Json TrainingEstimateJson(const engine::Scenario& s, const engine::TrainingEstim
                   {"energy_j", e.train_energy_j},
                   {"cost_usd", e.train_cost_usd}};
   }
+  return j;
+}
+
+namespace {
+// Infinite (nothing fails) or unknown (0 where 0 cannot hold) figures are null.
+Json FiniteOrNull(double v) { return std::isfinite(v) ? Json(v) : Json(); }
+}  // namespace
+
+Json GoodputJson(const goodput::Result& g, const goodput::MonteCarlo* mc) {
+  const goodput::Inputs& in = g.in;
+  Json j;
+  j["goodput"] = g.goodput;
+  j["failure_goodput"] = g.failure_goodput;
+  j["straggler_factor"] = in.straggler_factor;
+  j["mtbf_s"] = FiniteOrNull(in.mtbf_s);
+  j["checkpoint_bytes"] = in.checkpoint_bytes;
+  j["async_checkpoint"] = in.async;
+  j["checkpoint_write_s"] = in.write_s;
+  j["checkpoint_stall_s"] = in.stall_s;
+  j["checkpoint_read_s"] = in.read_s;
+  j["restart_s"] = in.restart_s;
+  j["checkpoint_interval_s"] = g.interval_s > 0 ? Json(g.interval_s) : Json();
+  j["checkpoint_interval_steps"] =
+      g.interval_s > 0 && in.step_s > 0 ? Json(g.interval_s / in.step_s) : Json();
+  j["young_interval_s"] = g.young_interval_s > 0 ? Json(g.young_interval_s) : Json();
+  j["daly_interval_s"] = g.daly_interval_s > 0 ? Json(g.daly_interval_s) : Json();
+  j["ideal_time_s"] = in.work_s > 0 ? Json(in.work_s) : Json();
+  j["effective_time_s"] = in.work_s > 0 ? FiniteOrNull(g.effective_s) : Json();
+  j["expected_failures"] = in.work_s > 0 ? FiniteOrNull(g.expected_failures) : Json();
+  j["effective_energy_j"] =
+      in.work_s > 0 && in.busy_power_w > 0 ? FiniteOrNull(g.effective_energy_j) : Json();
+  j["carbon_kg"] = in.work_s > 0 && in.carbon_kg_per_j > 0 ? FiniteOrNull(g.carbon_kg) : Json();
+  if (mc != nullptr && !mc->skipped.empty())
+    j["monte_carlo"] = {{"runs", 0}, {"skipped", mc->skipped}};
+  if (mc != nullptr && mc->runs > 0)
+    j["monte_carlo"] = {{"runs", mc->runs},       {"seed", mc->seed},
+                        {"mean_s", mc->mean_s},   {"p50_s", mc->p50_s},
+                        {"p90_s", mc->p90_s},     {"min_s", mc->min_s},
+                        {"max_s", mc->max_s},     {"mean_failures", mc->mean_failures}};
   return j;
 }
 
@@ -160,6 +203,7 @@ Json ToJson(const EstimateResult& r) {
                {"microbatches", e.microbatches}, {"interleave", s.training.interleave}};
   if (e.infeasible != engine::Infeasible::kNone && e.iteration_s == 0) return j;
   j.update(TrainingEstimateJson(s, e));
+  if (r.goodput) j["goodput"] = GoodputJson(*r.goodput, r.goodput_mc ? &*r.goodput_mc : nullptr);
   if (r.event && r.event->simulated()) j["event"] = EventJson(*r.event);
   if (!r.notes.empty()) j["notes"] = r.notes;
   return j;
@@ -336,6 +380,7 @@ Json ToJson(const SearchResult& r) {
     j["closed_form_iteration_s"] = c.closed_form_s;
     j["event_checked"] = c.event_checked;
     j["estimate"] = est;
+    j["goodput"] = GoodputJson(r.top[i].goodput);
     plans.push_back(j);
   }
   doc["top"] = plans;

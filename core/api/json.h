@@ -24,6 +24,10 @@ namespace orrery {
 namespace engine {
 struct TrainingEstimate;
 }
+namespace goodput {
+struct Result;
+struct MonteCarlo;
+}
 
 using Json = nlohmann::ordered_json;
 
@@ -59,6 +63,11 @@ std::vector<Json> FlatExportRows(const DbExportResult& r);
 // MFU, tokens/s, energy, cost, the training run) without the scenario's
 // names or the plan: what estimate, search and sweep rows share.
 Json TrainingEstimateJson(const engine::Scenario& s, const engine::TrainingEstimate& e);
+
+// Goodput (core/goodput/goodput.h): failure rate, checkpoint size, write and
+// stall, the optimum interval (with Young's and Daly's), goodput and the
+// effective training time; `mc` adds the Monte-Carlo's distribution.
+Json GoodputJson(const goodput::Result& g, const goodput::MonteCarlo* mc = nullptr);
 
 // Located errors as [{"file", "line", "column", "path", "value", "message", "hint"}].
 Json DiagnosticsJson(const base::Diagnostics& d);

@@ -1,5 +1,6 @@
 #include "core/api/plan.h"
 
+#include "core/api/json.h"
 #include "core/base/yaml_source.h"
 #include "core/estimate/scenario.h"
 #include "models/transformer.h"
@@ -56,6 +57,8 @@ PlanResult Plan(const PlanRequest& request, const Control& control) {
     r.head_dim = models::HeadDim(r.plan.point.model);
     r.ffn = models::FfnSize(r.plan.point.model);
   }
+  if (request.goodput_runs > 0 && r.plan.point.best.found)
+    r.goodput_mc = goodput::Simulate(r.plan.point.goodput, request.goodput_runs, request.goodput_seed);
   if (!r.plan.error.empty()) {
     r.status = Status::kInvalidInput;
     r.reason = r.plan.error;
@@ -159,7 +162,15 @@ nlohmann::ordered_json ToJson(const PlanResult& res) {
                      {"days", p.days},
                      {"gpu_hours", p.gpu_hours},
                      {"energy_mwh", p.energy_j / 3.6e9},
-                     {"cost_usd", p.cost_usd}};
+                     {"cost_usd", p.cost_usd},
+                     {"effective_days", p.effective_days},
+                     {"effective_gpu_hours", p.effective_gpu_hours},
+                     {"effective_cost_usd", p.effective_cost_usd},
+                     {"effective_energy_mwh", p.goodput.effective_energy_j / 3.6e9},
+                     {"carbon_kg", r.system.grid_co2_kg_per_kwh > 0
+                                       ? nlohmann::ordered_json(p.goodput.carbon_kg)
+                                       : nlohmann::ordered_json()}};
+    j["goodput"] = GoodputJson(p.goodput, res.goodput_mc ? &*res.goodput_mc : nullptr);
   }
   j["feasible"] = p.infeasible.empty();
   j["reason"] = p.infeasible;
@@ -175,7 +186,8 @@ nlohmann::ordered_json ToJson(const PlanResult& res) {
                   {"days", RangeJson(r.days)},
                   {"gpu_hours", RangeJson(r.gpu_hours)},
                   {"energy_mwh", RangeJson({r.energy_j.lo / 3.6e9, r.energy_j.hi / 3.6e9})},
-                  {"cost_usd", RangeJson(r.cost_usd)}};
+                  {"cost_usd", RangeJson(r.cost_usd)},
+                  {"effective_days", RangeJson(r.effective_days)}};
   }
   j["notes"] = r.notes;
   return j;

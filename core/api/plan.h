@@ -12,6 +12,7 @@
 //   if (r.ok()) std::cout << r.plan.point.days;
 
 #include <cstdint>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct PlanRequest {
   std::string family = "llama";    // configs/families/ name or a YAML file
   std::string system;              // a system preset name or a YAML file
   engine::PlanRequest chain;       // the goal and its figures (core/planning/planner.h)
+  // Goodput's Monte-Carlo over the planned run (core/goodput/goodput.h):
+  // whole runs drawn with failures; 0 = the closed form only.
+  int64_t goodput_runs = 0;
+  uint64_t goodput_seed = 1;
 };
 
 struct PlanResult : ResultBase {
@@ -35,6 +40,9 @@ struct PlanResult : ResultBase {
   engine::PlanResult plan;         // the chain's answer (plan.point.infeasible: why none)
   // The built model's derived shape (models/transformer.h).
   int64_t kv_heads = 0, head_dim = 0, ffn = 0;
+  // With goodput_runs > 0 and a plan found: the distribution of the run's
+  // completion time (p50, p90) in seconds.
+  std::optional<goodput::MonteCarlo> goodput_mc;
 };
 
 // kInvalidInput: diagnostics (law, family, system) or a question the law

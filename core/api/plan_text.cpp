@@ -148,7 +148,29 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
     out << "6 training   " << p.steps << " steps (" << Sci(p.tokens_trained) << " tokens, "
         << Sci(p.train_model_flops) << " model FLOP)\n"
         << "             " << Days(p.days) << " days, " << Sci(p.gpu_hours) << " GPU-hours, "
-        << FormatNumber(p.energy_j / 3.6e9, 4) << " MWh, " << Money(p.cost_usd) << "\n";
+        << FormatNumber(p.energy_j / 3.6e9, 4) << " MWh, " << Money(p.cost_usd)
+        << " without failures\n";
+    const goodput::Result& g = p.goodput;
+    out << "             goodput " << FormatNumber(100 * g.goodput, 3) << " %: "
+        << Days(p.effective_days) << " effective days, " << Sci(p.effective_gpu_hours)
+        << " GPU-hours, " << FormatNumber(g.effective_energy_j / 3.6e9, 4) << " MWh, "
+        << Money(p.effective_cost_usd);
+    if (r.system.grid_co2_kg_per_kwh > 0) out << ", " << Sci(g.carbon_kg / 1000) << " t CO2e";
+    if (std::isfinite(g.in.mtbf_s))
+      out << " (a failure every " << FormatQuantity(g.in.mtbf_s, Dimension::kTime)
+          << ", checkpoint of " << FormatQuantity(g.in.checkpoint_bytes, Dimension::kBytes)
+          << " every " << FormatQuantity(g.interval_s, Dimension::kTime) << ")";
+    out << "\n";
+    if (res.goodput_mc && !res.goodput_mc->skipped.empty())
+      out << "             Monte-Carlo not run: " << res.goodput_mc->skipped << "\n";
+    if (res.goodput_mc && res.goodput_mc->runs > 0)
+      out << "             Monte-Carlo " << res.goodput_mc->runs << " runs (seed " << res.goodput_mc->seed
+          << "): mean " << Days(res.goodput_mc->mean_s / 86400) << ", p50 "
+          << Days(res.goodput_mc->p50_s / 86400) << ", p90 " << Days(res.goodput_mc->p90_s / 86400)
+          << " days, " << FormatNumber(res.goodput_mc->mean_failures, 3) << " failures per run\n";
+    if (range)
+      out << "             range: " << Days(r.effective_days.lo) << " .. "
+          << Days(r.effective_days.hi) << " effective days\n";
     if (range)
       out << "             range: " << Days(r.days.lo) << " .. " << Days(r.days.hi) << " days, "
           << Sci(r.gpu_hours.lo) << " .. " << Sci(r.gpu_hours.hi) << " GPU-hours, "

@@ -76,6 +76,9 @@ std::string ParamValueText(const engine::Scenario& s, const std::string& path) {
   if (section == "model") return models::ModelSchema().GetText(s.model, key);
   if (section == "system") return hardware::SystemSchema().GetText(s.system, key);
   if (section == "system.device") return hardware::DeviceSchema().GetText(s.system.device, key);
+  if (section == "system.reliability")
+    return hardware::ReliabilitySchema().GetText(s.system.reliability, key);
+  if (section == "system.storage") return hardware::StorageSchema().GetText(s.system.storage, key);
   if (section == "training") return parallelism::TrainingPlanSchema().GetText(s.training, key);
   if (section == "workload") return parallelism::WorkloadSchema().GetText(s.workload, key);
   if (section == "inference") {

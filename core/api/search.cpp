@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/estimate/parallel_notes.h"
+#include "models/transformer.h"
 
 namespace orrery {
 
@@ -139,9 +140,12 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
   r.disagreements = found.disagreements;
   r.event_rejected = found.event_rejected;
   r.stats = found.stats;
+  const double params = models::ParameterCount(r.scenario.model, r.scenario.workload.seq_len);
   for (engine::SearchCandidate& c : found.top) {
     engine::Scenario one = engine::ScenarioOf(r.scenario, c.knobs);
-    r.top.push_back({std::move(c), std::move(one)});
+    const goodput::Result g = goodput::Evaluate(goodput::MakeInputs(
+        one.system, one.training, params, c.estimate.iteration_s, c.estimate.train_time_s));
+    r.top.push_back({std::move(c), std::move(one), g});
   }
   if (r.top.size() > 1) r.why_first = engine::WhyBetter(r.top[0].candidate, r.top[1].candidate);
   if (!r.top.empty()) r.notes_first = engine::ParallelNotes(r.top[0].scenario, r.top[0].candidate.estimate);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/api/common.h"
+#include "core/goodput/goodput.h"
 #include "core/search/search.h"
 #include "core/search/sweep.h"
 
@@ -40,6 +41,9 @@ struct SearchRequest {
 struct SearchPlan {
   engine::SearchCandidate candidate;    // knobs, score, estimate
   engine::Scenario scenario;            // the scenario this plan describes
+  // Failures, checkpoints and stragglers of this plan on its system
+  // (core/goodput); effective time when workload.train_tokens is given.
+  goodput::Result goodput;
 };
 
 struct SearchResult : ResultBase {

@@ -53,6 +53,13 @@ void PrintSearchTable(const SearchResult& r, const std::string& gpus, std::ostre
         << " (weights " << FormatBytes(e.memory.weights) << ", gradients "
         << FormatBytes(e.memory.gradients) << ", optimizer " << FormatBytes(e.memory.optimizer)
         << ", activations " << FormatBytes(e.memory.activations) << ")\n";
+    const goodput::Result& g = r.top[i].goodput;
+    out << "    goodput " << FormatPercent(g.goodput);
+    if (g.interval_s > 0)
+      out << " (a failure every " << FormatTime(g.in.mtbf_s) << ", checkpoint every "
+          << FormatTime(g.interval_s) << ")";
+    if (g.effective_s > 0) out << ", " << FormatTime(g.effective_s) << " effective training";
+    out << "\n";
   }
   if (!r.why_first.empty()) out << "\nwhy #1 beats #2: " << r.why_first << "\n";
   for (const std::string& note : r.notes_first) out << "#1's groups: " << note << "\n";

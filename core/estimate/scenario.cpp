@@ -330,6 +330,11 @@ bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diag
     return hardware::SystemSchema().SetText(s.system, key, value, where, path, diags);
   if (section == "system.device")
     return hardware::DeviceSchema().SetText(s.system.device, key, value, where, path, diags);
+  if (section == "system.reliability")
+    return hardware::ReliabilitySchema().SetText(s.system.reliability, key, value, where, path,
+                                                 diags);
+  if (section == "system.storage")
+    return hardware::StorageSchema().SetText(s.system.storage, key, value, where, path, diags);
   if (section == "training")
     return parallelism::TrainingPlanSchema().SetText(s.training, key, value, where, path, diags);
   if (section == "workload")
@@ -513,6 +518,9 @@ std::vector<RegistrySection> Registry() {
       {"system.device", hardware::DeviceSchema().help(), hardware::DeviceSchema().Infos()},
       {"system.network[i]", hardware::NetworkTierSchema().help(),
        hardware::NetworkTierSchema().Infos()},
+      {"system.reliability", hardware::ReliabilitySchema().help(),
+       hardware::ReliabilitySchema().Infos()},
+      {"system.storage", hardware::StorageSchema().help(), hardware::StorageSchema().Infos()},
       {"training", parallelism::TrainingPlanSchema().help(),
        parallelism::TrainingPlanSchema().Infos()},
       {"workload", parallelism::WorkloadSchema().help(), parallelism::WorkloadSchema().Infos()},

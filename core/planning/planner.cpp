@@ -461,6 +461,13 @@ ChainPoint Evaluate(const Context& ctx, const Allocation& a) {
     cp.days = cp.best.found
                   ? static_cast<double>(cp.steps) * cp.best.estimate.iteration_s / kSecondsPerDay
                   : kInf;
+    cp.effective_days = kInf;
+    if (cp.best.found) {
+      const double step = cp.best.estimate.iteration_s;
+      cp.goodput = goodput::Evaluate(goodput::MakeInputs(
+          sys, cp.best.plan, cp.model_params, step, static_cast<double>(cp.steps) * step));
+      cp.effective_days = cp.goodput.effective_s / kSecondsPerDay;
+    }
   };
   if (ctx.req.deadline_days > 0) {
     // The fewest GPUs that meet the deadline; the candidates ascend, and the
@@ -468,17 +475,20 @@ ChainPoint Evaluate(const Context& ctx, const Allocation& a) {
     bool met = false;
     BestPlan fastest;
     int64_t fastest_gpus = 0;
-    double fastest_days = kInf;
+    double fastest_days = kInf, fastest_compute_days = kInf;  // effective, failure-free
+    goodput::Result fastest_goodput;
     for (int64_t g : ctx.gpu_candidates) {
       hardware::SystemSpec sys;
       if (!SystemWithGpus(ctx.system, g, sys)) continue;
       run_on(sys);
-      if (cp.days < fastest_days) {
+      if (cp.effective_days < fastest_days) {
         fastest = cp.best;
         fastest_gpus = cp.gpus;
-        fastest_days = cp.days;
+        fastest_days = cp.effective_days;
+        fastest_goodput = cp.goodput;
+        fastest_compute_days = cp.days;
       }
-      if (cp.days <= ctx.req.deadline_days) {
+      if (cp.effective_days <= ctx.req.deadline_days) {
         met = true;
         break;
       }
@@ -486,7 +496,9 @@ ChainPoint Evaluate(const Context& ctx, const Allocation& a) {
     if (!met) {
       cp.best = fastest;
       cp.gpus = fastest_gpus;
-      cp.days = fastest_days;
+      cp.days = fastest_compute_days;
+      cp.effective_days = fastest_days;
+      cp.goodput = fastest_goodput;
       const int64_t cap = ctx.gpu_candidates.empty() ? 0 : ctx.gpu_candidates.back();
       cp.infeasible =
           fastest_days < kInf
@@ -512,6 +524,8 @@ ChainPoint Evaluate(const Context& ctx, const Allocation& a) {
     cp.gpu_hours = cp.days * 24.0 * static_cast<double>(cp.gpus);
     cp.energy_j = steps * e.energy_j;
     cp.cost_usd = steps * e.cost_usd;
+    cp.effective_gpu_hours = cp.effective_days * 24.0 * static_cast<double>(cp.gpus);
+    cp.effective_cost_usd = cp.goodput.goodput > 0 ? cp.cost_usd / cp.goodput.goodput : kInf;
   }
   return cp;
 }
@@ -525,7 +539,7 @@ bool SolveBudget(const Context& ctx, const sl::ChinchillaParams& law, double& bu
   auto days_at = [&](double c) {
     const Allocation a = Allocate(law, req, c);
     if (!a.error.empty()) return kInf;
-    return Evaluate(ctx, a).days;
+    return Evaluate(ctx, a).effective_days;
   };
   // At 100 % of peak every GPU-second does PeakFlops FLOP: a first bracket.
   const double peak = hardware::PeakFlops(ctx.system.device, hardware::DataType::kBf16);
@@ -676,8 +690,8 @@ PlanResult Plan(const LawWithUncertainty& law, const FamilySpec& family,
                       " % from N");
   if (r.system.price_per_device_hour <= 0)
     r.notes.push_back("no price: the system preset has none; give --price-per-gpu-hour");
-  if (req.goal == PlanGoal::kGpuDays && p.days < 0.98 * req.days)
-    r.notes.push_back("finishes in " + base::FormatNumber(p.days) + " of the " +
+  if (req.goal == PlanGoal::kGpuDays && p.effective_days < 0.98 * req.days)
+    r.notes.push_back("finishes in " + base::FormatNumber(p.effective_days) + " of the " +
                       base::FormatNumber(req.days) +
                       " days: a slightly larger budget moves to the next model shape (or plan), "
                       "which no longer fits the days");
@@ -694,7 +708,7 @@ PlanResult Plan(const LawWithUncertainty& law, const FamilySpec& family,
     r.level = law.level;
     const size_t n = law.samples.size();
     const size_t m = std::min(n, req.range_samples);
-    std::vector<double> vn, vd, vc, vl, vdays, vh, ve, vcost, vg;
+    std::vector<double> vn, vd, vc, vl, vdays, vh, ve, vcost, vg, veff;
     for (size_t i = 0; i < m; ++i) {
       const sl::ChinchillaParams& s = law.samples[i * n / m];
       const Allocation sa = Allocate(s, req, budget);
@@ -710,6 +724,7 @@ PlanResult Plan(const LawWithUncertainty& law, const FamilySpec& family,
         ve.push_back(kInf);
         vcost.push_back(kInf);
         vg.push_back(kInf);
+        veff.push_back(kInf);
         continue;
       }
       const ChainPoint c = Evaluate(ctx, sa);
@@ -724,6 +739,7 @@ PlanResult Plan(const LawWithUncertainty& law, const FamilySpec& family,
       ve.push_back(ok ? c.energy_j : kInf);
       vcost.push_back(ok ? c.cost_usd : kInf);
       vg.push_back(ok ? static_cast<double>(c.gpus) : kInf);
+      veff.push_back(ok ? c.effective_days : kInf);
     }
     r.params_n = PercentileRange(vn, r.level);
     r.tokens_d = PercentileRange(vd, r.level);
@@ -734,6 +750,7 @@ PlanResult Plan(const LawWithUncertainty& law, const FamilySpec& family,
     r.energy_j = PercentileRange(ve, r.level);
     r.cost_usd = PercentileRange(vcost, r.level);
     r.gpus = PercentileRange(vg, r.level);
+    r.effective_days = PercentileRange(veff, r.level);
   } else if (law.samples.empty()) {
     r.notes.push_back("no range: the law '" + law.name +
                       "' carries no bootstrap replicates (fit one with `orrery fit POINTS.csv "

@@ -21,6 +21,7 @@
 #include "core/base/param.h"
 #include "core/search/plan_space.h"
 #include "core/estimate/training_estimator.h"
+#include "core/goodput/goodput.h"
 #include "hardware/system_spec.h"
 #include "models/model_spec.h"
 #include "parallelism/plan_spec.h"
@@ -178,7 +179,13 @@ struct ChainPoint {
   BestPlan best;
   double model_flops_per_token = 0;  // the engine's, for the built model (no recompute)
   double train_model_flops = 0;      // steps * the engine's model FLOP per iteration
-  double days = 0;              // steps * iteration_s / 86400
+  double days = 0;              // steps * iteration_s / 86400 (failure-free)
+  // Failures, checkpoints and stragglers (core/goodput): the expected wall
+  // time. The deadline and the GPUs x days goal are met in these days.
+  goodput::Result goodput;
+  double effective_days = 0;    // days / goodput
+  double effective_gpu_hours = 0;
+  double effective_cost_usd = 0;  // the devices rented for the effective days
   double gpu_hours = 0;
   double energy_j = 0;          // steps * the engine's energy per iteration (TDP x time x PUE)
   double cost_usd = 0;          // steps * the engine's cost per iteration
@@ -200,6 +207,7 @@ struct PlanResult {
   size_t range_samples = 0;     // replicates carried through
   size_t range_infeasible = 0;  // of those, how many found no plan
   Range params_n, tokens_d, compute_flops, loss, days, gpu_hours, energy_j, cost_usd, gpus;
+  Range effective_days;
   std::vector<std::string> notes;
 };
 

@@ -17,6 +17,7 @@
 #include "core/base/yaml_source.h"
 #include "core/estimate/event_estimator.h"
 #include "core/estimate/training_estimator.h"
+#include "core/goodput/goodput.h"
 #include "core/report/report_format.h"
 #include "core/search/result_store.h"
 #include "core/validation/validation.h"
@@ -119,6 +120,14 @@ PlanRow Row(const std::string& label, const Scenario& s, const TrainingEstimate&
   r.gpu_hours = e.train_device_hours;
   r.energy_mwh = e.train_energy_j / 3.6e9;
   r.cost_usd = e.train_cost_usd;
+  if (r.feasible) {
+    const goodput::Result g = goodput::Evaluate(goodput::MakeInputs(
+        s.system, p, models::ParameterCount(s.model, s.workload.seq_len), e.iteration_s,
+        e.train_time_s));
+    r.goodput = g.goodput;
+    r.effective_days = e.train_time_s > 0 ? g.effective_s / 86400 : 0;
+    r.checkpoint_interval_s = g.interval_s;
+  }
   return r;
 }
 
@@ -375,8 +384,8 @@ Sensitivity Sensitivities(const Scenario& s, double price_per_gpu_s) {
   out.notes.push_back(
       "each input moved by -20 % and +20 % with the recommended plan held fixed (efficiencies capped at 1)");
   out.notes.push_back(
-      "failure rate is not a row: Orrery has no failures and goodput model yet, so the days assume no "
-      "interruptions, restarts or checkpoint time");
+      "failure rate is not a row: the answer is failure-free; the plans' effective days add "
+      "interruptions, restarts and checkpoint time at the system's failure rates (docs/goodput.md)");
   return out;
 }
 
@@ -516,7 +525,11 @@ std::string AnswerSentence(const PlanRow& r, double price_per_gpu_h) {
   std::string s = FormatCount(r.gpus) + " " + ShortDevice(r.device) + " GPUs";
   const std::string mfu = FormatSig(100 * r.mfu, 3) + " % MFU";
   if (!(r.days > 0)) return s + ": " + base::FormatQuantity(r.iteration_s, base::Dimension::kTime) + " per step at " + mfu + ".";
-  s += " for " + FormatDays(r.days) + ", " + FormatGpuHours(r.gpu_hours) + " GPU-hours, " + FormatEnergyMwh(r.energy_mwh);
+  s += " for " + FormatDays(r.days);
+  if (r.effective_days > 0)
+    s += " (" + FormatDays(r.effective_days) + " after failures and checkpoints, " +
+         FormatSig(100 * r.goodput, 3) + " % goodput)";
+  s += ", " + FormatGpuHours(r.gpu_hours) + " GPU-hours, " + FormatEnergyMwh(r.energy_mwh);
   if (price_per_gpu_h > 0)
     return s + ", " + FormatMoney(r.cost_usd, 2) + " at " + FormatMoney(price_per_gpu_h, 3) + "/GPU-hour (" + mfu + ").";
   return s + " at " + mfu + ". No price per GPU-hour was given, so the cost is not stated.";

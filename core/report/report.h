@@ -97,6 +97,10 @@ struct PlanRow {
   double gpu_hours = 0;
   double energy_mwh = 0;
   double cost_usd = 0;       // 0 when not priced
+  // After failures, checkpoints and stragglers (core/goodput, docs/goodput.md).
+  double goodput = 0;        // useful / wall time, 0..1 (0 when infeasible)
+  double effective_days = 0; // days / goodput (0 when not trained)
+  double checkpoint_interval_s = 0;  // goodput-optimal (0 when nothing fails)
   std::string why;           // #1: why it beats #2; others: what #1 does better
 };
 

@@ -519,6 +519,10 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
     row("MFU", [](const PlanRow& a) { return Pct(a.mfu); });
     row("memory per GPU", [](const PlanRow& a) { return MemCell(a); });
     row("days", [](const PlanRow& a) { return a.days > 0 ? FormatSig(a.days, 3) : std::string("-"); });
+    row("effective days", [](const PlanRow& a) {
+      return a.effective_days > 0 ? FormatSig(a.effective_days, 3) + " (" + Pct(a.goodput) + " goodput)"
+                                  : std::string("-");
+    });
     row("GPU-hours", [](const PlanRow& a) { return a.days > 0 ? FormatGpuHours(a.gpu_hours) : std::string("-"); });
     row("energy", [](const PlanRow& a) { return a.days > 0 ? FormatEnergyMwh(a.energy_mwh) : std::string("-"); });
     row("cost", [&](const PlanRow& a) { return a.days > 0 ? Cost(a.cost_usd, price) : std::string("-"); });

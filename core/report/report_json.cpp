@@ -45,6 +45,9 @@ Json PlanJson(const PlanRow& r) {
           {"gpu_hours", r.gpu_hours},
           {"energy_mwh", r.energy_mwh},
           {"cost_usd", r.cost_usd},
+          {"goodput", r.goodput},
+          {"effective_days", r.effective_days},
+          {"checkpoint_interval_s", r.checkpoint_interval_s},
           {"why", r.why}};
 }
 

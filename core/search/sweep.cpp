@@ -12,7 +12,9 @@
 #include <thread>
 
 #include "core/base/yaml_source.h"
+#include "core/goodput/goodput.h"
 #include "core/search/result_store.h"
+#include "models/transformer.h"
 
 namespace orrery::engine {
 
@@ -542,25 +544,40 @@ void Fill(const Scenario& s, const TrainingEstimate& e, PointResult& r) {
   r.train_cost_usd = e.train_cost_usd;
   const TimeBreakdown& t = e.time;
   const parallelism::MemoryBreakdown& m = e.memory;
-  r.breakdown = ordered_json{{"time",
-                              {{"forward_s", t.forward},
-                               {"backward_s", t.backward},
-                               {"recompute_s", t.recompute},
-                               {"tp_comm_s", t.tp_comm},
-                               {"cp_comm_s", t.cp_comm},
-                               {"ep_comm_s", t.ep_comm},
-                               {"pp_bubble_s", t.pp_bubble},
-                               {"pp_p2p_s", t.pp_p2p},
-                               {"dp_comm_s", t.dp_comm},
-                               {"optimizer_s", t.optimizer},
-                               {"offload_s", t.offload}}},
-                             {"memory",
-                              {{"weights_bytes", m.weights},
-                               {"gradients_bytes", m.gradients},
-                               {"optimizer_bytes", m.optimizer},
-                               {"activations_bytes", m.activations},
-                               {"temporary_bytes", m.temporary}}}}
-                    .dump();
+  ordered_json breakdown{{"time",
+                          {{"forward_s", t.forward},
+                           {"backward_s", t.backward},
+                           {"recompute_s", t.recompute},
+                           {"tp_comm_s", t.tp_comm},
+                           {"cp_comm_s", t.cp_comm},
+                           {"ep_comm_s", t.ep_comm},
+                           {"pp_bubble_s", t.pp_bubble},
+                           {"pp_p2p_s", t.pp_p2p},
+                           {"dp_comm_s", t.dp_comm},
+                           {"optimizer_s", t.optimizer},
+                           {"offload_s", t.offload}}},
+                         {"memory",
+                          {{"weights_bytes", m.weights},
+                           {"gradients_bytes", m.gradients},
+                           {"optimizer_bytes", m.optimizer},
+                           {"activations_bytes", m.activations},
+                           {"temporary_bytes", m.temporary}}}};
+  if (e.feasible() && e.iteration_s > 0) {
+    // Goodput over the cluster (core/goodput): it falls as devices, and so
+    // failures, grow; a sweep over nodes shows it as breakdown.goodput.*.
+    const goodput::Result g = goodput::Evaluate(goodput::MakeInputs(
+        s.system, s.training, models::ParameterCount(s.model, s.workload.seq_len), e.iteration_s,
+        e.train_time_s));
+    breakdown["goodput"] = {{"goodput", g.goodput},
+                            {"failure_goodput", g.failure_goodput},
+                            {"straggler_factor", g.in.straggler_factor},
+                            {"mtbf_s", std::isfinite(g.in.mtbf_s) ? ordered_json(g.in.mtbf_s)
+                                                                  : ordered_json()},
+                            {"checkpoint_interval_s", g.interval_s},
+                            {"effective_time_s", e.train_time_s > 0 ? ordered_json(g.effective_s)
+                                                                    : ordered_json()}};
+  }
+  r.breakdown = breakdown.dump();
   r.status = e.feasible() ? "ok" : "infeasible";
   r.reason = e.feasible() ? "" : ExplainInfeasible(e, s);
 }

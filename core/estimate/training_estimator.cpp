@@ -19,14 +19,6 @@ using parallelism::TrainingPlan;
 
 namespace {
 
-struct OpTimes {
-  double fwd = 0;
-  double bwd = 0;
-  double attention_fwd = 0;  // attention-core part of fwd (selective recompute)
-  double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
-  double weight_grad = 0;    // weight-gradient GEMMs of bwd (ZB-H1's W pass)
-};
-
 // Forward and backward time of a list of operators. Backward of a GEMM is
 // two GEMMs of the same size (input and weight gradients); of FlashAttention
 // 2.5x the forward FLOP (Dao 2023, FlashAttention-2, Sec. 3: 5 matmuls vs 2)
@@ -104,8 +96,74 @@ TrainingEstimator::TrainingEstimator(const models::ModelSpec& model,
   moe_layer_params_ = models::LayerParameters(model, true);
 }
 
-TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
-                                        const parallelism::Workload& w) const {
+bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workload& w) const {
+  return valid && p.micro_batch == micro_batch && p.tp == tp && p.cp == cp && p.ep == ep &&
+         p.sequence_parallel == sequence_parallel && p.attention == attention &&
+         p.precision == precision && w.seq_len == seq_len && w.global_batch == global_batch;
+}
+
+void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Workload& w,
+                                    PreparedWorkload& out) const {
+  const models::ModelSpec& m = model_;
+  const hardware::DeviceSpec& dev = system_.device;
+  const hardware::DataType dt = p.precision;
+  const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
+  models::LayerShape shape;
+  shape.micro_batch = p.micro_batch;
+  shape.seq = w.seq_len / std::max<int64_t>(1, p.cp);
+  shape.full_seq = w.seq_len;
+  shape.tp = p.tp;
+  shape.sequence_parallel = p.sequence_parallel;
+  shape.flash = p.attention == parallelism::Attention::kFlash;
+  shape.act_bytes = act;
+  models::OpList ops;
+  models::LayerOps(m, shape, false, p.ep, ops);
+  out.dense = Times(dev, dt, ops, true);
+  // What recompute redoes per layer and device: every operator (full) or the
+  // attention core (selective; Korthikanti et al. 2022, Sec. 5).
+  out.layer_flops = Sum(ops, &Op::flops);
+  out.attention_core_flops = 0;
+  for (int i = 0; i < ops.count; ++i)
+    if (ops.ops[static_cast<size_t>(i)].attention_core) out.attention_core_flops += ops.ops[static_cast<size_t>(i)].flops;
+  out.moe = OpTimes{};
+  if (m.experts > 1) {
+    models::LayerOps(m, shape, true, p.ep, ops);
+    out.moe = Times(dev, dt, ops, true);
+  }
+  models::HeadOps(m, shape, ops);
+  out.head = Times(dev, dt, ops, true);
+  models::EmbeddingOps(m, shape, ops);
+  out.embed = Times(dev, dt, ops, true);
+  out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
+  out.micro_batch = p.micro_batch;
+  out.tp = p.tp;
+  out.cp = p.cp;
+  out.ep = p.ep;
+  out.sequence_parallel = p.sequence_parallel;
+  out.attention = p.attention;
+  out.precision = p.precision;
+  out.seq_len = w.seq_len;
+  out.global_batch = w.global_batch;
+  out.valid = true;
+}
+
+PreparedWorkload TrainingEstimator::Prepare(const TrainingPlan& p, const parallelism::Workload& w) const {
+  PreparedWorkload out;
+  PrepareInto(p, w, out);
+  return out;
+}
+
+TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p, const parallelism::Workload& w) const {
+  return Evaluate(p, w, nullptr);
+}
+
+TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p, const parallelism::Workload& w,
+                                        const PreparedWorkload& prepared) const {
+  return Evaluate(p, w, &prepared);
+}
+
+TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parallelism::Workload& w,
+                                             const PreparedWorkload* prepared) const {
   TrainingEstimate e;
   const models::ModelSpec& m = model_;
   const hardware::DeviceSpec& dev = system_.device;
@@ -155,18 +213,17 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   shape.sequence_parallel = p.sequence_parallel;
   shape.flash = p.attention == parallelism::Attention::kFlash;
   shape.act_bytes = act;
-  models::OpList ops;
-  models::LayerOps(m, shape, false, p.ep, ops);
-  const OpTimes dense = Times(dev, dt, ops, true);
-  OpTimes moe;
-  if (m.experts > 1) {
-    models::LayerOps(m, shape, true, p.ep, ops);
-    moe = Times(dev, dt, ops, true);
+  // The operators' times and FLOPs: prepared by the caller for every plan of
+  // the same per-layer shape, or here.
+  PreparedWorkload own;
+  if (prepared == nullptr || !prepared->Matches(p, w)) {
+    PrepareInto(p, w, own);
+    prepared = &own;
   }
-  models::HeadOps(m, shape, ops);
-  const OpTimes head = Times(dev, dt, ops, true);
-  models::EmbeddingOps(m, shape, ops);
-  const OpTimes embed = Times(dev, dt, ops, true);
+  const OpTimes& dense = prepared->dense;
+  const OpTimes& moe = prepared->moe;
+  const OpTimes& head = prepared->head;
+  const OpTimes& embed = prepared->embed;
 
   // --- communication inside a layer -----------------------------------------
   const Strides st = GroupStrides(p, dp);
@@ -422,19 +479,11 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
 
   // --- metrics --------------------------------------------------------------------
   const double devices = static_cast<double>(devices_);
-  e.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
+  e.model_flops = prepared->model_flops;
   double rec_flops = 0;
   if (p.recompute != Recompute::kNone) {
-    models::LayerOps(m, shape, false, p.ep, ops);
     const double per_layer_dev =
-        p.recompute == Recompute::kFull ? Sum(ops, &Op::flops)
-                                        : [&] {
-                                            double s = 0;
-                                            for (int i = 0; i < ops.count; ++i)
-                                              if (ops.ops[static_cast<size_t>(i)].attention_core)
-                                                s += ops.ops[static_cast<size_t>(i)].flops;
-                                            return s;
-                                          }();
+        p.recompute == Recompute::kFull ? prepared->layer_flops : prepared->attention_core_flops;
     rec_flops = per_layer_dev * static_cast<double>(m.layers) * tp_d * static_cast<double>(p.cp) *
                 static_cast<double>(w.global_batch) / static_cast<double>(p.micro_batch);
   }

@@ -121,15 +121,16 @@ struct ShapeTask {
 };
 
 // A block: the candidates of one shape that share micro_batch,
-// sequence_parallel, interleave, zero stage and offload, and with them one
-// lower bound on the objective. Blocks are the unit of work and of pruning.
+// sequence_parallel, interleave, zero stage, offload and recompute, and with
+// them one lower bound on the objective. Blocks are the unit of work and of
+// pruning.
 struct Block {
   double bound = 0;      // no candidate of the block scores below it
   uint64_t ordinal = 0;  // ordinal of the block's first candidate
   uint32_t shape = 0;    // index into the shape list
-  uint32_t count = 0;    // candidates (3 x 2 x 2 x 24 = 288 at most)
+  uint32_t count = 0;    // candidates (2 x 2 x 24 = 96 at most)
   int64_t micro_batch = 1, interleave = 1;
-  int8_t sequence_parallel = 0, zero = 0, offload = 0;
+  int8_t sequence_parallel = 0, zero = 0, offload = 0, recompute = 0;
 };
 
 bool BoundOrder(const Block& a, const Block& b) {
@@ -152,6 +153,7 @@ struct ShapeSetup {
 struct BlockResult {
   std::vector<SearchCandidate> top;  // its best, at most Keep()
   uint64_t evaluated = 0, out_of_memory = 0, feasible = 0;
+  uint64_t pruned_memory = 0;  // the rest of a block whose first plan does not fit
   double min_total_bytes = 0;
   std::atomic<bool> ready{false};
 };
@@ -254,6 +256,7 @@ class Searcher {
       committed_.evaluated += r.evaluated;
       committed_.out_of_memory += r.out_of_memory;
       committed_.feasible += r.feasible;
+      committed_.pruned_memory += r.pruned_memory;
       if (r.min_total_bytes > 0 &&
           (committed_.min_total_bytes == 0 || r.min_total_bytes < committed_.min_total_bytes))
         committed_.min_total_bytes = r.min_total_bytes;
@@ -370,49 +373,60 @@ class Searcher {
     for (int64_t mb : axes.micro_batches) {
       const int64_t m = w.global_batch / (shape.dp * mb);
       for (int sp = 0; sp < axes.sequence_parallel; ++sp) {
-        // (3) the compute of one microbatch through one stage.
+        // (3) the compute of one microbatch through one stage, for each
+        // recompute mode (recompute is compute no other knob removes).
         probe_k.micro_batch = mb;
         probe_k.sequence_parallel = sp == 1;
         probe_k.interleave = 1;
-        plan = su.plan;
-        ApplyKnobs(probe_k, plan);
-        const TrainingEstimate probe = est.Run(plan, w);
-        ++n.probes;
-        // Tensor-parallel collectives cost at least what they cost with TP
-        // innermost (the probe's order); they can hide behind compute only
-        // when the TP group fits in the scale-up domain (TrainingEstimator).
-        const double compute = (probe.time.forward + probe.time.backward) / static_cast<double>(m);
-        const double tp_comm = probe.time.tp_comm / static_cast<double>(m);
-        const hardware::GroupPlacement tp_group = est.network().Place(plan.tp, 1);
-        const bool tp_can_hide = tp_group.tiers > 0 && tp_group.per_domain[0] >= plan.tp;
-        const double fb = compute + (tp_can_hide ? std::max(0.0, tp_comm - compute) : tp_comm);
+        double fb[3] = {};
+        for (int rec = 0; rec < 3; ++rec) {
+          probe_k.recompute = static_cast<Recompute>(rec);
+          plan = su.plan;
+          ApplyKnobs(probe_k, plan);
+          const TrainingEstimate probe = est.Run(plan, w);
+          ++n.probes;
+          // Tensor-parallel collectives cost at least what they cost with TP
+          // innermost (the probe's order); they can hide behind compute only
+          // when the TP group fits in the scale-up domain (TrainingEstimator).
+          const double compute =
+              (probe.time.forward + probe.time.backward + probe.time.recompute) / static_cast<double>(m);
+          const double tp_comm = probe.time.tp_comm / static_cast<double>(m);
+          const hardware::GroupPlacement tp_group = est.network().Place(plan.tp, 1);
+          const bool tp_can_hide = tp_group.tiers > 0 && tp_group.per_domain[0] >= plan.tp;
+          fb[rec] = compute + (tp_can_hide ? std::max(0.0, tp_comm - compute) : tp_comm);
+        }
+        probe_k.recompute = Recompute::kNone;
         for (int64_t v : axes.interleaves) {
           probe_k.interleave = v;
           ApplyKnobs(probe_k, plan);
-          const double bound_s = fb * (static_cast<double>(m) + parallelism::BubbleMicrobatches(plan));
+          const double bubble = parallelism::BubbleMicrobatches(plan);
           for (int z = 0; z < axes.zero; ++z) {
             for (int off = 0; off < axes.offload; ++off) {
-              const uint64_t count = static_cast<uint64_t>(axes.DpOverlaps(shape.dp, z)) * 3 *
-                                     static_cast<uint64_t>(axes.tp_overlap) *
-                                     static_cast<uint64_t>(axes.orders.count);
+              const uint64_t per_rec = static_cast<uint64_t>(axes.DpOverlaps(shape.dp, z)) *
+                                       static_cast<uint64_t>(axes.tp_overlap) *
+                                       static_cast<uint64_t>(axes.orders.count);
               if (!states_ok[z][off]) {
-                n.pruned_memory += count;
-                local += count;
+                n.pruned_memory += 3 * per_rec;
+                local += 3 * per_rec;
                 continue;
               }
-              Block b;
-              // A hair below the bound, so that rounding never prunes a tie.
-              b.bound = (bound_s + step_s[z][off]) * ctx.scale / su.tokens * (1 - 1e-12);
-              b.ordinal = base | local;
-              b.shape = static_cast<uint32_t>(index);
-              b.count = static_cast<uint32_t>(count);
-              b.micro_batch = mb;
-              b.interleave = v;
-              b.sequence_parallel = static_cast<int8_t>(sp);
-              b.zero = static_cast<int8_t>(z);
-              b.offload = static_cast<int8_t>(off);
-              su.blocks.push_back(b);
-              local += count;
+              for (int rec = 0; rec < 3; ++rec) {
+                const double bound_s = fb[rec] * (static_cast<double>(m) + bubble) + step_s[z][off];
+                Block b;
+                // A hair below the bound, so that rounding never prunes a tie.
+                b.bound = bound_s * ctx.scale / su.tokens * (1 - 1e-12);
+                b.ordinal = base | local;
+                b.shape = static_cast<uint32_t>(index);
+                b.count = static_cast<uint32_t>(per_rec);
+                b.micro_batch = mb;
+                b.interleave = v;
+                b.sequence_parallel = static_cast<int8_t>(sp);
+                b.zero = static_cast<int8_t>(z);
+                b.offload = static_cast<int8_t>(off);
+                b.recompute = static_cast<int8_t>(rec);
+                su.blocks.push_back(b);
+                local += per_rec;
+              }
             }
           }
         }
@@ -433,36 +447,42 @@ class Searcher {
     k.interleave = b.interleave;
     k.zero = b.zero;
     k.offload = b.offload == 1;
+    k.recompute = static_cast<Recompute>(b.recompute);
     parallelism::TrainingPlan plan = su.plan;
     ApplyKnobs(k, plan);
     // Every plan of the block has the same per-layer shape: its operator
     // costs are worked out once.
     const PreparedWorkload prepared = est.Prepare(plan, su.workload);
     uint64_t ordinal = b.ordinal;
-    for (int rec = 0; rec < 3; ++rec) {
-      k.recompute = static_cast<Recompute>(rec);
-      for (int dpo = 0; dpo < axes.DpOverlaps(dp, b.zero); ++dpo) {
-        k.dp_overlap = dpo == 0;
-        for (int tpo = 0; tpo < axes.tp_overlap; ++tpo) {
-          k.tp_comm_overlap = tpo == 1;
-          for (int oi = 0; oi < axes.orders.count; ++oi) {
-            k.group_order = axes.orders.text[static_cast<size_t>(oi)];
-            ApplyKnobs(k, plan);
-            SearchCandidate c;
-            c.estimate = est.Run(plan, su.workload, prepared);
-            ++out.evaluated;
-            c.ordinal = ordinal++;
-            if (!c.estimate.feasible()) {
-              ++out.out_of_memory;
-              const double total = c.estimate.memory.total();
-              if (out.min_total_bytes == 0 || total < out.min_total_bytes) out.min_total_bytes = total;
-              continue;
+    for (int dpo = 0; dpo < axes.DpOverlaps(dp, b.zero); ++dpo) {
+      k.dp_overlap = dpo == 0;
+      for (int tpo = 0; tpo < axes.tp_overlap; ++tpo) {
+        k.tp_comm_overlap = tpo == 1;
+        for (int oi = 0; oi < axes.orders.count; ++oi) {
+          k.group_order = axes.orders.text[static_cast<size_t>(oi)];
+          ApplyKnobs(k, plan);
+          SearchCandidate c;
+          c.estimate = est.Run(plan, su.workload, prepared);
+          ++out.evaluated;
+          c.ordinal = ordinal++;
+          if (!c.estimate.feasible()) {
+            ++out.out_of_memory;
+            const double total = c.estimate.memory.total();
+            if (out.min_total_bytes == 0 || total < out.min_total_bytes) out.min_total_bytes = total;
+            // Memory depends on none of the knobs varied inside a block
+            // (dp_overlap, tp_comm_overlap, group_order:
+            // parallelism/memory_model.h): if the block's first plan does
+            // not fit, none of its plans does, with the same bytes.
+            if (out.evaluated == 1 && c.estimate.infeasible == Infeasible::kOutOfMemory) {
+              out.pruned_memory = b.count - 1;
+              return;
             }
-            ++out.feasible;
-            c.knobs = k;
-            c.score = c.estimate.iteration_s * ctx.scale / su.tokens;
-            Insert(out.top, Keep(), c);
+            continue;
           }
+          ++out.feasible;
+          c.knobs = k;
+          c.score = c.estimate.iteration_s * ctx.scale / su.tokens;
+          Insert(out.top, Keep(), c);
         }
       }
     }

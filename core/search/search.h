@@ -100,7 +100,8 @@ struct EventDisagreement {
 struct SearchStats {
   uint64_t candidates = 0;            // size of the enumerated space
   uint64_t pruned_divisibility = 0;
-  uint64_t pruned_memory = 0;         // weights + gradients + optimizer over capacity
+  uint64_t pruned_memory = 0;         // weights + gradients + optimizer over capacity, or the
+                                      // rest of a block whose first plan does not fit
   uint64_t pruned_time = 0;           // time lower bound above the K-th best
   uint64_t evaluated = 0;             // full estimates of candidates
   uint64_t probes = 0;                // estimates made for the time bound

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "hardware/device_model.h"
 #include "models/transformer.h"
@@ -215,10 +216,10 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   shape.act_bytes = act;
   // The operators' times and FLOPs: prepared by the caller for every plan of
   // the same per-layer shape, or here.
-  PreparedWorkload own;
+  std::optional<PreparedWorkload> own;  // made only when not given (zeroing it costs)
   if (prepared == nullptr || !prepared->Matches(p, w)) {
-    PrepareInto(p, w, own);
-    prepared = &own;
+    PrepareInto(p, w, own.emplace());
+    prepared = &*own;
   }
   const OpTimes& dense = prepared->dense;
   const OpTimes& moe = prepared->moe;

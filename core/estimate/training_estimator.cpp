@@ -3,7 +3,9 @@
 #include "core/estimate/result_invariants.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "hardware/device_model.h"
@@ -97,6 +99,43 @@ TrainingEstimator::TrainingEstimator(const models::ModelSpec& model,
   moe_layer_params_ = models::LayerParameters(model, true);
 }
 
+// Collective times by (collective, bytes, placement): Network::Time() is a
+// pure function of them, so a hit returns the very double it returned.
+// Direct-mapped, 32 slots.
+struct CollectiveMemo {
+  struct Slot {
+    int collective = -1;
+    double bytes = 0;
+    hardware::GroupPlacement g;
+    double time = 0;
+  };
+  std::array<Slot, 32> slots{};
+};
+
+PreparedWorkload::PreparedWorkload() = default;
+PreparedWorkload::~PreparedWorkload() = default;
+PreparedWorkload::PreparedWorkload(PreparedWorkload&&) noexcept = default;
+PreparedWorkload& PreparedWorkload::operator=(PreparedWorkload&&) noexcept = default;
+
+double TrainingEstimator::CollectiveTime(CollectiveMemo* memo, Collective c, double bytes,
+                                         const hardware::GroupPlacement& g) const {
+  if (memo == nullptr) return network_.Time(c, bytes, g);
+  uint64_t key = 0;
+  std::memcpy(&key, &bytes, sizeof key);
+  key ^= static_cast<uint64_t>(c) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(g.size) * 0xC2B2AE3D27D4EB4FULL ^
+         static_cast<uint64_t>(g.stride) * 0x165667B19E3779F9ULL ^ (g.flat ? 0x27D4EB2F165667C5ULL : 0);
+  key *= 0xFF51AFD7ED558CCDULL;
+  CollectiveMemo::Slot& s = memo->slots[(key >> 40) % memo->slots.size()];
+  if (s.collective == static_cast<int>(c) && s.bytes == bytes && s.g.size == g.size &&
+      s.g.tiers == g.tiers && s.g.per_domain == g.per_domain && s.g.flat == g.flat && s.g.stride == g.stride)
+    return s.time;
+  s.collective = static_cast<int>(c);
+  s.bytes = bytes;
+  s.g = g;
+  s.time = network_.Time(c, bytes, g);
+  return s.time;
+}
+
 bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workload& w) const {
   return valid && p.micro_batch == micro_batch && p.tp == tp && p.cp == cp && p.ep == ep &&
          p.sequence_parallel == sequence_parallel && p.attention == attention &&
@@ -151,6 +190,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
 PreparedWorkload TrainingEstimator::Prepare(const TrainingPlan& p, const parallelism::Workload& w) const {
   PreparedWorkload out;
   PrepareInto(p, w, out);
+  out.memo = std::make_unique<CollectiveMemo>();  // not on Run()'s own path: that one never allocates
   return out;
 }
 
@@ -221,6 +261,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     PrepareInto(p, w, own.emplace());
     prepared = &*own;
   }
+  CollectiveMemo* const memo = own ? nullptr : prepared->memo.get();
   const OpTimes& dense = prepared->dense;
   const OpTimes& moe = prepared->moe;
   const OpTimes& head = prepared->head;
@@ -244,9 +285,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // backward; with SP each becomes all-gather + reduce-scatter of the same
     // tensor (Korthikanti et al. 2022, Sec. 4.2.2, Fig. 5).
     const double one = p.sequence_parallel
-                           ? network_.Time(Collective::kAllGather, layer_act_bytes, g) +
-                                 network_.Time(Collective::kReduceScatter, layer_act_bytes, g)
-                           : network_.Time(Collective::kAllReduce, layer_act_bytes, g);
+                           ? CollectiveTime(memo, Collective::kAllGather, layer_act_bytes, g) +
+                                 CollectiveTime(memo, Collective::kReduceScatter, layer_act_bytes, g)
+                           : CollectiveTime(memo, Collective::kAllReduce, layer_act_bytes, g);
     tp_fwd = 2 * one;
     tp_bwd = 2 * one;
     if (p.recompute == Recompute::kFull) tp_rec = 2 * one;
@@ -259,7 +300,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     const auto g = network_.Place(p.cp, st.cp);
     const double kv = tokens * 2 * static_cast<double>(std::max<int64_t>(1, models::KvHeads(m) / p.tp)) *
                       static_cast<double>(models::HeadDim(m)) * act;
-    const double ring = network_.Time(Collective::kAllGather, kv * static_cast<double>(p.cp), g);
+    const double ring = CollectiveTime(memo, Collective::kAllGather, kv * static_cast<double>(p.cp), g);
     cp_layer = std::max(0.0, ring - dense.attention_fwd) + std::max(0.0, 2 * ring - 2.5 * dense.attention_fwd);
   }
   double ep_layer = 0;
@@ -268,7 +309,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // 2021, GShard, Sec. 2.2): tokens * top_k hidden vectors each way.
     const auto g = network_.Place(p.ep, st.ep);
     const double bytes = tokens * static_cast<double>(m.top_k) * h * act;
-    ep_layer = 4 * network_.Time(Collective::kAllToAll, bytes, g);
+    ep_layer = 4 * CollectiveTime(memo, Collective::kAllToAll, bytes, g);
   }
 
   // --- one stage, one microbatch --------------------------------------------
@@ -339,7 +380,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     const auto g = network_.Place(p.pp, st.pp);
     // Activations between stages, split over the tp ranks (Narayanan et al.
     // 2021, Sec. 4.1 scatter/gather optimisation).
-    const double one = network_.Time(Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp), g);
+    const double one = CollectiveTime(memo, Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp), g);
     p2p = parallelism::CriticalPathTransfers(p, mb_count) * one;
   }
 
@@ -375,17 +416,17 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     double comm = 0;       // gradient reduction, at the end of the backward pass
     double gather = 0;     // parameter all-gather after the step (ZeRO-1/2)
     if (p.zero == 0) {
-      comm = network_.Time(Collective::kAllReduce, grads, g);
+      comm = CollectiveTime(memo, Collective::kAllReduce, grads, g);
     } else if (p.zero <= 2) {
-      comm = network_.Time(Collective::kReduceScatter, grads, g);
-      gather = network_.Time(Collective::kAllGather, params_dev * w_bytes, g);
+      comm = CollectiveTime(memo, Collective::kReduceScatter, grads, g);
+      gather = CollectiveTime(memo, Collective::kAllGather, params_dev * w_bytes, g);
     } else {
       // ZeRO-3 / FSDP: gather each layer's weights for forward and backward
       // (and recompute), reduce-scatter its gradients, every microbatch
       // (Rajbhandari et al. 2020, Sec. 7.2.3: 1.5x the all-reduce volume).
       const double gathers = p.recompute == Recompute::kFull ? 3 : 2;
-      const double gather_all = network_.Time(Collective::kAllGather, params_dev * w_bytes, g);
-      const double reduce_all = network_.Time(Collective::kReduceScatter, params_dev * w_bytes, g);
+      const double gather_all = CollectiveTime(memo, Collective::kAllGather, params_dev * w_bytes, g);
+      const double reduce_all = CollectiveTime(memo, Collective::kReduceScatter, params_dev * w_bytes, g);
       zero3_per_mb = gathers * gather_all + reduce_all;
       // With prefetch, each layer's gather hides behind the layer before it,
       // but the iteration's first gather has nothing before it and its last

@@ -4,6 +4,7 @@
 // no string handling or I/O, so it can be called millions of times.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/estimate/scenario.h"
@@ -80,7 +81,11 @@ struct OpTimes {
 // cp, ep, sequence_parallel, attention, precision): the operator lists,
 // their times and FLOPs. A search prepares it once per block of plans and
 // runs every plan of the block (recompute, overlaps, ZeRO stage, offload,
-// interleave, group order) against it. Plain data; copying is cheap.
+// interleave, group order) against it. Valid for the estimator that made
+// it; Run() keeps in it the collective times it looked up (a memo: they
+// recur across the plans of a block), so use one from one thread at a time.
+// Movable, not copyable.
+struct CollectiveMemo;
 struct PreparedWorkload {
   OpTimes dense, moe, head, embed;
   double layer_flops = 0;           // one dense layer per device per microbatch (full recompute)
@@ -94,6 +99,12 @@ struct PreparedWorkload {
   hardware::DataType precision = hardware::DataType::kBf16;
   // True when a plan and workload have the shape it was prepared for.
   bool Matches(const parallelism::TrainingPlan& p, const parallelism::Workload& w) const;
+  std::unique_ptr<CollectiveMemo> memo;  // filled by Run()
+
+  PreparedWorkload();
+  ~PreparedWorkload();
+  PreparedWorkload(PreparedWorkload&&) noexcept;
+  PreparedWorkload& operator=(PreparedWorkload&&) noexcept;
 };
 
 // The costs Run() is built from, for the event-driven engine
@@ -152,6 +163,9 @@ class TrainingEstimator {
                    PreparedWorkload& out) const;
   TrainingEstimate Evaluate(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
                             const PreparedWorkload* prepared) const;
+  // network_.Time(), through the memo when there is one.
+  double CollectiveTime(CollectiveMemo* memo, hardware::Collective c, double bytes,
+                        const hardware::GroupPlacement& g) const;
 
   const models::ModelSpec& model_;
   const hardware::SystemSpec& system_;

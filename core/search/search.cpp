@@ -626,12 +626,31 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
 }
 
 void CheckWithEvents(const Scenario& s, const SearchOptions& o, SearchResult& r) {
+  // The finalists' simulations are independent: they run on o.threads
+  // threads; their results are then taken in rank order, as on one.
+  std::vector<EventEstimate> simulated(r.top.size());
+  {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < r.top.size();) {
+        const Scenario one = ScenarioOf(s, r.top[i].knobs);
+        const EventEstimator est(one.model, one.system);
+        simulated[i] = est.Run(one.training, one.workload);
+      }
+    };
+    const int hw = static_cast<int>(std::thread::hardware_concurrency());
+    const size_t threads = static_cast<size_t>(std::max(1, o.threads > 0 ? o.threads : hw));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < std::min(threads, r.top.size()); ++t) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
+  }
   std::vector<SearchCandidate> kept;
   kept.reserve(r.top.size());
-  for (SearchCandidate& c : r.top) {
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    SearchCandidate& c = r.top[i];
     const Scenario one = ScenarioOf(s, c.knobs);
-    const EventEstimator est(one.model, one.system);
-    const EventEstimate e = est.Run(one.training, one.workload);
+    const EventEstimate& e = simulated[i];
     c.closed_form_s = e.closed_form.iteration_s;
     if (!e.simulated()) {
       ++r.event_rejected;

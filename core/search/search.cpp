@@ -155,7 +155,6 @@ struct BlockResult {
   uint64_t evaluated = 0, out_of_memory = 0, feasible = 0;
   uint64_t pruned_memory = 0;  // the rest of a block whose first plan does not fit
   double min_total_bytes = 0;
-  std::atomic<bool> ready{false};
 };
 
 // Inserts `c` into `top` (best first, at most `keep`). No allocation once
@@ -205,7 +204,8 @@ class Searcher {
     }
   }
 
-  // Between the phases, on one thread: every block, best bound first.
+  // Between the phases, on one thread: every block in one list, to be put
+  // in bound order as far as the search gets (SortThrough).
   void Order() {
     size_t total = 0;
     for (const ShapeSetup& su : setups_) total += su.blocks.size();
@@ -214,8 +214,8 @@ class Searcher {
       order_.insert(order_.end(), su.blocks.begin(), su.blocks.end());
       std::vector<Block>().swap(su.blocks);
     }
-    std::sort(order_.begin(), order_.end(), BoundOrder);
-    results_ = std::vector<BlockResult>(order_.size());
+    results_ = std::vector<std::unique_ptr<BlockResult>>(order_.size());
+    ready_ = std::vector<std::atomic<bool>>(order_.size());
   }
 
   // Phase 2, on every thread.
@@ -227,6 +227,7 @@ class Searcher {
       const size_t i = next_block_.fetch_add(1, std::memory_order_relaxed);
       if (i >= order_.size()) break;
       if (CancelRaised()) break;
+      if (i >= sorted_.load(std::memory_order_acquire)) SortThrough(i);
       const Block& b = order_[i];
       // T only falls as blocks are committed, so a bound above today's
       // committed threshold is above T_i: block i and every later one are
@@ -235,8 +236,10 @@ class Searcher {
         stop_.store(true, std::memory_order_relaxed);
         break;
       }
-      EvaluateBlock(b, results_[i]);
-      results_[i].ready.store(true, std::memory_order_release);
+      auto r = std::make_unique<BlockResult>();
+      EvaluateBlock(b, *r);
+      results_[i] = std::move(r);
+      ready_[i].store(true, std::memory_order_release);
       Commit();
     }
   }
@@ -244,15 +247,14 @@ class Searcher {
   // Commits the results ready in order, stopping at the cut.
   void Commit() {
     std::lock_guard<std::mutex> lock(commit_mu_);
-    while (!cut_ && frontier_ < order_.size() && results_[frontier_].ready.load(std::memory_order_acquire)) {
+    while (!cut_ && frontier_ < order_.size() && ready_[frontier_].load(std::memory_order_acquire)) {
       if (o_.prune_by_time && order_[frontier_].bound > Threshold()) {
         cut_ = true;
         stop_.store(true, std::memory_order_relaxed);
         break;
       }
-      BlockResult& r = results_[frontier_];
+      const BlockResult& r = *results_[frontier_];
       for (const SearchCandidate& c : r.top) Insert(top_, Keep(), c);
-      std::vector<SearchCandidate>().swap(r.top);
       committed_.evaluated += r.evaluated;
       committed_.out_of_memory += r.out_of_memory;
       committed_.feasible += r.feasible;
@@ -260,6 +262,7 @@ class Searcher {
       if (r.min_total_bytes > 0 &&
           (committed_.min_total_bytes == 0 || r.min_total_bytes < committed_.min_total_bytes))
         committed_.min_total_bytes = r.min_total_bytes;
+      results_[frontier_].reset();
       ++frontier_;
     }
     threshold_.store(Threshold(), std::memory_order_relaxed);
@@ -301,6 +304,25 @@ class Searcher {
     cancelled_.store(true, std::memory_order_relaxed);
     stop_.store(true, std::memory_order_relaxed);
     return true;
+  }
+
+  // Puts blocks 0 .. i (and some after) in their final order. A search costs
+  // a small prefix of the blocks, so they are ordered in chunks that double,
+  // each the next smallest of the rest (nth_element), then sorted: the order
+  // is the same as one full sort ((bound, ordinal) is unique), for much less.
+  // Other threads meanwhile read blocks before sorted_ only.
+  void SortThrough(size_t i) {
+    std::lock_guard<std::mutex> lock(sort_mu_);
+    size_t from = sorted_.load(std::memory_order_relaxed);
+    while (from <= i) {
+      const size_t to = std::min(order_.size(), from + std::max<size_t>(1024, from));
+      const auto first = order_.begin() + static_cast<std::ptrdiff_t>(from);
+      const auto mid = order_.begin() + static_cast<std::ptrdiff_t>(to);
+      if (mid != order_.end()) std::nth_element(first, mid, order_.end(), BoundOrder);
+      std::sort(first, mid, BoundOrder);
+      from = to;
+      sorted_.store(from, std::memory_order_release);
+    }
   }
 
   double Threshold() const {
@@ -493,7 +515,10 @@ class Searcher {
   const std::vector<ShapeTask>& shapes_;
   std::vector<ShapeSetup> setups_;
   std::vector<Block> order_;
-  std::vector<BlockResult> results_;
+  std::vector<std::unique_ptr<BlockResult>> results_;  // made by the thread that costs the block
+  std::vector<std::atomic<bool>> ready_;                // results_[i] is there
+  std::mutex sort_mu_;
+  std::atomic<size_t> sorted_{0};                       // order_[0, sorted_) is in final order
   std::atomic<size_t> next_shape_{0}, prepared_{0}, next_block_{0};
   std::atomic<bool> stop_{false}, cancelled_{false};
   std::atomic<double> threshold_{std::numeric_limits<double>::infinity()};

@@ -73,7 +73,9 @@ struct SearchOptions {
   // Shard for multi-process runs: shapes i with i % shards == shard.
   int shard = 0;
   int shards = 1;
-  // Called from the calling thread about every 100 ms: shapes done, total.
+  // Called from the calling thread about every 100 ms: progress in shapes
+  // (done, total), the first half for probing the shapes, the second for
+  // the blocks costed (it jumps to the end when the bound cuts the rest).
   std::function<void(uint64_t, uint64_t)> progress;
   // Borrowed; when raised, workers stop before their next shape and the
   // result holds the best plans of the shapes done (SearchResult::cancelled).

@@ -50,8 +50,14 @@ double Curve::At(double size) const {
   if (size >= x.back()) return y.back();
   size_t hi = 1;
   while (x[hi] < size) ++hi;
-  const double t = std::log(size / x[hi - 1]) / std::log(x[hi] / x[hi - 1]);
+  const double step = log_steps.size() + 1 == x.size() ? log_steps[hi - 1] : std::log(x[hi] / x[hi - 1]);
+  const double t = std::log(size / x[hi - 1]) / step;
   return y[hi - 1] + t * (y[hi] - y[hi - 1]);
+}
+
+void Curve::Finish() {
+  log_steps.clear();
+  for (size_t i = 1; i < x.size(); ++i) log_steps.push_back(std::log(x[i] / x[i - 1]));
 }
 
 double PeakFlops(const DeviceSpec& d, DataType t) {
@@ -163,6 +169,7 @@ void ParseCurve(const YAML::Node& node, const std::string& path, const std::stri
     out.x.push_back(*x.value);
     out.y.push_back(*y.value);
   }
+  out.Finish();
 }
 
 }  // namespace

@@ -33,8 +33,13 @@ enum class Roofline { kMax, kSum };
 struct Curve {
   std::vector<double> x;
   std::vector<double> y;
+  // log(x[i+1] / x[i]) for each segment, filled by Finish() once the points
+  // are in (the parsers do it): At() then takes one logarithm instead of
+  // two, with the same result. Ignored when its size does not fit x.
+  std::vector<double> log_steps;
   double At(double size) const;
   bool empty() const { return x.empty(); }
+  void Finish();
 };
 
 struct DeviceSpec {

@@ -157,6 +157,7 @@ void ParseTierCurve(const YAML::Node& e, const std::string& at, const std::strin
     out.x.push_back(*x.value);
     out.y.push_back(*y.value);
   }
+  out.Finish();
 }
 
 }  // namespace

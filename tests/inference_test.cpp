@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <new>
 #include <nlohmann/json.hpp>
@@ -644,6 +645,50 @@ TEST(Validation, AllCoveredInferenceRows) {
             << r.max_abs_error_pct << " %, " << r.evaluated << " evaluated, " << r.skipped
             << " skipped\n";
   EXPECT_GE(r.evaluated, 100);
+}
+
+// Issue 19: a pass through a PassCache gives the same doubles as a pass
+// without, for prefill, decode and mixed shapes, on a hit and on a miss, on
+// a dense and on a MoE model, and a deployment's entry is not reused for
+// another deployment.
+TEST(Serving, PassCacheGivesTheSamePassBitForBit) {
+  for (const char* name : {"llama2-70b-h100-infer", "mixtral-8x7b-a100-infer"}) {
+    SCOPED_TRACE(name);
+    const Scenario s = Load(name);
+    ASSERT_TRUE(s.inference.has_value());
+    const InferenceDeployment& d = *s.inference;
+    const InferenceEstimator est(s.model, s.system);
+    const auto cache = std::make_unique<PassCache>();
+    std::vector<IterationShape> shapes;
+    for (double b : {1.0, 7.0, 64.0, 256.0}) shapes.push_back(IterationShape::Decode(b, 1000 * b));
+    shapes.push_back(IterationShape::Prefill(4, 512));
+    IterationShape mixed = IterationShape::Decode(60, 90000);
+    mixed += IterationShape::Prefill(1, 300, 200);
+    shapes.push_back(mixed);
+    // The same counts with another context: a hit for the token work, new attention.
+    shapes.push_back(IterationShape::Decode(64, 5));
+    int checked = 0;
+    for (int round = 0; round < 2; ++round) {  // misses first, then hits
+      for (const IterationShape& it : shapes) {
+        const PassTime a = est.Pass(d, it);
+        const PassTime b = est.Pass(d, it, *cache);
+        EXPECT_EQ(a.total, b.total);
+        EXPECT_EQ(a.gemm, b.gemm);
+        EXPECT_EQ(a.attention, b.attention);
+        EXPECT_EQ(a.tp_comm, b.tp_comm);
+        EXPECT_EQ(a.flops, b.flops);
+        EXPECT_EQ(a.weight_bytes, b.weight_bytes);
+        EXPECT_EQ(a.kv_bytes, b.kv_bytes);
+        ++checked;
+      }
+    }
+    EXPECT_EQ(checked, 14);
+    // Another deployment (twice the tensor parallelism) through the same cache.
+    InferenceDeployment other = d;
+    other.tp = d.tp * 2;
+    EXPECT_EQ(est.Pass(other, shapes[0], *cache).total, est.Pass(other, shapes[0]).total);
+    EXPECT_NE(est.Pass(other, shapes[0]).total, est.Pass(d, shapes[0]).total);
+  }
 }
 
 }  // namespace

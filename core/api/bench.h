@@ -22,10 +22,15 @@ struct BenchResult : ResultBase {
   int64_t estimates = 0;
   double elapsed_s = 0;
   double mean_iteration_s = 0;  // checksum: the mean iteration time estimated
+  // The same plans run against a workload prepared once per micro-batch
+  // (TrainingEstimator::Prepare), as a search runs a block of plans.
+  int64_t prepared_estimates = 0;
+  double prepared_elapsed_s = 0;
 };
 
 // Times TrainingEstimator::Run on this thread over six plans (micro-batch 1
-// or 2, each recompute mode) for `seconds`.
+// or 2, each recompute mode): half of `seconds` each from scratch, half
+// against prepared workloads.
 BenchResult Bench(const BenchRequest& req);
 
 struct EventBenchRequest {

@@ -452,6 +452,10 @@ Json ToJson(const BenchResult& r) {
   j["elapsed_s"] = r.elapsed_s;
   j["estimates_per_s"] = r.elapsed_s > 0 ? static_cast<double>(r.estimates) / r.elapsed_s : 0.0;
   j["mean_iteration_s"] = r.mean_iteration_s;
+  j["prepared_estimates"] = r.prepared_estimates;
+  j["prepared_elapsed_s"] = r.prepared_elapsed_s;
+  j["prepared_estimates_per_s"] =
+      r.prepared_elapsed_s > 0 ? static_cast<double>(r.prepared_estimates) / r.prepared_elapsed_s : 0.0;
   return j;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <optional>
 
 #include "hardware/device_model.h"
 #include "models/kv_cache.h"
@@ -86,17 +88,28 @@ InferenceEstimator::InferenceEstimator(const models::ModelSpec& model,
       devices_(hardware::DeviceCount(system)) {}
 
 PassTime InferenceEstimator::Pass(const InferenceDeployment& d, const IterationShape& it) const {
-  return PassOf(model_, d, it);
+  return PassOf(model_, d, it, nullptr);
+}
+
+PassTime InferenceEstimator::Pass(const InferenceDeployment& d, const IterationShape& it,
+                                  PassCache& cache) const {
+  return PassOf(model_, d, it, &cache);
 }
 
 PassTime InferenceEstimator::DraftPass(const InferenceDeployment& d,
                                        const IterationShape& it) const {
   if (draft_ == nullptr) return PassTime{};
-  return PassOf(*draft_, d, it);
+  return PassOf(*draft_, d, it, nullptr);
+}
+
+PassTime InferenceEstimator::DraftPass(const InferenceDeployment& d, const IterationShape& it,
+                                       PassCache& cache) const {
+  if (draft_ == nullptr) return {};
+  return PassOf(*draft_, d, it, &cache);
 }
 
 PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceDeployment& d,
-                                    const IterationShape& it) const {
+                                    const IterationShape& it, PassCache* cache) const {
   PassTime p;
   const double tokens = it.prefill_tokens + it.decode_seqs;  // rows of every GEMM
   const double seqs = it.prefill_seqs + it.decode_seqs;      // rows of the LM head
@@ -123,7 +136,7 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
   auto gemm_bytes = [&](const Op& op, double weight_elements) {
     return weight_elements * wb + op.m * op.k * ab + op.m * op.n * kAct16;
   };
-  auto time_ops = [&](const models::OpList& ops, LayerCost& c) {
+  auto time_ops = [&](const models::OpList& ops, PassCache::Layer& c) {
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
       switch (op.kind) {
@@ -149,7 +162,7 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
             c.gemm += experts * (one - dev.kernel_overhead) + dev.kernel_overhead;
             c.weight_bytes += w * wb;
           }
-          c.flops += op.flops;
+          c.gemm_flops[static_cast<size_t>(c.gemm_ops++)] = op.flops;
           break;
         }
         case OpKind::kFlashAttention:
@@ -191,13 +204,6 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
     attn.kv_bytes += kv_io;
   }
 
-  // --- collectives per layer -------------------------------------------------
-  double tp_layer = 0;
-  if (d.tp > 1) {
-    const auto g = network_.Place(d.tp, 1);
-    tp_layer = 2 * network_.Time(hardware::Collective::kAllReduce, tokens * h * kAct16, g);
-  }
-
   // --- offload link -----------------------------------------------------------
   double link = 0;
   if (d.offload_weights > 0 || d.offload_kv > 0) {
@@ -205,18 +211,75 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
     if (d.offload_to == parallelism::OffloadTarget::kNvme) link = std::min(link, d.nvme_bandwidth);
   }
 
-  // --- the layers -------------------------------------------------------------
-  models::OpList ops;
+  // --- what depends only on the token and sequence counts --------------------
+  // (from `cache` when an earlier pass had the same counts)
   const double moe_layers = static_cast<double>(models::MoeLayerCount(m));
   const double dense_layers = static_cast<double>(m.layers) - moe_layers;
+  std::optional<PassCache::Entry> own;  // without a cache (a large struct: made only then)
+  PassCache::Entry* tw = nullptr;
+  bool known = false;
+  if (cache == nullptr) {
+    tw = &own.emplace();
+  } else {
+    uint64_t kt = 0, ks = 0;
+    std::memcpy(&kt, &tokens, sizeof kt);
+    std::memcpy(&ks, &seqs, sizeof ks);
+    const uint64_t hash = (kt ^ (ks * 0x9E3779B97F4A7C15ULL)) * 0xFF51AFD7ED558CCDULL;
+    tw = &cache->entries_[(hash >> 32) % PassCache::kEntries];
+    known = tw->model == &m && tw->deployment == &d && tw->tokens == tokens && tw->seqs == seqs;
+  }
+  if (!known) {
+    models::OpList ops;
+    for (int pass = 0; pass < 2; ++pass) {
+      tw->layer[pass] = PassCache::Layer{};
+      if ((pass == 1 ? moe_layers : dense_layers) <= 0) continue;
+      models::LayerOps(m, shape, pass == 1, d.ep, ops);
+      time_ops(ops, tw->layer[pass]);
+    }
+    // Embedding, LM head and sampling (logits only for the last token of
+    // each sequence).
+    PassCache::Layer ends;
+    models::EmbeddingOps(m, shape, ops);
+    time_ops(ops, ends);
+    models::LayerShape head = shape;
+    head.seq = std::max<int64_t>(1, std::llround(seqs));
+    models::HeadOps(m, head, ops);
+    time_ops(ops, ends);
+    tw->ends_gemm = ends.gemm;
+    tw->ends_elementwise = ends.elementwise;
+    tw->ends_weight_bytes = ends.weight_bytes;
+    tw->ends_flops = 0;
+    for (int i = 0; i < ends.gemm_ops; ++i) tw->ends_flops += ends.gemm_flops[static_cast<size_t>(i)];
+    // Collectives per layer.
+    tw->tp_layer = 0;
+    if (d.tp > 1) {
+      const auto g = network_.Place(d.tp, 1);
+      tw->tp_layer = 2 * network_.Time(hardware::Collective::kAllReduce, tokens * h * kAct16, g);
+    }
+    tw->pp_comm = 0;
+    if (d.pp > 1) {
+      const auto g = network_.Place(d.pp, d.tp);
+      tw->pp_comm = static_cast<double>(d.pp - 1) *
+                    network_.Time(hardware::Collective::kSendRecv, tokens * h * kAct16, g);
+    }
+    tw->model = &m;
+    tw->deployment = &d;
+    tw->tokens = tokens;
+    tw->seqs = seqs;
+  }
+
+  // --- the layers -------------------------------------------------------------
   for (int pass = 0; pass < 2; ++pass) {
     const bool moe = pass == 1;
     const double count = moe ? moe_layers : dense_layers;
     if (count <= 0) continue;
     LayerCost c = attn;
-    models::LayerOps(m, shape, moe, d.ep, ops);
-    time_ops(ops, c);
-    c.comm = tp_layer;
+    const PassCache::Layer& l = tw->layer[pass];
+    c.gemm += l.gemm;
+    c.elementwise += l.elementwise;
+    c.weight_bytes += l.weight_bytes;
+    for (int i = 0; i < l.gemm_ops; ++i) c.flops += l.gemm_flops[static_cast<size_t>(i)];
+    c.comm = tw->tp_layer;
     double exposed = 0;
     if (link > 0) {
       const double moved = d.offload_weights * c.weight_bytes + d.offload_kv * c.kv_bytes;
@@ -231,26 +294,11 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
     p.weight_bytes += count * c.weight_bytes * tp;
     p.kv_bytes += count * c.kv_bytes * tp;
   }
-
-  // --- embedding, LM head and sampling (logits only for the last token of
-  // each sequence) ----------------------------------------------------------------
-  LayerCost ends;
-  models::EmbeddingOps(m, shape, ops);
-  time_ops(ops, ends);
-  models::LayerShape head = shape;
-  head.seq = std::max<int64_t>(1, std::llround(seqs));
-  models::HeadOps(m, head, ops);
-  time_ops(ops, ends);
-  p.gemm += ends.gemm;
-  p.elementwise += ends.elementwise;
-  p.flops += ends.flops * tp;
-  p.weight_bytes += ends.weight_bytes * tp;
-
-  if (d.pp > 1) {
-    const auto g = network_.Place(d.pp, d.tp);
-    p.pp_comm = static_cast<double>(d.pp - 1) *
-                network_.Time(hardware::Collective::kSendRecv, tokens * h * kAct16, g);
-  }
+  p.gemm += tw->ends_gemm;
+  p.elementwise += tw->ends_elementwise;
+  p.flops += tw->ends_flops * tp;
+  p.weight_bytes += tw->ends_weight_bytes * tp;
+  p.pp_comm = tw->pp_comm;
   p.total = p.gemm + p.attention + p.elementwise + p.tp_comm + p.pp_comm + p.offload;
   return p;
 }

@@ -28,11 +28,13 @@
 //
 // Run() and Pass() are allocation-free, with no string handling or I/O.
 
+#include <array>
 #include <cstdint>
 #include <string>
 
 #include "core/estimate/scenario.h"
 #include "hardware/network.h"
+#include "models/transformer.h"
 #include "parallelism/deployment_spec.h"
 
 namespace orrery::engine {
@@ -113,6 +115,38 @@ struct InferenceEstimate {
 // transformers via speculative decoding", Eq. 1); k + 1 at a = 1.
 double SpeculativeTokensPerStep(int64_t k, double a);
 
+// The part of a pass that depends only on its token and sequence counts
+// (GEMMs, norms, embedding, LM head, collectives), kept between passes: a
+// serving simulation runs millions of passes over a few hundred distinct
+// batches. A fixed direct-mapped table, no allocation after construction;
+// owned by one caller and not shared between threads. Pass() with a cache
+// gives the same doubles as Pass() without. Entries are keyed by the
+// addresses of the model and the deployment: use a cache only while the
+// deployments passed with it live unchanged (SimulateServing makes one per
+// simulation).
+class PassCache {
+ public:
+  PassCache() = default;
+
+ private:
+  friend class InferenceEstimator;
+  struct Layer {  // one transformer layer's operators other than attention
+    double gemm = 0, elementwise = 0, weight_bytes = 0;
+    double gemm_flops[2 * models::kMaxLayerOps] = {};  // in operator order
+    int gemm_ops = 0;
+  };
+  struct Entry {
+    const void* model = nullptr;  // the model and deployment the entry is for
+    const void* deployment = nullptr;
+    double tokens = -1, seqs = -1;
+    Layer layer[2];               // dense, MoE
+    double ends_gemm = 0, ends_elementwise = 0, ends_flops = 0, ends_weight_bytes = 0;
+    double tp_layer = 0, pp_comm = 0;
+  };
+  static constexpr size_t kEntries = 512;
+  std::array<Entry, kEntries> entries_{};
+};
+
 class InferenceEstimator {
  public:
   // Borrows the model, system and optional draft; they must outlive it.
@@ -123,6 +157,10 @@ class InferenceEstimator {
   PassTime Pass(const parallelism::InferenceDeployment& d, const IterationShape& it) const;
   // One draft-model decode step (speculative decoding), 0 without a draft model.
   PassTime DraftPass(const parallelism::InferenceDeployment& d, const IterationShape& it) const;
+  // The same, reusing `cache` (the same numbers, faster over many passes).
+  PassTime Pass(const parallelism::InferenceDeployment& d, const IterationShape& it, PassCache& cache) const;
+  PassTime DraftPass(const parallelism::InferenceDeployment& d, const IterationShape& it,
+                     PassCache& cache) const;
 
   // The static workload of `d`: batch prompts of `input` tokens, `output`
   // tokens generated for each, the whole batch together to the end.
@@ -144,7 +182,7 @@ class InferenceEstimator {
 
  private:
   PassTime PassOf(const models::ModelSpec& m, const parallelism::InferenceDeployment& d,
-                  const IterationShape& it) const;
+                  const IterationShape& it, PassCache* cache) const;
   // Parameters on one device of the fullest stage; `layers` gets the part in
   // transformer layers (what offload_weights moves off the device).
   double WeightParamsPerDevice(const models::ModelSpec& m,

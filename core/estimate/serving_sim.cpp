@@ -1,6 +1,7 @@
 #include "core/estimate/serving_sim.h"
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <deque>
 
@@ -223,6 +224,13 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   };
   std::vector<size_t> decoders;
   std::vector<Chunk> chunks;
+  std::vector<size_t> order;  // a copy of `running` to walk while it changes
+  decoders.reserve(static_cast<size_t>(std::max<int64_t>(1, d.max_batch)));
+  chunks.reserve(static_cast<size_t>(std::max<int64_t>(1, d.max_batch)));
+  order.reserve(static_cast<size_t>(std::max<int64_t>(1, d.max_batch)));
+  // Passes of the same token and sequence counts share their GEMM, norm,
+  // head and collective times (InferenceEstimator::Pass with a cache).
+  const auto cache = std::make_unique<PassCache>();
   constexpr int64_t kMaxIterations = 50'000'000;
 
   while (done < n) {
@@ -276,7 +284,7 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
         prefill_only = !chunks.empty();
       }
       if (!prefill_only) {
-        const std::vector<size_t> order = running;
+        order.assign(running.begin(), running.end());
         for (size_t i : order) {
           if (seq[i].phase != Phase::kRunning || seq[i].prefilled < seq[i].prompt) continue;
           if (paged && !reserve(i, seq[i].cached + 1 + k)) continue;
@@ -290,7 +298,7 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
       }
       if (d.scheduler == Scheduler::kChunked) {
         // Unfinished prompts of running requests, oldest first.
-        const std::vector<size_t> order = running;
+        order.assign(running.begin(), running.end());
         for (size_t i : order) {
           if (budget <= 0) break;
           if (seq[i].phase != Phase::kRunning || seq[i].prefilled >= seq[i].prompt) continue;
@@ -324,7 +332,7 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
     IterationShape drafts;
     for (size_t i : decoders) {
       const double context = static_cast<double>(seq[i].cached + 1);
-      drafts += IterationShape::Decode(1, context);
+      if (k > 0) drafts += IterationShape::Decode(1, context);  // only speculation drafts
       shape += k > 0 ? IterationShape::Prefill(1, static_cast<double>(k + 1), context - 1)
                      : IterationShape::Decode(1, context);
     }
@@ -342,10 +350,10 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
       break;
     }
     res.peak_running = std::max<int64_t>(res.peak_running, static_cast<int64_t>(running.size()));
-    t += est.Pass(d, shape).total;
+    t += est.Pass(d, shape, *cache).total;
     if (k > 0 && !decoders.empty())
-      t += static_cast<double>(k) * (est.has_draft() ? est.DraftPass(d, drafts).total
-                                                     : d.draft_cost * est.Pass(d, drafts).total);
+      t += static_cast<double>(k) * (est.has_draft() ? est.DraftPass(d, drafts, *cache).total
+                                                     : d.draft_cost * est.Pass(d, drafts, *cache).total);
     if (++res.iterations > kMaxIterations) {
       res.feasible = false;
       res.reason = "more than 50 million iterations; lower the load or the requests";

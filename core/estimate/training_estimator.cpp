@@ -3,7 +3,10 @@
 #include "core/estimate/result_invariants.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <optional>
 
 #include "core/estimate/parallel_comm.h"
 #include "hardware/device_model.h"
@@ -19,14 +22,6 @@ using parallelism::Recompute;
 using parallelism::TrainingPlan;
 
 namespace {
-
-struct OpTimes {
-  double fwd = 0;
-  double bwd = 0;
-  double attention_fwd = 0;  // attention-core part of fwd (selective recompute)
-  double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
-  double weight_grad = 0;    // weight-gradient GEMMs of bwd (ZB-H1's W pass)
-};
 
 // Forward and backward time of a list of operators. Backward of a GEMM is
 // two GEMMs of the same size (input and weight gradients); of FlashAttention
@@ -143,8 +138,116 @@ TrainingEstimator::TrainingEstimator(const models::ModelSpec& model,
   moe_layer_params_ = models::LayerParameters(model, true);
 }
 
-TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
-                                        const parallelism::Workload& w) const {
+// Collective times by (collective, bytes, placement): Network::Time() is a
+// pure function of them, so a hit returns the very double it returned.
+// Direct-mapped, 32 slots.
+struct CollectiveMemo {
+  struct Slot {
+    int collective = -1;
+    double bytes = 0;
+    hardware::GroupPlacement g;
+    double time = 0;
+  };
+  std::array<Slot, 32> slots{};
+};
+
+PreparedWorkload::PreparedWorkload() = default;
+PreparedWorkload::~PreparedWorkload() = default;
+PreparedWorkload::PreparedWorkload(PreparedWorkload&&) noexcept = default;
+PreparedWorkload& PreparedWorkload::operator=(PreparedWorkload&&) noexcept = default;
+
+double TrainingEstimator::CollectiveTime(CollectiveMemo* memo, Collective c, double bytes,
+                                         const hardware::GroupPlacement& g) const {
+  if (memo == nullptr) return network_.Time(c, bytes, g);
+  uint64_t key = 0;
+  std::memcpy(&key, &bytes, sizeof key);
+  key ^= static_cast<uint64_t>(c) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(g.size) * 0xC2B2AE3D27D4EB4FULL ^
+         static_cast<uint64_t>(g.stride) * 0x165667B19E3779F9ULL ^ (g.flat ? 0x27D4EB2F165667C5ULL : 0);
+  key *= 0xFF51AFD7ED558CCDULL;
+  CollectiveMemo::Slot& s = memo->slots[(key >> 40) % memo->slots.size()];
+  if (s.collective == static_cast<int>(c) && s.bytes == bytes && s.g.size == g.size &&
+      s.g.tiers == g.tiers && s.g.per_domain == g.per_domain && s.g.flat == g.flat && s.g.stride == g.stride)
+    return s.time;
+  s.collective = static_cast<int>(c);
+  s.bytes = bytes;
+  s.g = g;
+  s.time = network_.Time(c, bytes, g);
+  return s.time;
+}
+
+bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workload& w) const {
+  return valid && p.micro_batch == micro_batch && p.tp == tp && p.cp == cp && p.ep == ep &&
+         parallelism::ExpertLoadFactor(p) == expert_load &&
+         p.sequence_parallel == sequence_parallel && p.attention == attention &&
+         p.precision == precision && w.seq_len == seq_len && w.global_batch == global_batch;
+}
+
+void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Workload& w,
+                                    PreparedWorkload& out) const {
+  const models::ModelSpec& m = model_;
+  const hardware::DeviceSpec& dev = system_.device;
+  const hardware::DataType dt = p.precision;
+  const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
+  models::LayerShape shape;
+  shape.micro_batch = p.micro_batch;
+  shape.seq = w.seq_len / std::max<int64_t>(1, p.cp);
+  shape.full_seq = w.seq_len;
+  shape.tp = p.tp;
+  shape.sequence_parallel = p.sequence_parallel;
+  shape.flash = p.attention == parallelism::Attention::kFlash;
+  shape.act_bytes = act;
+  shape.expert_load = parallelism::ExpertLoadFactor(p);
+  models::OpList ops;
+  models::LayerOps(m, shape, false, p.ep, ops);
+  out.dense = Times(dev, dt, ops, true);
+  // What recompute redoes per layer and device: every operator (full) or the
+  // attention core (selective; Korthikanti et al. 2022, Sec. 5).
+  out.layer_flops = Sum(ops, &Op::flops);
+  out.attention_core_flops = 0;
+  for (int i = 0; i < ops.count; ++i)
+    if (ops.ops[static_cast<size_t>(i)].attention_core) out.attention_core_flops += ops.ops[static_cast<size_t>(i)].flops;
+  out.moe = OpTimes{};
+  if (m.experts > 1) {
+    models::LayerOps(m, shape, true, p.ep, ops);
+    out.moe = Times(dev, dt, ops, true);
+  }
+  models::HeadOps(m, shape, ops);
+  out.head = Times(dev, dt, ops, true);
+  AddMtpModules(m, out.dense, out.moe, out.head);
+  models::EmbeddingOps(m, shape, ops);
+  out.embed = Times(dev, dt, ops, true);
+  out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
+  out.micro_batch = p.micro_batch;
+  out.tp = p.tp;
+  out.cp = p.cp;
+  out.ep = p.ep;
+  out.expert_load = shape.expert_load;
+  out.sequence_parallel = p.sequence_parallel;
+  out.attention = p.attention;
+  out.precision = p.precision;
+  out.seq_len = w.seq_len;
+  out.global_batch = w.global_batch;
+  out.valid = true;
+}
+
+PreparedWorkload TrainingEstimator::Prepare(const TrainingPlan& p, const parallelism::Workload& w) const {
+  PreparedWorkload out;
+  PrepareInto(p, w, out);
+  out.memo = std::make_unique<CollectiveMemo>();  // not on Run()'s own path: that one never allocates
+  return out;
+}
+
+TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p, const parallelism::Workload& w) const {
+  return Evaluate(p, w, nullptr);
+}
+
+TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p, const parallelism::Workload& w,
+                                        const PreparedWorkload& prepared) const {
+  return Evaluate(p, w, &prepared);
+}
+
+TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parallelism::Workload& w,
+                                             const PreparedWorkload* prepared) const {
   TrainingEstimate e;
   const models::ModelSpec& m = model_;
   const hardware::DeviceSpec& dev = system_.device;
@@ -196,19 +299,18 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
   shape.flash = p.attention == parallelism::Attention::kFlash;
   shape.act_bytes = act;
   shape.expert_load = parallelism::ExpertLoadFactor(p);
-  models::OpList ops;
-  models::LayerOps(m, shape, false, p.ep, ops);
-  const OpTimes dense = Times(dev, dt, ops, true);
-  OpTimes moe;
-  if (m.experts > 1) {
-    models::LayerOps(m, shape, true, p.ep, ops);
-    moe = Times(dev, dt, ops, true);
+  // The operators' times and FLOPs: prepared by the caller for every plan of
+  // the same per-layer shape, or here.
+  std::optional<PreparedWorkload> own;  // made only when not given (zeroing it costs)
+  if (prepared == nullptr || !prepared->Matches(p, w)) {
+    PrepareInto(p, w, own.emplace());
+    prepared = &*own;
   }
-  models::HeadOps(m, shape, ops);
-  OpTimes head = Times(dev, dt, ops, true);
-  AddMtpModules(m, dense, moe, head);
-  models::EmbeddingOps(m, shape, ops);
-  const OpTimes embed = Times(dev, dt, ops, true);
+  CollectiveMemo* const memo = own ? nullptr : prepared->memo.get();
+  const OpTimes& dense = prepared->dense;
+  const OpTimes& moe = prepared->moe;
+  const OpTimes& head = prepared->head;
+  const OpTimes& embed = prepared->embed;
 
   // --- communication inside a layer -----------------------------------------
   const Strides st = GroupStrides(p, dp);
@@ -228,9 +330,9 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     // backward; with SP each becomes all-gather + reduce-scatter of the same
     // tensor (Korthikanti et al. 2022, Sec. 4.2.2, Fig. 5).
     const double one = p.sequence_parallel
-                           ? network_.Time(Collective::kAllGather, layer_act_bytes, g) +
-                                 network_.Time(Collective::kReduceScatter, layer_act_bytes, g)
-                           : network_.Time(Collective::kAllReduce, layer_act_bytes, g);
+                           ? CollectiveTime(memo, Collective::kAllGather, layer_act_bytes, g) +
+                                 CollectiveTime(memo, Collective::kReduceScatter, layer_act_bytes, g)
+                           : CollectiveTime(memo, Collective::kAllReduce, layer_act_bytes, g);
     tp_fwd = 2 * one;
     tp_bwd = 2 * one;
     if (p.recompute == Recompute::kFull) tp_rec = 2 * one;
@@ -322,7 +424,7 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     const auto g = network_.Place(p.pp, st.pp);
     // Activations between stages, split over the tp ranks (Narayanan et al.
     // 2021, Sec. 4.1 scatter/gather optimisation).
-    const double one = network_.Time(Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp), g);
+    const double one = CollectiveTime(memo, Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp), g);
     p2p = parallelism::CriticalPathTransfers(p, mb_count) * one;
   }
 
@@ -373,8 +475,8 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
     // one after the other.
     const double dense_dev = params_dev - expert_dev;
     auto group_time = [&](Collective c, double bytes_per_param) {
-      return (dp > 1 ? network_.Time(c, dense_dev * bytes_per_param, g) : 0.0) +
-             (edp > 1 ? network_.Time(c, expert_dev * bytes_per_param, ge) : 0.0);
+      return (dp > 1 ? CollectiveTime(memo, c, dense_dev * bytes_per_param, g) : 0.0) +
+             (edp > 1 ? CollectiveTime(memo, c, expert_dev * bytes_per_param, ge) : 0.0);
     };
     const double grads = params_dev * grad_bytes;
     double comm = 0;       // gradient reduction, at the end of the backward pass
@@ -491,19 +593,11 @@ TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p,
 
   // --- metrics --------------------------------------------------------------------
   const double devices = static_cast<double>(devices_);
-  e.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
+  e.model_flops = prepared->model_flops;
   double rec_flops = 0;
   if (p.recompute != Recompute::kNone) {
-    models::LayerOps(m, shape, false, p.ep, ops);
     const double per_layer_dev =
-        p.recompute == Recompute::kFull ? Sum(ops, &Op::flops)
-                                        : [&] {
-                                            double s = 0;
-                                            for (int i = 0; i < ops.count; ++i)
-                                              if (ops.ops[static_cast<size_t>(i)].attention_core)
-                                                s += ops.ops[static_cast<size_t>(i)].flops;
-                                            return s;
-                                          }();
+        p.recompute == Recompute::kFull ? prepared->layer_flops : prepared->attention_core_flops;
     rec_flops = per_layer_dev * static_cast<double>(m.layers) * tp_d * static_cast<double>(p.cp) *
                 static_cast<double>(w.global_batch) / static_cast<double>(p.micro_batch);
   }

@@ -4,6 +4,7 @@
 // no string handling or I/O, so it can be called millions of times.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/estimate/scenario.h"
@@ -68,6 +69,48 @@ struct TrainingEstimate {
   parallelism::CpScheme cp_scheme = parallelism::CpScheme::kAuto;
 };
 
+// Forward and backward time of one layer's (or the embedding's, or the LM
+// head's) operators for one microbatch on one device.
+struct OpTimes {
+  double fwd = 0;
+  double bwd = 0;
+  double attention_fwd = 0;  // attention-core part of fwd (selective recompute)
+  double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
+  double weight_grad = 0;    // weight-gradient GEMMs of bwd (ZB-H1's W pass)
+};
+
+// The part of an estimate that depends only on the model, the workload
+// (global batch, sequence) and the plan's per-layer shape (micro_batch, tp,
+// cp, ep, sequence_parallel, attention, precision): the operator lists,
+// their times and FLOPs. A search prepares it once per block of plans and
+// runs every plan of the block (recompute, overlaps, ZeRO stage, offload,
+// interleave, group order) against it. Valid for the estimator that made
+// it; Run() keeps in it the collective times it looked up (a memo: they
+// recur across the plans of a block), so use one from one thread at a time.
+// Movable, not copyable.
+struct CollectiveMemo;
+struct PreparedWorkload {
+  OpTimes dense, moe, head, embed;
+  double layer_flops = 0;           // one dense layer per device per microbatch (full recompute)
+  double attention_core_flops = 0;  // its attention core (selective recompute)
+  double model_flops = 0;           // per iteration, no recompute
+  // What it was prepared for.
+  bool valid = false;
+  int64_t micro_batch = 0, tp = 0, cp = 0, ep = 0, seq_len = 0, global_batch = 0;
+  double expert_load = 1;  // parallelism::ExpertLoadFactor of the plan
+  bool sequence_parallel = false;
+  parallelism::Attention attention = parallelism::Attention::kFlash;
+  hardware::DataType precision = hardware::DataType::kBf16;
+  // True when a plan and workload have the shape it was prepared for.
+  bool Matches(const parallelism::TrainingPlan& p, const parallelism::Workload& w) const;
+  std::unique_ptr<CollectiveMemo> memo;  // filled by Run()
+
+  PreparedWorkload();
+  ~PreparedWorkload();
+  PreparedWorkload(PreparedWorkload&&) noexcept;
+  PreparedWorkload& operator=(PreparedWorkload&&) noexcept;
+};
+
 // The costs Run() is built from, for the event-driven engine
 // (core/estimate/event_estimator.h), which lays them out per stage, chunk and
 // microbatch instead of assuming a schedule. Seconds per microbatch on one
@@ -107,6 +150,15 @@ class TrainingEstimator {
   TrainingEstimate Run(const parallelism::TrainingPlan& plan,
                        const parallelism::Workload& workload) const;
 
+  // Prepare once, run many: the per-layer work of a plan's shape, and Run()
+  // against it. The result is the same, bit for bit, as Run(plan, workload);
+  // a `prepared` made for another shape (PreparedWorkload::Matches) is not
+  // used, the work is then done again.
+  PreparedWorkload Prepare(const parallelism::TrainingPlan& plan,
+                           const parallelism::Workload& workload) const;
+  TrainingEstimate Run(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
+                       const PreparedWorkload& prepared) const;
+
   // The costs behind Run() for a plan that passes Run()'s checks (a feasible
   // plan, or one only short of memory). Not on the hot path.
   OperatorCosts Costs(const parallelism::TrainingPlan& plan,
@@ -115,6 +167,14 @@ class TrainingEstimator {
   const hardware::Network& network() const { return network_; }
 
  private:
+  void PrepareInto(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
+                   PreparedWorkload& out) const;
+  TrainingEstimate Evaluate(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
+                            const PreparedWorkload* prepared) const;
+  // network_.Time(), through the memo when there is one.
+  double CollectiveTime(CollectiveMemo* memo, hardware::Collective c, double bytes,
+                        const hardware::GroupPlacement& g) const;
+
   const models::ModelSpec& model_;
   const hardware::SystemSpec& system_;
   hardware::AlphaBetaNetwork network_;

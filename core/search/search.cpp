@@ -120,59 +120,224 @@ struct ShapeTask {
   uint64_t index = 0;
 };
 
-struct WorkerState {
-  std::vector<SearchCandidate> top;
-  SearchStats stats;
+// A block: the candidates of one shape that share micro_batch,
+// sequence_parallel, interleave, zero stage, offload and recompute, and with
+// them one lower bound on the objective. Blocks are the unit of work and of
+// pruning.
+struct Block {
+  double bound = 0;      // no candidate of the block scores below it
+  uint64_t ordinal = 0;  // ordinal of the block's first candidate
+  uint32_t shape = 0;    // index into the shape list
+  uint32_t count = 0;    // candidates (2 x 2 x 24 = 96 at most)
+  int64_t micro_batch = 1, interleave = 1;
+  int8_t sequence_parallel = 0, zero = 0, offload = 0, recompute = 0;
 };
 
+bool BoundOrder(const Block& a, const Block& b) {
+  if (a.bound != b.bound) return a.bound < b.bound;
+  return a.ordinal < b.ordinal;
+}
+
+// What the probes of one shape leave for its blocks.
+struct ShapeSetup {
+  ShapeAxes axes;
+  PlanKnobs knobs;                 // the shape's degrees, the rest at the probe's values
+  parallelism::TrainingPlan plan;  // the scenario's plan with `knobs` applied
+  parallelism::Workload workload;  // global batch rounded for the shape
+  double tokens = 0;               // per iteration
+  std::vector<Block> blocks;       // enumeration order; moved out by Order()
+  SearchStats stats;               // candidates, shapes, divisibility, memory, probes
+};
+
+// The outcome of costing one block.
+struct BlockResult {
+  std::vector<SearchCandidate> top;  // its best, at most Keep()
+  uint64_t evaluated = 0, out_of_memory = 0, feasible = 0;
+  uint64_t pruned_memory = 0;  // the rest of a block whose first plan does not fit
+  double min_total_bytes = 0;
+};
+
+// Inserts `c` into `top` (best first, at most `keep`). No allocation once
+// `top` has reserved keep + 1.
+void Insert(std::vector<SearchCandidate>& top, size_t keep, const SearchCandidate& c) {
+  if (top.size() >= keep && !Better(c, top.back())) return;
+  top.insert(std::upper_bound(top.begin(), top.end(), c, Better), c);
+  if (top.size() > keep) top.pop_back();
+}
+
+// The search runs in two phases on every thread:
+//   1. Prepare: each shape's probes (states memory per zero/offload, one
+//      compute probe per micro_batch and sequence_parallel) give its blocks
+//      and their bounds. Nothing here depends on what another thread found.
+//   2. Evaluate: the blocks of all shapes, sorted by bound (ties by
+//      ordinal), are costed best bound first. Block j is pruned when its
+//      bound exceeds T_j, the Keep()-th best score of blocks 0 .. j-1; as
+//      the bounds rise and T falls, the costed blocks are a prefix 0 .. c-1
+//      and everything from the cut c on is pruned. Threads cost blocks
+//      ahead of the committed prefix; results are committed in order under
+//      a lock, which finds the cut exactly, so the counts (evaluated,
+//      pruned, feasible) are the same for any thread count and any run.
+//      Work a thread did past the cut is thrown away, never counted.
+// Candidates of blocks past the cut score above T_c, the Keep()-th best of
+// the prefix: the answer is the exact top Keep() of the whole space.
 class Searcher {
  public:
-  Searcher(const SearchOptions& o, std::vector<std::unique_ptr<DeviceContext>>& contexts,
-           std::vector<ShapeTask>& shapes)
-      : o_(o), contexts_(contexts), shapes_(shapes) {}
+  Searcher(const SearchOptions& o, const std::vector<std::unique_ptr<DeviceContext>>& contexts,
+           const std::vector<ShapeTask>& shapes)
+      : o_(o), contexts_(contexts), shapes_(shapes), setups_(shapes.size()) {
+    top_.reserve(Keep() + 1);
+  }
 
-  void Work(WorkerState& st) {
-    st.top.reserve(static_cast<size_t>(Keep()) + 1);
+  // Candidates kept: the top K and the event check's spares.
+  size_t Keep() const {
+    return static_cast<size_t>(o_.top + (o_.event_check ? std::max(0, o_.event_spare) : 0));
+  }
+
+  // Phase 1, on every thread.
+  void Prepare() {
     for (;;) {
-      const size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+      const size_t i = next_shape_.fetch_add(1, std::memory_order_relaxed);
       if (i >= shapes_.size()) break;
-      if (o_.cancel != nullptr && o_.cancel->load(std::memory_order_relaxed)) {
-        cancelled_.store(true, std::memory_order_relaxed);
-        done_.fetch_add(1, std::memory_order_relaxed);
-        continue;  // count the shape as done so the reporter stops waiting
-      }
-      Shape(i, st);
-      done_.fetch_add(1, std::memory_order_relaxed);
+      if (CancelRaised()) break;
+      PrepareShape(i);
+      prepared_.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  uint64_t done() const { return done_.load(std::memory_order_relaxed); }
+
+  // Between the phases, on one thread: every block in one list, to be put
+  // in bound order as far as the search gets (SortThrough).
+  void Order() {
+    size_t total = 0;
+    for (const ShapeSetup& su : setups_) total += su.blocks.size();
+    order_.reserve(total);
+    for (ShapeSetup& su : setups_) {
+      order_.insert(order_.end(), su.blocks.begin(), su.blocks.end());
+      std::vector<Block>().swap(su.blocks);
+    }
+    results_ = std::vector<std::unique_ptr<BlockResult>>(order_.size());
+    ready_ = std::vector<std::atomic<bool>>(order_.size());
+  }
+
+  // Phase 2, on every thread.
+  void Evaluate() {
+    std::vector<SearchCandidate> scratch;
+    scratch.reserve(Keep() + 1);
+    for (;;) {
+      if (stop_.load(std::memory_order_relaxed)) break;
+      const size_t i = next_block_.fetch_add(1, std::memory_order_relaxed);
+      if (i >= order_.size()) break;
+      if (CancelRaised()) break;
+      if (i >= sorted_.load(std::memory_order_acquire)) SortThrough(i);
+      const Block& b = order_[i];
+      // T only falls as blocks are committed, so a bound above today's
+      // committed threshold is above T_i: block i and every later one are
+      // past the cut.
+      if (o_.prune_by_time && b.bound > threshold_.load(std::memory_order_relaxed)) {
+        stop_.store(true, std::memory_order_relaxed);
+        break;
+      }
+      auto r = std::make_unique<BlockResult>();
+      EvaluateBlock(b, *r);
+      results_[i] = std::move(r);
+      ready_[i].store(true, std::memory_order_release);
+      Commit();
+    }
+  }
+
+  // Commits the results ready in order, stopping at the cut.
+  void Commit() {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    while (!cut_ && frontier_ < order_.size() && ready_[frontier_].load(std::memory_order_acquire)) {
+      if (o_.prune_by_time && order_[frontier_].bound > Threshold()) {
+        cut_ = true;
+        stop_.store(true, std::memory_order_relaxed);
+        break;
+      }
+      const BlockResult& r = *results_[frontier_];
+      for (const SearchCandidate& c : r.top) Insert(top_, Keep(), c);
+      committed_.evaluated += r.evaluated;
+      committed_.out_of_memory += r.out_of_memory;
+      committed_.feasible += r.feasible;
+      committed_.pruned_memory += r.pruned_memory;
+      if (r.min_total_bytes > 0 &&
+          (committed_.min_total_bytes == 0 || r.min_total_bytes < committed_.min_total_bytes))
+        committed_.min_total_bytes = r.min_total_bytes;
+      results_[frontier_].reset();
+      ++frontier_;
+    }
+    threshold_.store(Threshold(), std::memory_order_relaxed);
+  }
+
+  // After both phases: the best plans and the counts. Blocks not committed
+  // are past the cut (or not reached when cancelled) and count as pruned by
+  // the time bound.
+  void Finish(std::vector<SearchCandidate>& top, SearchStats& stats) {
+    Commit();
+    stats = committed_;
+    for (const ShapeSetup& su : setups_) {
+      stats.candidates += su.stats.candidates;
+      stats.shapes += su.stats.shapes;
+      stats.pruned_divisibility += su.stats.pruned_divisibility;
+      stats.pruned_memory += su.stats.pruned_memory;
+      stats.probes += su.stats.probes;
+      if (su.stats.min_states_bytes > 0 &&
+          (stats.min_states_bytes == 0 || su.stats.min_states_bytes < stats.min_states_bytes))
+        stats.min_states_bytes = su.stats.min_states_bytes;
+    }
+    for (size_t i = frontier_; i < order_.size(); ++i) stats.pruned_time += order_[i].count;
+    top = top_;
+  }
+
+  // Progress in shapes: half for the probes, half for the blocks committed.
+  uint64_t Progress() const {
+    const uint64_t n = shapes_.size();
+    if (order_.empty()) return prepared_.load(std::memory_order_relaxed) / 2;
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    if (cut_) return n;
+    return n / 2 + (n - n / 2) * frontier_ / order_.size();
+  }
   bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
-  // Candidates each worker keeps: the top K and the event check's spares.
-  int Keep() const { return o_.top + (o_.event_check ? std::max(0, o_.event_spare) : 0); }
 
  private:
-  void Insert(WorkerState& st, const SearchCandidate& c) {
-    auto& top = st.top;
-    const size_t k = static_cast<size_t>(Keep());
-    if (top.size() >= k && !Better(c, top.back())) return;
-    auto pos = std::upper_bound(top.begin(), top.end(), c, Better);
-    top.insert(pos, c);  // capacity reserved: no allocation
-    if (top.size() > k) top.pop_back();
-    if (top.size() == k) {
-      const double kth = top.back().score;
-      double cur = threshold_.load(std::memory_order_relaxed);
-      while (kth < cur && !threshold_.compare_exchange_weak(cur, kth, std::memory_order_relaxed)) {
-      }
+  bool CancelRaised() {
+    if (o_.cancel == nullptr || !o_.cancel->load(std::memory_order_relaxed)) return false;
+    cancelled_.store(true, std::memory_order_relaxed);
+    stop_.store(true, std::memory_order_relaxed);
+    return true;
+  }
+
+  // Puts blocks 0 .. i (and some after) in their final order. A search costs
+  // a small prefix of the blocks, so they are ordered in chunks that double,
+  // each the next smallest of the rest (nth_element), then sorted: the order
+  // is the same as one full sort ((bound, ordinal) is unique), for much less.
+  // Other threads meanwhile read blocks before sorted_ only.
+  void SortThrough(size_t i) {
+    std::lock_guard<std::mutex> lock(sort_mu_);
+    size_t from = sorted_.load(std::memory_order_relaxed);
+    while (from <= i) {
+      const size_t to = std::min(order_.size(), from + std::max<size_t>(1024, from));
+      const auto first = order_.begin() + static_cast<std::ptrdiff_t>(from);
+      const auto mid = order_.begin() + static_cast<std::ptrdiff_t>(to);
+      if (mid != order_.end()) std::nth_element(first, mid, order_.end(), BoundOrder);
+      std::sort(first, mid, BoundOrder);
+      from = to;
+      sorted_.store(from, std::memory_order_release);
     }
   }
 
-  void Shape(size_t index, WorkerState& st) {
+  double Threshold() const {
+    return top_.size() >= Keep() ? top_.back().score : std::numeric_limits<double>::infinity();
+  }
+
+  void PrepareShape(size_t index) {
+    ShapeSetup& su = setups_[index];
     const PlanShape& shape = shapes_[index].shape;
     const DeviceContext& ctx = *contexts_[static_cast<size_t>(shapes_[index].context)];
     const Scenario& s = ctx.scenario;
     const TrainingEstimator& est = *ctx.estimator;
-    SearchStats& n = st.stats;
-    const ShapeAxes axes = AxesFor(s.model, shape, o_.space);
+    SearchStats& n = su.stats;
+    su.axes = AxesFor(s.model, shape, o_.space);
+    const ShapeAxes& axes = su.axes;
     const uint64_t all = axes.Candidates(shape.dp);
     n.candidates += all;
     ++n.shapes;
@@ -180,12 +345,13 @@ class Searcher {
       n.pruned_divisibility += all;
       return;
     }
-    parallelism::Workload w = s.workload;
+    parallelism::Workload& w = su.workload;
+    w = s.workload;
     w.global_batch = shape.global_batch;
-    const double tokens = static_cast<double>(w.global_batch) * static_cast<double>(w.seq_len);
+    su.tokens = static_cast<double>(w.global_batch) * static_cast<double>(w.seq_len);
     const double capacity = s.system.device.memory_capacity;
 
-    PlanKnobs k;
+    PlanKnobs& k = su.knobs;
     k.devices = shape.devices;
     k.tp = shape.tp;
     k.pp = shape.pp;
@@ -194,12 +360,16 @@ class Searcher {
     k.dp = shape.dp;
     k.global_batch = shape.global_batch;
     k.group_order = axes.orders.text[0];
-    parallelism::TrainingPlan plan = s.training;
-    ApplyKnobs(k, plan);
+    su.plan = s.training;
+    ApplyKnobs(k, su.plan);
+    parallelism::TrainingPlan plan = su.plan;
 
     // (2) weights + gradients + optimizer per device for each (zero,
-    // offload): they do not depend on the microbatch or the flags.
+    // offload): they do not depend on the microbatch or the flags. Nor does
+    // the optimizer step (or its offload traffic), a term of the iteration
+    // that the compute bound below leaves out: it is added to the bound.
     bool states_ok[4][2] = {};
+    double step_s[4][2] = {};
     bool any_ok = false;
     for (int z = 0; z < axes.zero; ++z) {
       for (int off = 0; off < axes.offload; ++off) {
@@ -210,6 +380,7 @@ class Searcher {
         const double states = e.memory.weights + e.memory.gradients + e.memory.optimizer;
         if (n.min_states_bytes == 0 || states < n.min_states_bytes) n.min_states_bytes = states;
         states_ok[z][off] = states <= capacity;
+        step_s[z][off] = e.time.optimizer + e.time.offload;
         any_ok = any_ok || states_ok[z][off];
       }
     }
@@ -220,79 +391,63 @@ class Searcher {
 
     const uint64_t base = shapes_[index].index << 32;
     uint64_t local = 0;
+    PlanKnobs probe_k = k;
     for (int64_t mb : axes.micro_batches) {
       const int64_t m = w.global_batch / (shape.dp * mb);
       for (int sp = 0; sp < axes.sequence_parallel; ++sp) {
-        // (3) the compute of one microbatch through one stage.
-        k.micro_batch = mb;
-        k.sequence_parallel = sp == 1;
-        k.interleave = 1;
-        k.recompute = Recompute::kNone;
-        k.zero = 0;
-        k.offload = false;
-        k.dp_overlap = true;
-        k.tp_comm_overlap = false;
-        k.group_order = axes.orders.text[0];
-        ApplyKnobs(k, plan);
-        const TrainingEstimate probe = est.Run(plan, w);
-        ++n.probes;
-        // Tensor-parallel collectives cost at least what they cost with TP
-        // innermost (the probe's order); they can hide behind compute only
-        // when the TP group fits in the scale-up domain (TrainingEstimator).
-        const double compute = (probe.time.forward + probe.time.backward) / static_cast<double>(m);
-        const double tp_comm = probe.time.tp_comm / static_cast<double>(m);
-        const hardware::GroupPlacement tp_group = est.network().Place(plan.tp, 1);
-        const bool tp_can_hide = tp_group.tiers > 0 && tp_group.per_domain[0] >= plan.tp;
-        const double fb = compute + (tp_can_hide ? std::max(0.0, tp_comm - compute) : tp_comm);
+        // (3) the compute of one microbatch through one stage, for each
+        // recompute mode (recompute is compute no other knob removes).
+        probe_k.micro_batch = mb;
+        probe_k.sequence_parallel = sp == 1;
+        probe_k.interleave = 1;
+        double fb[3] = {};
+        for (int rec = 0; rec < 3; ++rec) {
+          probe_k.recompute = static_cast<Recompute>(rec);
+          plan = su.plan;
+          ApplyKnobs(probe_k, plan);
+          const TrainingEstimate probe = est.Run(plan, w);
+          ++n.probes;
+          // Tensor-parallel collectives cost at least what they cost with TP
+          // innermost (the probe's order); they can hide behind compute only
+          // when the TP group fits in the scale-up domain (TrainingEstimator).
+          const double compute =
+              (probe.time.forward + probe.time.backward + probe.time.recompute) / static_cast<double>(m);
+          const double tp_comm = probe.time.tp_comm / static_cast<double>(m);
+          const hardware::GroupPlacement tp_group = est.network().Place(plan.tp, 1);
+          const bool tp_can_hide = tp_group.tiers > 0 && tp_group.per_domain[0] >= plan.tp;
+          fb[rec] = compute + (tp_can_hide ? std::max(0.0, tp_comm - compute) : tp_comm);
+        }
+        probe_k.recompute = Recompute::kNone;
         for (int64_t v : axes.interleaves) {
-          k.interleave = v;
-          ApplyKnobs(k, plan);
-          const double bound_s = fb * (static_cast<double>(m) + parallelism::BubbleMicrobatches(plan));
-          // A hair below the bound, so that rounding never prunes a tie.
-          const double bound = bound_s * ctx.scale / tokens * (1 - 1e-12);
+          probe_k.interleave = v;
+          ApplyKnobs(probe_k, plan);
+          const double bubble = parallelism::BubbleMicrobatches(plan);
           for (int z = 0; z < axes.zero; ++z) {
             for (int off = 0; off < axes.offload; ++off) {
-              const uint64_t block = static_cast<uint64_t>(axes.DpOverlaps(shape.dp, z)) * 3 *
-                                     static_cast<uint64_t>(axes.tp_overlap) *
-                                     static_cast<uint64_t>(axes.orders.count);
+              const uint64_t per_rec = static_cast<uint64_t>(axes.DpOverlaps(shape.dp, z)) *
+                                       static_cast<uint64_t>(axes.tp_overlap) *
+                                       static_cast<uint64_t>(axes.orders.count);
               if (!states_ok[z][off]) {
-                n.pruned_memory += block;
-                local += block;
+                n.pruned_memory += 3 * per_rec;
+                local += 3 * per_rec;
                 continue;
               }
-              if (o_.prune_by_time && bound > threshold_.load(std::memory_order_relaxed)) {
-                n.pruned_time += block;
-                local += block;
-                continue;
-              }
-              k.zero = z;
-              k.offload = off == 1;
               for (int rec = 0; rec < 3; ++rec) {
-                k.recompute = static_cast<Recompute>(rec);
-                for (int dpo = 0; dpo < axes.DpOverlaps(shape.dp, z); ++dpo) {
-                  k.dp_overlap = dpo == 0;
-                  for (int tpo = 0; tpo < axes.tp_overlap; ++tpo) {
-                    k.tp_comm_overlap = tpo == 1;
-                    for (int oi = 0; oi < axes.orders.count; ++oi) {
-                      k.group_order = axes.orders.text[static_cast<size_t>(oi)];
-                      ApplyKnobs(k, plan);
-                      SearchCandidate c;
-                      c.estimate = est.Run(plan, w);
-                      ++n.evaluated;
-                      c.ordinal = base | local++;
-                      if (!c.estimate.feasible()) {
-                        ++n.out_of_memory;
-                        const double total = c.estimate.memory.total();
-                        if (n.min_total_bytes == 0 || total < n.min_total_bytes) n.min_total_bytes = total;
-                        continue;
-                      }
-                      ++n.feasible;
-                      c.knobs = k;
-                      c.score = c.estimate.iteration_s * ctx.scale / tokens;
-                      Insert(st, c);
-                    }
-                  }
-                }
+                const double bound_s = fb[rec] * (static_cast<double>(m) + bubble) + step_s[z][off];
+                Block b;
+                // A hair below the bound, so that rounding never prunes a tie.
+                b.bound = bound_s * ctx.scale / su.tokens * (1 - 1e-12);
+                b.ordinal = base | local;
+                b.shape = static_cast<uint32_t>(index);
+                b.count = static_cast<uint32_t>(per_rec);
+                b.micro_batch = mb;
+                b.interleave = v;
+                b.sequence_parallel = static_cast<int8_t>(sp);
+                b.zero = static_cast<int8_t>(z);
+                b.offload = static_cast<int8_t>(off);
+                b.recompute = static_cast<int8_t>(rec);
+                su.blocks.push_back(b);
+                local += per_rec;
               }
             }
           }
@@ -301,13 +456,77 @@ class Searcher {
     }
   }
 
+  void EvaluateBlock(const Block& b, BlockResult& out) {
+    const ShapeSetup& su = setups_[b.shape];
+    const DeviceContext& ctx = *contexts_[static_cast<size_t>(shapes_[b.shape].context)];
+    const TrainingEstimator& est = *ctx.estimator;
+    const ShapeAxes& axes = su.axes;
+    const int64_t dp = su.knobs.dp;
+    out.top.reserve(Keep() + 1);
+    PlanKnobs k = su.knobs;
+    k.micro_batch = b.micro_batch;
+    k.sequence_parallel = b.sequence_parallel == 1;
+    k.interleave = b.interleave;
+    k.zero = b.zero;
+    k.offload = b.offload == 1;
+    k.recompute = static_cast<Recompute>(b.recompute);
+    parallelism::TrainingPlan plan = su.plan;
+    ApplyKnobs(k, plan);
+    // Every plan of the block has the same per-layer shape: its operator
+    // costs are worked out once.
+    const PreparedWorkload prepared = est.Prepare(plan, su.workload);
+    uint64_t ordinal = b.ordinal;
+    for (int dpo = 0; dpo < axes.DpOverlaps(dp, b.zero); ++dpo) {
+      k.dp_overlap = dpo == 0;
+      for (int tpo = 0; tpo < axes.tp_overlap; ++tpo) {
+        k.tp_comm_overlap = tpo == 1;
+        for (int oi = 0; oi < axes.orders.count; ++oi) {
+          k.group_order = axes.orders.text[static_cast<size_t>(oi)];
+          ApplyKnobs(k, plan);
+          SearchCandidate c;
+          c.estimate = est.Run(plan, su.workload, prepared);
+          ++out.evaluated;
+          c.ordinal = ordinal++;
+          if (!c.estimate.feasible()) {
+            ++out.out_of_memory;
+            const double total = c.estimate.memory.total();
+            if (out.min_total_bytes == 0 || total < out.min_total_bytes) out.min_total_bytes = total;
+            // Memory depends on none of the knobs varied inside a block
+            // (dp_overlap, tp_comm_overlap, group_order:
+            // parallelism/memory_model.h): if the block's first plan does
+            // not fit, none of its plans does, with the same bytes.
+            if (out.evaluated == 1 && c.estimate.infeasible == Infeasible::kOutOfMemory) {
+              out.pruned_memory = b.count - 1;
+              return;
+            }
+            continue;
+          }
+          ++out.feasible;
+          c.knobs = k;
+          c.score = c.estimate.iteration_s * ctx.scale / su.tokens;
+          Insert(out.top, Keep(), c);
+        }
+      }
+    }
+  }
+
   const SearchOptions& o_;
-  std::vector<std::unique_ptr<DeviceContext>>& contexts_;
-  std::vector<ShapeTask>& shapes_;
-  std::atomic<size_t> next_{0};
-  std::atomic<uint64_t> done_{0};
-  std::atomic<bool> cancelled_{false};
+  const std::vector<std::unique_ptr<DeviceContext>>& contexts_;
+  const std::vector<ShapeTask>& shapes_;
+  std::vector<ShapeSetup> setups_;
+  std::vector<Block> order_;
+  std::vector<std::unique_ptr<BlockResult>> results_;  // made by the thread that costs the block
+  std::vector<std::atomic<bool>> ready_;                // results_[i] is there
+  std::mutex sort_mu_;
+  std::atomic<size_t> sorted_{0};                       // order_[0, sorted_) is in final order
+  std::atomic<size_t> next_shape_{0}, prepared_{0}, next_block_{0};
+  std::atomic<bool> stop_{false}, cancelled_{false};
   std::atomic<double> threshold_{std::numeric_limits<double>::infinity()};
+  mutable std::mutex commit_mu_;
+  size_t frontier_ = 0;  // blocks before it are committed
+  bool cut_ = false;
+  std::vector<SearchCandidate> top_;  // committed best, best first
+  SearchStats committed_;             // evaluated, out_of_memory, feasible, min_total_bytes
 };
 
 void AddStats(SearchStats& a, const SearchStats& b) {
@@ -389,33 +608,35 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(1, shapes.size()))));
   Searcher searcher(o, contexts, shapes);
-  std::vector<WorkerState> states(static_cast<size_t>(threads));
-  {
+  // Runs `work` on `threads` threads; with a progress callback the calling
+  // thread reports about every 100 ms while the others work.
+  auto on_threads = [&](void (Searcher::*work)()) {
+    std::atomic<int> running{threads};
+    auto body = [&searcher, &running, work] {
+      (searcher.*work)();
+      running.fetch_sub(1, std::memory_order_release);
+    };
     std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t)
-      pool.emplace_back([&searcher, &states, t] { searcher.Work(states[static_cast<size_t>(t)]); });
+    for (int t = 1; t < threads; ++t) pool.emplace_back(body);
     if (o.progress) {
-      // The caller's thread reports progress and works in between.
-      std::thread reporter_free([&searcher, &states] { searcher.Work(states[0]); });
-      while (searcher.done() < shapes.size()) {
-        o.progress(searcher.done(), shapes.size());
+      std::thread last(body);
+      while (running.load(std::memory_order_acquire) > 0) {
+        o.progress(searcher.Progress(), shapes.size());
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-      reporter_free.join();
-      o.progress(shapes.size(), shapes.size());
+      last.join();
     } else {
-      searcher.Work(states[0]);
+      body();
     }
     for (auto& th : pool) th.join();
-  }
-  std::vector<SearchResult> parts(states.size());
-  for (size_t t = 0; t < states.size(); ++t) {
-    parts[t].top = std::move(states[t].top);
-    parts[t].stats = states[t].stats;
-    parts[t].stats.capacity_bytes = r.stats.capacity_bytes;
-  }
-  const int keep = o.top + (o.event_check ? std::max(0, o.event_spare) : 0);
-  SearchResult merged = MergeSearchResults(parts, keep);
+  };
+  on_threads(&Searcher::Prepare);
+  searcher.Order();
+  on_threads(&Searcher::Evaluate);
+  SearchResult merged;
+  searcher.Finish(merged.top, merged.stats);
+  merged.stats.capacity_bytes = r.stats.capacity_bytes;
+  if (o.progress) o.progress(shapes.size(), shapes.size());
   // This process knows why nothing fit (the first division problem, a device
   // count the fabric cannot hold) better than the merge does.
   if (merged.top.empty())
@@ -430,12 +651,31 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
 }
 
 void CheckWithEvents(const Scenario& s, const SearchOptions& o, SearchResult& r) {
+  // The finalists' simulations are independent: they run on o.threads
+  // threads; their results are then taken in rank order, as on one.
+  std::vector<EventEstimate> simulated(r.top.size());
+  {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < r.top.size();) {
+        const Scenario one = ScenarioOf(s, r.top[i].knobs);
+        const EventEstimator est(one.model, one.system);
+        simulated[i] = est.Run(one.training, one.workload);
+      }
+    };
+    const int hw = static_cast<int>(std::thread::hardware_concurrency());
+    const size_t threads = static_cast<size_t>(std::max(1, o.threads > 0 ? o.threads : hw));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < std::min(threads, r.top.size()); ++t) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
+  }
   std::vector<SearchCandidate> kept;
   kept.reserve(r.top.size());
-  for (SearchCandidate& c : r.top) {
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    SearchCandidate& c = r.top[i];
     const Scenario one = ScenarioOf(s, c.knobs);
-    const EventEstimator est(one.model, one.system);
-    const EventEstimate e = est.Run(one.training, one.workload);
+    const EventEstimate& e = simulated[i];
     c.closed_form_s = e.closed_form.iteration_s;
     if (!e.simulated()) {
       ++r.event_rejected;

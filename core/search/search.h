@@ -27,10 +27,19 @@
 // workers keep `top + event_spare` closed-form candidates so that dropped
 // plans are replaced.
 //
-// Threads take shapes from a shared counter; each keeps its own top K, and
-// candidates are ordered by (score, ordinal) where the ordinal is the
-// candidate's position in the fixed enumeration, so the result does not
-// depend on the thread count (only the pruning counts do).
+// Work runs in two phases (search.cpp, class Searcher). First every shape
+// is probed (the memory and time bounds above) and cut into blocks: the
+// candidates sharing micro_batch, sequence_parallel, interleave, zero stage
+// and offload, whose bound also counts the optimizer step (or its offload),
+// which no other knob of the block changes. Then the blocks of all shapes
+// are costed best bound first; each is estimated with one prepared workload
+// (TrainingEstimator::Prepare). Block j is pruned when its bound exceeds the
+// K-th best score of blocks 0 .. j-1, so the costed blocks are a prefix of
+// the order; threads cost blocks ahead, and results are committed in order,
+// which finds the end of the prefix exactly. Candidates are ordered by
+// (score, ordinal), the ordinal being the candidate's position in the fixed
+// enumeration. The answer and every count (evaluated, pruned, feasible) are
+// therefore the same for any thread count and on every run.
 
 #include <atomic>
 #include <cstdint>
@@ -64,7 +73,9 @@ struct SearchOptions {
   // Shard for multi-process runs: shapes i with i % shards == shard.
   int shard = 0;
   int shards = 1;
-  // Called from the calling thread about every 100 ms: shapes done, total.
+  // Called from the calling thread about every 100 ms: progress in shapes
+  // (done, total), the first half for probing the shapes, the second for
+  // the blocks costed (it jumps to the end when the bound cuts the rest).
   std::function<void(uint64_t, uint64_t)> progress;
   // Borrowed; when raised, workers stop before their next shape and the
   // result holds the best plans of the shapes done (SearchResult::cancelled).
@@ -91,7 +102,8 @@ struct EventDisagreement {
 struct SearchStats {
   uint64_t candidates = 0;            // size of the enumerated space
   uint64_t pruned_divisibility = 0;
-  uint64_t pruned_memory = 0;         // weights + gradients + optimizer over capacity
+  uint64_t pruned_memory = 0;         // weights + gradients + optimizer over capacity, or the
+                                      // rest of a block whose first plan does not fit
   uint64_t pruned_time = 0;           // time lower bound above the K-th best
   uint64_t evaluated = 0;             // full estimates of candidates
   uint64_t probes = 0;                // estimates made for the time bound

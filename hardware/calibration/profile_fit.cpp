@@ -74,6 +74,7 @@ hardware::Curve ToCurve(const std::vector<CurvePoint>& points) {
     c.x.push_back(p.size);
     c.y.push_back(p.efficiency);
   }
+  c.Finish();
   return c;
 }
 

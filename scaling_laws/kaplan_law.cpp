@@ -41,8 +41,15 @@ base::Result<KaplanFit1D> Fit1D(const RunTable& table, bool use_n) {
     fit.warnings.push_back(std::string("loss does not decrease with ") + axis +
                            ": the fitted exponent is not positive");
   }
-  // intercept = exponent * log x_c
+  // intercept = exponent * log x_c. With loss (almost) flat in the axis the
+  // exponent is ~0 and x_c = exp(intercept / exponent) leaves the range of a
+  // double: no power law to report (a fuzzed point file found it).
   fit.law.scale = fit.law.exponent != 0 ? std::exp(intercept / fit.law.exponent) : kInf;
+  if (!std::isfinite(fit.law.scale) || !(fit.law.scale > 0)) {
+    return base::Error{std::string("Kaplan L(") + axis + ") fit: loss does not follow a power law in " +
+                       axis + " (fitted exponent " + std::to_string(fit.law.exponent) +
+                       "): the scale " + axis + "_c is out of range"};
+  }
   double ss = 0;
   for (const auto& p : table.points) {
     const double r = std::log(fit.law.Loss(use_n ? p.params_n : p.tokens_d)) - std::log(p.loss);

@@ -39,5 +39,20 @@ TEST(KaplanFit, RecoversPowerLawsAndND) {
   EXPECT_FALSE(FitKaplanD(line).ok());  // all D equal: an error, not a NaN
 }
 
+// Loss that hardly moves with N: slope ~1e-6 per e-fold, so N_c =
+// exp(intercept / exponent) = exp(ln 2.6 / 1e-6) overflows. Found by the
+// scaling fuzz target (fuzz/regressions/scaling/flat-loss-kaplan-scale.csv);
+// it used to return scale = inf. Now an error naming the cause.
+TEST(KaplanFit, FlatLossIsAnErrorNotAnInfiniteScale) {
+  RunTable t;
+  // L = 2.6 * N^-1e-6: log L = log 2.6 - 1e-6 log N.
+  for (double n : {1e8, 1e9, 1e10, 1e11}) t.points.push_back({n, 1e10, 6e18, 2.6 * std::pow(n, -1e-6)});
+  auto fit = FitKaplanN(t);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(fit.error().message.find("does not follow a power law in N"), std::string::npos)
+      << fit.error().message;
+  EXPECT_NE(fit.error().message.find("N_c is out of range"), std::string::npos) << fit.error().message;
+}
+
 }  // namespace
 }  // namespace orrery::scaling_laws

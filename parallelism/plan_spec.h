@@ -12,6 +12,15 @@
 namespace orrery::parallelism {
 
 enum class Recompute { kNone, kSelective, kFull };
+// The name a plan file, the CLI and every output use for a recompute mode.
+inline const char* RecomputeName(Recompute r) {
+  switch (r) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "?";
+}
 // kZeroBubbleH1 and the V-shape schedules are simulated by the event-driven
 // engine (parallelism/step_graph.h); the closed form (schedule.h) prices
 // ZB-H1 with its B/W split and the V-shapes as interleaved with v = 2.

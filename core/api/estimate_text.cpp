@@ -54,12 +54,6 @@ std::string Label(const char* text) {
   return "  " + label;
 }
 
-const char* RecomputeName(parallelism::Recompute r) {
-  return r == parallelism::Recompute::kFull        ? "full"
-         : r == parallelism::Recompute::kSelective ? "selective"
-                                                   : "none";
-}
-
 void PrintEventPart(const engine::EventEstimate& e, std::ostream& out) {
   const auto& r = e.step;
   const double closed = e.closed_form.iteration_s;
@@ -144,7 +138,7 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
       << "plan       tp " << p.tp << ", pp " << p.pp << ", dp " << e.dp << ", cp " << p.cp
       << ", ep " << p.ep << ", micro-batch " << p.micro_batch << " x " << e.microbatches
       << " microbatches, interleave " << p.interleave << ", recompute "
-      << RecomputeName(p.recompute) << (p.sequence_parallel ? ", sequence parallel" : "")
+      << parallelism::RecomputeName(p.recompute) << (p.sequence_parallel ? ", sequence parallel" : "")
       << ", ZeRO " << p.zero << "\n";
   if (!e.feasible()) {
     out << "\nINFEASIBLE: " << r.reason << "\n";

@@ -243,12 +243,6 @@ Json ServingJson(const engine::ServingResult& r) {
   return j;
 }
 
-const char* RecomputeName(parallelism::Recompute r) {
-  return r == parallelism::Recompute::kFull        ? "full"
-         : r == parallelism::Recompute::kSelective ? "selective"
-                                                   : "none";
-}
-
 }  // namespace
 
 Json ToJson(const InferResult& r) {
@@ -367,7 +361,7 @@ Json ToJson(const SearchResult& r) {
     j["global_batch"] = k.global_batch;
     j["plan"] = {{"tp", k.tp}, {"pp", k.pp}, {"cp", k.cp}, {"ep", k.ep}, {"dp", k.dp},
                  {"micro_batch", k.micro_batch}, {"interleave", k.interleave},
-                 {"recompute", RecomputeName(k.recompute)},
+                 {"recompute", parallelism::RecomputeName(k.recompute)},
                  {"sequence_parallel", k.sequence_parallel}, {"zero", k.zero},
                  {"dp_overlap", k.dp_overlap}, {"tp_comm_overlap", k.tp_comm_overlap},
                  {"offload_optimizer", k.offload}, {"group_order", k.group_order.data()}};

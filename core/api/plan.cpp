@@ -10,15 +10,6 @@ namespace orrery {
 
 namespace {
 
-const char* RecomputeName(parallelism::Recompute r) {
-  switch (r) {
-    case parallelism::Recompute::kNone: return "none";
-    case parallelism::Recompute::kSelective: return "selective";
-    case parallelism::Recompute::kFull: return "full";
-  }
-  return "?";
-}
-
 nlohmann::ordered_json RangeJson(const engine::Range& r) { return nlohmann::ordered_json::array({r.lo, r.hi}); }
 
 }  // namespace
@@ -142,7 +133,7 @@ nlohmann::ordered_json ToJson(const PlanResult& res) {
                  {"dp", e.dp},
                  {"micro_batch", pl.micro_batch},
                  {"microbatches", e.microbatches},
-                 {"recompute", RecomputeName(pl.recompute)},
+                 {"recompute", parallelism::RecomputeName(pl.recompute)},
                  {"zero", pl.zero},
                  {"sequence_parallel", pl.sequence_parallel},
                  {"plans_in_space", b.candidates},

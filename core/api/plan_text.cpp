@@ -15,15 +15,6 @@ using base::FormatQuantity;
 
 namespace {
 
-const char* RecomputeName(parallelism::Recompute r) {
-  switch (r) {
-    case parallelism::Recompute::kNone: return "none";
-    case parallelism::Recompute::kSelective: return "selective";
-    case parallelism::Recompute::kFull: return "full";
-  }
-  return "?";
-}
-
 const char* ActivationName(models::Activation a) {
   return a == models::Activation::kSwiglu ? "swiglu" : "gelu";
 }
@@ -135,7 +126,7 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
     out << "5 plan       tp " << pl.tp << ", pp " << pl.pp
         << (pl.interleave > 1 ? " (interleave " + std::to_string(pl.interleave) + ")" : "")
         << ", dp " << e.dp << ", micro-batch " << pl.micro_batch << " (" << e.microbatches
-        << " per iteration), recompute " << RecomputeName(pl.recompute) << ", ZeRO-" << pl.zero
+        << " per iteration), recompute " << parallelism::RecomputeName(pl.recompute) << ", ZeRO-" << pl.zero
         << (pl.sequence_parallel ? ", sequence parallel" : "")
         << (pl.tp_comm_overlap ? ", TP overlap" : "") << "\n"
         << "             orrery search: best of " << p.best.candidates << " plans ("

@@ -96,6 +96,22 @@ Strides GroupStrides(const TrainingPlan& p, int64_t dp) {
 // experts) and another pass of the shared head; the 2h -> h projection is
 // small against the block and rides with it. Folded into the head's costs
 // so that the closed form and the event engine see them alike.
+// One layer's shape on one device for a plan: its microbatch, its share of
+// the sequence (cp) and of the heads (tp), the activation width, and the
+// busiest expert rank's load.
+models::LayerShape ShapeOf(const TrainingPlan& p, const parallelism::Workload& w, double act) {
+  models::LayerShape shape;
+  shape.micro_batch = p.micro_batch;
+  shape.seq = w.seq_len / std::max<int64_t>(1, p.cp);
+  shape.full_seq = w.seq_len;
+  shape.tp = p.tp;
+  shape.sequence_parallel = p.sequence_parallel;
+  shape.flash = p.attention == parallelism::Attention::kFlash;
+  shape.act_bytes = act;
+  shape.expert_load = parallelism::ExpertLoadFactor(p);
+  return shape;
+}
+
 void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTimes& moe, OpTimes& head) {
   if (m.mtp_depth <= 0) return;
   const OpTimes& block = m.experts > 1 ? moe : dense;
@@ -188,15 +204,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   const hardware::DeviceSpec& dev = system_.device;
   const hardware::DataType dt = p.precision;
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
-  models::LayerShape shape;
-  shape.micro_batch = p.micro_batch;
-  shape.seq = w.seq_len / std::max<int64_t>(1, p.cp);
-  shape.full_seq = w.seq_len;
-  shape.tp = p.tp;
-  shape.sequence_parallel = p.sequence_parallel;
-  shape.flash = p.attention == parallelism::Attention::kFlash;
-  shape.act_bytes = act;
-  shape.expert_load = parallelism::ExpertLoadFactor(p);
+  const models::LayerShape shape = ShapeOf(p, w, act);
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
   out.dense = Times(dev, dt, ops, true);
@@ -290,15 +298,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
 
   // --- one layer, one microbatch, on one device -----------------------------
-  models::LayerShape shape;
-  shape.micro_batch = p.micro_batch;
-  shape.seq = w.seq_len / p.cp;
-  shape.full_seq = w.seq_len;
-  shape.tp = p.tp;
-  shape.sequence_parallel = p.sequence_parallel;
-  shape.flash = p.attention == parallelism::Attention::kFlash;
-  shape.act_bytes = act;
-  shape.expert_load = parallelism::ExpertLoadFactor(p);
+  const models::LayerShape shape = ShapeOf(p, w, act);
   // The operators' times and FLOPs: prepared by the caller for every plan of
   // the same per-layer shape, or here.
   std::optional<PreparedWorkload> own;  // made only when not given (zeroing it costs)
@@ -635,15 +635,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   const int64_t dp = p.dp > 0 ? p.dp : (inner > 0 ? devices_ / inner : 1);
   const hardware::DataType dt = p.precision;
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
-  models::LayerShape shape;
-  shape.micro_batch = p.micro_batch;
-  shape.seq = w.seq_len / std::max<int64_t>(1, p.cp);
-  shape.full_seq = w.seq_len;
-  shape.tp = p.tp;
-  shape.sequence_parallel = p.sequence_parallel;
-  shape.flash = p.attention == parallelism::Attention::kFlash;
-  shape.act_bytes = act;
-  shape.expert_load = parallelism::ExpertLoadFactor(p);
+  const models::LayerShape shape = ShapeOf(p, w, act);
   // Forward, backward and the weight-gradient half of each weight GEMM's
   // backward (a GEMM's backward is an input-gradient and a weight-gradient
   // GEMM of its size, Narayanan et al. 2021 Sec. 5.1).

@@ -42,15 +42,6 @@ std::string SystemFamily(const std::string& name) {
   return paren == std::string::npos ? name : name.substr(0, paren);
 }
 
-const char* RecomputeName(parallelism::Recompute r) {
-  switch (r) {
-    case parallelism::Recompute::kNone: return "none";
-    case parallelism::Recompute::kSelective: return "selective";
-    case parallelism::Recompute::kFull: return "full";
-  }
-  return "?";
-}
-
 std::string PlanText(const parallelism::TrainingPlan& p, int64_t dp) {
   std::string s = "TP " + std::to_string(p.tp) + " · PP " + std::to_string(p.pp);
   if (p.interleave > 1) s += " (interleave " + std::to_string(p.interleave) + ")";
@@ -60,7 +51,7 @@ std::string PlanText(const parallelism::TrainingPlan& p, int64_t dp) {
   s += " · micro-batch " + std::to_string(p.micro_batch);
   s += " · ZeRO-" + std::to_string(p.zero);
   if (p.recompute != parallelism::Recompute::kNone)
-    s += std::string(" · ") + RecomputeName(p.recompute) + " recompute";
+    s += std::string(" · ") + parallelism::RecomputeName(p.recompute) + " recompute";
   if (p.sequence_parallel) s += " · sequence parallel";
   if (p.offload_optimizer) s += " · optimizer offload";
   return s;
@@ -102,7 +93,7 @@ PlanRow Row(const std::string& label, const Scenario& s, const TrainingEstimate&
   r.micro_batch = p.micro_batch;
   r.microbatches = e.microbatches;
   r.zero = p.zero;
-  r.recompute = RecomputeName(p.recompute);
+  r.recompute = parallelism::RecomputeName(p.recompute);
   r.sequence_parallel = p.sequence_parallel;
   r.global_batch = s.workload.global_batch;
   r.seq_len = s.workload.seq_len;

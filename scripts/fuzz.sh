@@ -10,7 +10,9 @@
 # $BUILD_DIR/fuzz-corpus/<target>/, never into the committed corpus; a failing
 # input is saved as $BUILD_DIR/fuzz-findings/<target>-crash-* and the script
 # exits 1. The executions of each run are appended to
-# $BUILD_DIR/fuzz-executions.log.
+# $BUILD_DIR/fuzz-executions.log. FUZZ_SEED fixes libFuzzer's seed (.ci/run
+# sets it, so a CI run repeats the same mutations and a landing never fails
+# on a new random draw; campaigns leave it unset and draw a fresh seed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
@@ -34,7 +36,9 @@ for t in "${targets[@]}"; do
   mkdir -p "$work"
   log="$build/fuzz-findings/$t.log"
   # -rss_limit_mb and -timeout make a blow-up or a hang a finding, not a stall.
-  if "$build/fuzz/orrery_fuzz_$t" "$work" "fuzz/corpus/$t" -max_total_time="$seconds" \
+  seed_arg=()
+  [ -n "${FUZZ_SEED:-}" ] && seed_arg=(-seed="$FUZZ_SEED")
+  if "$build/fuzz/orrery_fuzz_$t" "$work" "fuzz/corpus/$t" "${seed_arg[@]}" -max_total_time="$seconds" \
        -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
        -artifact_prefix="$build/fuzz-findings/$t-" > "$log" 2>&1; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

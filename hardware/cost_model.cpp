@@ -143,7 +143,7 @@ SystemCost CountParts(const SystemSpec& s, const PriceSpec& p) {
         tp.links = endpoints / 2;
         break;
       case Topology::kFatTree: {
-        const Clos c = CountClos(endpoints, t.radix, static_cast<int>(t.levels), t.oversubscription);
+        const Clos c = CountClos(endpoints, t.radix, g.levels, t.oversubscription);  // the levels wired (MakeGeometry)
         tp.switches = c.switches;
         tp.switch_levels = c.levels;
         tp.links = endpoints + c.inner_links;

@@ -67,7 +67,8 @@ const base::Schema<NetworkTier>& NetworkTierSchema() {
              "Ports per switch (fat-tree, rail-only, switch); 0 = switches not modelled "
              "(no part count, no size check).")
         .Int("levels", &NetworkTier::levels, 1, 3, "2",
-             "Fat-tree levels (1-3); for rail-only, the most levels one rail's own Clos may use.")
+             "Fat-tree levels (1-3): the most the fabric may use; it is wired with the fewest (from 2) "
+             "that connect its devices. For rail-only, the most levels one rail's own Clos may use.")
         .Real("oversubscription", &NetworkTier::oversubscription, 1, 64, "1",
               "Fat-tree leaf downlinks per uplink (1 = full bisection); traffic that leaves a "
               "leaf gets bandwidth / oversubscription.")

@@ -91,6 +91,17 @@ TierGeometry MakeGeometry(const NetworkTier& t, int64_t domain, int64_t inner, i
   g.link_bandwidth = t.bandwidth / static_cast<double>(g.links);
   g.levels = std::max(1, static_cast<int>(t.levels));
   if (t.topology == Topology::kFatTree && t.radix > 0 && g.levels > 1) {
+    // `levels` is the most the fabric may use: a system scaled with
+    // system.nodes is wired with the fewest (from two) whose Clos holds its
+    // ports (Al-Fares et al. 2008: k-port switches connect k^2/2 hosts in two
+    // levels, k^3/4 in three), as a SuperPOD adds a core level past one
+    // spine's reach.
+    const int64_t need = std::min(g.domain, std::max<int64_t>(1, total)) * g.links;
+    for (int l = 2; l <= g.levels; ++l)
+      if (FatTreeCapacity(t.radix, l, t.oversubscription) >= need) {
+        g.levels = l;
+        break;
+      }
     g.leaf_devices = LeafDownlinks(t.radix, t.oversubscription) / g.links;
     g.rail_wired = t.rails > 0 && g.inner > 1;
   }

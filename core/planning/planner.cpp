@@ -297,6 +297,13 @@ std::optional<LawWithUncertainty> LoadLawFile(const std::string& file, Diagnosti
 
   const YAML::Node boot = (*doc)["bootstrap"];
   if (!boot) return law;
+  // Subscripting a scalar or a sequence throws in yaml-cpp (a fuzzed law
+  // file found it): check the shape first.
+  if (!boot.IsMap()) {
+    diags.Add(base::LocationOf(boot, file), "bootstrap", boot.IsScalar() ? boot.Scalar() : "",
+              "expected a map {level, samples} as `orrery fit --bootstrap K` writes it");
+    return std::nullopt;
+  }
   if (const YAML::Node lv = boot["level"]) {
     double level = 0;
     if (!lv.IsScalar() || !base::ParseDouble(lv.Scalar(), &level) || !(level > 0 && level < 1)) {
@@ -308,6 +315,11 @@ std::optional<LawWithUncertainty> LoadLawFile(const std::string& file, Diagnosti
   }
   const YAML::Node samples = boot["samples"];
   if (!samples) return law;  // intervals alone cannot carry the joint uncertainty
+  if (!samples.IsMap()) {
+    diags.Add(base::LocationOf(samples, file), "bootstrap.samples", samples.IsScalar() ? samples.Scalar() : "",
+              "expected a map of parameter -> sequence of replicates {E: [...], A: [...], ...}");
+    return std::nullopt;
+  }
   const char* keys[] = {"E", "A", "B", "alpha", "beta"};
   std::vector<std::vector<double>> cols;
   for (const char* k : keys) {

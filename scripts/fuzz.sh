@@ -5,8 +5,8 @@
 #   scripts/fuzz.sh 600          10 minutes per target
 #   scripts/fuzz.sh 600 scenario only the named targets
 # Environment: BUILD_DIR (default build-asan: the clang sanitizer build of
-# `scripts/test.sh --sanitize`, configured here when missing), FUZZ_JOBS
-# (parallel targets, default 1). New inputs that add coverage go to
+# `scripts/test.sh --sanitize`, configured here when missing). Targets run one
+# after another; for both cores start two runs with different targets. New inputs that add coverage go to
 # $BUILD_DIR/fuzz-corpus/<target>/, never into the committed corpus; a failing
 # input is saved as $BUILD_DIR/fuzz-findings/<target>-crash-* and the script
 # exits 1. The executions of each run are appended to

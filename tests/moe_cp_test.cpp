@@ -33,6 +33,30 @@ hardware::SystemSpec System(const std::string& name) {
   return s;
 }
 
+// Mixtral 8x7B on one DGX H100 node: ep 8, ZeRO-1, 8 sequences of 4,096
+// tokens (one microbatch per data-parallel rank).
+struct MixtralOnOneNode {
+  models::ModelSpec model = Model("mixtral-8x7b");  // the estimator keeps references
+  hardware::SystemSpec sys = [] {
+    hardware::SystemSpec s = System("dgx-h100-superpod");
+    s.nodes = 1;
+    return s;
+  }();
+  TrainingEstimator est{model, sys};
+  parallelism::TrainingPlan plan = [] {
+    parallelism::TrainingPlan p;
+    p.ep = 8;
+    p.zero = 1;
+    return p;
+  }();
+  parallelism::Workload workload = [] {
+    parallelism::Workload w;
+    w.global_batch = 8;
+    w.seq_len = 4096;
+    return w;
+  }();
+};
+
 // DeepSeek-V3 (arXiv 2412.19437 Sec. 4.2), by hand:
 //   MLA per layer: W^DQ 7168x1536 = 11,010,048; q norm 1536; W^UQ+W^QR
 //   1536 x 128 x 192 = 37,748,736; W^DKV+W^KR 7168 x 576 = 4,128,768; kv norm
@@ -110,17 +134,13 @@ TEST(Issue16, AllToAllBytesPerLayer) {
 // The estimator charges dispatch + combine forward and backward, for every
 // MoE layer and microbatch, at the network's all-to-all time of those bytes.
 TEST(Issue16, ExpertCommIsFourAllToAllsPerMoeLayer) {
-  const models::ModelSpec m = Model("mixtral-8x7b");
-  hardware::SystemSpec sys = System("dgx-h100-superpod");
-  sys.nodes = 1;
-  const TrainingEstimator est(m, sys);
-  parallelism::TrainingPlan p;
-  p.ep = 8;
-  p.zero = 1;
-  parallelism::Workload w;
-  w.global_batch = 8;
-  w.seq_len = 4096;
+  const MixtralOnOneNode x;
+  const TrainingEstimator& est = x.est;
+  parallelism::TrainingPlan p = x.plan;
+  const parallelism::Workload& w = x.workload;
   const TrainingEstimate e = est.Run(p, w);
+  // One all-to-all: 4,096 tokens x top-2 x 4,096 hidden x 2 B x load 1.04
+  // (the default imbalance) = 69,793,218.56 B over the 8 GPUs of the node.
   const double one = est.network().Time(hardware::Collective::kAllToAll, 69793218.56, est.network().Place(8, 1));
   // 1 microbatch x 32 MoE layers x 4 all-to-alls.
   EXPECT_NEAR(e.time.ep_comm, 32 * 4 * one, 1e-12 * e.time.ep_comm);
@@ -131,16 +151,10 @@ TEST(Issue16, ExpertCommIsFourAllToAllsPerMoeLayer) {
 // forward + backward compute of another microbatch's layer; only the excess
 // stays: max(0, 4 x one - (fwd + bwd)) per MoE layer and microbatch.
 TEST(Issue16, ExpertCommOverlapLeavesOnlyTheExcess) {
-  const models::ModelSpec m = Model("mixtral-8x7b");
-  hardware::SystemSpec sys = System("dgx-h100-superpod");
-  sys.nodes = 1;
-  const TrainingEstimator est(m, sys);
-  parallelism::TrainingPlan p;
-  p.ep = 8;
-  p.zero = 1;
-  parallelism::Workload w;
-  w.global_batch = 8;
-  w.seq_len = 4096;
+  const MixtralOnOneNode x;
+  const TrainingEstimator& est = x.est;
+  parallelism::TrainingPlan p = x.plan;
+  const parallelism::Workload& w = x.workload;
   const double one = est.network().Time(hardware::Collective::kAllToAll, 69793218.56, est.network().Place(8, 1));
   p.ep_comm_overlap = true;
   const OperatorCosts c = est.Costs(p, w);
@@ -161,16 +175,10 @@ TEST(Issue16, ExpertCommOverlapLeavesOnlyTheExcess) {
 //   dp x cp / ep = 1 (each expert lives on one device):
 //   12 x (1,605,636,096 / 8 + 5,637,144,576) = 70,054,189,056 B.
 TEST(Issue16, MoeMemoryPerDeviceShardsExpertsOverExpertDataParallel) {
-  const models::ModelSpec m = Model("mixtral-8x7b");
-  hardware::SystemSpec sys = System("dgx-h100-superpod");
-  sys.nodes = 1;
-  const TrainingEstimator est(m, sys);
-  parallelism::TrainingPlan p;
-  p.ep = 8;
-  p.zero = 1;
-  parallelism::Workload w;
-  w.global_batch = 8;
-  w.seq_len = 4096;
+  const MixtralOnOneNode x;
+  const TrainingEstimator& est = x.est;
+  parallelism::TrainingPlan p = x.plan;
+  const parallelism::Workload& w = x.workload;
   const TrainingEstimate e = est.Run(p, w);
   EXPECT_DOUBLE_EQ(e.memory.weights, 14485561344.0);
   EXPECT_DOUBLE_EQ(e.memory.gradients, 14485561344.0);

@@ -8,8 +8,10 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "core/estimate/event_estimator.h"
 #include "hardware/topology.h"
@@ -129,6 +131,8 @@ struct Block {
   uint64_t ordinal = 0;  // ordinal of the block's first candidate
   uint32_t shape = 0;    // index into the shape list
   uint32_t count = 0;    // candidates (2 x 2 x 24 = 96 at most)
+  uint32_t prepared = 0; // which (micro_batch, sequence_parallel) of its shape: blocks
+                         // sharing it share one PreparedWorkload (PreparedCache)
   int64_t micro_batch = 1, interleave = 1;
   int8_t sequence_parallel = 0, zero = 0, offload = 0, recompute = 0;
 };
@@ -222,6 +226,7 @@ class Searcher {
   void Evaluate() {
     std::vector<SearchCandidate> scratch;
     scratch.reserve(Keep() + 1);
+    PreparedCache cache;  // this thread's: a workload's memo is not shared between threads
     for (;;) {
       if (stop_.load(std::memory_order_relaxed)) break;
       const size_t i = next_block_.fetch_add(1, std::memory_order_relaxed);
@@ -237,7 +242,7 @@ class Searcher {
         break;
       }
       auto r = std::make_unique<BlockResult>();
-      EvaluateBlock(b, *r);
+      EvaluateBlock(b, *r, cache);
       results_[i] = std::move(r);
       ready_[i].store(true, std::memory_order_release);
       Commit();
@@ -371,11 +376,14 @@ class Searcher {
     bool states_ok[4][2] = {};
     double step_s[4][2] = {};
     bool any_ok = false;
+    // The zero stage and offload are not part of a prepared workload
+    // (PreparedWorkload::Matches): their probes share one.
+    const PreparedWorkload states_prepared = est.Prepare(plan, w);
     for (int z = 0; z < axes.zero; ++z) {
       for (int off = 0; off < axes.offload; ++off) {
         plan.zero = z;
         plan.offload_optimizer = off == 1;
-        const TrainingEstimate e = est.Run(plan, w);
+        const TrainingEstimate e = est.Run(plan, w, states_prepared);
         ++n.probes;
         const double states = e.memory.weights + e.memory.gradients + e.memory.optimizer;
         if (n.min_states_bytes == 0 || states < n.min_states_bytes) n.min_states_bytes = states;
@@ -392,20 +400,24 @@ class Searcher {
     const uint64_t base = shapes_[index].index << 32;
     uint64_t local = 0;
     PlanKnobs probe_k = k;
+    uint32_t prepared_index = 0;
     for (int64_t mb : axes.micro_batches) {
       const int64_t m = w.global_batch / (shape.dp * mb);
-      for (int sp = 0; sp < axes.sequence_parallel; ++sp) {
+      for (int sp = 0; sp < axes.sequence_parallel; ++sp, ++prepared_index) {
         // (3) the compute of one microbatch through one stage, for each
         // recompute mode (recompute is compute no other knob removes).
         probe_k.micro_batch = mb;
         probe_k.sequence_parallel = sp == 1;
         probe_k.interleave = 1;
         double fb[3] = {};
+        // Nor is recompute: the three probes share one prepared workload.
+        std::optional<PreparedWorkload> probe_prepared;
         for (int rec = 0; rec < 3; ++rec) {
           probe_k.recompute = static_cast<Recompute>(rec);
           plan = su.plan;
           ApplyKnobs(probe_k, plan);
-          const TrainingEstimate probe = est.Run(plan, w);
+          if (!probe_prepared) probe_prepared.emplace(est.Prepare(plan, w));
+          const TrainingEstimate probe = est.Run(plan, w, *probe_prepared);
           ++n.probes;
           // Tensor-parallel collectives cost at least what they cost with TP
           // innermost (the probe's order); they can hide behind compute only
@@ -446,6 +458,7 @@ class Searcher {
                 b.zero = static_cast<int8_t>(z);
                 b.offload = static_cast<int8_t>(off);
                 b.recompute = static_cast<int8_t>(rec);
+                b.prepared = prepared_index;
                 su.blocks.push_back(b);
                 local += per_rec;
               }
@@ -456,7 +469,13 @@ class Searcher {
     }
   }
 
-  void EvaluateBlock(const Block& b, BlockResult& out) {
+  // One thread's prepared workloads by (shape, micro_batch and
+  // sequence_parallel): the blocks that differ only in zero stage, offload,
+  // interleave and recompute (up to 4 x 2 x 3 x interleaves of them) share
+  // the operator costs, which are most of a plan's evaluation.
+  using PreparedCache = std::unordered_map<uint64_t, PreparedWorkload>;
+
+  void EvaluateBlock(const Block& b, BlockResult& out, PreparedCache& cache) {
     const ShapeSetup& su = setups_[b.shape];
     const DeviceContext& ctx = *contexts_[static_cast<size_t>(shapes_[b.shape].context)];
     const TrainingEstimator& est = *ctx.estimator;
@@ -473,8 +492,12 @@ class Searcher {
     parallelism::TrainingPlan plan = su.plan;
     ApplyKnobs(k, plan);
     // Every plan of the block has the same per-layer shape: its operator
-    // costs are worked out once.
-    const PreparedWorkload prepared = est.Prepare(plan, su.workload);
+    // costs are worked out once, and kept for the shape's other blocks.
+    const uint64_t key = (static_cast<uint64_t>(b.shape) << 32) | b.prepared;
+    auto found = cache.find(key);
+    if (found == cache.end() || !found->second.Matches(plan, su.workload))
+      found = cache.insert_or_assign(key, est.Prepare(plan, su.workload)).first;
+    const PreparedWorkload& prepared = found->second;
     uint64_t ordinal = b.ordinal;
     for (int dpo = 0; dpo < axes.DpOverlaps(dp, b.zero); ++dpo) {
       k.dp_overlap = dpo == 0;

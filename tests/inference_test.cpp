@@ -586,8 +586,7 @@ TEST(Validation, ValidateVerbReadsInferenceFiles) {
 // The sanitizer pass's size of the three whole-file tests above and below
 // (scripts/test.sh --sanitize leaves those out: under ASan each takes about
 // seven minutes). Every tenth measured run, of every source and kind (static,
-// max-load, the NeMo rows skipped for want of a precision), through the same
-// verb; the same tolerance.
+// max-load), through the same verb; the same tolerance.
 TEST(Validation, EveryTenthInferenceRowThroughTheVerb) {
   std::ifstream in(kRuns);
   ASSERT_TRUE(in) << kRuns;

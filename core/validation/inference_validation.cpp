@@ -129,8 +129,8 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
       dep.kv_cache = DataType::kFp8;
       assume(std::string(mx ? "MXFP4" : "NVFP4") + " weights and GEMM inputs, FP8 KV cache");
     } else if (precision.empty()) {
-      // Read as 16-bit, the NeMo rows' e2e latency is 55 % off on average
-      // (their serving stack's overhead is not modelled): skipped.
+      // Weight bytes, and so decode time, depend on the precision; none is
+      // assumed (validation/README.md: the NeMo rows dropped for this).
       skip("precision not stated (weight bytes, and so decode time, depend on it)");
       continue;
     } else {

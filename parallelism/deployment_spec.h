@@ -54,6 +54,7 @@ struct InferenceDeployment {
   std::string trace;                // CSV of arrival_s,input,output
   LengthDistribution lengths = LengthDistribution::kFixed;
   int64_t seed = 1;
+  int64_t rate_seeds = 5;            // --max-rate: arrival seeds seed, seed + 1, ... the rate must hold on
   double slo_ttft = 0;              // seconds; 0 = no bound
   double slo_tpot = 0;              // seconds; 0 = no bound
   double slo_attainment = 0.9;      // fraction of requests that must meet the SLO

@@ -39,6 +39,11 @@ const base::Schema<InferenceDeployment>& InferenceDeploymentSchema() {
                         "bf16", "Datatype of GEMM inputs; GEMMs run at the device peak for it.")
         .Enum<DataType>("kv_cache", &D::kv_cache, StorageTypes(), "bf16",
                         "Datatype of the KV cache.")
+        .Bool("gqa_shared_kv", &D::gqa_shared_kv, "true",
+              "Decode attention reads each KV head once for all the query heads sharing it "
+              "(GQA/MQA); false reads it once per query head, as masked-MHA kernels with one "
+              "thread block per sequence and head do (TensorRT-LLM before its XQA kernel, "
+              "v0.8: 1,227 vs 2,941 tok/s/GPU on Llama-70B, blogs/XQA-kernel.md).")
         .Real("offload_weights", &D::offload_weights, 0, 1, "0",
               "Fraction of the weights kept in host memory or on NVMe and streamed over PCIe "
               "every forward pass (FlexGen, Sheng et al. 2023).")

@@ -498,6 +498,42 @@ TEST(Cli, ServeAndMaxRateModes) {
   EXPECT_EQ(Infer({"llama2-70b-h100-infer", "--serve", "--max-rate"}).code, 2);
 }
 
+// Issue 18: a masked-MHA decode kernel (one thread block per sequence and
+// query head, TensorRT-LLM before XQA) loads a GQA cache once per query head.
+// Llama 2 70B at TP 4 in fp8: 64 / 4 = 16 query heads and 8 / 4 = 2 KV heads
+// per device, a group of 8. One sequence decoding after 4,095 cached tokens
+// reads 4,096 tokens x 2 heads x 2 (K, V) x 128 x 1 B = 2,097,152 B per layer
+// and device; x 80 layers x 4 devices = 671,088,640 B shared, 8 x that =
+// 5,368,709,120 B per query head. Llama 2 7B (MHA) reads the same either way.
+TEST(Pass, GqaCacheReadPerQueryHeadWithoutSharedKv) {
+  const auto sys = H100Node();
+  const auto m70 = Model("llama2-70b");
+  const InferenceEstimator e70(m70, sys);
+  InferenceDeployment d = Bf16(4);
+  d.weights = d.activations = d.kv_cache = DataType::kFp8;
+  const IterationShape one = IterationShape::Decode(1, 4095);
+  const PassTime shared = e70.Pass(d, one);
+  EXPECT_DOUBLE_EQ(shared.kv_bytes, 671088640.0);
+  d.gqa_shared_kv = false;
+  const PassTime per_head = e70.Pass(d, one);
+  EXPECT_DOUBLE_EQ(per_head.kv_bytes, 5368709120.0);
+  EXPECT_GT(per_head.attention, shared.attention);
+  EXPECT_EQ(per_head.gemm, shared.gemm);  // only attention changes
+  // Prefill (the fused context kernel) is not affected.
+  EXPECT_EQ(e70.Pass(d, IterationShape::Prefill(1, 512)).total,
+            [&] {
+              InferenceDeployment s = d;
+              s.gqa_shared_kv = true;
+              return e70.Pass(s, IterationShape::Prefill(1, 512)).total;
+            }());
+  const auto m7 = Model("llama2-7b");
+  const InferenceEstimator e7(m7, sys);
+  InferenceDeployment d7 = Bf16(1);
+  const double mha = e7.Pass(d7, one).kv_bytes;
+  d7.gqa_shared_kv = false;
+  EXPECT_EQ(e7.Pass(d7, one).kv_bytes, mha);
+}
+
 // Issue 18: the max-rate answer is printed at the digits it was checked at.
 TEST(Serving, RateFloorsToThreeDigitsAndStudentT) {
   // 15.3912 -> 153 hundred-thousandths... three digits: 15.3, read back as

@@ -29,7 +29,9 @@ constexpr const char* kHelp =
     "              the scheduler (static, continuous, chunked prefill; paged KV with\n"
     "              preemption): TTFT/TPOT p50/p90/p99, throughput, goodput under the SLO\n"
     "  --max-rate  the highest Poisson rate at which slo_attainment of the requests meet\n"
-    "              slo_ttft and slo_tpot (doubling, then bisection)\n"
+    "              slo_ttft and slo_tpot on each of rate_seeds arrival seeds (default 5):\n"
+    "              per-seed capacities by bisection, their mean and 95 % interval, and a\n"
+    "              rate at or below both that passes --serve --rate R on every seed\n"
     "Speculative decoding (inference.speculate, acceptance, draft_model or draft_cost)\n"
     "applies to every mode.";
 

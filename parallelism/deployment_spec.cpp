@@ -39,6 +39,11 @@ const base::Schema<InferenceDeployment>& InferenceDeploymentSchema() {
                         "bf16", "Datatype of GEMM inputs; GEMMs run at the device peak for it.")
         .Enum<DataType>("kv_cache", &D::kv_cache, StorageTypes(), "bf16",
                         "Datatype of the KV cache.")
+        .Bool("gqa_shared_kv", &D::gqa_shared_kv, "true",
+              "Decode attention reads each KV head once for all the query heads sharing it "
+              "(GQA/MQA); false reads it once per query head, as masked-MHA kernels with one "
+              "thread block per sequence and head do (TensorRT-LLM before its XQA kernel, "
+              "v0.8: 1,227 vs 2,941 tok/s/GPU on Llama-70B, blogs/XQA-kernel.md).")
         .Real("offload_weights", &D::offload_weights, 0, 1, "0",
               "Fraction of the weights kept in host memory or on NVMe and streamed over PCIe "
               "every forward pass (FlexGen, Sheng et al. 2023).")
@@ -92,6 +97,10 @@ const base::Schema<InferenceDeployment>& InferenceDeploymentSchema() {
                                   "Serving: input and output lengths fixed at input/output, "
                                   "uniform on [1, 2x-1], or exponential with that mean.")
         .Int("seed", &D::seed, 0, 4e18, "1", "Serving: random seed of arrivals and lengths.")
+        .Int("rate_seeds", &D::rate_seeds, 1, 100, "5",
+             "Max-rate search: arrival seeds (seed, seed + 1, ...) the rate must meet the SLO on; "
+             "the answer is at most the lower end of the 95 % confidence interval of their "
+             "capacities.")
         .Quantity("slo_ttft", &D::slo_ttft, Dimension::kTime, 0, 1e6, "0 s",
                   "SLO on time to first token (0 = none).")
         .Quantity("slo_tpot", &D::slo_tpot, Dimension::kTime, 0, 1e6, "0 s",
@@ -154,6 +163,15 @@ void CheckDeployment(const InferenceDeployment& d, const models::ModelSpec& m,
       diags.Add(where, path + ".offload_to", d.offload_to == OffloadTarget::kNvme ? "nvme" : "host",
                 "offloading needs system.host_bandwidth > 0 (the PCIe link to the device)");
   }
+  // A model answers prompts and outputs within its trained context window
+  // (max_position_embeddings of a Hugging Face config): RoPE positions past
+  // it were never seen in training, a learned table has no row for them.
+  if (m.max_seq > 0 && d.input + d.output > m.max_seq)
+    diags.Add(where, path + ".input", std::to_string(d.input),
+              "input + output (" + std::to_string(d.input) + " + " + std::to_string(d.output) +
+                  " = " + std::to_string(d.input + d.output) +
+                  " tokens) exceeds the model's context window (model.max_seq " +
+                  std::to_string(m.max_seq) + " tokens)");
   if (d.arrivals == Arrivals::kTrace && d.trace.empty())
     diags.Add(where, path + ".trace", "", "arrivals: trace needs a trace file");
   if (d.max_batch_tokens < d.max_batch && d.scheduler == Scheduler::kChunked)

@@ -32,6 +32,11 @@ struct InferenceDeployment {
   hardware::DataType weights = hardware::DataType::kBf16;      // stored weights
   hardware::DataType activations = hardware::DataType::kBf16;  // GEMM inputs (the compute type)
   hardware::DataType kv_cache = hardware::DataType::kBf16;
+  // Decode attention of a GQA/MQA model reads each KV head once for its
+  // whole query group (true: FlashDecoding, XQA, PagedAttention v2), or once
+  // per query head (false: a masked-MHA kernel with one thread block per
+  // sequence and query head, TensorRT-LLM before its XQA kernel, v0.8).
+  bool gqa_shared_kv = true;
   // --- offload (FlexGen-style, Sheng et al. 2023) ---------------------------
   double offload_weights = 0;  // fraction of the weights kept in the offload tier
   double offload_kv = 0;       // fraction of the KV cache kept there
@@ -54,6 +59,7 @@ struct InferenceDeployment {
   std::string trace;                // CSV of arrival_s,input,output
   LengthDistribution lengths = LengthDistribution::kFixed;
   int64_t seed = 1;
+  int64_t rate_seeds = 5;            // --max-rate: arrival seeds seed, seed + 1, ... the rate must hold on
   double slo_ttft = 0;              // seconds; 0 = no bound
   double slo_tpot = 0;              // seconds; 0 = no bound
   double slo_attainment = 0.9;      // fraction of requests that must meet the SLO

@@ -498,6 +498,125 @@ TEST(Cli, ServeAndMaxRateModes) {
   EXPECT_EQ(Infer({"llama2-70b-h100-infer", "--serve", "--max-rate"}).code, 2);
 }
 
+// Issue 18: a masked-MHA decode kernel (one thread block per sequence and
+// query head, TensorRT-LLM before XQA) loads a GQA cache once per query head.
+// Llama 2 70B at TP 4 in fp8: 64 / 4 = 16 query heads and 8 / 4 = 2 KV heads
+// per device, a group of 8. One sequence decoding after 4,095 cached tokens
+// reads 4,096 tokens x 2 heads x 2 (K, V) x 128 x 1 B = 2,097,152 B per layer
+// and device; x 80 layers x 4 devices = 671,088,640 B shared, 8 x that =
+// 5,368,709,120 B per query head. Llama 2 7B (MHA) reads the same either way.
+TEST(Pass, GqaCacheReadPerQueryHeadWithoutSharedKv) {
+  const auto sys = H100Node();
+  const auto m70 = Model("llama2-70b");
+  const InferenceEstimator e70(m70, sys);
+  InferenceDeployment d = Bf16(4);
+  d.weights = d.activations = d.kv_cache = DataType::kFp8;
+  const IterationShape one = IterationShape::Decode(1, 4095);
+  const PassTime shared = e70.Pass(d, one);
+  EXPECT_DOUBLE_EQ(shared.kv_bytes, 671088640.0);
+  d.gqa_shared_kv = false;
+  const PassTime per_head = e70.Pass(d, one);
+  EXPECT_DOUBLE_EQ(per_head.kv_bytes, 5368709120.0);
+  EXPECT_GT(per_head.attention, shared.attention);
+  EXPECT_EQ(per_head.gemm, shared.gemm);  // only attention changes
+  // Prefill (the fused context kernel) is not affected.
+  EXPECT_EQ(e70.Pass(d, IterationShape::Prefill(1, 512)).total,
+            [&] {
+              InferenceDeployment s = d;
+              s.gqa_shared_kv = true;
+              return e70.Pass(s, IterationShape::Prefill(1, 512)).total;
+            }());
+  const auto m7 = Model("llama2-7b");
+  const InferenceEstimator e7(m7, sys);
+  InferenceDeployment d7 = Bf16(1);
+  const double mha = e7.Pass(d7, one).kv_bytes;
+  d7.gqa_shared_kv = false;
+  EXPECT_EQ(e7.Pass(d7, one).kv_bytes, mha);
+}
+
+// Issue 18: the max-rate answer is printed at the digits it was checked at.
+TEST(Serving, RateFloorsToThreeDigitsAndStudentT) {
+  // 15.3912 -> 153 hundred-thousandths... three digits: 15.3, read back as
+  // the same double a parser gives for "15.3".
+  EXPECT_EQ(FloorToThreeDigits(15.3912), std::strtod("15.3", nullptr));
+  EXPECT_EQ(FloorToThreeDigits(1234.5), 1230.0);
+  EXPECT_EQ(FloorToThreeDigits(0.0123456), std::strtod("0.0123", nullptr));
+  EXPECT_EQ(FloorToThreeDigits(15.3), std::strtod("15.3", nullptr));  // already three digits
+  // Fisher and Yates Table III, P = 0.05 two-sided: df 2 -> 4.303, df 4 ->
+  // 2.776, df 30 -> 2.042; beyond, the normal 1.960.
+  EXPECT_DOUBLE_EQ(StudentT975(2), 4.303);
+  EXPECT_DOUBLE_EQ(StudentT975(4), 2.776);
+  EXPECT_DOUBLE_EQ(StudentT975(30), 2.042);
+  EXPECT_DOUBLE_EQ(StudentT975(200), 1.960);
+  EXPECT_EQ(StudentT975(0), 0.0);
+}
+
+// Issue 18: `infer --max-rate` prints a rate that passes its own check:
+// `--serve --rate R` meets the SLO at the printed R on every seed it was
+// searched over, and R lies at or below both the lower end of the 95 %
+// interval and the smallest per-seed capacity.
+TEST(Cli, MaxRatePassesItsOwnServeCheck) {
+  const cli::Args common = {"llama2-70b-h100-infer", "--requests", "120"};
+  cli::Args max_rate = common;
+  for (const char* a : {"--max-rate", "--format", "json"}) max_rate.push_back(a);
+  const VerbResult r = Infer(max_rate);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["found"].get<bool>()) << r.out;
+  const double rate = j["max_rate_requests_per_s"].get<double>();
+  const auto seeds = j["seed_rates_requests_per_s"].get<std::vector<double>>();
+  ASSERT_EQ(seeds.size(), 5u);  // inference.rate_seeds default
+  // The interval by hand from the per-seed rates: mean +- 2.776 sd / sqrt(5).
+  double mean = 0;
+  for (double x : seeds) mean += x / 5;
+  double ss = 0;
+  for (double x : seeds) ss += (x - mean) * (x - mean);
+  const double half = 2.776 * std::sqrt(ss / 4) / std::sqrt(5.0);
+  EXPECT_NEAR(j["ci95_requests_per_s"][0].get<double>(), mean - half, 1e-9 * mean);
+  EXPECT_NEAR(j["ci95_requests_per_s"][1].get<double>(), mean + half, 1e-9 * mean);
+  EXPECT_LE(rate, mean - half);
+  for (double x : seeds) EXPECT_LE(rate, x);
+  // The text prints that rate in a form --rate reads back to the same double.
+  const VerbResult text = Infer(cli::Args{"llama2-70b-h100-infer", "--requests", "120", "--max-rate"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  const std::string head = "highest rate meeting the SLO: ";
+  const size_t at = text.out.find(head);
+  ASSERT_NE(at, std::string::npos) << text.out;
+  const std::string printed = text.out.substr(at + head.size(), text.out.find(' ', at + head.size()) - at - head.size());
+  EXPECT_EQ(std::strtod(printed.c_str(), nullptr), rate) << printed;
+  for (int seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(seed);
+    cli::Args serve = common;
+    for (const std::string& a : {std::string("--serve"), std::string("--rate"), printed,
+                                 std::string("--set"), "inference.seed=" + std::to_string(seed),
+                                 std::string("--format"), std::string("json")})
+      serve.push_back(a);
+    const VerbResult s = Infer(serve);
+    ASSERT_EQ(s.code, 0) << s.err;
+    const auto sj = nlohmann::json::parse(s.out);
+    EXPECT_GE(sj["result"]["slo_attainment"].get<double>(), 0.9) << s.out;
+  }
+}
+
+// Issue 18: model.max_seq is enforced. A model with an 8 K context (a
+// Llama-3-8B config.json, max_position_embeddings 8192) refuses a 32 K
+// prompt with the key, the value and the rule; 8064 + 128 = 8192 tokens fit.
+TEST(Cli, ModelContextWindowRefusesLongerPrompt) {
+  const std::string file = ::testing::TempDir() + "/llama3_8b_config.json";
+  std::ofstream(file) << R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+    "vocab_size": 128256, "max_position_embeddings": 8192, "hidden_act": "silu"})";
+  const VerbResult over = Infer({"llama2-70b-h100-infer", "--model-config", file, "--input",
+                                 "32768", "--output", "128"});
+  EXPECT_EQ(over.code, 1) << over.out;
+  EXPECT_NE(over.err.find("inference.input"), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("32768 + 128 = 32896 tokens"), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("model.max_seq 8192"), std::string::npos) << over.err;
+  const VerbResult fits = Infer({"llama2-70b-h100-infer", "--model-config", file, "--input",
+                                 "8064", "--output", "128"});
+  EXPECT_EQ(fits.code, 0) << fits.err;
+}
+
 TEST(Scenario, InferenceOnlyFileNeedsNoTraining) {
   base::Diagnostics d;
   const std::string file = kConfigs + "/scenarios/llama2-70b-h100-infer.yaml";
@@ -577,17 +696,21 @@ TEST(Validation, ValidateVerbReadsInferenceFiles) {
   const auto j = nlohmann::json::parse(out.str());
   EXPECT_GE(j["evaluated"].get<int>(), 100);
   EXPECT_LE(j["mape_pct"].get<double>(), 25.0);
-  bool skipped_with_reason = false;
+  // Issue 18: at most a tenth of the file skipped, each skip with its reason
+  // (since the NeMo rows left the file none is).
+  int skipped = 0;
   for (const auto& row : j["rows"])
-    if (!row["skipped"].is_null()) skipped_with_reason = !row["skipped"].get<std::string>().empty();
-  EXPECT_TRUE(skipped_with_reason);
+    if (!row["skipped"].is_null()) {
+      ++skipped;
+      EXPECT_FALSE(row["skipped"].get<std::string>().empty()) << row.dump();
+    }
+  EXPECT_LE(10 * skipped, static_cast<int>(j["rows"].size()));
 }
 
 // The sanitizer pass's size of the three whole-file tests above and below
 // (scripts/test.sh --sanitize leaves those out: under ASan each takes about
 // seven minutes). Every tenth measured run, of every source and kind (static,
-// max-load, the NeMo rows skipped for want of a precision), through the same
-// verb; the same tolerance.
+// max-load), through the same verb; the same tolerance.
 TEST(Validation, EveryTenthInferenceRowThroughTheVerb) {
   std::ifstream in(kRuns);
   ASSERT_TRUE(in) << kRuns;
@@ -603,7 +726,7 @@ TEST(Validation, EveryTenthInferenceRowThroughTheVerb) {
     ++n;
   }
   out_csv.close();
-  ASSERT_GE(kept, 30);
+  ASSERT_GE(kept, 25);  // 283 rows: lines 1, 11, ..., 281 are 29 rows
   setenv("ORRERY_CONFIG_DIR", kConfigs.c_str(), 1);
   std::ostringstream out, err;
   ASSERT_EQ(cli::RunValidate({sample, "--format", "json"}, out, err), 0) << err.str();

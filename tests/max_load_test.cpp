@@ -93,5 +93,38 @@ TEST(MaxLoad, SaturatedServerFillsItsBatch) {
   EXPECT_GT(r.mean_running, 0.8 * 256);
 }
 
+// trtllm-bench runs TensorRT-LLM's default capacity policy,
+// GUARANTEED_NO_EVICT: a request starts only when the KV of all its
+// 20000 + 2000 tokens fits, and none is ever paused. On one H100 with Llama
+// 3.1 8B FP8 the pool holds kv_capacity_tokens tokens, so at most
+// floor(capacity / 22000) requests run at once and nothing is preempted.
+// With paged admission instead (vLLM's rule) requests are admitted on their
+// prompt alone and the longest-running ones are preempted and recomputed as
+// their outputs grow.
+TEST(MaxLoad, TrtllmBenchReservesWholeRequestsAndNeverPreempts) {
+  const models::ModelSpec m = Model("llama3.1-8b");
+  hardware::SystemSpec sys;
+  base::Diagnostics d;
+  ASSERT_TRUE(LoadSystemPreset("dgx-h100-superpod", PresetStore(kConfigs), {}, "system", sys, d));
+  auto dep = Fp8(1);
+  dep.input = 20000;
+  dep.output = 2000;
+  const EngineLimits lim =
+      BenchmarkLimits(LimitRule::kTrtllmBench, m, sys.device, dep, 20000, 2000);
+  ASSERT_TRUE(lim.reserve_whole_request);
+  const InferenceEstimator est(m, sys);
+  const MaxLoadResult r = RunMaxLoad(est, dep, lim, 200);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(r.sim.preemptions, 0);
+  const int64_t fit = static_cast<int64_t>(r.sim.kv_capacity_tokens) / 22000;
+  ASSERT_LT(fit, lim.max_batch);  // memory, not max batch, is the limit here
+  EXPECT_EQ(r.sim.peak_running, fit);
+  EngineLimits paged = lim;
+  paged.reserve_whole_request = false;
+  const MaxLoadResult p = RunMaxLoad(est, dep, paged, 200);
+  ASSERT_TRUE(p.feasible) << p.reason;
+  EXPECT_GT(p.sim.preemptions, 0);
+}
+
 }  // namespace
 }  // namespace orrery::engine

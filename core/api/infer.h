@@ -20,7 +20,7 @@ namespace orrery {
 enum class InferMode {
   kStatic,   // one static batch
   kServe,    // a request stream (Poisson at inference.rate, or a CSV trace)
-  kMaxRate,  // the highest Poisson rate meeting the SLO (doubling, then bisection)
+  kMaxRate,  // the highest Poisson rate meeting the SLO on every seed (serving_sim.h)
 };
 const char* InferModeName(InferMode m);
 

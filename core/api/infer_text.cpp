@@ -1,5 +1,6 @@
 // The tables of `orrery infer`; JSON and CSV are orrery::ToJson.
 
+#include <cstdio>
 #include <iomanip>
 
 #include "core/api/text.h"
@@ -127,8 +128,27 @@ void PrintInferTable(const InferResult& r, std::ostream& out) {
     out << "no rate found: " << m.reason << "\n";
     return;
   }
-  out << "highest rate meeting the SLO: " << FormatRate(m.max_rate, "requests") << " ("
-      << m.simulations << " simulations)\n\n";
+  // The rate as checked, three significant digits (FloorToThreeDigits): what
+  // is printed can be given back to --serve --rate.
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.6g", m.max_rate);
+  out << "highest rate meeting the SLO: " << rate << " requests/s on each of " << d.rate_seeds
+      << " arrival seeds (" << d.seed << " .. " << d.seed + d.rate_seeds - 1 << "; "
+      << m.simulations << " simulations)\n";
+  if (m.seed_rates.size() > 1) {
+    out << "  per-seed capacity        ";
+    for (size_t i = 0; i < m.seed_rates.size(); ++i)
+      out << (i ? ", " : "") << base::FormatNumber(m.seed_rates[i], 4);
+    out << " requests/s\n"
+        << "  mean, 95 % interval      " << base::FormatNumber(m.mean_rate, 4) << " ["
+        << base::FormatNumber(m.ci_low, 4) << ", " << base::FormatNumber(m.ci_high, 4)
+        << "] requests/s (Student's t)\n"
+        << "  the rate above           at or below the interval's lower end and every seed's "
+           "capacity;\n"
+        << "                           another seed's capacity falls below the smallest of "
+        << m.seed_rates.size() << " with probability 1/" << m.seed_rates.size() + 1 << "\n";
+  }
+  out << "\n";
   PrintServing(m.at_max, out);
 }
 

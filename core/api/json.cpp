@@ -317,6 +317,10 @@ Json ToJson(const InferResult& r) {
   j["found"] = m.found;
   j["reason"] = m.found ? Json() : Json(m.reason);
   j["max_rate_requests_per_s"] = m.max_rate;
+  j["seeds"] = {{"first", d.seed}, {"count", d.rate_seeds}};
+  j["seed_rates_requests_per_s"] = m.seed_rates;
+  j["mean_rate_requests_per_s"] = m.mean_rate;
+  j["ci95_requests_per_s"] = {m.ci_low, m.ci_high};
   j["simulations"] = m.simulations;
   if (m.found) j["at_max_rate"] = ServingJson(m.at_max);
   return j;

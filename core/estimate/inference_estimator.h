@@ -15,7 +15,9 @@
 //            the causal (query, key) pairs, Q/O and K/V read once
 //   decode   one query per sequence against its cache: memory-bound reading
 //            context * KV bytes per token (Pope et al. 2022, Sec. 3.3;
-//            Kwon et al. 2023, PagedAttention)
+//            Kwon et al. 2023, PagedAttention); with gqa_shared_kv off, a
+//            GQA cache is read once per query head (masked-MHA kernels
+//            before TensorRT-LLM's XQA, blogs/XQA-kernel.md)
 // Attention arithmetic runs in 16-bit: the KV cache is dequantised on load
 // (TensorRT-LLM's FP8 builds use --use_gpt_attention_plugin float16 with
 // --fp8_kv_cache; docs/source/performance.md, v0.6.1).

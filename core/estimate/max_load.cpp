@@ -61,9 +61,11 @@ EngineLimits BenchmarkLimits(LimitRule rule, const models::ModelSpec& m,
   if (raw_tok < 4096) lim.max_num_tokens = std::max<int64_t>(2048, RoundUp(raw_tok, 256));
   else if (raw_tok < 8192) lim.max_num_tokens = RoundUp(raw_tok, 512);
   else lim.max_num_tokens = RoundUp(raw_tok, 1024);
+  lim.reserve_whole_request = true;  // GUARANTEED_NO_EVICT, the default capacity policy
   lim.rule = "trtllm-bench build heuristic: max batch " + std::to_string(lim.max_batch) +
              ", max num tokens " + std::to_string(lim.max_num_tokens) + " from " +
-             std::to_string(static_cast<int64_t>(lim.requests_fit)) + " requests' KV";
+             std::to_string(static_cast<int64_t>(lim.requests_fit)) +
+             " requests' KV; GUARANTEED_NO_EVICT admission";
   return lim;
 }
 
@@ -76,7 +78,7 @@ MaxLoadResult RunMaxLoad(const InferenceEstimator& est, InferenceDeployment d,
     return out;
   }
   d.scheduler = parallelism::Scheduler::kChunked;
-  d.paged_kv = true;
+  d.paged_kv = !limits.reserve_whole_request;
   d.max_batch = limits.max_batch;
   d.max_batch_tokens = limits.max_num_tokens;
   d.speculate = 0;

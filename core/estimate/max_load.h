@@ -27,11 +27,19 @@
 //                 (kv_cache_free_gpu_mem_fraction, the perf-overview runs).
 //                 Iterations mix decodes with context tokens up to max num
 //                 tokens (in-flight batching), the `chunked` scheduler here.
+//                 A request is admitted only when the KV of its whole prompt
+//                 and output fits, and is never paused: the default capacity
+//                 scheduler policy GUARANTEED_NO_EVICT ("guarantee that a
+//                 started request is never paused", TensorRT-LLM docs,
+//                 performance-tuning-guide/useful-runtime-flags.md, Capacity
+//                 Scheduler Policy), the simulator's paged_kv: false.
 //   vllm          vLLM's EngineArgs defaults: max_num_seqs 256,
 //                 gpu_memory_utilization 0.9 (the KV pool is what is left of
 //                 0.9 of the device after weights and activations), chunked
 //                 prefill with max_num_batched_tokens 8192 (the V1 engine's
-//                 OpenAI-server default on 80 GB-class GPUs).
+//                 OpenAI-server default on 80 GB-class GPUs); KV blocks taken
+//                 as sequences grow, the newest request preempted and
+//                 recomputed when they run out (Kwon et al. 2023, Sec. 4.5).
 
 #include <cstdint>
 #include <string>
@@ -48,6 +56,7 @@ struct EngineLimits {
   int64_t max_num_tokens = 0;   // tokens one iteration may process
   double kv_fraction = 0.95;    // of the memory left after weights and activations
   double requests_fit = 0;      // the rule's estimate of requests whose KV fits (R above)
+  bool reserve_whole_request = false;  // admit only when input + output KV fits; never preempt
   std::string rule;             // which rule chose the numbers, in words
   std::string reason;           // non-empty when the model does not fit at all
 };

@@ -445,18 +445,84 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   return res;
 }
 
+double StudentT975(int df) {
+  static constexpr double kT[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                    2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                    2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                    2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1) return 0;
+  return df <= 30 ? kT[df - 1] : 1.960;
+}
+
+double FloorToThreeDigits(double x) {
+  if (!(x > 0) || !std::isfinite(x)) return x;
+  const int e = static_cast<int>(std::floor(std::log10(x)));
+  // Divide or multiply by an exact power of ten so that the result is the
+  // double nearest the three-digit decimal (as strtod reads it back).
+  const double digits = e - 2 >= 0 ? std::floor(x / std::pow(10.0, e - 2))
+                                   : std::floor(x * std::pow(10.0, 2 - e));
+  // log10 may land one off at an exact power of ten: keep three digits.
+  double r = e - 2 >= 0 ? digits * std::pow(10.0, e - 2) : digits / std::pow(10.0, 2 - e);
+  if (r > x) r = e - 2 >= 0 ? (digits - 1) * std::pow(10.0, e - 2) : (digits - 1) / std::pow(10.0, 2 - e);
+  return r;
+}
+
+namespace {
+
+// One seed's capacity: doubling from a tenth of what a lone request's
+// latency allows, then bisection to 0.5 %. Returns false with `reason`
+// when no rate meets the SLO or every rate does.
+bool SeedCapacity(const InferenceEstimator& est, const InferenceDeployment& d, double lone,
+                  int& simulations, double& rate, std::string& reason) {
+  auto passes = [&](double r, ServingResult& out) {
+    ++simulations;
+    out = SimulateServing(est, d, PoissonRequests(d, r));
+    return out.feasible && out.slo_attainment >= d.slo_attainment;
+  };
+  double lo = 0.1 / lone, hi = 0;
+  ServingResult r;
+  int halvings = 0;
+  while (!passes(lo, r)) {
+    if (!r.feasible) {
+      reason = r.reason;
+      return false;
+    }
+    if (++halvings > 12) {
+      reason = "even at " + base::FormatNumber(lo) + " requests/s the SLO is missed (TTFT p50 " +
+               base::FormatQuantity(r.ttft_s.p50, base::Dimension::kTime) + ", TPOT p50 " +
+               base::FormatQuantity(r.tpot_s.p50, base::Dimension::kTime) + ")";
+      return false;
+    }
+    lo /= 2;
+  }
+  for (int i = 0; i < 40; ++i) {
+    const double up = lo * 2;
+    if (!passes(up, r)) {
+      hi = up;
+      break;
+    }
+    lo = up;
+  }
+  if (hi == 0) {
+    reason = "the SLO is met at every rate tried (up to " + base::FormatNumber(lo) + " requests/s)";
+    return false;
+  }
+  while ((hi - lo) > 0.005 * hi) {
+    const double mid = 0.5 * (lo + hi);
+    (passes(mid, r) ? lo : hi) = mid;
+  }
+  rate = lo;
+  return true;
+}
+
+}  // namespace
+
 RateSearch MaxRateMeetingSlo(const InferenceEstimator& est, const InferenceDeployment& d) {
   RateSearch s;
   if (d.slo_ttft <= 0 && d.slo_tpot <= 0) {
     s.reason = "no SLO: set inference.slo_ttft and/or inference.slo_tpot";
     return s;
   }
-  auto passes = [&](double rate, ServingResult& out) {
-    ++s.simulations;
-    out = SimulateServing(est, d, PoissonRequests(d, rate));
-    return out.feasible && out.slo_attainment >= d.slo_attainment;
-  };
-  // Start at a tenth of what a lone request's latency allows.
   InferenceDeployment one = d;
   one.batch = 1;
   one.speculate = 0;
@@ -465,48 +531,54 @@ RateSearch MaxRateMeetingSlo(const InferenceEstimator& est, const InferenceDeplo
     s.reason = "the deployment cannot run a single request";
     return s;
   }
-  double lo = 0.1 / lone, hi = 0;
-  ServingResult r;
-  int halvings = 0;
-  while (!passes(lo, r)) {
-    if (!r.feasible) {
-      s.reason = r.reason;
+  const int64_t n = std::max<int64_t>(1, d.rate_seeds);
+  std::vector<InferenceDeployment> seeded(static_cast<size_t>(n), d);
+  for (int64_t i = 0; i < n; ++i) {
+    InferenceDeployment& di = seeded[static_cast<size_t>(i)];
+    di.seed = d.seed + i;
+    double r = 0;
+    if (!SeedCapacity(est, di, lone, s.simulations, r, s.reason)) {
+      if (n > 1) s.reason = "seed " + std::to_string(di.seed) + ": " + s.reason;
       return s;
     }
-    if (++halvings > 12) {
-      s.reason = "even at " + base::FormatNumber(lo) +
-                 " requests/s the SLO is missed (TTFT p50 " +
-                 base::FormatQuantity(r.ttft_s.p50, base::Dimension::kTime) + ", TPOT p50 " +
-                 base::FormatQuantity(r.tpot_s.p50, base::Dimension::kTime) + ")";
+    s.seed_rates.push_back(r);
+  }
+  // Mean and 95 % confidence interval (Student's t, n - 1 degrees of freedom).
+  double sum = 0, lowest = s.seed_rates.front();
+  for (double r : s.seed_rates) {
+    sum += r;
+    lowest = std::min(lowest, r);
+  }
+  s.mean_rate = sum / static_cast<double>(n);
+  double ss = 0;
+  for (double r : s.seed_rates) ss += (r - s.mean_rate) * (r - s.mean_rate);
+  const double half = n > 1 ? StudentT975(static_cast<int>(n - 1)) *
+                                  std::sqrt(ss / static_cast<double>(n - 1)) /
+                                  std::sqrt(static_cast<double>(n))
+                            : 0.0;
+  s.ci_low = s.mean_rate - half;
+  s.ci_high = s.mean_rate + half;
+  // The answer: checked, at the digits printed, on every seed.
+  double rate = FloorToThreeDigits(std::min(lowest, s.ci_low > 0 ? s.ci_low : lowest));
+  for (int step = 0; step < 400 && rate > 0; ++step) {
+    bool all = true;
+    ServingResult first;
+    for (size_t i = 0; i < seeded.size() && all; ++i) {
+      ++s.simulations;
+      ServingResult r = SimulateServing(est, seeded[i], PoissonRequests(seeded[i], rate));
+      all = r.feasible && r.slo_attainment >= d.slo_attainment;
+      if (i == 0) first = std::move(r);
+    }
+    if (all) {
+      s.found = true;
+      s.max_rate = rate;
+      s.at_max = std::move(first);
       return s;
     }
-    lo /= 2;
+    const double lower = FloorToThreeDigits(rate * 0.995);
+    rate = lower < rate ? lower : FloorToThreeDigits(rate * 0.99);
   }
-  s.at_max = r;
-  for (int i = 0; i < 40; ++i) {
-    const double up = lo * 2;
-    if (!passes(up, r)) {
-      hi = up;
-      break;
-    }
-    lo = up;
-    s.at_max = r;
-  }
-  if (hi == 0) {
-    s.reason = "the SLO is met at every rate tried (up to " + base::FormatNumber(lo) + " requests/s)";
-    return s;
-  }
-  while ((hi - lo) > 0.005 * hi) {
-    const double mid = 0.5 * (lo + hi);
-    if (passes(mid, r)) {
-      lo = mid;
-      s.at_max = r;
-    } else {
-      hi = mid;
-    }
-  }
-  s.found = true;
-  s.max_rate = lo;
+  s.reason = "no rate below the seeds' capacities met the SLO on every seed";
   return s;
 }
 

@@ -95,15 +95,41 @@ ServingResult SimulateServing(const InferenceEstimator& est,
                               std::vector<Request> requests);
 
 // The highest Poisson rate at which at least d.slo_attainment of d.requests
-// requests meet the SLO: doubling from a light load, then bisection to 0.5 %.
+// requests meet the SLO, with a confidence over d.rate_seeds arrival seeds
+// (d.seed, d.seed + 1, ...):
+//   1. per seed, doubling from a light load, then bisection to 0.5 %: that
+//      seed's capacity r_i;
+//   2. the mean of the r_i and its 95 % confidence interval, mean +- t *
+//      sd / sqrt(n), t the 0.975 quantile of Student's t with n - 1 degrees
+//      of freedom (Student 1908; two-sided 95 %);
+//   3. the answer: min(lower end of the interval, min r_i), rounded down to
+//      three significant digits (what is printed is what was checked), then
+//      checked on every seed and lowered by 0.5 % steps until every seed
+//      meets the SLO at it. `--serve --rate R` with any of those seeds meets
+//      the SLO at the printed R. For exchangeable seeds, another seed's
+//      capacity falls below the smallest of n with probability 1 / (n + 1)
+//      (order statistics): 1/6 for the default 5 seeds.
 struct RateSearch {
   bool found = false;
   std::string reason;      // when not found
-  double max_rate = 0;     // requests/s
-  ServingResult at_max;
+  double max_rate = 0;     // requests/s: meets the SLO on every seed
+  ServingResult at_max;    // at max_rate, seed d.seed
   int simulations = 0;
+  std::vector<double> seed_rates;  // r_i, seed d.seed + i
+  double mean_rate = 0;            // mean of r_i
+  double ci_low = 0, ci_high = 0;  // 95 % confidence interval of the mean (= mean with one seed)
 };
 RateSearch MaxRateMeetingSlo(const InferenceEstimator& est,
                              const parallelism::InferenceDeployment& d);
+
+// The 0.975 quantile of Student's t with `df` degrees of freedom (two-sided
+// 95 %): the tabulated values for df 1..30, the normal 1.960 beyond
+// (Fisher and Yates, Statistical Tables, Table III). 0 for df < 1.
+double StudentT975(int df);
+
+// `x` rounded down to three significant digits: 15.3912 -> 15.3,
+// 1234.5 -> 1230, 0.0123456 -> 0.0123 (the nearest doubles to those
+// decimals, as a parser reads them back).
+double FloorToThreeDigits(double x);
 
 }  // namespace orrery::engine

@@ -1,5 +1,6 @@
 #include "core/validation/inference_validation.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -15,6 +16,24 @@ using hardware::DataType;
 
 bool Contains(const std::string& text, const char* what) {
   return text.find(what) != std::string::npos;
+}
+
+// The minor version of a TensorRT-LLM 0.x release a source names ("v0.6.1",
+// "v0.20 data", "version 0.9.0"; the first one named), or -1 when it names
+// no TensorRT-LLM 0.x version.
+int TensorRtLlmMinorVersion(const std::string& text) {
+  if (!Contains(text, "TensorRT-LLM") && !Contains(text, "trtllm")) return -1;
+  const size_t v = text.find("v0."), version = text.find("version 0.");
+  const size_t at = std::min(v, version);
+  if (at == std::string::npos) return -1;
+  size_t i = at + (at == v ? 3 : 10);
+  int minor = 0, digits = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && digits < 4) {
+    minor = minor * 10 + (text[i] - '0');
+    ++i;
+    ++digits;
+  }
+  return digits > 0 ? minor : -1;
 }
 
 }  // namespace
@@ -129,8 +148,8 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
       dep.kv_cache = DataType::kFp8;
       assume(std::string(mx ? "MXFP4" : "NVFP4") + " weights and GEMM inputs, FP8 KV cache");
     } else if (precision.empty()) {
-      // Read as 16-bit, the NeMo rows' e2e latency is 55 % off on average
-      // (their serving stack's overhead is not modelled): skipped.
+      // Weight bytes, and so decode time, depend on the precision; none is
+      // assumed (validation/README.md: the NeMo rows dropped for this).
       skip("precision not stated (weight bytes, and so decode time, depend on it)");
       continue;
     } else {
@@ -194,6 +213,18 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
     if (max_load && !Contains(notes, "max-load")) {
       skip("no batch size, and the notes do not say it is a max-load run");
       continue;
+    }
+    // TensorRT-LLM before v0.8 decoded GQA models with its masked-MHA kernel,
+    // one thread block per sequence and query head, each loading its KV
+    // head's cache; v0.8 brought the XQA kernel that loads it once per group
+    // (TensorRT-LLM docs/source/blogs/XQA-kernel.md: Llama-70B on H200,
+    // 128/2048, 1,227 tok/s/GPU without XQA, 2,941 with).
+    const int trtllm_minor = TensorRtLlmMinorVersion(base_row.source + " " + notes);
+    if (trtllm_minor >= 0 && trtllm_minor < 8) {
+      dep.gqa_shared_kv = false;
+      if (models::KvHeads(mit->second.first) < mit->second.first.heads)
+        assume("TensorRT-LLM v0." + std::to_string(trtllm_minor) +
+               " (before XQA): decode attention reads the KV cache once per query head");
     }
     // The measured runs sized their KV cache to the whole device; the flag
     // "does not fit" then means the memory model needs more than the device.

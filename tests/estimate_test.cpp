@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/estimate/parallel_comm.h"
 #include "core/estimate/training_estimator.h"
 #include "core/validation/validation.h"
 #include "models/transformer.h"
@@ -159,14 +160,50 @@ TEST(Estimator, ZeroThreeCommunicationIsExposedAndFollowsDpOverlap) {
   hardware::GroupPlacement g = est.network().Place(1024, 1);
   const double ag = est.network().Time(hardware::Collective::kAllGather, params * 2, g);
   const double rs = est.network().Time(hardware::Collective::kReduceScatter, params * 2, g);
-  const double compute = e.time.forward + e.time.backward + e.time.recompute;
-  // The first and last layer's worth: one of 32 layers on the one stage.
-  EXPECT_NEAR(e.time.dp_comm, std::max(0.0, 2 * ag + rs - compute) + (ag + rs) / 32, 1e-9 * e.time.dp_comm);
+  // The forward's gathers hide behind the forward, the backward's gather and
+  // reduce-scatter behind the backward, each slowing the compute beside it
+  // (A100 overlap_slowdown 0.189; OverlapExposed); the first and last
+  // layer's worth stays exposed: one of 32 layers on the one stage.
+  const double slow = s.system.device.overlap_slowdown;
+  ASSERT_DOUBLE_EQ(slow, 0.189);
+  EXPECT_NEAR(e.time.dp_comm,
+              OverlapExposed(ag, e.time.forward, slow) + OverlapExposed(ag + rs, e.time.backward, slow) +
+                  (ag + rs) / 32,
+              1e-9 * e.time.dp_comm);
   EXPECT_GT(e.time.dp_comm, 0);
   s.training.dp_overlap = false;
   const TrainingEstimate flat = est.Run(s.training, s.workload);
   EXPECT_NEAR(flat.time.dp_comm, 2 * ag + rs, 1e-9 * flat.time.dp_comm);
   EXPECT_NE(flat.iteration_s, e.iteration_s);
+}
+
+// Issue 15: an overlapped collective of c seconds beside T seconds of compute
+// slowed by s exposes max(c - T, c s/(1+s)). By hand, s = 0.25 (k = 0.2):
+//   c = 2,  T = 10: hidden, the compute loses 2 x 0.2 = 0.4 s;
+//   c = 10, T = 2:  the collective outlasts the (slowed, 2.5 s) compute: 8 s;
+//   c = 5,  T = 4:  the boundary c = T (1+s): both give 1 s;
+//   s = 0 is the old max(0, c - T).
+TEST(Estimator, OverlappedCollectiveSlowsTheComputeBesideIt) {
+  EXPECT_DOUBLE_EQ(OverlapExposed(2, 10, 0.25), 0.4);
+  EXPECT_DOUBLE_EQ(OverlapExposed(10, 2, 0.25), 8.0);
+  EXPECT_DOUBLE_EQ(OverlapExposed(5, 4, 0.25), 1.0);
+  EXPECT_DOUBLE_EQ(OverlapExposed(2, 10, 0), 0.0);
+  EXPECT_DOUBLE_EQ(OverlapExposed(12, 10, 0), 2.0);
+  // In the estimator: Llama 3 70B on 512 H100 with TP overlap inside the
+  // node: the TP collectives hide behind the GEMMs, so the exposed TP time
+  // is the contention alone, 0.189/1.189 of them; without contention 0.
+  Scenario sc = Load("llama3-70b-h100");
+  ASSERT_TRUE(sc.training.tp_comm_overlap);
+  const TrainingEstimator est(sc.model, sc.system);
+  const TrainingEstimate e = est.Run(sc.training, sc.workload);
+  sc.training.tp_comm_overlap = false;
+  const TrainingEstimate exposed = est.Run(sc.training, sc.workload);
+  ASSERT_GT(exposed.time.tp_comm, 0);
+  EXPECT_NEAR(e.time.tp_comm, exposed.time.tp_comm * 0.189 / 1.189, 1e-9 * exposed.time.tp_comm);
+  sc.training.tp_comm_overlap = true;
+  sc.system.device.overlap_slowdown = 0;
+  const TrainingEstimator free_overlap(sc.model, sc.system);
+  EXPECT_DOUBLE_EQ(free_overlap.Run(sc.training, sc.workload).time.tp_comm, 0.0);
 }
 
 // system.device.scaleup_bandwidth caps the scale-up tier: a 1 GiB all-reduce

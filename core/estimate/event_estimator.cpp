@@ -67,6 +67,14 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   w.tp_forward = n * c.tp_fwd;
   w.tp_backward = n * c.tp_bwd;
   w.tp_recompute = n * c.tp_rec;
+  if (c.tp_overlap) {
+    // The GEMMs beside an overlapped TP collective run slower: each pass
+    // loses c s/(1+s) of compute to it (OverlapExposed, parallel_comm.h).
+    const double k = c.overlap_slowdown / (1 + c.overlap_slowdown);
+    w.forward += k * w.tp_forward;
+    w.backward += k * w.tp_backward;
+    w.recompute += k * w.tp_recompute;
+  }
   // EP: two of the four all-to-alls forward, two backward.
   w.forward_comm = n * c.cp_fwd + n * f * c.ep_layer / 2;
   w.backward_comm = n * c.cp_bwd + n * f * c.ep_layer / 2;

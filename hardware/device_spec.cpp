@@ -94,7 +94,7 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
         .Quantity("peak_tf32", &DeviceSpec::peak_tf32, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
                   "Dense TF32 tensor peak; 0 = unsupported.")
         .Quantity("peak_fp32", &DeviceSpec::peak_fp32, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
-                  "Non-tensor FP32 peak (used by the optimizer step).")
+                  "Non-tensor FP32 peak: the compute peak of a plan in fp32 (training.precision=fp32).")
         .Quantity("memory_capacity", &DeviceSpec::memory_capacity, Dimension::kBytes, 0, 1e15, "",
                   "Device memory (HBM) capacity.", true)
         .Quantity("memory_bandwidth", &DeviceSpec::memory_bandwidth, Dimension::kBandwidth, 0,

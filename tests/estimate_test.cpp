@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "core/estimate/parallel_comm.h"
 #include "core/estimate/training_estimator.h"
@@ -204,6 +206,65 @@ TEST(Estimator, OverlappedCollectiveSlowsTheComputeBesideIt) {
   sc.system.device.overlap_slowdown = 0;
   const TrainingEstimator free_overlap(sc.model, sc.system);
   EXPECT_DOUBLE_EQ(free_overlap.Run(sc.training, sc.workload).time.tp_comm, 0.0);
+}
+
+// Issue 15: no device knob may do nothing. Each key of the device schema is
+// changed (halved; a zero default set to a value; the enum switched) and some
+// prediction of Llama 3 70B on 512 H100 must move: iteration time, memory,
+// capacity, energy or cost, over the plan in bf16, fp8, fp16, tf32 and fp32.
+// A power cap of 560 W is set throughout so that idle_power (which places
+// the cap's clock) is seen. Keys that feed no training estimate are listed
+// with the verb that reads them.
+TEST(Estimator, EveryDeviceKeyMovesAPredictionOrIsListed) {
+  const std::map<std::string, std::string> listed = {
+      {"name", "shown in reports"},
+      {"citation", "shown in reports"},
+      {"price", "purchase price: capex in the cost model (orrery report), not the hourly rental estimates use"},
+      {"l2_cache", "calibrate: memory records below 2x the cache are dropped as cache-resident"},
+      {"peak_int8", "int8 weights in orrery infer"},
+      {"peak_fp4", "fp4 weights in orrery infer (Blackwell)"},
+  };
+  Scenario sc = Load("llama3-70b-h100");
+  sc.system.device.power_cap = 560;
+  const hardware::DataType precisions[] = {hardware::DataType::kBf16, hardware::DataType::kFp8,
+                                           hardware::DataType::kFp16, hardware::DataType::kTf32,
+                                           hardware::DataType::kFp32};
+  auto predictions = [&](const hardware::SystemSpec& sys) {
+    std::vector<double> out;
+    const TrainingEstimator est(sc.model, sys);
+    for (hardware::DataType dt : precisions) {
+      parallelism::TrainingPlan p = sc.training;
+      p.precision = dt;
+      const TrainingEstimate e = est.Run(p, sc.workload);
+      out.insert(out.end(), {e.iteration_s, e.memory.total(), e.memory_capacity, e.energy_j, e.cost_usd});
+    }
+    return out;
+  };
+  const std::vector<double> base = predictions(sc.system);
+  int moved = 0;
+  for (const auto& field : hardware::DeviceSchema().fields()) {
+    const std::string& key = field.info.key;
+    hardware::SystemSpec sys = sc.system;
+    base::ParamValue v = field.load(sys.device);
+    if (field.info.type == base::ParamType::kString) {
+      v.text += " (changed)";
+    } else if (field.info.type == base::ParamType::kEnum) {
+      v.number = v.number == 0 ? 1 : 0;
+    } else {
+      // Zero defaults: an idle power of 100 W, an FP16 peak of twice BF16's.
+      const bool power = field.info.dim == base::Dimension::kPower;
+      v.number = v.number > 0 ? 0.5 * v.number : power ? 100.0 : 2 * sys.device.peak_bf16;
+    }
+    field.store(sys.device, v);
+    const bool moves = predictions(sys) != base;
+    if (listed.count(key) > 0) {
+      EXPECT_FALSE(moves) << "system.device." << key << " moves a prediction: take it off the list";
+    } else {
+      EXPECT_TRUE(moves) << "system.device." << key << " changes no prediction: wire it or list it with a reason";
+      moved += moves ? 1 : 0;
+    }
+  }
+  EXPECT_GE(moved, 15);
 }
 
 // system.device.scaleup_bandwidth caps the scale-up tier: a 1 GiB all-reduce

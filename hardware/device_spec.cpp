@@ -114,7 +114,7 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
         .Quantity("power_cap", &DeviceSpec::power_cap, Dimension::kPower, 0, 1e5, "0 W",
                   "Power limit the board is held to (nvidia-smi -pl); 0 = tdp. A cap below the TDP "
                   "lowers the compute clock by the cube root of the dynamic-power ratio (GEMM and "
-                  "attention time grow; memory-bound kernels do not).")
+                  "attention time grow; memory-bound kernels do not) and the energy is counted at the cap.")
         .Real("overlap_slowdown", &DeviceSpec::overlap_slowdown, 0, 1, "0",
               "Fractional slowdown of compute that runs beside a collective (the collective's kernels "
               "hold SMs and memory bandwidth): 0.19 = overlapped compute takes 1.19x as long. Charged on "

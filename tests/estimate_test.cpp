@@ -267,6 +267,26 @@ TEST(Estimator, EveryDeviceKeyMovesAPredictionOrIsListed) {
   EXPECT_GE(moved, 15);
 }
 
+// Issue 15/17: a power cap on Llama 3 70B's H100s (TDP 700 W, idle 30 % =
+// 210 W). At 455 W the clock is cbrt(245/490) = 0.7937 of full: every GEMM
+// and attention kernel takes 1/0.7937 = 1.26 x as long, element-wise kernels
+// do not, so the forward pass grows by less than 1.26 x but by more than
+// 1.2 x (the GEMMs are most of it); the energy is drawn at the cap.
+TEST(Estimator, PowerCapSlowsComputeAndBoundsTheEnergy) {
+  Scenario sc = Load("llama3-70b-h100");
+  const TrainingEstimator full(sc.model, sc.system);
+  const TrainingEstimate a = full.Run(sc.training, sc.workload);
+  sc.system.device.power_cap = 455;
+  const TrainingEstimator capped(sc.model, sc.system);
+  const TrainingEstimate b = capped.Run(sc.training, sc.workload);
+  const double growth = b.time.forward / a.time.forward;
+  EXPECT_LT(growth, 1 / 0.7937005259840998);
+  EXPECT_GT(growth, 1.2);
+  // 512 devices x 455 W x iteration x PUE.
+  EXPECT_NEAR(b.energy_j, 512 * 455.0 * b.iteration_s * sc.system.pue, 1e-9 * b.energy_j);
+  EXPECT_NEAR(a.energy_j, 512 * 700.0 * a.iteration_s * sc.system.pue, 1e-9 * a.energy_j);
+}
+
 // system.device.scaleup_bandwidth caps the scale-up tier: a 1 GiB all-reduce
 // over the 8 NVLink GPUs costs a + b / k with the device's links at k times
 // the tier's 450 GB/s (k = 1, 1/2, 1/4; latency a, bandwidth part b), so the

@@ -9,8 +9,8 @@ double MemoryTime(const DeviceSpec& d, double bytes) {
   return bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes)) + d.kernel_overhead;
 }
 
-double ClockFraction(const DeviceSpec& d) {
-  if (d.power_cap <= 0 || d.tdp <= 0 || d.power_cap >= d.tdp) return 1.0;
+double CappedClockFraction(const DeviceSpec& d) {
+  if (d.tdp <= 0 || d.power_cap >= d.tdp) return 1.0;
   const double idle = d.idle_power > 0 ? d.idle_power : 0.3 * d.tdp;
   if (d.power_cap <= idle) return 1.0;  // refused by CheckDevice
   return std::cbrt((d.power_cap - idle) / (d.tdp - idle));

@@ -24,7 +24,10 @@ namespace orrery::hardware {
 // the cap is at or above the TDP: the efficiency curves are sustained
 // figures at the TDP (the H200 probe in configs/devices/h200-measured.yaml
 // measured 0.70 of peak sustained at 700 W vs 0.81 in short bursts).
-double ClockFraction(const DeviceSpec& d);
+// Inline so that the uncapped case, every GEMM of every estimate in a
+// search, costs one comparison.
+double CappedClockFraction(const DeviceSpec& d);
+inline double ClockFraction(const DeviceSpec& d) { return d.power_cap > 0 ? CappedClockFraction(d) : 1.0; }
 
 // A GEMM of 2*m*n*k*batch FLOP moving `bytes` (FP8 GEMMs use
 // gemm_efficiency_fp8 when the profile has it).

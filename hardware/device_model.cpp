@@ -1,10 +1,19 @@
 #include "hardware/device_model.h"
 
+#include <cmath>
+
 namespace orrery::hardware {
 
 double MemoryTime(const DeviceSpec& d, double bytes) {
   if (bytes <= 0) return 0;
   return bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes)) + d.kernel_overhead;
+}
+
+double CappedClockFraction(const DeviceSpec& d) {
+  if (d.tdp <= 0 || d.power_cap >= d.tdp) return 1.0;
+  const double idle = d.idle_power > 0 ? d.idle_power : 0.3 * d.tdp;
+  if (d.power_cap <= idle) return 1.0;  // refused by CheckDevice
+  return std::cbrt((d.power_cap - idle) / (d.tdp - idle));
 }
 
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
@@ -13,7 +22,7 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
   const bool narrow = t == DataType::kFp8 || t == DataType::kFp4 || t == DataType::kMxfp4;
   const Curve& eff = narrow && !d.gemm_efficiency_fp8.empty() ? d.gemm_efficiency_fp8
                                                               : d.gemm_efficiency;
-  const double compute = flops / (PeakFlops(d, t) * eff.At(flops));
+  const double compute = flops / (PeakFlops(d, t) * eff.At(flops) * ClockFraction(d));
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;
 }
@@ -21,7 +30,7 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
 double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
                           bool backward) {
   const double eff = backward ? d.flash_attention_bwd_efficiency : d.flash_attention_efficiency;
-  const double compute = flops / (PeakFlops(d, t) * eff);
+  const double compute = flops / (PeakFlops(d, t) * eff * ClockFraction(d));
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;
 }

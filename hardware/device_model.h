@@ -12,6 +12,23 @@
 
 namespace orrery::hardware {
 
+// Fraction of the clock (and so of the compute peak) a device holds under
+// its power cap. Board power of a compute-bound kernel is idle + dynamic
+// power, and dynamic CMOS power goes as C V^2 f with the voltage scaled
+// along with the frequency in the DVFS range, i.e. as f^3 (Weste & Harris,
+// "CMOS VLSI Design", 4th ed., Sec. 5.1; the cube law DVFS studies use):
+//
+//   clock fraction = cbrt((power_cap - idle) / (tdp - idle)),  capped at 1
+//
+// with idle = idle_power (30 % of TDP when unset). 1 when no cap is set or
+// the cap is at or above the TDP: the efficiency curves are sustained
+// figures at the TDP (the H200 probe in configs/devices/h200-measured.yaml
+// measured 0.70 of peak sustained at 700 W vs 0.81 in short bursts).
+// Inline so that the uncapped case, every GEMM of every estimate in a
+// search, costs one comparison.
+double CappedClockFraction(const DeviceSpec& d);
+inline double ClockFraction(const DeviceSpec& d) { return d.power_cap > 0 ? CappedClockFraction(d) : 1.0; }
+
 // A GEMM of 2*m*n*k*batch FLOP moving `bytes` (FP8 GEMMs use
 // gemm_efficiency_fp8 when the profile has it).
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes);

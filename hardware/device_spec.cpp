@@ -94,7 +94,7 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
         .Quantity("peak_tf32", &DeviceSpec::peak_tf32, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
                   "Dense TF32 tensor peak; 0 = unsupported.")
         .Quantity("peak_fp32", &DeviceSpec::peak_fp32, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
-                  "Non-tensor FP32 peak (used by the optimizer step).")
+                  "Non-tensor FP32 peak: the compute peak of a plan in fp32 (training.precision=fp32).")
         .Quantity("memory_capacity", &DeviceSpec::memory_capacity, Dimension::kBytes, 0, 1e15, "",
                   "Device memory (HBM) capacity.", true)
         .Quantity("memory_bandwidth", &DeviceSpec::memory_bandwidth, Dimension::kBandwidth, 0,
@@ -111,6 +111,14 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
                   "Purchase price of one device (0 = unknown).")
         .Quantity("kernel_overhead", &DeviceSpec::kernel_overhead, Dimension::kTime, 0, 1, "0 s",
                   "Fixed time added to every kernel (launch and tail).")
+        .Quantity("power_cap", &DeviceSpec::power_cap, Dimension::kPower, 0, 1e5, "0 W",
+                  "Power limit the board is held to (nvidia-smi -pl); 0 = tdp. A cap below the TDP "
+                  "lowers the compute clock by the cube root of the dynamic-power ratio (GEMM and "
+                  "attention time grow; memory-bound kernels do not) and the energy is counted at the cap.")
+        .Real("overlap_slowdown", &DeviceSpec::overlap_slowdown, 0, 1, "0",
+              "Fractional slowdown of compute that runs beside a collective (the collective's kernels "
+              "hold SMs and memory bandwidth): 0.19 = overlapped compute takes 1.19x as long. Charged on "
+              "every overlapped TP, DP and ZeRO-3 collective. 0 = none.")
         .Enum<Roofline>("roofline", &DeviceSpec::roofline,
                         {{"max", Roofline::kMax}, {"sum", Roofline::kSum}}, "max",
                         "Combine compute and memory time of a kernel: max (overlapped) or sum.")
@@ -196,6 +204,17 @@ void CheckDevice(const DeviceSpec& d, const std::string& path, const base::Sourc
   if (d.peak_fp32 > d.peak_bf16 && d.peak_bf16 > 0)
     diags.Add(where, path + ".peak_fp32", base::FormatQuantity(d.peak_fp32, Dimension::kFlopRate),
               "non-tensor FP32 peak above the BF16 tensor peak is implausible");
+  // A cap must leave the compute clock running: above the idle power, and
+  // it needs the TDP it is measured against.
+  if (d.power_cap > 0) {
+    const double idle = d.idle_power > 0 ? d.idle_power : 0.3 * d.tdp;
+    if (d.tdp <= 0)
+      diags.Add(where, path + ".power_cap", base::FormatQuantity(d.power_cap, Dimension::kPower),
+                "a power cap needs the device's tdp (the power its efficiency curves were measured at)");
+    else if (d.power_cap <= idle)
+      diags.Add(where, path + ".power_cap", base::FormatQuantity(d.power_cap, Dimension::kPower),
+                "must be above the idle power (" + base::FormatQuantity(idle, Dimension::kPower) + ")");
+  }
 }
 
 }  // namespace orrery::hardware

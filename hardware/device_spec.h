@@ -61,6 +61,15 @@ struct DeviceSpec {
   double idle_power = 0;        // watts (0 = 30 % of TDP)
   double price = 0;             // USD to buy one (capex), 0 = unknown
   double kernel_overhead = 0;   // seconds added to every kernel (launch + tail)
+  // Watts the board is held to (nvidia-smi -pl); 0 = tdp. Below the TDP the
+  // compute clock drops (ClockFraction in device_model.h); the efficiency
+  // curves are taken to be measured at the TDP.
+  double power_cap = 0;
+  // Fractional slowdown of compute kernels while a collective runs beside
+  // them on the same device (the collective's kernels hold SMs and HBM
+  // bandwidth): 0.2 = the overlapped compute takes 1.2x as long. 0 = none
+  // (collectives driven by DMA engines).
+  double overlap_slowdown = 0;
   Roofline roofline = Roofline::kMax;
   // Achieved fraction of peak as a function of GEMM size 2*M*N*K (FLOP).
   Curve gemm_efficiency;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "hardware/device_model.h"
 #include "hardware/network.h"
 
@@ -34,6 +36,40 @@ TEST(DeviceModel, RooflineMaxOrSum) {
   EXPECT_DOUBLE_EQ(MemoryTime(d, 0), 0);
   // fp16 falls back to the bf16 peak when not given.
   EXPECT_DOUBLE_EQ(PeakFlops(d, DataType::kFp16), 100e12);
+}
+
+// Issue 15/17: a power cap lowers the compute clock by the cube root of the
+// dynamic-power ratio. TDP 700 W, idle unset (30 % = 210 W), cap 455 W:
+// (455 - 210) / (700 - 210) = 245 / 490 = 0.5, cbrt(0.5) = 0.7937005259840998.
+// A compute-bound GEMM (20 ms at the full clock, ToyDevice) then takes
+// 20 ms / 0.7937005 = 25.198421 ms; a memory-bound kernel does not change.
+TEST(DeviceModel, PowerCapLowersTheComputeClock) {
+  DeviceSpec d = ToyDevice();
+  d.tdp = 700;
+  EXPECT_DOUBLE_EQ(ClockFraction(d), 1.0);  // no cap
+  d.power_cap = 700;
+  EXPECT_DOUBLE_EQ(ClockFraction(d), 1.0);  // at the TDP the curves hold as measured
+  d.power_cap = 455;
+  EXPECT_NEAR(ClockFraction(d), 0.7937005259840998, 1e-15);
+  EXPECT_NEAR(GemmTime(d, DataType::kBf16, 1e12, 1e9), 0.02 / 0.7937005259840998 + 1e-6, 1e-15);
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false),
+              1e12 / (100e12 * 0.5 * 0.7937005259840998) + 1e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(MemoryTime(d, 8e8), 1e-3 + 1e-6);
+  // An explicit idle power: (455 - 100) / (700 - 100) = 355 / 600 = 0.591667, cbrt = 0.83951
+  d.idle_power = 100;
+  EXPECT_NEAR(ClockFraction(d), std::cbrt(355.0 / 600.0), 1e-15);
+  EXPECT_NEAR(ClockFraction(d), 0.83951, 1e-5);
+}
+
+TEST(DeviceModel, PowerCapAtOrBelowIdleIsALocatedError) {
+  DeviceSpec d = ToyDevice();
+  d.tdp = 700;
+  d.power_cap = 200;  // below the 210 W idle
+  base::Diagnostics diags;
+  CheckDevice(d, "system.device", base::SourceLocation{}, diags);
+  ASSERT_FALSE(diags.ok());
+  EXPECT_NE(diags.ToString().find("system.device.power_cap"), std::string::npos) << diags.ToString();
+  EXPECT_NE(diags.ToString().find("above the idle power"), std::string::npos) << diags.ToString();
 }
 
 // Two nodes of 8 devices: NVLink-like tier (300 GB/s, 2 us) and a scale-out

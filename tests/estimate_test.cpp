@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <vector>
 
+#include "core/estimate/parallel_comm.h"
 #include "core/estimate/training_estimator.h"
 #include "core/validation/validation.h"
 #include "models/transformer.h"
@@ -159,14 +162,129 @@ TEST(Estimator, ZeroThreeCommunicationIsExposedAndFollowsDpOverlap) {
   hardware::GroupPlacement g = est.network().Place(1024, 1);
   const double ag = est.network().Time(hardware::Collective::kAllGather, params * 2, g);
   const double rs = est.network().Time(hardware::Collective::kReduceScatter, params * 2, g);
-  const double compute = e.time.forward + e.time.backward + e.time.recompute;
-  // The first and last layer's worth: one of 32 layers on the one stage.
-  EXPECT_NEAR(e.time.dp_comm, std::max(0.0, 2 * ag + rs - compute) + (ag + rs) / 32, 1e-9 * e.time.dp_comm);
+  // The forward's gathers hide behind the forward, the backward's gather and
+  // reduce-scatter behind the backward, each slowing the compute beside it
+  // (A100 overlap_slowdown 0.189; OverlapExposed); the first and last
+  // layer's worth stays exposed: one of 32 layers on the one stage.
+  const double slow = s.system.device.overlap_slowdown;
+  ASSERT_DOUBLE_EQ(slow, 0.189);
+  EXPECT_NEAR(e.time.dp_comm,
+              OverlapExposed(ag, e.time.forward, slow) + OverlapExposed(ag + rs, e.time.backward, slow) +
+                  (ag + rs) / 32,
+              1e-9 * e.time.dp_comm);
   EXPECT_GT(e.time.dp_comm, 0);
   s.training.dp_overlap = false;
   const TrainingEstimate flat = est.Run(s.training, s.workload);
   EXPECT_NEAR(flat.time.dp_comm, 2 * ag + rs, 1e-9 * flat.time.dp_comm);
   EXPECT_NE(flat.iteration_s, e.iteration_s);
+}
+
+// Issue 15: an overlapped collective of c seconds beside T seconds of compute
+// slowed by s exposes max(c - T, c s/(1+s)). By hand, s = 0.25 (k = 0.2):
+//   c = 2,  T = 10: hidden, the compute loses 2 x 0.2 = 0.4 s;
+//   c = 10, T = 2:  the collective outlasts the (slowed, 2.5 s) compute: 8 s;
+//   c = 5,  T = 4:  the boundary c = T (1+s): both give 1 s;
+//   s = 0 is the old max(0, c - T).
+TEST(Estimator, OverlappedCollectiveSlowsTheComputeBesideIt) {
+  EXPECT_DOUBLE_EQ(OverlapExposed(2, 10, 0.25), 0.4);
+  EXPECT_DOUBLE_EQ(OverlapExposed(10, 2, 0.25), 8.0);
+  EXPECT_DOUBLE_EQ(OverlapExposed(5, 4, 0.25), 1.0);
+  EXPECT_DOUBLE_EQ(OverlapExposed(2, 10, 0), 0.0);
+  EXPECT_DOUBLE_EQ(OverlapExposed(12, 10, 0), 2.0);
+  // In the estimator: Llama 3 70B on 512 H100 with TP overlap inside the
+  // node: the TP collectives hide behind the GEMMs, so the exposed TP time
+  // is the contention alone, 0.189/1.189 of them; without contention 0.
+  Scenario sc = Load("llama3-70b-h100");
+  ASSERT_TRUE(sc.training.tp_comm_overlap);
+  const TrainingEstimator est(sc.model, sc.system);
+  const TrainingEstimate e = est.Run(sc.training, sc.workload);
+  sc.training.tp_comm_overlap = false;
+  const TrainingEstimate exposed = est.Run(sc.training, sc.workload);
+  ASSERT_GT(exposed.time.tp_comm, 0);
+  EXPECT_NEAR(e.time.tp_comm, exposed.time.tp_comm * 0.189 / 1.189, 1e-9 * exposed.time.tp_comm);
+  sc.training.tp_comm_overlap = true;
+  sc.system.device.overlap_slowdown = 0;
+  const TrainingEstimator free_overlap(sc.model, sc.system);
+  EXPECT_DOUBLE_EQ(free_overlap.Run(sc.training, sc.workload).time.tp_comm, 0.0);
+}
+
+// Issue 15: no device knob may do nothing. Each key of the device schema is
+// changed (halved; a zero default set to a value; the enum switched) and some
+// prediction of Llama 3 70B on 512 H100 must move: iteration time, memory,
+// capacity, energy or cost, over the plan in bf16, fp8, fp16, tf32 and fp32.
+// A power cap of 560 W is set throughout so that idle_power (which places
+// the cap's clock) is seen. Keys that feed no training estimate are listed
+// with the verb that reads them.
+TEST(Estimator, EveryDeviceKeyMovesAPredictionOrIsListed) {
+  const std::map<std::string, std::string> listed = {
+      {"name", "shown in reports"},
+      {"citation", "shown in reports"},
+      {"price", "purchase price: capex in the cost model (orrery report), not the hourly rental estimates use"},
+      {"l2_cache", "calibrate: memory records below 2x the cache are dropped as cache-resident"},
+      {"peak_int8", "int8 weights in orrery infer"},
+      {"peak_fp4", "fp4 weights in orrery infer (Blackwell)"},
+  };
+  Scenario sc = Load("llama3-70b-h100");
+  sc.system.device.power_cap = 560;
+  const hardware::DataType precisions[] = {hardware::DataType::kBf16, hardware::DataType::kFp8,
+                                           hardware::DataType::kFp16, hardware::DataType::kTf32,
+                                           hardware::DataType::kFp32};
+  auto predictions = [&](const hardware::SystemSpec& sys) {
+    std::vector<double> out;
+    const TrainingEstimator est(sc.model, sys);
+    for (hardware::DataType dt : precisions) {
+      parallelism::TrainingPlan p = sc.training;
+      p.precision = dt;
+      const TrainingEstimate e = est.Run(p, sc.workload);
+      out.insert(out.end(), {e.iteration_s, e.memory.total(), e.memory_capacity, e.energy_j, e.cost_usd});
+    }
+    return out;
+  };
+  const std::vector<double> base = predictions(sc.system);
+  int moved = 0;
+  for (const auto& field : hardware::DeviceSchema().fields()) {
+    const std::string& key = field.info.key;
+    hardware::SystemSpec sys = sc.system;
+    base::ParamValue v = field.load(sys.device);
+    if (field.info.type == base::ParamType::kString) {
+      v.text += " (changed)";
+    } else if (field.info.type == base::ParamType::kEnum) {
+      v.number = v.number == 0 ? 1 : 0;
+    } else {
+      // Zero defaults: an idle power of 100 W, an FP16 peak of twice BF16's.
+      const bool power = field.info.dim == base::Dimension::kPower;
+      v.number = v.number > 0 ? 0.5 * v.number : power ? 100.0 : 2 * sys.device.peak_bf16;
+    }
+    field.store(sys.device, v);
+    const bool moves = predictions(sys) != base;
+    if (listed.count(key) > 0) {
+      EXPECT_FALSE(moves) << "system.device." << key << " moves a prediction: take it off the list";
+    } else {
+      EXPECT_TRUE(moves) << "system.device." << key << " changes no prediction: wire it or list it with a reason";
+      moved += moves ? 1 : 0;
+    }
+  }
+  EXPECT_GE(moved, 15);
+}
+
+// Issue 15/17: a power cap on Llama 3 70B's H100s (TDP 700 W, idle 30 % =
+// 210 W). At 455 W the clock is cbrt(245/490) = 0.7937 of full: every GEMM
+// and attention kernel takes 1/0.7937 = 1.26 x as long, element-wise kernels
+// do not, so the forward pass grows by less than 1.26 x but by more than
+// 1.2 x (the GEMMs are most of it); the energy is drawn at the cap.
+TEST(Estimator, PowerCapSlowsComputeAndBoundsTheEnergy) {
+  Scenario sc = Load("llama3-70b-h100");
+  const TrainingEstimator full(sc.model, sc.system);
+  const TrainingEstimate a = full.Run(sc.training, sc.workload);
+  sc.system.device.power_cap = 455;
+  const TrainingEstimator capped(sc.model, sc.system);
+  const TrainingEstimate b = capped.Run(sc.training, sc.workload);
+  const double growth = b.time.forward / a.time.forward;
+  EXPECT_LT(growth, 1 / 0.7937005259840998);
+  EXPECT_GT(growth, 1.2);
+  // 512 devices x 455 W x iteration x PUE.
+  EXPECT_NEAR(b.energy_j, 512 * 455.0 * b.iteration_s * sc.system.pue, 1e-9 * b.energy_j);
+  EXPECT_NEAR(a.energy_j, 512 * 700.0 * a.iteration_s * sc.system.pue, 1e-9 * a.energy_j);
 }
 
 // system.device.scaleup_bandwidth caps the scale-up tier: a 1 GiB all-reduce

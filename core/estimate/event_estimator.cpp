@@ -67,6 +67,14 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   w.tp_forward = n * c.tp_fwd;
   w.tp_backward = n * c.tp_bwd;
   w.tp_recompute = n * c.tp_rec;
+  if (c.tp_overlap) {
+    // The GEMMs beside an overlapped TP collective run slower: each pass
+    // loses c s/(1+s) of compute to it (OverlapExposed, parallel_comm.h).
+    const double k = c.overlap_slowdown / (1 + c.overlap_slowdown);
+    w.forward += k * w.tp_forward;
+    w.backward += k * w.tp_backward;
+    w.recompute += k * w.tp_recompute;
+  }
   // EP: two of the four all-to-alls forward, two backward.
   w.forward_comm = n * c.cp_fwd + n * f * c.ep_layer / 2;
   w.backward_comm = n * c.cp_bwd + n * f * c.ep_layer / 2;
@@ -336,12 +344,32 @@ EventEstimate EventEstimator::Run(const TrainingPlan& p, const parallelism::Work
   tb.dp_comm = st.wait_dp;
   tb.optimizer = st.optimizer;
   tb.offload = st.wait_offload;
-  tb.total = r.step.iteration;
+  // The DP and ZeRO-3 collectives the timeline hid behind compute slowed
+  // that compute (OverlapExposed, parallel_comm.h): the simulator runs the
+  // two streams side by side at full speed, so the lost c s/(1+s) of the
+  // hidden part is added to the critical stage afterwards, as the closed
+  // form charges it.
+  double contention = 0;
+  if (p.dp_overlap && c.overlap_slowdown > 0) {
+    const auto crit = static_cast<size_t>(r.step.critical_stage);
+    double dp_total = spec.dp[crit].grad_reduce + spec.dp[crit].param_gather;
+    if (spec.zero3) {
+      const double gathers = spec.zero3_gather_for_recompute ? 3 : 2;
+      for (int64_t k = 0; k < spec.chunks; ++k) {
+        const ChunkWork& cw = spec.work[crit * static_cast<size_t>(spec.chunks) + static_cast<size_t>(k)];
+        dp_total += m_d * (gathers * cw.param_gather + cw.grad_reduce);
+      }
+    }
+    contention = std::max(0.0, dp_total - st.wait_dp) * c.overlap_slowdown / (1 + c.overlap_slowdown);
+  }
+  tb.dp_comm += contention;
+  const double iteration = r.step.iteration + contention;
+  tb.total = iteration;
 
   // Every rate and total scales with the iteration time.
   TrainingEstimate& e = r.estimate;
-  const double k = r.closed_form.iteration_s / r.step.iteration;
-  e.iteration_s = r.step.iteration;
+  const double k = r.closed_form.iteration_s / iteration;
+  e.iteration_s = iteration;
   e.mfu *= k;
   e.hfu *= k;
   e.tflops_per_device *= k;

@@ -353,7 +353,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     const auto g = PlaceTiled(network_, system_, p.ep, st.ep);
     const double bytes = ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, shape.expert_load);
     ep_layer = kExpertAllToAllsPerLayer * ExpertAllToAllTime(network_, g, m, bytes);
-    if (p.ep_comm_overlap) ep_layer = ExposedExpertComm(ep_layer, moe.fwd + moe.bwd);
+    if (p.ep_comm_overlap) ep_layer = ExposedExpertComm(ep_layer, moe.fwd + moe.bwd, dev.overlap_slowdown);
   }
 
   // --- one stage, one microbatch --------------------------------------------
@@ -392,7 +392,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     if (p.recompute == Recompute::kFull) st_.rec = mix(n, &OpTimes::fwd);
     else if (p.recompute == Recompute::kSelective) st_.rec = mix(n, &OpTimes::attention_fwd);
     st_.tp = n * (tp_fwd + tp_bwd + tp_rec);
-    if (tp_overlappable) st_.tp = std::max(0.0, st_.tp - mix(n, &OpTimes::gemm));
+    // Overlapped, the collectives hide behind the GEMMs but slow them
+    // (OverlapExposed, parallel_comm.h).
+    if (tp_overlappable) st_.tp = OverlapExposed(st_.tp, mix(n, &OpTimes::gemm), dev.overlap_slowdown);
     st_.cp = n * cp_layer;
     st_.ep = n * moe_fraction * ep_layer;
     return st_;
@@ -465,6 +467,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   double dp_exposed = 0;
   double zero3_per_mb = 0;
   double zero3_edges = 0;  // ZeRO-3 communication no pass can hide, per iteration
+  double zero3_gather = 0;  // per microbatch: the gathers prefetched behind the forward pass
+  double zero3_bwd = 0;     // and the gathers and reduce-scatters behind the backward (and recompute)
   if (dp > 1 || (edp > 1 && expert_dev > 0)) {
     auto g = network_.Place(dp, st.dp);
     g.flat = p.dp_collective == parallelism::DpCollective::kFlat;
@@ -502,35 +506,53 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       // per transformer block).
       const double stage_layers = std::max(1.0, std::max({first_layers, last_layers, mid_layers}));
       if (p.dp_overlap) zero3_edges = (gather_all + reduce_all) / stage_layers;
+      zero3_gather = gather_all;
+      zero3_bwd = (gathers - 1) * gather_all + reduce_all;
     }
     if (p.zero < 3) {
       if (p.dp_overlap) {
-        // Buckets reduce while the last microbatch's backward runs; the last
-        // bucket cannot hide.
+        // Buckets reduce while the last microbatch's backward runs (PyTorch
+        // DDP, Li et al. 2020, VLDB 13(12), Sec. 3.2; Megatron-Core
+        // --overlap-grad-reduce): the last bucket's gradients exist only when
+        // the backward ends, so its reduction cannot hide, and the buckets
+        // before it hide behind the backward but slow it (OverlapExposed).
         const double bucket_share = std::min(1.0, p.dp_bucket / std::max(1.0, grads));
-        dp_exposed = std::max(comm * bucket_share, comm - (stage_bwd + stage_rec));
+        const double last_bucket = comm * bucket_share;
+        dp_exposed = last_bucket + OverlapExposed(comm - last_bucket, stage_bwd + stage_rec, dev.overlap_slowdown);
         // The updated parameters are gathered bucket by bucket while the next
         // iteration's first forward pass runs (Megatron-Core
-        // --overlap-param-gather).
-        dp_exposed += std::max(gather * bucket_share, gather - stage_fwd);
+        // --overlap-param-gather): the first bucket is needed before the
+        // first layer can start.
+        const double first_bucket = gather * bucket_share;
+        dp_exposed += first_bucket + OverlapExposed(gather - first_bucket, stage_fwd, dev.overlap_slowdown);
       } else {
         dp_exposed = comm + gather;
       }
     }
   }
-  // ZeRO-3 gathers prefetch behind the compute of the pass before; without
-  // overlap (training.dp_overlap=false) every gather and reduce-scatter
-  // stands between two passes.
-  const double stage_z3 = p.dp_overlap ? std::max(0.0, zero3_per_mb - (stage_fwd + stage_bwd + stage_rec))
-                                       : zero3_per_mb;
+  // ZeRO-3 gathers prefetch one layer ahead (FSDP's backward/forward
+  // prefetch, Zhao et al. 2023 Sec. 3.3.2): the forward's gathers hide behind
+  // the forward, the backward's gathers and reduce-scatters behind the
+  // backward (and recompute), each pass on its own, slowing the compute they
+  // run beside (OverlapExposed). Without overlap (training.dp_overlap=false)
+  // every gather and reduce-scatter stands between two passes.
+  const double stage_z3 =
+      p.dp_overlap ? OverlapExposed(zero3_gather, stage_fwd, dev.overlap_slowdown) +
+                         OverlapExposed(zero3_bwd, stage_bwd + stage_rec, dev.overlap_slowdown)
+                   : zero3_per_mb;
   dp_exposed += zero3_edges;
 
   // Adam step: read fp32 master weight, gradient, two moments; write them
   // and the low-precision copy: 16 + 14 = 30 bytes per parameter, memory-bound.
+  // Before it, gradient clipping by global norm reads every local fp32
+  // gradient once more (Megatron-LM optimizer/clip_grads.py: an L2 norm over
+  // the local main gradients, a one-number all-reduce, and a rescale only
+  // when the norm exceeds the limit, which a stable run rarely does):
+  // + 4 bytes per parameter, 34 (Adam) and 26 (SGD with momentum).
   const double opt_params = p.zero >= 1 ? (params_dev - expert_dev) / static_cast<double>(dp) +
                                               expert_dev / static_cast<double>(edp)
                                         : params_dev;
-  const double opt_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 30.0 : 22.0;
+  const double opt_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 34.0 : 26.0;
   double optimizer = 0, offload = 0;
   if (p.offload_optimizer) {
     // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back.
@@ -607,7 +629,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   e.hfu = e.hardware_flops / (e.iteration_s * peak);
   e.tflops_per_device = e.model_flops / e.iteration_s / devices;
   e.tokens_per_s = static_cast<double>(w.global_batch * w.seq_len) / e.iteration_s;
-  e.energy_j = devices * dev.tdp * e.iteration_s * system_.pue;
+  // A board held to a power cap below its TDP draws at most the cap.
+  const double board_w = dev.power_cap > 0 && dev.power_cap < dev.tdp ? dev.power_cap : dev.tdp;
+  e.energy_j = devices * board_w * e.iteration_s * system_.pue;
   e.cost_usd = devices * system_.price_per_device_hour * e.iteration_s;
   if (w.train_tokens > 0) {
     const double iters = w.train_tokens / static_cast<double>(w.global_batch * w.seq_len);
@@ -689,6 +713,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   }
   c.tokens = tokens;
   c.act_bytes = act;
+  c.overlap_slowdown = dev.overlap_slowdown;
   if (p.cp > 1) {
     CpExposed cp_t;
     c.cp_group = PlaceTiled(network_, system_, p.cp, st.cp);
@@ -702,7 +727,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     c.ep_layer = kExpertAllToAllsPerLayer *
                  ExpertAllToAllTime(network_, g, m,
                                     ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, shape.expert_load));
-    if (p.ep_comm_overlap) c.ep_layer = ExposedExpertComm(c.ep_layer, c.moe.fwd + c.moe.bwd);
+    if (p.ep_comm_overlap) c.ep_layer = ExposedExpertComm(c.ep_layer, c.moe.fwd + c.moe.bwd, dev.overlap_slowdown);
   }
   if (p.pp > 1)
     c.p2p = network_.Time(Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp),
@@ -717,7 +742,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
                   MtpParamsOnDevice(m, p);
   c.weight_bytes = act;
   c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
-  c.optimizer_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 30.0 : 22.0;
+  c.optimizer_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 34.0 : 26.0;  // with clipping, as Run()
   if (dp > 1) {
     c.dp_group = network_.Place(dp, st.dp);
     c.dp_group.flat = p.dp_collective == parallelism::DpCollective::kFlat;

@@ -128,6 +128,7 @@ struct OperatorCosts {
   double moe_fraction = 0; // share of MoE layers
   double tp_fwd = 0, tp_bwd = 0, tp_rec = 0;  // TP collectives per layer, not overlapped
   bool tp_overlap = false; // TP collectives may hide behind GEMMs (only inside the scale-up domain)
+  double overlap_slowdown = 0;  // DeviceSpec::overlap_slowdown: compute beside a collective runs 1+s slower
   double cp_fwd = 0, cp_bwd = 0;  // exposed CP exchange per layer, forward and backward
   double ep_layer = 0;     // EP all-to-alls per MoE layer
   double p2p = 0;          // one activation send between pipeline stages

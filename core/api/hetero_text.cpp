@@ -3,8 +3,6 @@
 // and how long its devices wait for the slowest pool.
 
 #include <algorithm>
-#include <iomanip>
-#include <sstream>
 
 #include "core/api/json.h"
 #include "core/api/text.h"
@@ -111,6 +109,7 @@ Json HeteroJson(const hetero::Result& r) {
 Json HeteroSearchJson(const hetero::SplitSearch& s) {
   Json j;
   j["splits"] = s.splits;
+  j["truncated"] = s.truncated;
   j["feasible"] = s.feasible;
   j["naive"] = HeteroJson(s.naive);
   Json top = Json::array();
@@ -155,7 +154,8 @@ void PrintHeteroSearch(const SearchResult& r, std::ostream& out) {
   out << "search     " << s.model.name << " on " << hetero::PoolCount(s.system) << " device pools, "
       << (pipe ? "layers per pool (pipeline split)" : "batch share per pool (data split)") << ", objective "
       << engine::ObjectiveName(r.objective) << "\n"
-      << "space      " << h.splits << " splits, " << h.feasible << " fit\n";
+      << "space      " << h.splits << " splits, " << h.feasible << " fit"
+      << (h.truncated ? " (stopped at the limit: the best of these, not of every split)" : "") << "\n";
   if (h.naive.feasible) {
     out << "naive      " << (pipe ? "layers " + parallelism::CountListText(h.naive.layers)
                                     : "batch " + parallelism::CountListText(h.naive.batch))

@@ -215,6 +215,11 @@ Setup MakeSetup(const engine::Scenario& s, HeteroSplit split) {
     u.microbatches = s.workload.global_batch / (dp * t.micro_batch);
     u.total = s.model.layers;
   } else {
+    if (t.dp > 0) {
+      u.problem = "a data split fills each pool with data parallelism; training.dp = " +
+                  std::to_string(t.dp) + " would fix it across pools (set training.dp=0)";
+      return u;
+    }
     for (size_t g = 0; g < u.pools; ++g) {
       const int64_t rep = inner * t.pp;
       if (u.devices[g] % rep != 0) {
@@ -488,7 +493,10 @@ SplitSearch SearchSplits(const engine::Scenario& s, SplitObjective objective, in
   std::string first_reason;
   // Enumerate shares[0..P-2] in steps; the last pool takes the rest.
   std::function<void(size_t, int64_t)> walk = [&](size_t g, int64_t left) {
-    if (out.splits >= kMaxSplits) return;
+    if (out.splits >= kMaxSplits) {
+      out.truncated = true;
+      return;
+    }
     if (g + 1 == u.pools) {
       shares[g] = left;
       ++out.splits;

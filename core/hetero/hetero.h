@@ -145,6 +145,7 @@ struct SplitSearch {
   std::vector<Result> top;   // best first
   Result naive;              // the split a homogeneous planner would make
   int64_t splits = 0;        // splits enumerated
+  bool truncated = false;    // stopped at kMaxSplits: the best of those enumerated
   int64_t feasible = 0;
   std::string why_none;      // when `top` is empty
 };

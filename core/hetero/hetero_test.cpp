@@ -197,6 +197,10 @@ TEST(Hetero, InfeasibleSplitsAreResultsWithReasons) {
   const Result w = EvaluateSplit(s, HeteroSplit::kPipeline, {40, 30});
   EXPECT_FALSE(w.feasible);
   EXPECT_EQ(w.reason, "layers 40,30 does not add up to 80");
+  // A data split fills each pool; a dp fixed by hand is refused, not ignored.
+  const Result d = Evaluate(Load({"hetero.split=data", "training.pp=4"}));
+  EXPECT_FALSE(d.feasible);
+  EXPECT_NE(d.reason.find("set training.dp=0"), std::string::npos) << d.reason;
 }
 
 TEST(Hetero, ListsAreCheckedAtTheirKey) {

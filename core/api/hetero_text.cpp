@@ -142,8 +142,11 @@ void PrintHeteroEstimate(const EstimateResult& r, std::ostream& out) {
   }
   out << "\n";
   PoolTable(h, "", out);
-  out << "(stage/mb: the pool's slowest stage per microbatch, forward and backward; busy and idle\n"
-         " per device and iteration; idle: pipeline bubbles and waiting for the slowest stage or pool)\n\n";
+  out << (h.split == HeteroSplit::kPipeline
+              ? "(stage/mb: the pool's slowest stage per microbatch, forward and backward; "
+              : "(alone: the pool's iteration on its share before the pools' all-reduce; ")
+      << "busy and idle\n per device and iteration; idle: pipeline bubbles and waiting for the slowest "
+         "stage or pool)\n\n";
   Summary(h, "", out);
 }
 

@@ -25,7 +25,12 @@ const base::Schema<SystemSpec>& SystemSchema() {
               "Power usage effectiveness: facility power / IT power.")
         .Real("grid_co2_kg_per_kwh", &SystemSpec::grid_co2_kg_per_kwh, 0, 5, "0",
               "Carbon intensity of the electricity, kg CO2e per kWh (0 = not given; e.g. 0.37 "
-              "for the US average of 2022, EPA eGRID2022); sets the training run's carbon.");
+              "for the US average of 2022, EPA eGRID2022); sets the training run's carbon.")
+        .Quantity("pool_bandwidth", &SystemSpec::pool_bandwidth, Dimension::kBandwidth, 0, 1e15,
+                  "0 B/s",
+                  "Bandwidth per device per direction between two device pools (`pools`; "
+                  "heterogeneous clusters, docs/heterogeneous.md); 0 = the outermost network "
+                  "tier's bandwidth.");
     return s;
   }();
   return schema;
@@ -91,6 +96,26 @@ const base::Schema<NetworkTier>& NetworkTierSchema() {
               "Collective algorithm on this tier: auto (the fastest it supports, as NCCL's "
               "tuner picks), ring, tree (double binary tree), direct (pairwise / one-shot), "
               "in-network (needs in_network_reduction).");
+    return s;
+  }();
+  return schema;
+}
+
+const base::Schema<DevicePool>& DevicePoolSchema() {
+  static const base::Schema<DevicePool> schema = [] {
+    base::Schema<DevicePool> s(
+        "device pool",
+        "A further pool of nodes of another device type (heterogeneous cluster; "
+        "docs/heterogeneous.md). It shares the system's network, PUE and reliability; "
+        "`device` (a preset name or a device map) is required.");
+    s.String("name", &DevicePool::name, "",
+             "Name shown in reports; empty = the device preset's name (or the device's).")
+        .Int("devices_per_node", &DevicePool::devices_per_node, 0, 1e6, "0",
+             "Devices in one node of the pool; 0 = the system's devices_per_node.")
+        .Int("nodes", &DevicePool::nodes, 1, 1e7, "1", "Nodes in the pool.")
+        .Quantity("price_per_device_hour", &DevicePool::price_per_device_hour,
+                  Dimension::kMoneyRate, 0, 1e6, "0 USD/h",
+                  "Rental price of one device of the pool for one hour; 0 = the system's.");
     return s;
   }();
   return schema;
@@ -164,7 +189,8 @@ void ParseTierCurve(const YAML::Node& e, const std::string& at, const std::strin
 }  // namespace
 
 const std::vector<std::string>& SystemSubsectionKeys() {
-  static const std::vector<std::string> keys = {"device", "network", "reliability", "storage"};
+  static const std::vector<std::string> keys = {"device", "network", "reliability", "storage",
+                                                "pools"};
   return keys;
 }
 
@@ -181,6 +207,22 @@ void ParseSystem(const YAML::Node& map, const std::string& path, const std::stri
     ReliabilitySchema().Parse(rel, path + ".reliability", file, out.reliability, diags);
   if (const YAML::Node sto = map["storage"])
     StorageSchema().Parse(sto, path + ".storage", file, out.storage, diags);
+  out.pools.clear();
+  if (const YAML::Node pools = map["pools"]) {
+    if (!pools.IsSequence()) {
+      diags.Add(base::LocationOf(pools, file), path + ".pools", "",
+                std::string("expected a sequence of device pools, got a ") +
+                    base::NodeKindName(pools));
+    } else {
+      // Each pool's `device` is the caller's (a preset name or a map), as the system's own.
+      for (size_t i = 0; i < pools.size(); ++i) {
+        DevicePool pool;
+        DevicePoolSchema().Parse(pools[i], path + ".pools[" + std::to_string(i) + "]", file, pool,
+                                 diags, {"device"});
+        out.pools.push_back(std::move(pool));
+      }
+    }
+  }
   out.network.clear();
   const YAML::Node net = map["network"];
   if (!net) {

@@ -55,6 +55,22 @@ struct NetworkTier {
   base::SourceLocation where;  // where the tier was read, for messages (unset for inline specs)
 };
 
+// A further pool of devices in a heterogeneous system (issue 17): nodes of
+// another device type, e.g. H100 nodes beside the system's A100 nodes. A
+// pool shares the system's network tiers, host memory, PUE and reliability;
+// what differs is the device, the node count and the price. The system's
+// own `device` and `nodes` are pool 0; `pools[i]` is pool i + 1. Plans that
+// use the pools are described by the scenario's `hetero:` section
+// (parallelism/hetero_plan.h) and costed by core/hetero.
+struct DevicePool {
+  std::string name;              // shown in reports; empty = the device's name
+  std::string device_preset;     // name of the device preset, when given by name
+  DeviceSpec device;
+  int64_t devices_per_node = 0;  // 0 = the system's
+  int64_t nodes = 1;
+  double price_per_device_hour = 0;  // USD/s (parsed from USD/h); 0 = the system's
+};
+
 struct SystemSpec {
   std::string name;
   std::string citation;
@@ -70,12 +86,15 @@ struct SystemSpec {
   std::vector<NetworkTier> network;
   ReliabilitySpec reliability;  // `reliability:` (optional section)
   StorageSpec storage;          // `storage:` (optional section)
+  std::vector<DevicePool> pools;  // `pools:` (optional): more device types (heterogeneous)
+  double pool_bandwidth = 0;     // bytes/s per device between two pools; 0 = outermost tier's
 };
 
 inline int64_t DeviceCount(const SystemSpec& s) { return s.devices_per_node * s.nodes; }
 
 const base::Schema<SystemSpec>& SystemSchema();
 const base::Schema<NetworkTier>& NetworkTierSchema();
+const base::Schema<DevicePool>& DevicePoolSchema();
 
 // Parses the system keys and the `network` sequence. The `device` key is the
 // caller's (a preset name or an inline map), listed in SystemSubsectionKeys().

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "cli/cli_common.h"
@@ -331,6 +332,78 @@ TEST(Search, PreparedRunIsBitIdenticalToRun) {
   EXPECT_FALSE(prepared.Matches(p, s.workload));
   EXPECT_EQ(est.Run(p, s.workload, prepared).iteration_s, est.Run(p, s.workload).iteration_s);
   EXPECT_NE(est.Run(p, s.workload).iteration_s, est.Run(s.training, s.workload).iteration_s);
+}
+
+}  // namespace
+}  // namespace orrery::engine
+
+namespace orrery::engine {
+namespace {
+
+// Energy per token as search ranks it (issue 17): 8 devices of 700 W TDP and
+// 70 W idle power, PUE 1.1, an iteration of 10 s of which 2 s are pipeline
+// bubble, 1000 tokens. Nothing fails (device_mtbf 0 = never):
+//   8 x 1.1 x (700 x 8 + 70 x 2) = 8.8 x 5740 = 50,512 J -> 50.512 J/token
+// against 8.8 x 700 x 10 = 61,600 J with the devices at TDP throughout.
+// With a job failure every 10 h (M = 36,000 s), a 10 min restart (R = 600 s)
+// and an instant checkpoint (no store limits), goodput is e^(-R/M) (Daly's
+// T(tau) = M e^(R/M) (e^(tau/M) - 1) with delta = 0, tau -> 0): per second
+// of work the run takes e^(1/60) = 1.016806 s, of which F x R = e^(1/60) x
+// 600 / 36,000 = 0.016947 s restarting (idle) and 0.999859 s busy:
+//   8.8 x (5740 x 0.999859 + 70 x 10 x 0.016947) = 8.8 x 5751.05 = 50,609 J.
+TEST(Search, EnergyObjectiveCountsIdlePowerInBubblesAndRestarts) {
+  hardware::SystemSpec sys;
+  sys.devices_per_node = 8;
+  sys.nodes = 1;
+  sys.device.tdp = 700;
+  sys.device.idle_power = 70;
+  sys.pue = 1.1;
+  sys.reliability.device_mtbf = 0;
+  sys.storage.node_bandwidth = 0;
+  parallelism::TrainingPlan plan;
+  TrainingEstimate e;
+  e.iteration_s = 10;
+  e.time.pp_bubble = 2;
+  const ObjectiveWeights w = WeightsOf(Objective::kEnergy, sys, plan, 70e9);
+  EXPECT_NEAR(WeightedScore(w, e, 1000), 50.512, 1e-9);
+  // Without idle power (idle = TDP) it is the TDP-only figure, 61.6 J/token.
+  sys.device.idle_power = 700;
+  EXPECT_NEAR(WeightedScore(WeightsOf(Objective::kEnergy, sys, plan, 70e9), e, 1000), 61.6, 1e-9);
+  sys.device.idle_power = 70;
+
+  sys.reliability.job_mtbf = 36000;
+  sys.reliability.restart_time = 600;
+  const ObjectiveWeights f = WeightsOf(Objective::kEnergy, sys, plan, 70e9);
+  const double wall = std::exp(1.0 / 60), idle = wall * 600 / 36000, busy = wall - idle;
+  EXPECT_NEAR(busy, 0.999859, 1e-6);
+  EXPECT_NEAR(idle, 0.016947, 1e-6);
+  EXPECT_NEAR(WeightedScore(f, e, 1000), 8.8 * (5740 * busy + 70 * 10 * idle) / 1000, 1e-6);
+  EXPECT_NEAR(WeightedScore(f, e, 1000), 50.609, 1e-3);
+  // Cost pays the rent over the whole wall time: 8 x 3.6 USD/h (0.001 USD/s)
+  // x 10 s x e^(1/60) / 1000 tokens.
+  sys.price_per_device_hour = 0.001;
+  const ObjectiveWeights c = WeightsOf(Objective::kCost, sys, plan, 70e9);
+  // (Goodput is e^(-R/M) only in the limit tau -> 0; the optimiser's
+  // smallest interval, 1 ms, leaves a relative 1e-3 / (2M) = 1.4e-8.)
+  EXPECT_NEAR(WeightedScore(c, e, 1000), 8 * 0.001 * 10 * wall / 1000, 1e-7 * 8.13e-5);
+}
+
+// The time bound, turned into an energy bound with idle bubbles, still never
+// prunes a plan that would rank.
+TEST(Search, EnergyBoundNeverChangesTheAnswer) {
+  const Scenario s = Load("gpt3-175b-a100");
+  SearchOptions o;
+  o.top = 8;
+  o.threads = 1;
+  o.objective = Objective::kEnergy;
+  o.space.all_group_orders = false;
+  o.space.offload = false;
+  const SearchResult pruned = Search(s, o);
+  o.prune_by_time = false;
+  const SearchResult full = Search(s, o);
+  ASSERT_EQ(full.top.size(), 8u);
+  EXPECT_GT(pruned.stats.pruned_time, 0u);
+  ExpectSameTop(pruned, full);
 }
 
 }  // namespace

@@ -35,6 +35,21 @@ EstimateResult Estimate(const EstimateRequest& req) {
   r.scenario = std::move(*scenario);
   const engine::Scenario& s = r.scenario;
   r.parameters = models::ParameterCount(s.model, s.workload.seq_len);
+  if (!s.system.pools.empty()) {
+    // A heterogeneous system: the closed form per pool, combined (core/hetero).
+    if (req.engine == EstimateEngine::kEvent) {
+      r.status = Status::kUsage;
+      r.reason = "the event engine does not model device pools (system.pools); use the closed form";
+      return r;
+    }
+    r.hetero = hetero::Evaluate(s);
+    r.has_estimate = true;
+    if (!r.hetero->feasible) {
+      r.status = Status::kInfeasible;
+      r.reason = r.hetero->reason;
+    }
+    return r;
+  }
   if (req.engine == EstimateEngine::kClosed) {
     const engine::TrainingEstimator estimator(s.model, s.system);
     r.estimate = estimator.Run(s.training, s.workload);

@@ -19,6 +19,7 @@
 #include "core/estimate/event_estimator.h"
 #include "core/estimate/training_estimator.h"
 #include "core/goodput/goodput.h"
+#include "core/hetero/hetero.h"
 
 namespace orrery {
 
@@ -56,6 +57,9 @@ struct EstimateResult : ResultBase {
   // Where the plan's expert- and context-parallel groups sit and why its CP
   // scheme (engine::ParallelNotes); empty without EP or CP.
   std::vector<std::string> notes;
+  // A system with device pools (system.pools): the pools' split, costed by
+  // core/hetero; `estimate` is then left empty.
+  std::optional<hetero::Result> hetero;
 };
 
 // Loads, overrides and cross-checks the scenario, then estimates. Status:

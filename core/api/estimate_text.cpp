@@ -128,6 +128,7 @@ void PrintGoodput(const goodput::Result& g, const goodput::MonteCarlo* mc, std::
 }  // namespace
 
 void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
+  if (r.hetero) return PrintHeteroEstimate(r, out);
   const engine::Scenario& s = r.scenario;
   const engine::TrainingEstimate& e = r.estimate;
   const auto& p = s.training;

@@ -189,6 +189,12 @@ Json ToJson(const EstimateResult& r) {
     j["diagnostics"] = DiagnosticsJson(r.diagnostics);
     return j;
   }
+  if (r.hetero) {
+    j["scenario"] = r.scenario.name;
+    j["model"] = r.scenario.model.name;
+    j["hetero"] = HeteroJson(*r.hetero);
+    return j;
+  }
   const engine::Scenario& s = r.scenario;
   const engine::TrainingEstimate& e = r.estimate;
   j["engine"] = EstimateEngineName(r.engine);
@@ -331,6 +337,12 @@ Json ToJson(const SearchResult& r) {
   if (r.status == Status::kInvalidInput || r.status == Status::kUsage) {
     doc["reason"] = r.reason;
     doc["diagnostics"] = DiagnosticsJson(r.diagnostics);
+    return doc;
+  }
+  if (r.hetero) {
+    doc["scenario"] = r.scenario.name;
+    doc["objective"] = engine::ObjectiveName(r.objective);
+    doc["hetero"] = HeteroSearchJson(*r.hetero);
     return doc;
   }
   const engine::Scenario& s = r.scenario;

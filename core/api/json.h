@@ -24,6 +24,10 @@ namespace orrery {
 namespace engine {
 struct TrainingEstimate;
 }
+namespace hetero {
+struct Result;
+struct SplitSearch;
+}  // namespace hetero
 namespace goodput {
 struct Result;
 struct MonteCarlo;
@@ -44,6 +48,9 @@ struct EventBenchResult;
 Json DocumentHead(std::string_view kind, const ResultBase& r);
 
 Json ToJson(const EstimateResult& r);
+// The `hetero` objects of estimate and search documents (core/api/hetero_text.cpp).
+Json HeteroJson(const hetero::Result& r);
+Json HeteroSearchJson(const hetero::SplitSearch& s);
 Json ToJson(const InferResult& r);
 Json ToJson(const SearchResult& r);
 Json ToJson(const SweepResult& r);

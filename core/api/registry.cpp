@@ -44,6 +44,15 @@ std::vector<ParamField> ParamFields(const engine::Scenario& s) {
   std::vector<ParamField> out;
   for (const auto& sec : Sections()) {
     if (sec.prefix == "prices") continue;  // the network verb's, not a scenario's
+    // Heterogeneous-system keys only where the system has pools, once per pool.
+    if (sec.prefix == "hetero" && s.system.pools.empty()) continue;
+    if (sec.prefix == "system.pools[i]") {
+      for (size_t i = 0; i < s.system.pools.size(); ++i) {
+        const std::string prefix = "system.pools[" + std::to_string(i) + "]";
+        for (const auto& p : sec.params) out.push_back({prefix, prefix + "." + p.key, p});
+      }
+      continue;
+    }
     if (sec.prefix == "system.network[i]") {
       for (size_t i = 0; i < s.system.network.size(); ++i) {
         const std::string prefix = "system.network[" + std::to_string(i) + "]";
@@ -62,6 +71,7 @@ const base::ParamInfo* FindParam(const std::string& path) {
   std::string section = path.substr(0, dot);
   const std::string key = path.substr(dot + 1);
   if (section.rfind("system.network[", 0) == 0) section = "system.network[i]";
+  if (section.rfind("system.pools[", 0) == 0) section = "system.pools[i]";
   for (const auto& sec : Sections())
     if (sec.prefix == section)
       for (const auto& p : sec.params)
@@ -86,6 +96,12 @@ std::string ParamValueText(const engine::Scenario& s, const std::string& path) {
     parallelism::InferenceDeployment d;
     parallelism::InferenceDeploymentSchema().ApplyDefaults(d);
     return parallelism::InferenceDeploymentSchema().GetText(d, key);
+  }
+  if (section == "hetero") return parallelism::HeteroPlanSchema().GetText(s.hetero, key);
+  if (section.rfind("system.pools[", 0) == 0) {
+    const size_t i = std::strtoul(section.c_str() + 13, nullptr, 10);
+    if (i < s.system.pools.size())
+      return hardware::DevicePoolSchema().GetText(s.system.pools[i], key);
   }
   if (section.rfind("system.network[", 0) == 0) {
     const size_t i = std::strtoul(section.c_str() + 15, nullptr, 10);

@@ -108,6 +108,19 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
     r.reason = why;
     return r;
   }
+  if (!r.scenario.system.pools.empty()) {
+    // A heterogeneous system: the splits over its pools (core/hetero).
+    if (!req.gpus.empty()) return usage("--gpus resizes one device type; a system with pools is searched as given");
+    const hetero::SplitObjective ho = o.objective == Objective::kTime     ? hetero::SplitObjective::kTime
+                                      : o.objective == Objective::kEnergy ? hetero::SplitObjective::kEnergy
+                                                                          : hetero::SplitObjective::kCost;
+    r.hetero = hetero::SearchSplits(r.scenario, ho, req.top);
+    if (r.hetero->top.empty()) {
+      r.status = Status::kInfeasible;
+      r.reason = r.hetero->why_none;
+    }
+    return r;
+  }
   engine::LocalComm local;
   engine::Comm& comm = req.comm != nullptr ? *req.comm : local;
   o.shard = comm.rank();

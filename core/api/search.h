@@ -14,6 +14,7 @@
 
 #include "core/api/common.h"
 #include "core/goodput/goodput.h"
+#include "core/hetero/hetero.h"
 #include "core/search/search.h"
 #include "core/search/sweep.h"
 
@@ -60,6 +61,10 @@ struct SearchResult : ResultBase {
   double event_tolerance = 0;
   std::vector<engine::EventDisagreement> disagreements;
   uint64_t event_rejected = 0;          // finalists the event engine could not run (dropped)
+  // A system with device pools: the search is over the split of the
+  // scenario's hetero.split kind (layers or batch shares; core/hetero), and
+  // `top` is left empty.
+  std::optional<hetero::SplitSearch> hetero;
   int ranks = 1;
   bool primary = true;                  // false on MPI ranks other than 0: nothing to present
 };

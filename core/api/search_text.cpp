@@ -10,6 +10,7 @@ namespace orrery::text {
 using namespace base;  // the Format* functions
 
 void PrintSearchTable(const SearchResult& r, const std::string& gpus, std::ostream& out) {
+  if (r.hetero) return PrintHeteroSearch(r, out);
   const engine::Scenario& s = r.scenario;
   const engine::SearchStats& st = r.stats;
   const uint64_t pruned = st.pruned_divisibility + st.pruned_memory + st.pruned_time;

@@ -28,6 +28,10 @@ enum class Format { kTable, kJson, kCsv };
 // `orrery estimate`: scenario, plan, time breakdown, memory per device, MFU
 // and rates; with the event engine also the per-stage table.
 void PrintEstimateTable(const EstimateResult& r, std::ostream& out);
+// The pools of a heterogeneous estimate or split search (core/api/hetero_text.cpp);
+// PrintEstimateTable and PrintSearchTable call them for systems with pools.
+void PrintHeteroEstimate(const EstimateResult& r, std::ostream& out);
+void PrintHeteroSearch(const SearchResult& r, std::ostream& out);
 
 // `orrery infer`: the deployment, then the static batch, the served stream
 // or the highest rate meeting the SLO, by the request's mode.

@@ -151,6 +151,25 @@ void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::st
   } else {
     LoadDeviceMap(dev, path + ".device", file, out.device, diags);
   }
+  // The devices of further pools (heterogeneous systems), as the system's own.
+  if (const YAML::Node pools = map["pools"]; pools && pools.IsSequence()) {
+    for (size_t i = 0; i < pools.size() && i < out.pools.size(); ++i) {
+      const std::string at = path + ".pools[" + std::to_string(i) + "]";
+      hardware::DevicePool& pool = out.pools[i];
+      const YAML::Node pd = pools[i].IsMap() ? pools[i]["device"] : YAML::Node();
+      if (!pd) {
+        diags.Add(base::LocationOf(pools[i], file), at + ".device", "",
+                  "required key is missing (a device preset name or a device map)");
+      } else if (pd.IsScalar()) {
+        const auto resolved = store.Resolve(DocKind::kDevice, pd.Scalar());
+        pool.device_preset = resolved ? resolved->preset : pd.Scalar();
+        LoadDevicePreset(pd.Scalar(), store, base::LocationOf(pd, file), at + ".device",
+                         pool.device, diags);
+      } else {
+        LoadDeviceMap(pd, at + ".device", file, pool.device, diags);
+      }
+    }
+  }
   hardware::CheckSystem(out, path, base::LocationOf(map, file), diags);
 }
 
@@ -193,7 +212,7 @@ namespace {
 
 const std::vector<std::string>& ScenarioKeys() {
   static const std::vector<std::string> keys = {"name", "model", "system", "training", "workload",
-                                                "set", "inference"};
+                                                "set", "inference", "hetero"};
   return keys;
 }
 
@@ -240,6 +259,8 @@ void LoadScenarioMap(const YAML::Node& map, const std::string& file, const Prese
     if (const YAML::Node m = section("workload"))
       parallelism::WorkloadSchema().Parse(m, "scenario.workload", file, s.workload, diags);
   }
+  if (const YAML::Node m = map["hetero"])
+    parallelism::ParseHeteroPlan(m, "scenario.hetero", file, s.hetero, diags);
   if (const YAML::Node m = map["inference"]) {
     s.inference.emplace();
     parallelism::InferenceDeploymentSchema().Parse(m, "scenario.inference", file, *s.inference,
@@ -347,6 +368,32 @@ bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diag
     return parallelism::InferenceDeploymentSchema().SetText(*s.inference, key, value, where, path,
                                                             diags);
   }
+  if (section == "hetero") {
+    if (key == "layers" || key == "batch") {
+      std::vector<int64_t> v;
+      std::string why;
+      if (!parallelism::ParseCountList(value, v, why)) {
+        diags.Add(where, path, value, why);
+        return false;
+      }
+    }
+    s.hetero.given = true;
+    return parallelism::HeteroPlanSchema().SetText(s.hetero, key, value, where, path, diags);
+  }
+  if (section.rfind("system.pools[", 0) == 0 && section.back() == ']') {
+    const std::string idx = section.substr(13, section.size() - 14);
+    size_t i = 0;
+    bool ok = !idx.empty() && idx.size() < 6 &&
+              std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (ok) i = std::stoul(idx);
+    if (!ok || i >= s.system.pools.size()) {
+      diags.Add(where, path, idx,
+                "no such device pool (the system has " + std::to_string(s.system.pools.size()) +
+                    ", numbered from 0)");
+      return false;
+    }
+    return hardware::DevicePoolSchema().SetText(s.system.pools[i], key, value, where, path, diags);
+  }
   if (section.rfind("system.network[", 0) == 0 && section.back() == ']') {
     const std::string idx = section.substr(15, section.size() - 16);
     size_t i = 0;
@@ -368,6 +415,39 @@ bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diag
   diags.Add(where, path, "", "unknown parameter path", base::DidYouMean(path, known));
   return false;
 }
+
+namespace {
+
+// The hetero lists against the pools and the model: one entry per pool
+// (the system's own devices and each of system.pools), summing to the
+// model's layers (pipeline) or the global batch (data).
+void CheckHeteroPlan(const Scenario& s, const SourceLocation& where, Diagnostics& diags) {
+  const size_t pools = s.system.pools.size() + 1;
+  const bool pipe = s.hetero.split == parallelism::HeteroSplit::kPipeline;
+  const std::string key = pipe ? "layers" : "batch";
+  const std::string& text = pipe ? s.hetero.layers : s.hetero.batch;
+  std::vector<int64_t> v;
+  std::string why;
+  if (!parallelism::ParseCountList(text, v, why)) {
+    diags.Add(where, "hetero." + key, text, why);
+    return;
+  }
+  if (v.empty()) return;
+  const int64_t want = pipe ? s.model.layers : s.workload.global_batch;
+  int64_t sum = 0;
+  for (int64_t x : v) sum += x;
+  if (v.size() != pools)
+    diags.Add(where, "hetero." + key, text,
+              "needs one entry per pool: " + std::to_string(pools) +
+                  " (the system's own devices and " + std::to_string(pools - 1) + " in system.pools)");
+  else if (sum != want)
+    diags.Add(where, "hetero." + key, text,
+              std::string("the entries must add up to the ") +
+                  (pipe ? "model's layers (" : "global batch (") + std::to_string(want) +
+                  "), they add up to " + std::to_string(sum));
+}
+
+}  // namespace
 
 int64_t DataParallel(const Scenario& s) {
   if (s.training.dp > 0) return s.training.dp;
@@ -396,7 +476,13 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
   const std::string tp = std::to_string(t.tp);
   int64_t product = 0;  // tp x pp x cp x dp; a dp given by hand can overflow it
   const bool overflow = __builtin_mul_overflow(t.tp * t.pp * t.cp, dp, &product);
-  if (overflow || product != devices || dp == 0)
+  // A heterogeneous system's pools are checked by core/hetero, pool by pool.
+  const bool pooled = !s.system.pools.empty();
+  if (pooled) CheckHeteroPlan(s, where, diags);
+  if (s.hetero.given && !pooled)
+    diags.Add(where, "hetero", parallelism::HeteroSplitName(s.hetero.split),
+              "a hetero plan needs a system with device pools (system.pools)");
+  if (!pooled && (overflow || product != devices || dp == 0))
     diags.Add(where, "training", "tp=" + tp + " pp=" + std::to_string(t.pp) + " cp=" +
                                      std::to_string(t.cp) + " dp=" + std::to_string(dp),
               "tp x pp x cp x dp must equal the device count (" + std::to_string(devices) + " = " +
@@ -426,7 +512,7 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
               "ulysses scatters heads over cp: the " + std::to_string(m.heads / t.tp) +
                   " heads per tp rank must be a multiple of cp = " + std::to_string(t.cp),
               "use cp_scheme ring, allgather or auto");
-  if (dp > 0 && s.workload.global_batch % (dp * t.micro_batch) != 0)
+  if (!pooled && dp > 0 && s.workload.global_batch % (dp * t.micro_batch) != 0)
     diags.Add(where, "workload.global_batch", std::to_string(s.workload.global_batch),
               "global batch must be a multiple of dp x micro_batch (" +
                   std::to_string(dp * t.micro_batch) + ")");
@@ -521,6 +607,8 @@ std::vector<RegistrySection> Registry() {
       {"system.reliability", hardware::ReliabilitySchema().help(),
        hardware::ReliabilitySchema().Infos()},
       {"system.storage", hardware::StorageSchema().help(), hardware::StorageSchema().Infos()},
+      {"system.pools[i]", hardware::DevicePoolSchema().help(), hardware::DevicePoolSchema().Infos()},
+      {"hetero", parallelism::HeteroPlanSchema().help(), parallelism::HeteroPlanSchema().Infos()},
       {"training", parallelism::TrainingPlanSchema().help(),
        parallelism::TrainingPlanSchema().Infos()},
       {"workload", parallelism::WorkloadSchema().help(), parallelism::WorkloadSchema().Infos()},

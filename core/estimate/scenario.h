@@ -13,6 +13,7 @@
 #include "hardware/system_spec.h"
 #include "models/model_spec.h"
 #include "parallelism/deployment_spec.h"
+#include "parallelism/hetero_plan.h"
 #include "parallelism/plan_spec.h"
 
 namespace orrery::engine {
@@ -27,6 +28,8 @@ struct Scenario {
   bool has_training = true;  // false for a serving-only file (inference: without training:)
   std::optional<parallelism::InferenceDeployment> inference;  // the `inference:` section
   std::optional<models::ModelSpec> draft_model;  // inference.draft_model, loaded
+  // `hetero:`: how the plan uses system.pools (heterogeneous systems; core/hetero).
+  parallelism::HeteroPlan hetero;
 };
 
 // The kinds of document a YAML file may hold (its one top-level key).

@@ -244,6 +244,7 @@ Result Evaluate(const Inputs& in) {
         r.interval_s > 0 ? in.work_s * in.straggler_factor / r.interval_s : 0;
     const double idle_s = std::min(
         r.effective_s, r.expected_failures * (in.restart_s + in.read_s) + checkpoints * in.stall_s);
+    r.idle_s = idle_s;
     r.effective_energy_j = in.busy_power_w * (r.effective_s - idle_s) + in.idle_power_w * idle_s;
     r.carbon_kg = r.effective_energy_j * in.carbon_kg_per_j;
   }

@@ -109,6 +109,7 @@ struct Result {
   // and the straggler wait; idle power over restarts (F x R) and checkpoint
   // stalls (work / interval x stall). 0 when work_s is unknown.
   double effective_energy_j = 0;
+  double idle_s = 0;            // of effective_s: restarts and checkpoint stalls (0 when work_s is unknown)
   double carbon_kg = 0;         // effective_energy_j x grid intensity (0 when not given)
 };
 

@@ -14,7 +14,9 @@
 #include <unordered_map>
 
 #include "core/estimate/event_estimator.h"
+#include "core/goodput/goodput.h"
 #include "hardware/topology.h"
+#include "models/transformer.h"
 #include "parallelism/schedule.h"
 
 namespace orrery::engine {
@@ -52,6 +54,31 @@ double ObjectiveScore(Objective o, const TrainingEstimate& e, int64_t global_bat
     case Objective::kEnergy: return e.energy_j / tokens;
   }
   return e.iteration_s / tokens;
+}
+
+ObjectiveWeights WeightsOf(Objective o, const hardware::SystemSpec& s, const parallelism::TrainingPlan& plan,
+                           double parameters) {
+  ObjectiveWeights w;
+  if (o == Objective::kTime) return w;
+  // Per second of work (work_s = 1: expected failures and checkpoints scale
+  // with the work, so the ratios are those of any run).
+  const goodput::Result g = goodput::Evaluate(goodput::MakeInputs(s, plan, parameters, 0, 1));
+  const double n = static_cast<double>(hardware::DeviceCount(s));
+  const double wall = g.goodput > 0 ? 1 / g.goodput : 1;
+  if (o == Objective::kEnergy) {
+    const double idle_w = s.device.idle_power > 0 ? s.device.idle_power : 0.3 * s.device.tdp;
+    const double idle = g.goodput > 0 ? g.idle_s : 0;  // restarts and stalls per second of work
+    const double busy = wall - idle;
+    w.per_s = n * s.pue * (s.device.tdp * busy + idle_w * idle);
+    w.bubble = n * s.pue * (s.device.tdp - idle_w) * busy;
+  } else {
+    w.per_s = n * s.price_per_device_hour * wall;
+  }
+  return w;
+}
+
+double WeightedScore(const ObjectiveWeights& w, const TrainingEstimate& e, double tokens) {
+  return (e.iteration_s * w.per_s - e.time.pp_bubble * w.bubble) / tokens;
 }
 
 std::string ObjectiveProblem(Objective o, const hardware::SystemSpec& s) {
@@ -108,6 +135,7 @@ struct DeviceContext {
   Scenario scenario;
   std::unique_ptr<TrainingEstimator> estimator;
   double scale = 1;  // objective per second of iteration
+  double bubble_weight = 0;  // objective saved per second of pipeline bubble (idle power)
 };
 
 bool Better(const SearchCandidate& a, const SearchCandidate& b) {
@@ -449,7 +477,18 @@ class Searcher {
                 const double bound_s = fb[rec] * (static_cast<double>(m) + bubble) + step_s[z][off];
                 Block b;
                 // A hair below the bound, so that rounding never prunes a tie.
-                b.bound = bound_s * ctx.scale / su.tokens * (1 - 1e-12);
+                // With idle power in bubbles the score is scale x T - w x
+                // bubble. The estimator's bubble is at most u stage times (u =
+                // the schedule's bubble in microbatches; ZB-H1's at most pp - 1)
+                // and the rest of T at least m of them, so bubble <= T u /
+                // (m + u) and the score >= (scale - w u / (m + u)) x bound.
+                const double u = plan.schedule == parallelism::Schedule::kZeroBubbleH1
+                                     ? static_cast<double>(plan.pp - 1)
+                                     : bubble;
+                const double per_s =
+                    ctx.bubble_weight > 0 ? ctx.scale - ctx.bubble_weight * u / (static_cast<double>(m) + u)
+                                          : ctx.scale;
+                b.bound = bound_s * per_s / su.tokens * (1 - 1e-12);
                 b.ordinal = base | local;
                 b.shape = static_cast<uint32_t>(index);
                 b.count = static_cast<uint32_t>(per_rec);
@@ -527,7 +566,8 @@ class Searcher {
           }
           ++out.feasible;
           c.knobs = k;
-          c.score = c.estimate.iteration_s * ctx.scale / su.tokens;
+          c.score = (c.estimate.iteration_s * ctx.scale - c.estimate.time.pp_bubble * ctx.bubble_weight) /
+                    su.tokens;
           Insert(out.top, Keep(), c);
         }
       }
@@ -594,6 +634,7 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   std::vector<int64_t> counts = o.device_counts;
   if (counts.empty()) counts.push_back(hardware::DeviceCount(s.system));
   std::vector<ShapeTask> shapes;
+  const double parameters = models::ParameterCount(s.model, s.workload.seq_len);
   std::string first_problem;
   std::string resize_problem;  // why a device count was left out
   for (int64_t n : counts) {
@@ -604,13 +645,9 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
       continue;
     }
     const auto& sys = ctx->scenario.system;
-    const double devices = static_cast<double>(n);
-    switch (o.objective) {
-      case Objective::kTime: ctx->scale = 1; break;
-      case Objective::kCost:
-      case Objective::kTokensPerDollar: ctx->scale = devices * sys.price_per_device_hour; break;
-      case Objective::kEnergy: ctx->scale = devices * sys.device.tdp * sys.pue; break;
-    }
+    const ObjectiveWeights w = WeightsOf(o.objective, sys, s.training, parameters);
+    ctx->scale = w.per_s;
+    ctx->bubble_weight = w.bubble;
     ctx->estimator = std::make_unique<TrainingEstimator>(ctx->scenario.model, ctx->scenario.system);
     r.stats.capacity_bytes = sys.device.memory_capacity;
     const int ci = static_cast<int>(contexts.size());
@@ -712,8 +749,15 @@ void CheckWithEvents(const Scenario& s, const SearchOptions& o, SearchResult& r)
     const double rel = e.estimate.iteration_s / e.closed_form.iteration_s - 1;
     if (std::abs(rel) > o.event_tolerance)
       r.disagreements.push_back(EventDisagreement{c.knobs, c.closed_form_s, e.estimate.iteration_s, {}});
-    // The objective scales with the iteration time at a fixed plan.
-    c.score *= e.estimate.iteration_s / e.closed_form.iteration_s;
+    // Time and cost scale with the iteration at a fixed plan; energy also
+    // depends on the simulated bubble.
+    if (o.objective == Objective::kEnergy)
+      c.score = WeightedScore(WeightsOf(o.objective, one.system, one.training,
+                                        models::ParameterCount(one.model, one.workload.seq_len)),
+                              e.estimate, static_cast<double>(one.workload.global_batch) *
+                                              static_cast<double>(one.workload.seq_len));
+    else
+      c.score *= e.estimate.iteration_s / e.closed_form.iteration_s;
     c.estimate = e.estimate;
     c.event_checked = true;
     kept.push_back(c);

@@ -132,6 +132,31 @@ struct SearchResult {
 // tokens-per-dollar is ranked as USD per token.
 double ObjectiveScore(Objective o, const TrainingEstimate& e, int64_t global_batch, int64_t seq_len);
 
+// The energy and cost objectives as the search ranks them (issue 17): a
+// plan's score is (per_s x iteration - bubble x pp_bubble) / tokens.
+//   energy  devices draw TDP while they work and their idle power
+//           (device.idle_power, or 30 % of TDP) in pipeline bubbles, and the
+//           run pays for failures as core/goodput counts them: work redone
+//           and straggler waits at TDP, restarts and checkpoint stalls at
+//           idle power. Per second of useful work the run spends
+//           B = 1/goodput - I busy seconds and I idle seconds (I = expected
+//           restart and stall time per second of work), so
+//             per_s  = N PUE (TDP B + P_idle I)
+//             bubble = N PUE (TDP - P_idle) B
+//   cost    the devices are rented for the whole wall time, restarts
+//           included: per_s = N price / goodput, bubble = 0.
+//   time    per_s = 1, bubble = 0 (the step itself).
+// Goodput depends on the system, the device count and the checkpoint size
+// (core/goodput), not on the step time, so it is one factor per device count.
+struct ObjectiveWeights {
+  double per_s = 1;
+  double bubble = 0;
+};
+ObjectiveWeights WeightsOf(Objective o, const hardware::SystemSpec& s, const parallelism::TrainingPlan& plan,
+                           double parameters);
+// (per_s x iteration - bubble x pp_bubble) / tokens.
+double WeightedScore(const ObjectiveWeights& w, const TrainingEstimate& e, double tokens);
+
 // Checks that the objective can be computed for the system (cost needs a
 // price, energy a TDP). Empty when fine, else the reason.
 std::string ObjectiveProblem(Objective o, const hardware::SystemSpec& s);

@@ -50,6 +50,10 @@ const base::ParamInfo* FindParam(const std::vector<RegistrySection>& registry, c
     const size_t close = norm.find(']');
     if (close != std::string::npos) norm = "system.network[i]" + norm.substr(close + 1);
   }
+  if (norm.rfind("system.pools[", 0) == 0) {
+    const size_t close = norm.find(']');
+    if (close != std::string::npos) norm = "system.pools[i]" + norm.substr(close + 1);
+  }
   for (const auto& sec : registry)
     for (const auto& p : sec.params)
       if (norm == sec.prefix + "." + p.key) return &p;

@@ -86,6 +86,25 @@ void Summarise(ValidationReport& r) {
   r.max_abs_error_pct = mx;
 }
 
+namespace {
+
+// The closed vocabularies of validation/training_runs.csv (validation/README.md
+// documents each column). A blank cell means the source did not state it.
+const std::vector<std::string> kRecompute = {"none", "selective", "full"};
+const std::vector<std::string> kYesNo = {"yes", "no"};
+const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8"};
+const std::vector<std::string> kAttention = {"flash", "materialized"};
+const std::vector<std::string> kFlopsMetric = {"model", "hardware"};
+const std::vector<std::string> kMoeRouting = {"learned", "force-balanced"};
+
+std::string JoinWords(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+}  // namespace
+
 ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetStore& store,
                                      base::Diagnostics& diags) {
   ValidationReport report;
@@ -95,8 +114,9 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     return report;
   }
   const auto& t = *table;
-  const std::vector<std::string> required = {"model", "layers", "hidden", "heads", "vocab", "seq",
-                                             "gpus", "gpu", "tp", "pp", "dp", "global_batch"};
+  // The shape columns may be absent when every row names a model preset, and
+  // the plan columns when the harness is to choose the plan; these cannot be.
+  const std::vector<std::string> required = {"model", "gpus", "gpu", "global_batch"};
   for (const auto& c : required) {
     if (t.ColumnIndex(c) < 0)
       diags.Add({csv_file, t.header_line, 0}, c, "", "required column is missing",
@@ -115,20 +135,35 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     };
     row.model = cell("model");
     row.source = cell("source");
-    const std::string notes = cell("notes");
     std::string assumed;
     auto assume = [&](const std::string& a) { assumed += (assumed.empty() ? "" : "; ") + a; };
+    auto skip = [&](const std::string& why) {
+      row.skipped = why;
+      row.assumptions = assumed;
+      report.rows.push_back(row);
+    };
 
-    // --- the measured figure ---------------------------------------------------
+    // --- typed cells -------------------------------------------------------------
     // Typed, range-checked cells (core/base/csv.h): a cell that is present but
-    // not a number in range is an error at its file:line and column, and the
-    // row is skipped with that reason.
+    // not a number in range, or not a word of its column's vocabulary, is an
+    // error at its file:line and column, and the row is skipped with that
+    // reason. The first bad cell of a row is reported.
     std::string bad;
     auto number = [&](const char* name, double min, double max) -> std::optional<double> {
       auto v = base::CsvNumber(t, r, name, min, max);
       if (v) return *v;
       if (bad.empty()) bad = v.error().message;
       return std::nullopt;
+    };
+    auto word = [&](const char* name, const std::vector<std::string>& allowed) -> std::string {
+      const std::string v = cell(name);
+      if (v.empty()) return v;
+      for (const auto& a : allowed)
+        if (v == a) return v;
+      if (bad.empty())
+        bad = t.source + ":" + std::to_string(r.line) + ": column '" + name + "': got '" + v +
+              "': must be one of " + JoinWords(allowed) + " (blank: not stated)";
+      return "";
     };
     const auto iter = number("measured_iter_s", 1e-6, 1e7);
     const auto tflops = number("measured_tflops_per_gpu", 1e-6, 1e6);
@@ -143,27 +178,6 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       if (v) mfu_pct = *v;
       else if (bad.empty()) bad = v.error().message;
     }
-    if (iter) {
-      row.metric = "iteration_s";
-      row.measured = *iter;
-    } else if (tflops) {
-      // Narayanan et al. 2021 count recompute FLOPs (their Eq. 3); the notes
-      // of such rows cite Eq. 3 or HFU. Other sources count model FLOPs.
-      const bool hfu = notes.find("Eq.3") != std::string::npos ||
-                       notes.find("Eq. 3") != std::string::npos ||
-                       notes.find("HFU") != std::string::npos;
-      row.metric = hfu ? "hardware_tflops_per_gpu" : "model_tflops_per_gpu";
-      row.measured = *tflops;
-    } else if (mfu_pct) {
-      row.metric = "mfu";
-      row.measured = *mfu_pct / 100;
-    } else if (bad.empty()) {
-      row.skipped = "no measured iteration time, TFLOP/s or MFU";
-      report.rows.push_back(row);
-      continue;
-    }
-
-    // --- the model and the plan ---------------------------------------------------
     auto integer = [&](const char* name, int64_t min, int64_t max) -> std::optional<int64_t> {
       auto v = base::CsvInteger(t, r, name, min, max);
       if (v) return *v;
@@ -187,60 +201,116 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                ep = ranged("ep", plan, "ep"), micro_batch = ranged("micro_batch", plan, "micro_batch"),
                interleave = ranged("interleave", plan, "interleave"),
                zero = ranged("zero", plan, "zero"), gpus = integer("gpus", 1, 1'000'000'000);
+    // The schedule names are the plan parser's (parallelism/plan_spec.cpp).
+    const std::string recompute = word("recompute", kRecompute),
+                      seq_parallel = word("seq_parallel", kYesNo),
+                      schedule = word("schedule", plan.Find("schedule")->info.choices),
+                      precision = word("precision", kPrecision),
+                      dp_overlap = word("dp_overlap", kYesNo), tp_overlap = word("tp_overlap", kYesNo),
+                      ep_overlap = word("ep_overlap", kYesNo), attention = word("attention", kAttention),
+                      flops_metric = word("flops_metric", kFlopsMetric),
+                      moe_routing = word("moe_routing", kMoeRouting);
+    const std::string framework = cell("framework");  // a free word: megatron-lm, deepspeed, ...
+
+    // --- the model: a preset the row names, or the shape columns -----------------
+    // A row's `model` may name a preset (by file name, name or alias). Its
+    // shape is then the preset's (attention, MLP kind, experts: more than the
+    // columns carry); shape columns the row fills in must agree with it.
+    std::optional<models::ModelSpec> preset;
+    std::string preset_name;
+    if (bad.empty()) {
+      if (const auto found = store.Resolve(DocKind::kModel, row.model)) {
+        models::ModelSpec pm;
+        base::Diagnostics pd;
+        if (LoadModelPreset(found->preset, store, {csv_file, r.line, 0}, "model", pm, pd)) {
+          preset = pm;
+          preset_name = found->preset;
+          const std::pair<const char*, std::pair<std::optional<int64_t>, int64_t>> shape[] = {
+              {"layers", {layers, pm.layers}}, {"hidden", {hidden, pm.hidden}},
+              {"heads", {heads, pm.heads}},    {"ffn", {ffn, models::FfnSize(pm)}},
+              {"vocab", {vocab, pm.vocab}}};
+          for (const auto& [column, given_want] : shape) {
+            const auto& [given, want] = given_want;
+            if (given && *given != want && bad.empty())
+              bad = t.source + ":" + std::to_string(r.line) + ": column '" + column + "': got '" +
+                    std::to_string(*given) + "': the model '" + row.model + "' is preset '" +
+                    preset_name + "', whose " + column + " is " + std::to_string(want) +
+                    " (leave the cell blank, or name a model no preset answers to)";
+          }
+        }
+      }
+    }
     if (!bad.empty()) {
       diags.Add({csv_file, r.line, 0}, "", "", bad);
-      row.skipped = "invalid cell: " + bad;
-      report.rows.push_back(row);
+      skip("invalid cell: " + bad);
       continue;
     }
+
+    // --- the measured figure -------------------------------------------------------
+    if (iter) {
+      row.metric = "iteration_s";
+      row.measured = *iter;
+    } else if (tflops) {
+      // flops_metric says what the TFLOP/s count: hardware FLOPs include the
+      // recomputed forward (Narayanan et al. 2021 Eq. 3), model FLOPs do not.
+      if (flops_metric.empty()) {
+        skip("measured TFLOP/s without flops_metric (model or hardware FLOPs): the figure cannot be compared");
+        continue;
+      }
+      row.metric = flops_metric == "hardware" ? "hardware_tflops_per_gpu" : "model_tflops_per_gpu";
+      row.measured = *tflops;
+    } else if (mfu_pct) {
+      row.metric = "mfu";
+      row.measured = *mfu_pct / 100;
+    } else {
+      skip("no measured iteration time, TFLOP/s or MFU");
+      continue;
+    }
+
     Scenario s;
     s.name = row.model;
     s.file = csv_file + ":" + std::to_string(r.line);
-    if (!layers || !hidden || !heads || !vocab || !seq) {
-      row.skipped = "model shape incomplete (layers, hidden, heads, vocab, seq)";
-      report.rows.push_back(row);
+    if (preset) {
+      s.model = *preset;
+      assume("model preset " + preset_name);
+    } else {
+      if (!layers || !hidden || !heads || !vocab) {
+        skip("model shape incomplete (layers, hidden, heads, vocab) and no model preset answers to '" +
+             row.model + "'");
+        continue;
+      }
+      // GPT architecture: GeLU, LayerNorm, learned positions, biases, tied.
+      s.model.name = row.model;
+      s.model.layers = *layers;
+      s.model.hidden = *hidden;
+      s.model.heads = *heads;
+      s.model.vocab = *vocab;
+      if (ffn) s.model.ffn = *ffn;
+      else assume("ffn = 4h (GPT)");
+    }
+    if (!seq) {
+      skip("sequence length missing (the step's work cannot be assumed)");
       continue;
     }
-    s.model.name = row.model;
-    s.model.layers = *layers;
-    s.model.hidden = *hidden;
-    s.model.heads = *heads;
-    s.model.vocab = *vocab;
-    if (ffn) s.model.ffn = *ffn;
-    else assume("ffn = 4h (GPT)");
-    // A row naming a mixture-of-experts preset (by file name, name or alias)
-    // whose layers, hidden size and heads agree runs that preset: its
-    // experts, attention and MLP kind are more than the CSV's columns carry.
-    // Dense rows keep the columns' GPT shape.
-    bool moe_preset = false;
-    if (const auto found = store.Resolve(DocKind::kModel, row.model)) {
-      models::ModelSpec pm;
-      base::Diagnostics pd;
-      if (LoadModelPreset(found->preset, store, {csv_file, r.line, 0}, "model", pm, pd) && pm.experts > 1 &&
-          pm.layers == *layers && pm.hidden == *hidden && pm.heads == *heads) {
-        s.model = pm;
-        moe_preset = true;
-        assume("model preset " + found->preset);
-      }
-    }
-    // Otherwise GPT architecture: GeLU, LayerNorm, learned positions, biases, tied.
     s.workload.seq_len = *seq;
     {
       base::Diagnostics d;
       models::CheckModel(s.model, "model", {csv_file, r.line, 0}, d);
       if (!d.ok()) {
-        row.skipped = "model shape inconsistent: " + d.items()[0].message;
-        report.rows.push_back(row);
+        skip("model shape inconsistent: " + d.items()[0].message);
         continue;
       }
     }
 
     // --- the system ---------------------------------------------------------------
     const std::string gpu = cell("gpu");
+    if (gpu.empty()) {
+      skip("gpu missing (the device cannot be assumed)");
+      continue;
+    }
     const GpuPlacement place = PlaceGpu(gpu, store);
     if (!place.error.empty()) {
-      row.skipped = place.error;
-      report.rows.push_back(row);
+      skip(place.error);
       continue;
     }
     std::string system_name = cell("system").empty() ? place.system : cell("system");
@@ -260,14 +330,12 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       it = systems.emplace(key, std::make_pair(sys, ok)).first;
     }
     if (!it->second.second) {
-      row.skipped = "system preset '" + system_name + "' failed to load";
-      report.rows.push_back(row);
+      skip("system preset '" + system_name + "' failed to load");
       continue;
     }
     s.system = it->second.first;
     if (!gpus) {
-      row.skipped = "gpus missing";
-      report.rows.push_back(row);
+      skip("gpus missing (the GPU count cannot be assumed)");
       continue;
     }
     const int64_t n = *gpus;
@@ -295,80 +363,81 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     }
 
     // --- the plan -------------------------------------------------------------------
+    if (!global_batch) {
+      skip("global batch missing (the step's work cannot be assumed)");
+      continue;
+    }
+    s.workload.global_batch = *global_batch;
     auto& p = s.training;
     p.tp = tp.value_or(1);
     p.pp = pp.value_or(1);
     p.dp = dp.value_or(0);  // 0: derived from the GPU count below
     p.cp = cp.value_or(1);
     p.ep = ep.value_or(1);
-    if (!global_batch) {
-      row.skipped = "global batch missing (the step's work cannot be assumed)";
-      report.rows.push_back(row);
-      continue;
-    }
-    s.workload.global_batch = *global_batch;
     if (micro_batch) p.micro_batch = *micro_batch;
     else { p.micro_batch = 1; assume("micro batch 1"); }
-    const std::string rc = cell("recompute");
-    if (rc == "full") p.recompute = parallelism::Recompute::kFull;
-    else if (rc == "selective") p.recompute = parallelism::Recompute::kSelective;
-    else if (rc == "none" || rc == "no") p.recompute = parallelism::Recompute::kNone;
+    if (recompute == "full") p.recompute = parallelism::Recompute::kFull;
+    else if (recompute == "selective") p.recompute = parallelism::Recompute::kSelective;
+    else if (recompute == "none") p.recompute = parallelism::Recompute::kNone;
     else { p.recompute = parallelism::Recompute::kNone; assume("no recompute"); }
-    const std::string spc = cell("seq_parallel");
     const int year = YearOf(row.source);
     const bool mcore = year >= 2023;  // Megatron-Core era defaults
-    if (spc == "yes" || spc == "true") p.sequence_parallel = p.tp > 1;
-    else if (spc == "no" || spc == "false") p.sequence_parallel = false;
+    if (seq_parallel == "yes") p.sequence_parallel = p.tp > 1;
+    else if (seq_parallel == "no") p.sequence_parallel = false;
     else { p.sequence_parallel = p.tp > 1 && mcore; if (p.tp > 1) assume(mcore ? "sequence parallel" : "no sequence parallel"); }
     p.interleave = interleave.value_or(1);
-    if (p.interleave > 1) p.schedule = parallelism::Schedule::kInterleaved;
+    if (!schedule.empty()) {
+      const auto* f = plan.Find("schedule");
+      base::ParamValue v;
+      std::string hint;
+      if (base::ParseParam(f->info, schedule, v, hint).empty()) f->store(p, v);
+    } else if (p.interleave > 1) {
+      p.schedule = parallelism::Schedule::kInterleaved;
+    }
     // FlashAttention (Dao et al., May 2022) reached Megatron-LM in 2023;
     // earlier runs used materialised softmax attention.
-    p.attention = year >= 2023 ? parallelism::Attention::kFlash : parallelism::Attention::kMaterialized;
-    const std::string all_text = row.source + " " + notes;
+    if (attention == "flash") p.attention = parallelism::Attention::kFlash;
+    else if (attention == "materialized") p.attention = parallelism::Attention::kMaterialized;
+    else p.attention = year >= 2023 ? parallelism::Attention::kFlash : parallelism::Attention::kMaterialized;
     bool zero3_prefetch = false;
-    // No ZeRO column in the published CSV: a `zero` column wins, else the
-    // notes say "ZeRO-3" for the DeepSpeed rows of Narayanan et al. Table 2.
-    if (zero) p.zero = *zero;
-    else if (notes.rfind("ZeRO-3", 0) == 0) {
-      // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
-      // the iteration time flat as GPUs double at fixed batch (74 days at 768
-      // and at 1536 GPUs), the signature of a per-device volume crossing each
-      // device's own NIC: a flat ring.
-      p.zero = 3;
-      p.dp_collective = parallelism::DpCollective::kFlat;
-      assume("flat-ring ZeRO-3 collectives (DeepSpeed 2021)");
-      // DeepSpeed ZeRO-3 prefetches the next parameters while the current
-      // layer computes by default (stage3_prefetch_bucket_size, DeepSpeed
-      // configuration reference): its gathers overlap the passes.
-      zero3_prefetch = true;
-    }
-    else if (mcore) { p.zero = 1; assume("distributed optimizer (ZeRO-1)"); }
-    p.dp_overlap = zero3_prefetch || all_text.find("overlap-grad-reduce") != std::string::npos;
-    p.tp_comm_overlap = all_text.find("tp-comm-overlap") != std::string::npos;
-    p.ep_comm_overlap = all_text.find("overlap-moe-expert-parallel-comm") != std::string::npos;
-    p.precision = hardware::DataType::kBf16;
-    // Notes starting "precision fp8" mark runs of NeMo's FP8 recipes.
-    if (notes.rfind("precision fp8", 0) == 0) p.precision = hardware::DataType::kFp8;
-    else if (moe_preset) assume("bf16");
+    if (zero) {
+      p.zero = static_cast<int>(*zero);
+      if (p.zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
+        // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
+        // the iteration time flat as GPUs double at fixed batch (74 days at 768
+        // and at 1536 GPUs), the signature of a per-device volume crossing each
+        // device's own NIC: a flat ring.
+        p.dp_collective = parallelism::DpCollective::kFlat;
+        assume("flat-ring ZeRO-3 collectives (DeepSpeed before 2023)");
+        // DeepSpeed ZeRO-3 prefetches the next parameters while the current
+        // layer computes by default (stage3_prefetch_bucket_size, DeepSpeed
+        // configuration reference): its gathers overlap the passes.
+        zero3_prefetch = true;
+      }
+    } else if (mcore) { p.zero = 1; assume("distributed optimizer (ZeRO-1)"); }
+    p.dp_overlap = dp_overlap == "yes" || (dp_overlap.empty() && zero3_prefetch);
+    p.tp_comm_overlap = tp_overlap == "yes";
+    p.ep_comm_overlap = ep_overlap == "yes";
+    if (precision == "fp8") p.precision = hardware::DataType::kFp8;
+    else if (precision == "fp16") p.precision = hardware::DataType::kFp16;
+    else p.precision = hardware::DataType::kBf16;
+    if (precision.empty() && s.model.experts > 1) assume("bf16");
     // Benchmarks that force-balance the routing (Megatron-Core
     // --moe-router-force-load-balancing) have no busiest expert.
-    if (notes.find("force-balanced") != std::string::npos) p.expert_imbalance = 0;
+    if (moe_routing == "force-balanced") p.expert_imbalance = 0;
     if (p.dp == 0) p.dp = n / (p.tp * p.pp * p.cp);
     row.assumptions = assumed;
 
     base::Diagnostics d;
     CrossCheck(s, d);
     if (!d.ok()) {
-      row.skipped = "plan does not fit the row's GPUs: " + d.items()[0].message;
-      report.rows.push_back(row);
+      skip("plan does not fit the row's GPUs: " + d.items()[0].message);
       continue;
     }
     const TrainingEstimator est(s.model, s.system);
     const TrainingEstimate e = est.Run(p, s.workload);
     if (e.iteration_s <= 0) {
-      row.skipped = "infeasible: " + ExplainInfeasible(e, s);
-      report.rows.push_back(row);
+      skip("infeasible: " + ExplainInfeasible(e, s));
       continue;
     }
     row.predicted_oom = e.infeasible == Infeasible::kOutOfMemory;
@@ -381,8 +450,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (!std::isfinite(row.predicted) || row.predicted <= 0 || !std::isfinite(error_pct)) {
       // The estimate's invariants hold (result_invariants.h), so this is a
       // derived figure out of range: say so rather than print it.
-      row.skipped = "internal error: the predicted " + row.metric + " is not a positive number";
-      report.rows.push_back(row);
+      skip("internal error: the predicted " + row.metric + " is not a positive number");
       continue;
     }
     row.error_pct = error_pct;

@@ -244,13 +244,13 @@ TEST(Validation, KorthikantiTable5) {
 // with one A100 and one H100 profile for all rows. Skipped rows are listed.
 // The ceiling holds on the 40 rows issue 3 and 16 were written against
 // (Korthikanti, Narayanan, the Megatron-LM README, the Megatron-Bridge
-// DeepSeek-V3 row). Issue 15 added 207 out-of-sample rows (NeMo and
+// DeepSeek-V3 row). Issue 15 added 249 out-of-sample rows (NeMo and
 // Megatron-Bridge tables, NeMo long-sequence tables, MosaicML llm-foundry,
 // torchtitan, Gemstones on Frontier); their figures are not tuned for, so the whole file
-// is held at the MAPE measured when they were added: 39.83 % -> 40 %.
+// is held at the MAPE measured when they were added: 35.39 % -> 36 %.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
-  EXPECT_EQ(r.rows.size(), 247u);
+  EXPECT_EQ(r.rows.size(), 289u);
   ValidationReport tuned;
   for (const auto& row : r.rows)
     for (const char* s : {"Korthikanti", "Narayanan", "NVIDIA/Megatron-LM README",
@@ -261,7 +261,7 @@ TEST(Validation, AllTrainingRows) {
   EXPECT_EQ(tuned.rows.size(), 40u);
   EXPECT_LE(tuned.mape_pct, 10.0);
   EXPECT_GE(tuned.evaluated, 33);
-  EXPECT_LE(r.mape_pct, 40.0);
+  EXPECT_LE(r.mape_pct, 36.0);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -244,13 +244,13 @@ TEST(Validation, KorthikantiTable5) {
 // with one A100 and one H100 profile for all rows. Skipped rows are listed.
 // The ceiling holds on the 40 rows issue 3 and 16 were written against
 // (Korthikanti, Narayanan, the Megatron-LM README, the Megatron-Bridge
-// DeepSeek-V3 row). Issue 15 added 249 out-of-sample rows (NeMo and
+// DeepSeek-V3 row). Issue 15 added 252 out-of-sample rows (NeMo and
 // Megatron-Bridge tables, NeMo long-sequence tables, MosaicML llm-foundry,
-// torchtitan, Gemstones on Frontier); their figures are not tuned for, so the whole file
-// is held at the MAPE measured when they were added: 35.39 % -> 36 %.
+// torchtitan, Llama 3 405B's Table 4, Gemstones on Frontier); their figures are not tuned for, so the whole file
+// is held at the MAPE measured when they were added: 35.25 % -> 36 %.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
-  EXPECT_EQ(r.rows.size(), 289u);
+  EXPECT_EQ(r.rows.size(), 292u);
   ValidationReport tuned;
   for (const auto& row : r.rows)
     for (const char* s : {"Korthikanti", "Narayanan", "NVIDIA/Megatron-LM README",

@@ -26,6 +26,7 @@ std::string Fixed(double v, int digits) {
 int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
       "orrery validate [CSV...] [--format table|json|csv] [--max-mape P] [--max-error P]\n"
+      "                [--assumptions]\n"
       "orrery validate --scaling-laws DIR [--format table|json]\n\n"
       "Builds the scenario of every measured run in the CSV files (default:\n"
       "validation/training_runs.csv; files with inference columns, such as\n"
@@ -33,13 +34,23 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "prints measured, predicted and the error per run, then the mean absolute %\n"
       "error (MAPE) and the largest error, overall and per source. Rows that cannot\n"
       "be modelled are listed as skipped with the reason. Exits 1 when a tolerance\n"
-      "given with --max-mape/--max-error is exceeded.\n\noptions");
+      "given with --max-mape/--max-error is exceeded.\n\n"
+      "A training row's columns (source, model, gpus, gpu, tp, pp, dp, micro_batch,\n"
+      "recompute, precision, zero, framework, flops_metric, ...) and their allowed\n"
+      "words are documented in validation/README.md; a blank cell means the source\n"
+      "did not state it. Plan fields a row leaves blank are filled with the fastest\n"
+      "plan `orrery search` finds among those consistent with every stated field\n"
+      "and the row's framework and date; what was chosen is the row's assumptions\n"
+      "(--assumptions, or the JSON field `assumptions`).\n\noptions");
   std::string format = "table";
   double max_mape = -1, max_error = -1;
   std::string scaling_dir;
+  bool show_assumptions = false;
   opts.add_options()("help,h", "show this help")("format", po::value(&format), "table | json | csv")(
       "max-mape", po::value(&max_mape), "fail (exit 1) when the MAPE exceeds P percent")(
       "max-error", po::value(&max_error), "fail (exit 1) when any row's |error| exceeds P percent")(
+      "assumptions", po::bool_switch(&show_assumptions),
+      "print under each row what it did not state and the harness assumed or searched")(
       "scaling-laws", po::value(&scaling_dir)->value_name("DIR"),
       "instead: reproduce published scaling-law fits from the data in DIR (Epoch's "
       "Chinchilla points, Llama 3 IsoFLOPs, reference optima); exits 1 when a check "
@@ -75,11 +86,12 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   if (fmt == Format::kJson) {
     out << ToJson(res).dump(2) << "\n";
   } else if (fmt == Format::kCsv) {
-    out << "line,model,metric,measured,predicted,error_pct,skipped\n";
+    out << "line,model,metric,measured,predicted,error_pct,skipped,assumptions\n";
     for (const auto& r : report.rows)
       out << r.line << ",\"" << r.model << "\"," << r.metric << "," << r.measured << ","
           << (r.error_pct ? std::to_string(r.predicted) : "") << ","
-          << (r.error_pct ? std::to_string(*r.error_pct) : "") << ",\"" << r.skipped << "\"\n";
+          << (r.error_pct ? std::to_string(*r.error_pct) : "") << ",\"" << r.skipped << "\",\""
+          << r.assumptions << "\"\n";
   } else {
     out << std::left << std::setw(6) << "line" << std::setw(18) << "model" << std::setw(26)
         << "metric" << std::right << std::setw(10) << "measured" << std::setw(11) << "predicted"
@@ -95,6 +107,7 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       } else {
         out << "   skipped: " << r.skipped << "\n";
       }
+      if (show_assumptions && !r.assumptions.empty()) out << "      assumed: " << r.assumptions << "\n";
     }
     out << "\nby source:\n";
     for (const auto& [name, g] : res.by_source)

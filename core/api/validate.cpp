@@ -81,6 +81,7 @@ nlohmann::ordered_json ToJson(const ValidateResult& res) {
     J row;
     row["model"] = r.model;
     row["source"] = r.source;
+    row["device"] = r.device;
     row["line"] = r.line;
     row["metric"] = r.metric;
     row["measured"] = r.measured;

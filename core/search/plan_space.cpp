@@ -24,15 +24,21 @@ std::vector<PlanShape> EnumerateShapes(const models::ModelSpec& m, const paralle
   if (devices < 1) return out;
   const std::vector<int64_t> experts =
       m.experts > 1 ? Divisors(m.experts) : std::vector<int64_t>{1};
+  const FixedKnobs& f = o.fixed;
   for (int64_t tp : Divisors(devices)) {
+    if (f.tp > 0 && tp != f.tp) continue;
     for (int64_t pp : Divisors(devices / tp)) {
+      if (f.pp > 0 && pp != f.pp) continue;
       for (int64_t cp : Divisors(devices / (tp * pp))) {
-        if (cp > 1 && !o.context_parallel) continue;
+        if (cp > 1 && !o.context_parallel && f.cp != cp) continue;
+        if (f.cp > 0 && cp != f.cp) continue;
         const int64_t dp = devices / (tp * pp * cp);
+        if (f.dp > 0 && dp != f.dp) continue;
         int64_t batch = w.global_batch;
         if (o.round_batch) batch = w.global_batch / dp * dp;
         if (batch <= 0 || batch % dp != 0) continue;
         for (int64_t ep : experts) {
+          if (f.ep > 0 && ep != f.ep) continue;
           // EP groups are carved out of dp x cp (plan_spec.h).
           if ((dp * cp) % ep != 0) continue;
           out.push_back(PlanShape{devices, tp, pp, cp, ep, dp, batch, o.uneven_stages});
@@ -111,8 +117,8 @@ GroupOrders OrdersFor(const PlanShape& s, bool all_orders) {
 
 uint64_t ShapeAxes::PerBlock(int64_t dp) const {
   uint64_t flags = 0;
-  for (int z = 0; z < zero; ++z) flags += static_cast<uint64_t>(DpOverlaps(dp, z));
-  return flags * 3 /* recompute */ * static_cast<uint64_t>(tp_overlap) *
+  for (int z = zero_from; z < zero_from + zero; ++z) flags += static_cast<uint64_t>(DpOverlaps(dp, z));
+  return flags * static_cast<uint64_t>(recomputes) * static_cast<uint64_t>(tp_overlap) *
          static_cast<uint64_t>(offload) * static_cast<uint64_t>(orders.count);
 }
 
@@ -123,14 +129,39 @@ uint64_t ShapeAxes::Candidates(int64_t dp) const {
 
 ShapeAxes AxesFor(const models::ModelSpec& m, const PlanShape& s, const PlanSpaceOptions& o) {
   ShapeAxes a;
+  const FixedKnobs& f = o.fixed;
   for (int64_t b : Divisors(s.global_batch / s.dp))
-    if (o.max_micro_batch <= 0 || b <= o.max_micro_batch) a.micro_batches.push_back(b);
-  if (s.pp > 1 && m.layers % s.pp == 0) a.interleaves = Divisors(m.layers / s.pp);
+    if ((o.max_micro_batch <= 0 || b <= o.max_micro_batch) && (f.micro_batch <= 0 || b == f.micro_batch))
+      a.micro_batches.push_back(b);
+  // A fixed interleave is taken as given (a measured run's stages need not
+  // split the layers evenly); the estimator judges it.
+  if (f.interleave > 0) a.interleaves = {f.interleave};
+  else if (s.pp > 1 && m.layers % s.pp == 0) a.interleaves = Divisors(m.layers / s.pp);
   else a.interleaves = {1};
-  a.sequence_parallel = s.tp > 1 ? 2 : 1;
-  a.tp_overlap = s.tp > 1 ? 2 : 1;
-  a.zero = s.dp > 1 ? 4 : 1;
-  a.offload = o.offload ? 2 : 1;
+  // A flag held fixed is one value; a free one both, where it can matter.
+  auto axis = [](int fixed, bool matters, int& count, int& from) {
+    if (fixed >= 0) {
+      count = 1;
+      from = fixed;
+    } else {
+      count = matters ? 2 : 1;
+      from = 0;
+    }
+  };
+  axis(f.sequence_parallel, s.tp > 1, a.sequence_parallel, a.sequence_parallel_from);
+  axis(f.tp_comm_overlap, s.tp > 1, a.tp_overlap, a.tp_overlap_from);
+  axis(f.offload, o.offload, a.offload, a.offload_from);
+  if (f.zero >= 0) {
+    a.zero = 1;
+    a.zero_from = f.zero;
+  } else {
+    a.zero = s.dp > 1 ? std::clamp(f.zero_max, 0, 3) + 1 : 1;
+  }
+  if (f.recompute >= 0) {
+    a.recomputes = 1;
+    a.recompute_from = f.recompute;
+  }
+  a.dp_overlap_fixed = f.dp_overlap;
   a.orders = OrdersFor(s, o.all_group_orders);
   return a;
 }

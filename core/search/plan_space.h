@@ -35,6 +35,21 @@
 
 namespace orrery::engine {
 
+// Knobs a caller holds fixed (the stated fields of a measured run,
+// core/validation): a fixed knob's value is the only one enumerated; the
+// others stay free. 0 (degrees, micro batch, interleave) or -1 (the rest):
+// free.
+struct FixedKnobs {
+  int64_t tp = 0, pp = 0, cp = 0, ep = 0, dp = 0, micro_batch = 0, interleave = 0;
+  int zero = -1;               // 0 .. 3
+  int zero_max = 3;            // the largest stage a free zero takes
+  int recompute = -1;          // parallelism::Recompute as int
+  int sequence_parallel = -1;  // 0 off, 1 on
+  int tp_comm_overlap = -1;
+  int dp_overlap = -1;
+  int offload = -1;
+};
+
 struct PlanSpaceOptions {
   // Calculon's convention: each plan trains the largest multiple of its dp
   // not above workload.global_batch, instead of requiring dp to divide it.
@@ -47,6 +62,7 @@ struct PlanSpaceOptions {
   // layers but the last, which gets the rest (DeepSeek-V3's 61 layers over
   // 16 stages). Off by default: the classic space of Megatron-LM.
   bool uneven_stages = false;
+  FixedKnobs fixed;
 };
 
 // The parallel degrees of a family of plans.
@@ -80,18 +96,30 @@ struct GroupOrders {
 };
 GroupOrders OrdersFor(const PlanShape& s, bool all_orders);
 
-// The knobs crossed inside one shape.
+// The knobs crossed inside one shape. Each flag axis runs over the values
+// from .. from + count - 1 (a knob held fixed: count 1).
 struct ShapeAxes {
   std::vector<int64_t> micro_batches;
   std::vector<int64_t> interleaves;
   int sequence_parallel = 1;  // 1 or 2 values
+  int sequence_parallel_from = 0;
   int tp_overlap = 1;
-  int zero = 1;               // stages 0 .. zero-1
+  int tp_overlap_from = 0;
+  int zero = 1;               // stages zero_from .. zero_from + zero - 1
+  int zero_from = 0;
   int offload = 1;
+  int offload_from = 0;
+  int recomputes = 3;         // none, selective, full
+  int recompute_from = 0;
+  int dp_overlap_fixed = -1;  // FixedKnobs::dp_overlap
   GroupOrders orders;
   // Candidates for one (zero stage): dp_overlap has 2 values when zero < 3
-  // and dp > 1.
-  int DpOverlaps(int64_t dp, int zero_stage) const { return dp > 1 && zero_stage < 3 ? 2 : 1; }
+  // and dp > 1 (unless held fixed).
+  int DpOverlaps(int64_t dp, int zero_stage) const {
+    return dp_overlap_fixed < 0 && dp > 1 && zero_stage < 3 ? 2 : 1;
+  }
+  // The first dp_overlap value: true (index 0) unless held false.
+  int DpOverlapFrom() const { return dp_overlap_fixed == 0 ? 1 : 0; }
   // Plans per (micro_batch, sequence_parallel, interleave) block.
   uint64_t PerBlock(int64_t dp) const;
   uint64_t Candidates(int64_t dp) const;

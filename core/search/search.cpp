@@ -371,8 +371,8 @@ class Searcher {
     bool states_ok[4][2] = {};
     double step_s[4][2] = {};
     bool any_ok = false;
-    for (int z = 0; z < axes.zero; ++z) {
-      for (int off = 0; off < axes.offload; ++off) {
+    for (int z = axes.zero_from; z < axes.zero_from + axes.zero; ++z) {
+      for (int off = axes.offload_from; off < axes.offload_from + axes.offload; ++off) {
         plan.zero = z;
         plan.offload_optimizer = off == 1;
         const TrainingEstimate e = est.Run(plan, w);
@@ -394,14 +394,15 @@ class Searcher {
     PlanKnobs probe_k = k;
     for (int64_t mb : axes.micro_batches) {
       const int64_t m = w.global_batch / (shape.dp * mb);
-      for (int sp = 0; sp < axes.sequence_parallel; ++sp) {
+      for (int sp = axes.sequence_parallel_from; sp < axes.sequence_parallel_from + axes.sequence_parallel;
+           ++sp) {
         // (3) the compute of one microbatch through one stage, for each
         // recompute mode (recompute is compute no other knob removes).
         probe_k.micro_batch = mb;
         probe_k.sequence_parallel = sp == 1;
         probe_k.interleave = 1;
         double fb[3] = {};
-        for (int rec = 0; rec < 3; ++rec) {
+        for (int rec = axes.recompute_from; rec < axes.recompute_from + axes.recomputes; ++rec) {
           probe_k.recompute = static_cast<Recompute>(rec);
           plan = su.plan;
           ApplyKnobs(probe_k, plan);
@@ -422,17 +423,17 @@ class Searcher {
           probe_k.interleave = v;
           ApplyKnobs(probe_k, plan);
           const double bubble = parallelism::BubbleMicrobatches(plan);
-          for (int z = 0; z < axes.zero; ++z) {
-            for (int off = 0; off < axes.offload; ++off) {
+          for (int z = axes.zero_from; z < axes.zero_from + axes.zero; ++z) {
+            for (int off = axes.offload_from; off < axes.offload_from + axes.offload; ++off) {
               const uint64_t per_rec = static_cast<uint64_t>(axes.DpOverlaps(shape.dp, z)) *
                                        static_cast<uint64_t>(axes.tp_overlap) *
                                        static_cast<uint64_t>(axes.orders.count);
               if (!states_ok[z][off]) {
-                n.pruned_memory += 3 * per_rec;
-                local += 3 * per_rec;
+                n.pruned_memory += static_cast<uint64_t>(axes.recomputes) * per_rec;
+                local += static_cast<uint64_t>(axes.recomputes) * per_rec;
                 continue;
               }
-              for (int rec = 0; rec < 3; ++rec) {
+              for (int rec = axes.recompute_from; rec < axes.recompute_from + axes.recomputes; ++rec) {
                 const double bound_s = fb[rec] * (static_cast<double>(m) + bubble) + step_s[z][off];
                 Block b;
                 // A hair below the bound, so that rounding never prunes a tie.
@@ -476,9 +477,9 @@ class Searcher {
     // costs are worked out once.
     const PreparedWorkload prepared = est.Prepare(plan, su.workload);
     uint64_t ordinal = b.ordinal;
-    for (int dpo = 0; dpo < axes.DpOverlaps(dp, b.zero); ++dpo) {
+    for (int dpo = axes.DpOverlapFrom(); dpo < axes.DpOverlapFrom() + axes.DpOverlaps(dp, b.zero); ++dpo) {
       k.dp_overlap = dpo == 0;
-      for (int tpo = 0; tpo < axes.tp_overlap; ++tpo) {
+      for (int tpo = axes.tp_overlap_from; tpo < axes.tp_overlap_from + axes.tp_overlap; ++tpo) {
         k.tp_comm_overlap = tpo == 1;
         for (int oi = 0; oi < axes.orders.count; ++oi) {
           k.group_order = axes.orders.text[static_cast<size_t>(oi)];

@@ -146,6 +146,7 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
       continue;
     }
     if (!place.assumption.empty()) assume(place.assumption);
+    base_row.device = place.device;
     const std::string key = place.system + "/" + place.device;
     auto sit = systems.find(key);
     if (sit == systems.end()) {

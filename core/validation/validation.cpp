@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "core/estimate/training_estimator.h"
+#include "core/search/search.h"
 #include "hardware/topology.h"
 #include "core/base/csv.h"
 #include "models/model_spec.h"
@@ -20,6 +21,74 @@ int YearOf(const std::string& text) {
   static const std::regex year("20[0-9][0-9]");
   std::smatch m;
   return std::regex_search(text, m, year) ? std::stoi(m.str()) : 0;
+}
+
+// What a row's framework and date allow for the fields it leaves unstated:
+// those a framework did not have at the time are held off (`notes` gets
+// why); the others stay free for the search. A row without a year is taken
+// as recent.
+void RowLimits(const std::string& framework, int year, FixedKnobs& f, PlanSpaceOptions& space,
+               std::string& notes) {
+  auto note = [&](const std::string& a) { notes += (notes.empty() ? "" : "; ") + a; };
+  const bool before = year > 0;  // the date rules apply
+  const bool megatron = framework == "megatron-lm" || framework == "megatron-core" ||
+                        framework == "nemo" || framework == "megatron-bridge";
+  // Sequence parallelism: Korthikanti et al. 2022 (arXiv 2205.05198), Sec. 4.2.2.
+  if (f.sequence_parallel < 0 && before && year < 2022) {
+    f.sequence_parallel = 0;
+    note("no sequence parallelism (introduced by Korthikanti et al. 2022)");
+  }
+  // Tensor-parallel communication overlap: Megatron-Core --tp-comm-overlap
+  // (TransformerEngine userbuffers), 2023; DeepSpeed has no tensor parallelism of its own to overlap.
+  if (f.tp_comm_overlap < 0 && ((before && year < 2023) || framework == "deepspeed")) {
+    f.tp_comm_overlap = 0;
+    note("no tensor-parallel communication overlap (Megatron-Core --tp-comm-overlap, 2023)");
+  }
+  // Megatron-LM reduced the gradients after the backward pass until
+  // Megatron-Core's --overlap-grad-reduce (2023).
+  if (f.dp_overlap < 0 && megatron && before && year < 2023) {
+    f.dp_overlap = 0;
+    note("gradient reduction after the backward pass (Megatron-LM before --overlap-grad-reduce, 2023)");
+  }
+  // Megatron shards at most the optimizer states (its distributed optimizer,
+  // ZeRO-1 in the terms of Rajbhandari et al. 2020), and in the harness's
+  // rows only from Megatron-Core (2023).
+  if (f.zero < 0 && megatron) {
+    if (before && year < 2023) {
+      f.zero = 0;
+      note("no optimizer sharding (Megatron-LM before its distributed optimizer)");
+    } else {
+      f.zero_max = 1;
+    }
+  }
+  // Context parallelism: Megatron-Core 2024 (--context-parallel-size).
+  if (f.cp == 0 && before && year < 2024) {
+    f.cp = 1;
+    space.context_parallel = false;
+  }
+}
+
+// The knobs the search chose, those `fixed` left free, for the row's
+// assumptions: "micro batch 2, recompute selective, ZeRO-1".
+std::string DescribeFree(const PlanKnobs& k, const FixedKnobs& fixed) {
+  static constexpr const char* kRecomputeName[] = {"none", "selective", "full"};
+  std::string out;
+  auto add = [&](bool free, const std::string& what) {
+    if (free) out += (out.empty() ? "" : ", ") + what;
+  };
+  add(fixed.tp == 0, "tp " + std::to_string(k.tp));
+  add(fixed.pp == 0, "pp " + std::to_string(k.pp));
+  add(fixed.cp == 0, "cp " + std::to_string(k.cp));
+  add(fixed.ep == 0, "ep " + std::to_string(k.ep));
+  add(fixed.dp == 0, "dp " + std::to_string(k.dp));
+  add(fixed.micro_batch == 0, "micro batch " + std::to_string(k.micro_batch));
+  add(fixed.interleave == 0, "interleave " + std::to_string(k.interleave));
+  add(fixed.recompute < 0, std::string("recompute ") + kRecomputeName[static_cast<int>(k.recompute)]);
+  add(fixed.sequence_parallel < 0, std::string("sequence parallel ") + (k.sequence_parallel ? "on" : "off"));
+  add(fixed.zero < 0, "ZeRO-" + std::to_string(k.zero));
+  add(fixed.dp_overlap < 0, std::string("DP overlap ") + (k.dp_overlap ? "on" : "off"));
+  add(fixed.tp_comm_overlap < 0, std::string("TP overlap ") + (k.tp_comm_overlap ? "on" : "off"));
+  return out;
 }
 
 }  // namespace
@@ -315,6 +384,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     }
     std::string system_name = cell("system").empty() ? place.system : cell("system");
     if (!place.assumption.empty()) assume(place.assumption);
+    row.device = place.device;
     const std::string key = system_name + "/" + place.device;
     auto it = systems.find(key);
     if (it == systems.end()) {
@@ -362,70 +432,127 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                std::to_string(before) + " levels hold fewer than " + std::to_string(n) + " GPUs)");
     }
 
-    // --- the plan -------------------------------------------------------------------
+    // --- the plan ---------------------------------------------------------------------
+    // Stated fields are held; unstated ones are filled the way a tuned
+    // production run would fill them: the fastest plan `orrery search`
+    // (core/search) finds among those consistent with every stated field,
+    // within what the row's framework and date allow (RowLimits below).
     if (!global_batch) {
       skip("global batch missing (the step's work cannot be assumed)");
       continue;
     }
     s.workload.global_batch = *global_batch;
-    auto& p = s.training;
-    p.tp = tp.value_or(1);
-    p.pp = pp.value_or(1);
-    p.dp = dp.value_or(0);  // 0: derived from the GPU count below
-    p.cp = cp.value_or(1);
-    p.ep = ep.value_or(1);
-    if (micro_batch) p.micro_batch = *micro_batch;
-    else { p.micro_batch = 1; assume("micro batch 1"); }
-    if (recompute == "full") p.recompute = parallelism::Recompute::kFull;
-    else if (recompute == "selective") p.recompute = parallelism::Recompute::kSelective;
-    else if (recompute == "none") p.recompute = parallelism::Recompute::kNone;
-    else { p.recompute = parallelism::Recompute::kNone; assume("no recompute"); }
     const int year = YearOf(row.source);
-    const bool mcore = year >= 2023;  // Megatron-Core era defaults
-    if (seq_parallel == "yes") p.sequence_parallel = p.tp > 1;
-    else if (seq_parallel == "no") p.sequence_parallel = false;
-    else { p.sequence_parallel = p.tp > 1 && mcore; if (p.tp > 1) assume(mcore ? "sequence parallel" : "no sequence parallel"); }
-    p.interleave = interleave.value_or(1);
+    auto& p = s.training;
+    FixedKnobs fixed;
+    PlanSpaceOptions space;
+    // Degrees: held when stated; dp follows from the GPU count when tp, pp and
+    // cp are all held.
+    if (tp) fixed.tp = *tp;
+    if (pp) fixed.pp = *pp;
+    if (cp) fixed.cp = *cp;
+    if (ep) fixed.ep = *ep;
+    else if (s.model.experts <= 1) fixed.ep = 1;  // a dense model has no expert parallelism
+    if (dp) fixed.dp = *dp;
+    if (micro_batch) fixed.micro_batch = *micro_batch;
+    if (interleave) fixed.interleave = *interleave;
+    if (zero) fixed.zero = static_cast<int>(*zero);
+    if (!recompute.empty())
+      fixed.recompute = static_cast<int>(recompute == "full"        ? parallelism::Recompute::kFull
+                                         : recompute == "selective" ? parallelism::Recompute::kSelective
+                                                                    : parallelism::Recompute::kNone);
+    if (!seq_parallel.empty()) fixed.sequence_parallel = seq_parallel == "yes" ? 1 : 0;
+    if (!tp_overlap.empty()) fixed.tp_comm_overlap = tp_overlap == "yes" ? 1 : 0;
+    if (!dp_overlap.empty()) fixed.dp_overlap = dp_overlap == "yes" ? 1 : 0;
+    // No measured-run source offloads the optimizer, and no column states it.
+    fixed.offload = 0;
+    space.offload = false;
+    // Frameworks lay the groups in their default order (tp innermost).
+    space.all_group_orders = false;
+    // A stated pipeline need not split the layers evenly (DeepSeek-V3's 61
+    // layers over 8 stages): the estimator places the remainder.
+    space.uneven_stages = pp.has_value();
+    {
+      std::string limits;
+      RowLimits(framework, year, fixed, space, limits);
+      if (!limits.empty()) assume(limits);
+    }
+
+    // Fields the search does not vary come from the row or its date.
     if (!schedule.empty()) {
       const auto* f = plan.Find("schedule");
       base::ParamValue v;
       std::string hint;
       if (base::ParseParam(f->info, schedule, v, hint).empty()) f->store(p, v);
-    } else if (p.interleave > 1) {
-      p.schedule = parallelism::Schedule::kInterleaved;
     }
     // FlashAttention (Dao et al., May 2022) reached Megatron-LM in 2023;
     // earlier runs used materialised softmax attention.
     if (attention == "flash") p.attention = parallelism::Attention::kFlash;
     else if (attention == "materialized") p.attention = parallelism::Attention::kMaterialized;
-    else p.attention = year >= 2023 ? parallelism::Attention::kFlash : parallelism::Attention::kMaterialized;
-    bool zero3_prefetch = false;
-    if (zero) {
-      p.zero = static_cast<int>(*zero);
-      if (p.zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
-        // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
-        // the iteration time flat as GPUs double at fixed batch (74 days at 768
-        // and at 1536 GPUs), the signature of a per-device volume crossing each
-        // device's own NIC: a flat ring.
-        p.dp_collective = parallelism::DpCollective::kFlat;
-        assume("flat-ring ZeRO-3 collectives (DeepSpeed before 2023)");
-        // DeepSpeed ZeRO-3 prefetches the next parameters while the current
-        // layer computes by default (stage3_prefetch_bucket_size, DeepSpeed
-        // configuration reference): its gathers overlap the passes.
-        zero3_prefetch = true;
-      }
-    } else if (mcore) { p.zero = 1; assume("distributed optimizer (ZeRO-1)"); }
-    p.dp_overlap = dp_overlap == "yes" || (dp_overlap.empty() && zero3_prefetch);
-    p.tp_comm_overlap = tp_overlap == "yes";
+    else if (year > 0 && year < 2023) {
+      p.attention = parallelism::Attention::kMaterialized;
+      assume("materialized attention (FlashAttention reached Megatron-LM in 2023)");
+    } else {
+      p.attention = parallelism::Attention::kFlash;
+      assume("FlashAttention");
+    }
+    if (zero && *zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
+      // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
+      // the iteration time flat as GPUs double at fixed batch (74 days at 768
+      // and at 1536 GPUs), the signature of a per-device volume crossing each
+      // device's own NIC: a flat ring.
+      p.dp_collective = parallelism::DpCollective::kFlat;
+      assume("flat-ring ZeRO-3 collectives (DeepSpeed before 2023)");
+    }
     p.ep_comm_overlap = ep_overlap == "yes";
     if (precision == "fp8") p.precision = hardware::DataType::kFp8;
     else if (precision == "fp16") p.precision = hardware::DataType::kFp16;
-    else p.precision = hardware::DataType::kBf16;
-    if (precision.empty() && s.model.experts > 1) assume("bf16");
+    else {
+      p.precision = hardware::DataType::kBf16;
+      assume("bf16");
+    }
     // Benchmarks that force-balance the routing (Megatron-Core
     // --moe-router-force-load-balancing) have no busiest expert.
     if (moe_routing == "force-balanced") p.expert_imbalance = 0;
-    if (p.dp == 0) p.dp = n / (p.tp * p.pp * p.cp);
+
+    // The knobs before the search: the stated ones, and for the rest the
+    // first value of each free axis (used only when no plan fits, below).
+    p.tp = tp.value_or(1);
+    p.pp = pp.value_or(1);
+    p.cp = cp.value_or(1);
+    p.ep = ep.value_or(1);
+    p.dp = dp.value_or(n / std::max<int64_t>(1, p.tp * p.pp * p.cp));
+    p.micro_batch = micro_batch.value_or(1);
+    p.interleave = interleave.value_or(1);
+    if (p.interleave > 1 && schedule.empty()) p.schedule = parallelism::Schedule::kInterleaved;
+    p.zero = fixed.zero >= 0 ? fixed.zero : 0;
+    p.recompute = static_cast<parallelism::Recompute>(std::max(0, fixed.recompute));
+    p.sequence_parallel = fixed.sequence_parallel == 1 && p.tp > 1;
+    p.tp_comm_overlap = fixed.tp_comm_overlap == 1;
+    p.dp_overlap = fixed.dp_overlap != 0;
+    p.offload_optimizer = false;
+
+    const bool any_free = fixed.tp == 0 || fixed.pp == 0 || fixed.cp == 0 || fixed.ep == 0 ||
+                      fixed.dp == 0 || fixed.micro_batch == 0 || fixed.interleave == 0 ||
+                      fixed.zero < 0 || fixed.recompute < 0 || fixed.sequence_parallel < 0 ||
+                      fixed.tp_comm_overlap < 0 || fixed.dp_overlap < 0;
+    if (any_free) {
+      SearchOptions so;
+      so.top = 1;
+      so.threads = 1;
+      so.space = space;
+      so.space.fixed = fixed;
+      const SearchResult found = Search(s, so);
+      if (!found.top.empty()) {
+        const PlanKnobs& k = found.top.front().knobs;
+        ApplyKnobs(k, p);
+        assume("searched (the fastest of the " + std::to_string(found.stats.candidates) +
+               " plans consistent with the stated fields): " + DescribeFree(k, fixed));
+      } else {
+        assume("no plan consistent with the stated fields fits (" + found.why_none +
+               "); predicted with the unstated fields at their first values");
+      }
+    }
     row.assumptions = assumed;
 
     base::Diagnostics d;

@@ -16,12 +16,13 @@ struct ValidationRow {
   int line = 0;
   std::string model;
   std::string source;      // the row's source column
+  std::string device;      // the device preset the row's GPU resolved to ("" when none)
   std::string metric;      // "iteration_s", "hardware_tflops_per_gpu", "model_tflops_per_gpu", "mfu"
   double measured = 0;
   double predicted = 0;
   std::optional<double> error_pct;  // (predicted - measured) / measured * 100
   std::string skipped;     // reason, empty when evaluated
-  std::string assumptions; // what the row did not state and the harness assumed
+  std::string assumptions; // what the row did not state and the harness assumed or searched
   bool predicted_oom = false;
 };
 

@@ -61,6 +61,23 @@ void RowLimits(const std::string& framework, int year, FixedKnobs& f, PlanSpaceO
       f.zero_max = 1;
     }
   }
+  // FSDP frameworks shard weights, gradients and optimizer states in full
+  // by default (ZeRO-3 in the terms of Rajbhandari et al. 2020): torchtitan's
+  // data parallelism is FSDP2 (Liang et al. 2024, arXiv 2410.06511, Sec.
+  // 2.1), llm-foundry's the PyTorch FSDP of its fsdp_config, FULL_SHARD in
+  // its training YAMLs. llm-foundry has no tensor or pipeline parallelism.
+  if (framework == "torchtitan" || framework == "llm-foundry") {
+    if (f.zero < 0) {
+      f.zero = 3;
+      note("ZeRO-3 (" + framework + " shards with FSDP)");
+    }
+  }
+  if (framework == "llm-foundry") {
+    if (f.tp == 0) f.tp = 1;
+    if (f.pp == 0) f.pp = 1;
+    if (f.cp == 0) f.cp = 1;
+    note("no tensor, pipeline or context parallelism (llm-foundry trains with FSDP alone)");
+  }
   // Context parallelism: Megatron-Core 2024 (--context-parallel-size).
   if (f.cp == 0 && before && year < 2024) {
     f.cp = 1;

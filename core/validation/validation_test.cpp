@@ -228,6 +228,31 @@ TEST(ValidationCsv, RowWithoutGlobalBatchIsSkippedWithTheReason) {
   EXPECT_DOUBLE_EQ(r.mape_pct, std::fabs(*r.rows[3].error_pct));
 }
 
+// Rule: an unstated field is held where the row's framework allows only one
+// value: llm-foundry trains with FSDP alone (ZeRO-3, tp = pp = 1). 8 A100:
+// the search is left the micro batch only, the divisors of 64 / dp 8 = 8,
+// {1, 2, 4, 8}, four plans (dp_overlap is not varied under ZeRO-3).
+TEST(ValidationCsv, FrameworkHoldsWhatItAllowsOnly) {
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(
+      TempCsv("foundry.csv",
+              Row({{"source", "MosaicML llm-foundry 2023 throughput table"}, {"model", "Llama-2-7B"},
+                   {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""}, {"seq", "2048"},
+                   {"tp", ""}, {"pp", ""}, {"dp", ""}, {"cp", ""}, {"ep", ""}, {"global_batch", "64"},
+                   {"micro_batch", ""}, {"recompute", "none"}, {"seq_parallel", ""}, {"interleave", ""},
+                   {"zero", ""}, {"dp_overlap", ""}, {"tp_overlap", ""}, {"attention", "flash"},
+                   {"framework", "llm-foundry"}, {"measured_iter_s", "1"}})),
+      d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_TRUE(r.rows[0].error_pct) << r.rows[0].skipped;
+  const std::string& a = r.rows[0].assumptions;
+  EXPECT_NE(a.find("ZeRO-3 (llm-foundry shards with FSDP)"), std::string::npos) << a;
+  EXPECT_NE(a.find("searched (the fastest of the 4 plans consistent with the stated fields): dp 8, "
+                   "micro batch "),
+            std::string::npos)
+      << a;
+}
+
 // FixedKnobs (core/search/plan_space.h): a held knob is the only value
 // enumerated. Two devices, a 2-layer model, global batch 2, no offload
 // (the space of search_test's CandidateCountWorkedByHand, 57 plans):

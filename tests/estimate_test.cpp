@@ -361,19 +361,35 @@ TEST(Validation, KorthikantiTable5) {
 // Issue 3 acceptance: every training row the model covers, MAPE <= 10 %,
 // with one A100 and one H100 profile for all rows. Skipped rows are listed.
 // Since issue 15 the rows' unstated plan fields are the fastest plan the
-// search finds (no longer micro batch 1 and no recompute): the mean rose
-// from 8.34 % to the 13.53 % held here; the targets per source are in
-// core/validation/validation_test.cpp.
+// search finds (no longer micro batch 1 and no recompute): the mean of the 40
+// rows issues 3 and 16 were written against (Korthikanti, Narayanan, the
+// Megatron-LM README, the Megatron-Bridge DeepSeek-V3 row) rose from 8.34 %
+// to the 13.53 % held here; the targets per source are in
+// core/validation/validation_test.cpp. Issue 15 also added 252 out-of-sample
+// rows (NeMo and Megatron-Bridge tables, NeMo long-sequence tables, MosaicML
+// llm-foundry, torchtitan, Llama 3 405B's Table 4, Gemstones on Frontier);
+// their figures are not tuned for, so the whole file is held at the MAPE
+// measured when they were added: 32.36 % -> 33 %.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
+  EXPECT_EQ(r.rows.size(), 292u);
+  ValidationReport tuned;
+  for (const auto& row : r.rows)
+    for (const char* s : {"Korthikanti", "Narayanan", "NVIDIA/Megatron-LM README",
+                          "NVIDIA Megatron-Bridge 2025"})
+      if (row.source.rfind(s, 0) == 0) tuned.rows.push_back(row);
+  Summarise(tuned);
   // 39 dense rows and (issue 16) one DeepSeek-V3 row run from its preset.
-  EXPECT_EQ(r.rows.size(), 40u);
-  EXPECT_LE(r.mape_pct, 13.54);
+  EXPECT_EQ(tuned.rows.size(), 40u);
+  EXPECT_LE(tuned.mape_pct, 13.54);
+  EXPECT_GE(tuned.evaluated, 33);
+  EXPECT_LE(r.mape_pct, 33.0);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
+  std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "
+            << tuned.max_abs_error_pct << " %, " << tuned.evaluated << " evaluated\n";
   std::cout << "[ measured ] all rows: MAPE " << r.mape_pct << " %, max " << r.max_abs_error_pct
             << " %, " << r.evaluated << " evaluated, " << r.skipped << " skipped\n";
-  EXPECT_GE(r.evaluated, 33);
 }
 
 TEST(Validation, RowsItCannotModelAreSkippedWithAReason) {

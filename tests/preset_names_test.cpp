@@ -124,10 +124,16 @@ TEST(PresetNames, MeasuredRunGpuNamesPlaceDeviceAndSystem) {
   p = PlaceGpu("H100 SXM 80GB HBM3", store);
   EXPECT_EQ(p.device, "h100-sxm");
   EXPECT_EQ(p.system, "dgx-h100-superpod");
+  // configs/systems/dgx-b200.yaml answers to the words in parentheses.
   p = PlaceGpu("B200 180GB (DGX B200)", store);
   EXPECT_EQ(p.device, "b200");
+  EXPECT_EQ(p.system, "dgx-b200");
+  EXPECT_EQ(p.assumption, "");
+  // Words no system preset answers to: the device's reference system, said so.
+  p = PlaceGpu("B200 180GB (Acme cluster)", store);
+  EXPECT_EQ(p.device, "b200");
   EXPECT_EQ(p.system, "gb200-nvl72");
-  EXPECT_NE(p.assumption.find("no system preset answers to 'DGX B200'"), std::string::npos);
+  EXPECT_NE(p.assumption.find("no system preset answers to 'Acme cluster'"), std::string::npos);
   p = PlaceGpu("MI300X", store);
   EXPECT_EQ(p.device, "mi300x");
   EXPECT_EQ(p.error, "device preset 'mi300x' declares no reference_system to place it in");

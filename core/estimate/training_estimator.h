@@ -147,6 +147,10 @@ class TrainingEstimator {
  public:
   // Borrows the model and system; they must outlive the estimator.
   TrainingEstimator(const models::ModelSpec& model, const hardware::SystemSpec& system);
+  // It keeps references to both: a temporary would dangle (a test once
+  // passed one and read freed memory).
+  TrainingEstimator(const models::ModelSpec&, hardware::SystemSpec&&) = delete;
+  TrainingEstimator(models::ModelSpec&&, const hardware::SystemSpec&) = delete;
 
   TrainingEstimate Run(const parallelism::TrainingPlan& plan,
                        const parallelism::Workload& workload) const;

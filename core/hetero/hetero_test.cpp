@@ -171,7 +171,8 @@ TEST(Hetero, SlowestPoolPacesADataSplit) {
   EXPECT_GT(own[0], own[1]);  // the A100s are slower
   // Gradient bytes per device: Llama 3 70B's parameters over tp 8 x pp 4,
   // in fp32 (4 B) as the estimator reduces them.
-  const engine::TrainingEstimator est0(s.model, PoolSystem(s.system, 0));
+  const hardware::SystemSpec pool0 = PoolSystem(s.system, 0);
+  const engine::TrainingEstimator est0(s.model, pool0);
   parallelism::TrainingPlan p = s.training;
   p.dp = 1;
   const engine::OperatorCosts c = est0.Costs(p, s.workload);

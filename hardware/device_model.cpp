@@ -11,7 +11,7 @@ double MemoryTime(const DeviceSpec& d, double bytes) {
 
 double CappedClockFraction(const DeviceSpec& d) {
   if (d.tdp <= 0 || d.power_cap >= d.tdp) return 1.0;
-  const double idle = d.idle_power > 0 ? d.idle_power : 0.3 * d.tdp;
+  const double idle = IdlePower(d);
   if (d.power_cap <= idle) return 1.0;  // refused by CheckDevice
   return std::cbrt((d.power_cap - idle) / (d.tdp - idle));
 }

@@ -207,7 +207,7 @@ void CheckDevice(const DeviceSpec& d, const std::string& path, const base::Sourc
   // A cap must leave the compute clock running: above the idle power, and
   // it needs the TDP it is measured against.
   if (d.power_cap > 0) {
-    const double idle = d.idle_power > 0 ? d.idle_power : 0.3 * d.tdp;
+    const double idle = IdlePower(d);
     if (d.tdp <= 0)
       diags.Add(where, path + ".power_cap", base::FormatQuantity(d.power_cap, Dimension::kPower),
                 "a power cap needs the device's tdp (the power its efficiency curves were measured at)");

@@ -84,6 +84,15 @@ struct DeviceSpec {
   double flash_attention_bwd_efficiency = 0.4;
 };
 
+// Watts of a device that waits (pipeline bubbles, the slowest stage or pool,
+// restarts): `idle_power`, else 30 % of the TDP. The 30 % is an assumption,
+// not a measurement: this repository's H200 drew 79 W of 700 W (11 %) with
+// no process and 149 W (21 %) at full clocks under light load
+// (hardware/calibration/measurements/h200/); a device waiting in a bubble
+// keeps its clocks up and spins in a communication kernel, so it is put
+// above both. Set idle_power to a measurement of your own.
+inline double IdlePower(const DeviceSpec& d) { return d.idle_power > 0 ? d.idle_power : 0.3 * d.tdp; }
+
 // Peak FLOP/s for a datatype (falls back: fp16 -> bf16). 0 when unsupported.
 double PeakFlops(const DeviceSpec& d, DataType t);
 

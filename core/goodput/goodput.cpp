@@ -211,7 +211,7 @@ Inputs MakeInputs(const hardware::SystemSpec& system, const parallelism::Trainin
   const double n = static_cast<double>(in.devices);
   const hardware::DeviceSpec& dev = system.device;
   in.busy_power_w = n * dev.tdp * system.pue;
-  in.idle_power_w = n * (dev.idle_power > 0 ? dev.idle_power : 0.3 * dev.tdp) * system.pue;
+  in.idle_power_w = n * hardware::IdlePower(dev) * system.pue;
   in.carbon_kg_per_j = system.grid_co2_kg_per_kwh / 3.6e6;
   return in;
 }

@@ -70,7 +70,6 @@ std::string PoolName(const hardware::SystemSpec& s, size_t g) {
   return p.device_preset.empty() ? p.device.name : p.device_preset;
 }
 
-double IdlePower(const hardware::DeviceSpec& d) { return d.idle_power > 0 ? d.idle_power : 0.3 * d.tdp; }
 
 double FacilityEnergy(double devices, double tdp_w, double idle_w, double pue, double busy_s,
                       double iteration_s) {

@@ -85,9 +85,8 @@ inline size_t PoolCount(const hardware::SystemSpec& s) { return 1 + s.pools.size
 // The pool's `name`, else its device preset's name, else its device's name.
 std::string PoolName(const hardware::SystemSpec& s, size_t g);
 
-// Watts of one device while it waits (device.idle_power, or 30 % of TDP as
-// hardware/device_spec.h defaults it).
-double IdlePower(const hardware::DeviceSpec& d);
+// Watts of one device while it waits: hardware::IdlePower.
+using hardware::IdlePower;
 
 // Facility joules of `devices` devices over one iteration of `iteration_s`
 // seconds, busy (at TDP) for `busy_s` of it and idle for the rest:

@@ -66,7 +66,7 @@ ObjectiveWeights WeightsOf(Objective o, const hardware::SystemSpec& s, const par
   const double n = static_cast<double>(hardware::DeviceCount(s));
   const double wall = g.goodput > 0 ? 1 / g.goodput : 1;
   if (o == Objective::kEnergy) {
-    const double idle_w = s.device.idle_power > 0 ? s.device.idle_power : 0.3 * s.device.tdp;
+    const double idle_w = hardware::IdlePower(s.device);
     const double idle = g.goodput > 0 ? g.idle_s : 0;  // restarts and stalls per second of work
     const double busy = wall - idle;
     w.per_s = n * s.pue * (s.device.tdp * busy + idle_w * idle);

@@ -287,6 +287,36 @@ TEST(Estimator, PowerCapSlowsComputeAndBoundsTheEnergy) {
   EXPECT_NEAR(a.energy_j, 512 * 700.0 * a.iteration_s * sc.system.pue, 1e-9 * a.energy_j);
 }
 
+// An FP8 plan runs its linear-layer GEMMs at the FP8 peak but its
+// dot-product attention in BF16 (Transformer Engine's fp8_dpa defaults to
+// off): at 32K tokens the attention core of Llama 3 8B costs the same in
+// both plans, while the layer's GEMMs get faster. The H100's FP8 peak is
+// twice its BF16 peak (1,979 vs 989 TFLOP/s dense), so the GEMM time falls
+// by more than a third but never below half.
+TEST(Estimator, Fp8PlansKeepAttentionInBf16) {
+  Scenario s = Load("llama3-70b-h100");
+  {
+    base::Diagnostics d;
+    ASSERT_TRUE(LoadModelPreset("llama3-8b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
+  }
+  s.workload.seq_len = 32768;
+  s.workload.global_batch = 64;
+  s.training.tp = 8;
+  s.training.pp = 1;
+  s.training.dp = 0;
+  s.training.micro_batch = 1;
+  s.training.recompute = parallelism::Recompute::kNone;
+  const TrainingEstimator est(s.model, s.system);
+  s.training.precision = hardware::DataType::kBf16;
+  const OperatorCosts bf16 = est.Costs(s.training, s.workload);
+  s.training.precision = hardware::DataType::kFp8;
+  const OperatorCosts fp8 = est.Costs(s.training, s.workload);
+  EXPECT_GT(bf16.dense.attention_fwd, 0);
+  EXPECT_DOUBLE_EQ(fp8.dense.attention_fwd, bf16.dense.attention_fwd);
+  EXPECT_LT(fp8.dense.gemm, bf16.dense.gemm * 2 / 3);
+  EXPECT_GT(fp8.dense.gemm, bf16.dense.gemm / 2);
+}
+
 // system.device.scaleup_bandwidth caps the scale-up tier: a 1 GiB all-reduce
 // over the 8 NVLink GPUs costs a + b / k with the device's links at k times
 // the tier's 450 GB/s (k = 1, 1/2, 1/4; latency a, bandwidth part b), so the
@@ -364,12 +394,14 @@ TEST(Validation, KorthikantiTable5) {
 // search finds (no longer micro batch 1 and no recompute): the mean of the 40
 // rows issues 3 and 16 were written against (Korthikanti, Narayanan, the
 // Megatron-LM README, the Megatron-Bridge DeepSeek-V3 row) rose from 8.34 %
-// to the 13.53 % held here; the targets per source are in
+// to 13.53 %, and the overlap contention term brought them to the 11.71 %
+// held here; the targets per source are in
 // core/validation/validation_test.cpp. Issue 15 also added 252 out-of-sample
 // rows (NeMo and Megatron-Bridge tables, NeMo long-sequence tables, MosaicML
 // llm-foundry, torchtitan, Llama 3 405B's Table 4, Gemstones on Frontier);
-// their figures are not tuned for, so the whole file is held at the MAPE
-// measured when they were added: 32.36 % -> 33 %.
+// their figures are not tuned for, so the whole file is held at its
+// measured MAPE: 32.36 % when they were added, 27.90 % after the contention
+// term and BF16 attention in FP8 plans.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
   EXPECT_EQ(r.rows.size(), 292u);
@@ -381,9 +413,9 @@ TEST(Validation, AllTrainingRows) {
   Summarise(tuned);
   // 39 dense rows and (issue 16) one DeepSeek-V3 row run from its preset.
   EXPECT_EQ(tuned.rows.size(), 40u);
-  EXPECT_LE(tuned.mape_pct, 13.54);
+  EXPECT_LE(tuned.mape_pct, 11.71);
   EXPECT_GE(tuned.evaluated, 33);
-  EXPECT_LE(r.mape_pct, 33.0);
+  EXPECT_LE(r.mape_pct, 27.90);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

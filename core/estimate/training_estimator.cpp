@@ -30,6 +30,14 @@ namespace {
 // (read the gradient and the saved input, write the input gradient).
 OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models::OpList& ops,
               bool causal) {
+  // FP8 training casts the inputs of the linear layers' GEMMs; the
+  // dot-product attention (scores, softmax, scores x V) stays in BF16 unless
+  // FP8 attention is asked for: Transformer Engine's recipes default to
+  // fp8_dpa = False and fp8_mha = False (transformer_engine.common.recipe,
+  // TE 2.x API reference), and Megatron-Core / NeMo leave them off. At long
+  // sequences attention is most of the step, so pricing it at the FP8 peak
+  // doubles the predicted throughput.
+  const hardware::DataType attention_dt = dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt;
   OpTimes t;
   for (int i = 0; i < ops.count; ++i) {
     const Op& op = ops.ops[static_cast<size_t>(i)];
@@ -37,7 +45,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
     switch (op.kind) {
       case OpKind::kGemm:
       case OpKind::kBatchedGemm:
-        f = hardware::GemmTime(d, dt, op.flops, op.bytes);
+        f = hardware::GemmTime(d, op.attention_core ? attention_dt : dt, op.flops, op.bytes);
         b = 2 * f;
         t.gemm += f + b;
         if (op.kind == OpKind::kGemm) t.weight_grad += f;
@@ -45,8 +53,8 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
       case OpKind::kFlashAttention: {
         // A causal kernel skips the masked half of the score blocks.
         const double work = causal ? 0.5 * op.flops : op.flops;
-        f = hardware::FlashAttentionTime(d, dt, work, op.bytes, false);
-        b = hardware::FlashAttentionTime(d, dt, 2.5 * work, 2 * op.bytes, true);
+        f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false);
+        b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true);
         break;
       }
       case OpKind::kElementwise:

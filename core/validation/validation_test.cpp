@@ -371,33 +371,35 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   ASSERT_EQ(all.rows.size(), 40u);
   // Issue 15's rows, out of sample, held at their measured figures: 292 rows,
   // 14 skipped with a reason (9 without a published global batch, 4 with EP
-  // larger than DP x CP, 1 with PP x VP above the layers); whole file 31.18 %,
-  // Hopper/Blackwell 37.24 % (target 8 %), MoE 59.22 % (issue 16 target 12 %)
-  // (after the contention and clipping terms; 32.36 / 38.67 / 59.27 % before).
+  // larger than DP x CP, 1 with PP x VP above the layers); whole file 27.90 %,
+  // Hopper/Blackwell 31.41 % (target 8 %), MoE 56.30 % (issue 16 target 12 %)
+  // (after the contention and clipping terms and BF16 attention in FP8 plans;
+  // 32.36 / 38.67 / 59.27 % before them).
   ASSERT_EQ(file.rows.size(), 292u);
   EXPECT_EQ(file.skipped, 14);
-  EXPECT_LE(file.mape_pct, 31.18);
-  EXPECT_LE(file_hb.mape_pct, 37.25);
-  EXPECT_LE(file_moe.mape_pct, 59.22);
+  EXPECT_LE(file.mape_pct, 27.90);
+  EXPECT_LE(file_hb.mape_pct, 31.41);
+  EXPECT_LE(file_moe.mape_pct, 56.30);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);
   ASSERT_EQ(bridge.evaluated, 1);
   ASSERT_EQ(hb.evaluated, 10);
-  // Target 6 %: not met, measured 11.53 % (13.53 % before the overlap
-  // contention term).
-  EXPECT_LE(all.mape_pct, 11.53);
+  // Target 6 %: not met, measured 11.71 % (13.53 % before the overlap
+  // contention term; the DeepSeek-V3 row's attention in BF16 added 0.18).
+  EXPECT_LE(all.mape_pct, 11.71);
   // Target: no row beyond 20 %: not met, measured 41.93 % (Megatron-LM
   // README GPT 1.7B on 48 H100).
   EXPECT_LE(all.max_abs_error_pct, 41.93);
   // Target 2.5 %: not met, measured 3.18 % (every plan field stated: the
   // search changes none of these rows).
   EXPECT_LE(korthikanti.mape_pct, 3.19);
-  // Target 8 %: not met, measured 22.15 % (the nine Megatron-LM README rows
-  // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 7.67 %).
-  EXPECT_LE(hb.mape_pct, 22.15);
+  // Target 8 %: not met, measured 22.87 % (the nine Megatron-LM README rows
+  // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 14.88 %: its MLA
+  // attention now runs in BF16 as Transformer Engine's FP8 recipes do).
+  EXPECT_LE(hb.mape_pct, 22.87);
   EXPECT_LE(readme.mape_pct, 23.76);
-  EXPECT_LE(bridge.mape_pct, 7.67);
+  EXPECT_LE(bridge.mape_pct, 14.89);
   // No source target; measured 9.74 %.
   EXPECT_LE(narayanan.mape_pct, 9.74);
 }

@@ -250,6 +250,15 @@ void ParseSystem(const YAML::Node& map, const std::string& path, const std::stri
   }
 }
 
+void RefusePools(const SystemSpec& s, const std::string& what, const base::SourceLocation& where,
+                 base::Diagnostics& diags) {
+  if (s.pools.empty()) return;
+  diags.Add(where, "system.pools",
+            std::to_string(s.pools.size()) + (s.pools.size() == 1 ? " pool" : " pools") + " beside the system's own devices",
+            what + " does not model device pools; `orrery estimate` (closed form) and `orrery search` "
+                   "do (docs/heterogeneous.md)");
+}
+
 void CheckSystem(const SystemSpec& s, const std::string& path, const base::SourceLocation& where,
                  base::Diagnostics& diags) {
   const int64_t total = DeviceCount(s);

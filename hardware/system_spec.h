@@ -110,4 +110,11 @@ const std::vector<std::string>& NetworkTierCurveKeys();
 void CheckSystem(const SystemSpec& s, const std::string& path, const base::SourceLocation& where,
                  base::Diagnostics& diags);
 
+// What models device pools (system.pools) is the closed-form estimate and
+// the search over splits (core/hetero); every other face refuses a pooled
+// system with this error at `where` rather than silently costing the
+// system's own devices only. `what` names the face ("orrery plan").
+void RefusePools(const SystemSpec& s, const std::string& what, const base::SourceLocation& where,
+                 base::Diagnostics& diags);
+
 }  // namespace orrery::hardware

@@ -11,6 +11,8 @@
 
 #include "core/api/calibrate.h"
 #include "core/api/fit.h"
+#include "core/api/infer.h"
+#include "core/api/report.h"
 #include "core/api/network.h"
 #include "core/api/plan.h"
 #include "core/api/validate.h"
@@ -165,6 +167,24 @@ namespace {
 
 // Issue 16: --model-config replaces the scenario's model with a Hugging Face
 // config.json before the overrides; a missing file is a located error.
+// Only the closed-form estimate and the search model device pools; a face
+// that does not refuses a pooled system at the file rather than costing the
+// system's own devices only (issue 17, docs/heterogeneous.md).
+TEST_F(Api, FacesWithoutPoolsRefuseAPooledSystem) {
+  const std::string file = kSource + "/configs/scenarios/llama3-70b-a100-h100-hetero.yaml";
+  ReportRequest rq;
+  rq.scenario = file;
+  const ReportResult report = Report(rq);
+  EXPECT_EQ(report.status, Status::kInvalidInput);
+  EXPECT_NE(report.diagnostics.ToString().find("orrery report does not model device pools"), std::string::npos)
+      << report.diagnostics.ToString();
+  InferRequest iq;
+  iq.scenario = ScenarioInput::File(file, {"inference.tp=8"});
+  const InferResult infer = Infer(iq);
+  EXPECT_EQ(infer.status, Status::kInvalidInput);
+  EXPECT_NE(infer.diagnostics.ToString().find("system.pools"), std::string::npos) << infer.diagnostics.ToString();
+}
+
 TEST(ApiModelConfig, ReplacesTheScenariosModel) {
   setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
   ScenarioInput in = ScenarioInput::File("llama3-70b-h100", {"model.top_k=4"});

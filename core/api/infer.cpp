@@ -38,6 +38,8 @@ InferResult Infer(const InferRequest& req, const Control& control) {
     r.diagnostics.Add({scenario->file, 0, 0}, "scenario.inference", "",
                       "the scenario has no inference section (add `inference:` or --set inference.tp=1)");
   if (scenario && r.diagnostics.ok()) engine::CrossCheck(*scenario, r.diagnostics);
+  if (scenario && r.diagnostics.ok())
+    hardware::RefusePools(scenario->system, "orrery infer", {scenario->file, 0, 0}, r.diagnostics);
   if (!scenario || !r.diagnostics.ok()) {
     r.status = Status::kInvalidInput;
     return r;

@@ -34,6 +34,7 @@ PlanResult Plan(const PlanRequest& request, const Control& control) {
   } else {
     engine::LoadSystemPreset(name, store, base::SourceLocation{"--system", 0, 0}, "system", system, diags);
   }
+  hardware::RefusePools(system, "orrery plan", {name, 0, 0}, diags);
   if (!diags.ok() || !law || !family) {
     r.status = Status::kInvalidInput;
     return r;

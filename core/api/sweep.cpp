@@ -21,7 +21,8 @@ SweepResult Sweep(const SweepRequest& req, const Control& control) {
   const engine::PresetStore store(req.config_dir.empty() ? ConfigDir() : req.config_dir);
   engine::Scenario base;
   auto spec = engine::LoadSweepFile(req.sweep_file, store, base, r.diagnostics);
-  if (!spec) {
+  if (spec) hardware::RefusePools(base.system, "orrery sweep", {req.sweep_file, 0, 0}, r.diagnostics);
+  if (!spec || !r.diagnostics.ok()) {
     r.status = Status::kInvalidInput;
     return r;
   }

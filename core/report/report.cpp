@@ -808,6 +808,7 @@ std::optional<Scenario> LoadScenario(const std::string& name, const std::vector<
   if (price_per_gpu_hour >= 0) s->system.price_per_device_hour = price_per_gpu_hour / 3600;
   if (pue > 0) s->system.pue = pue;
   engine::CrossCheck(*s, diags);
+  hardware::RefusePools(s->system, "orrery report", {name, 0, 0}, diags);
   if (!diags.ok()) return std::nullopt;
   if (!s->has_training) {
     diags.Add(base::SourceLocation{name, 0, 0}, "scenario.training", "",
@@ -847,6 +848,7 @@ std::optional<ReportModel> BuildReport(const ReportRequest& req, base::Diagnosti
       engine::LoadSystemPreset(q.system, store, base::SourceLocation{"--system", 0, 0}, "system", system,
                                diags);
     }
+    hardware::RefusePools(system, "orrery report", {q.system, 0, 0}, diags);
     if (!diags.ok() || !law || !family) return std::nullopt;
     engine::PlanRequest pr = q.request;
     if (req.price_per_gpu_hour >= 0) pr.price_per_gpu_s = req.price_per_gpu_hour / 3600;

@@ -28,6 +28,11 @@ namespace orrery::hardware {
 // search, costs one comparison.
 double CappedClockFraction(const DeviceSpec& d);
 inline double ClockFraction(const DeviceSpec& d) { return d.power_cap > 0 ? CappedClockFraction(d) : 1.0; }
+// Watts of a busy board: its TDP, or the cap it is held to below that.
+// Every energy figure (estimates, goodput, search objectives, pools) uses it.
+inline double BusyPower(const DeviceSpec& d) {
+  return d.power_cap > 0 && d.power_cap < d.tdp ? d.power_cap : d.tdp;
+}
 
 // A GEMM of 2*m*n*k*batch FLOP moving `bytes` (FP8 GEMMs use
 // gemm_efficiency_fp8 when the profile has it).

@@ -429,7 +429,7 @@ InferenceEstimate InferenceEstimator::Run(const InferenceDeployment& d) const {
   e.output_tokens_per_s = b * out / e.e2e_s;
   e.output_tokens_per_s_per_device = e.output_tokens_per_s / static_cast<double>(e.devices);
   e.total_tokens_per_s = b * (in + out) / e.e2e_s;
-  e.energy_per_token_j = static_cast<double>(e.devices) * system_.device.tdp * e.e2e_s *
+  e.energy_per_token_j = static_cast<double>(e.devices) * hardware::BusyPower(system_.device) * e.e2e_s *
                          system_.pue / (b * out);
 
   e.memory = Memory(d, b, in + out, b * in, b);

@@ -638,7 +638,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   e.tflops_per_device = e.model_flops / e.iteration_s / devices;
   e.tokens_per_s = static_cast<double>(w.global_batch * w.seq_len) / e.iteration_s;
   // A board held to a power cap below its TDP draws at most the cap.
-  const double board_w = dev.power_cap > 0 && dev.power_cap < dev.tdp ? dev.power_cap : dev.tdp;
+  const double board_w = hardware::BusyPower(dev);
   e.energy_j = devices * board_w * e.iteration_s * system_.pue;
   e.cost_usd = devices * system_.price_per_device_hour * e.iteration_s;
   if (w.train_tokens > 0) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "hardware/device_model.h"
 #include "core/base/quantity.h"
 #include "hardware/device_spec.h"
 
@@ -210,7 +211,7 @@ Inputs MakeInputs(const hardware::SystemSpec& system, const parallelism::Trainin
   // the device's, or 30 % of TDP when not given (hardware/device_spec.h).
   const double n = static_cast<double>(in.devices);
   const hardware::DeviceSpec& dev = system.device;
-  in.busy_power_w = n * dev.tdp * system.pue;
+  in.busy_power_w = n * hardware::BusyPower(dev) * system.pue;
   in.idle_power_w = n * hardware::IdlePower(dev) * system.pue;
   in.carbon_kg_per_j = system.grid_co2_kg_per_kwh / 3.6e6;
   return in;

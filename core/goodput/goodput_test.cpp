@@ -131,6 +131,21 @@ TEST(Goodput, StorageBandwidthAndAsyncStall) {
   EXPECT_EQ(in.stall_s, in.write_s);
 }
 
+// A board held to a power cap draws the cap while busy, in the goodput's
+// energy as in the estimate's (hardware::BusyPower): 128 devices x 500 W x
+// PUE 1.2 = 76.8 kW; uncapped, 128 x 700 W x 1.2 = 107.52 kW.
+TEST(Goodput, BusyPowerIsTheCapWhenOneIsSet) {
+  hardware::SystemSpec s;
+  s.devices_per_node = 8;
+  s.nodes = 16;
+  s.pue = 1.2;
+  s.device.tdp = 700;
+  const parallelism::TrainingPlan plan;
+  EXPECT_NEAR(MakeInputs(s, plan, 1e9, 1.0, 0).busy_power_w, 107520, 1e-6);
+  s.device.power_cap = 500;
+  EXPECT_NEAR(MakeInputs(s, plan, 1e9, 1.0, 0).busy_power_w, 76800, 1e-6);
+}
+
 TEST(Goodput, EffectiveEnergyAndCarbon) {
   // 1000 devices of 700 W TDP at PUE 1.2: 840 kW busy; idle 30 % of TDP
   // (no idle_power given): 252 kW. Grid 0.4 kg/kWh.

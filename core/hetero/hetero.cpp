@@ -7,6 +7,7 @@
 #include <numeric>
 #include <utility>
 
+#include "hardware/device_model.h"
 #include "models/transformer.h"
 
 namespace orrery::hetero {
@@ -339,7 +340,7 @@ Result Combine(const engine::Scenario& s, const Setup& u, const std::vector<int6
       const double n = static_cast<double>(t.tp * t.cp * u.dp[g]);  // devices of one stage
       const auto& dev = u.scen[g].system.device;
       r.pools[g].busy_s += std::min(busy, r.iteration_s) * n;
-      r.pools[g].energy_j += FacilityEnergy(n, dev.tdp, IdlePower(dev), pue, busy, r.iteration_s);
+      r.pools[g].energy_j += FacilityEnergy(n, hardware::BusyPower(dev), IdlePower(dev), pue, busy, r.iteration_s);
     }
     for (size_t g = 0; g < P; ++g) {
       r.pools[g].busy_s /= static_cast<double>(u.devices[g]);
@@ -368,7 +369,7 @@ Result Combine(const engine::Scenario& s, const Setup& u, const std::vector<int6
       pr.busy_s = e.iteration_s - e.time.pp_bubble + r.cross_pool_s;
       const auto& dev = u.scen[g].system.device;
       const double n = static_cast<double>(u.devices[g]);
-      pr.energy_j = FacilityEnergy(n, dev.tdp, IdlePower(dev), pue, pr.busy_s, r.iteration_s);
+      pr.energy_j = FacilityEnergy(n, hardware::BusyPower(dev), IdlePower(dev), pue, pr.busy_s, r.iteration_s);
     }
   }
   for (size_t g = 0; g < P; ++g) {

@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "hardware/device_model.h"
 #include "core/estimate/event_estimator.h"
 #include "core/goodput/goodput.h"
 #include "hardware/topology.h"
@@ -69,8 +70,9 @@ ObjectiveWeights WeightsOf(Objective o, const hardware::SystemSpec& s, const par
     const double idle_w = hardware::IdlePower(s.device);
     const double idle = g.goodput > 0 ? g.idle_s : 0;  // restarts and stalls per second of work
     const double busy = wall - idle;
-    w.per_s = n * s.pue * (s.device.tdp * busy + idle_w * idle);
-    w.bubble = n * s.pue * (s.device.tdp - idle_w) * busy;
+    const double busy_w = hardware::BusyPower(s.device);
+    w.per_s = n * s.pue * (busy_w * busy + idle_w * idle);
+    w.bubble = n * s.pue * (busy_w - idle_w) * busy;
   } else {
     w.per_s = n * s.price_per_device_hour * wall;
   }

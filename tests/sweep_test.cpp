@@ -498,5 +498,158 @@ TEST(Sweep, MpiRanksGiveTheSameRowsAsOneProcess) {
   EXPECT_EQ(top(dir + "/s1.json"), top(dir + "/s2.json"));
 }
 
+
+// A disk that fills: a VFS over the default one whose writes succeed until a
+// budget runs out and then fail with SQLITE_FULL, as a full file system makes
+// SQLite do (https://www.sqlite.org/rescode.html#full). It forwards every
+// other call, so the store behaves as on disk until the budget is spent.
+struct FullDisk {
+  static inline sqlite3_vfs* real = nullptr;
+  static inline sqlite3_vfs vfs{};
+  static inline sqlite3_io_methods methods{};
+  static inline int64_t writes_left = 0;
+  static inline int64_t failed = 0;
+  struct File {
+    sqlite3_file base;
+    sqlite3_file* inner;  // the real file, allocated right after this struct
+  };
+  static sqlite3_file* In(sqlite3_file* f) { return reinterpret_cast<File*>(f)->inner; }
+  static int Write(sqlite3_file* f, const void* p, int n, sqlite3_int64 off) {
+    if (writes_left <= 0) {
+      ++failed;
+      return SQLITE_FULL;
+    }
+    --writes_left;
+    return In(f)->pMethods->xWrite(In(f), p, n, off);
+  }
+  static int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* out) {
+    File* w = reinterpret_cast<File*>(f);
+    w->inner = reinterpret_cast<sqlite3_file*>(w + 1);
+    const int rc = real->xOpen(real, name, w->inner, flags, out);
+    if (rc != SQLITE_OK || w->inner->pMethods == nullptr) {
+      w->base.pMethods = nullptr;  // SQLite does not close a file whose open failed
+      return rc;
+    }
+    const sqlite3_io_methods* m = w->inner->pMethods;
+    methods.iVersion = std::min(m->iVersion, 3);
+    methods.xClose = [](sqlite3_file* x) { return In(x)->pMethods->xClose(In(x)); };
+    methods.xRead = [](sqlite3_file* x, void* p, int n, sqlite3_int64 o) {
+      return In(x)->pMethods->xRead(In(x), p, n, o);
+    };
+    methods.xWrite = Write;
+    methods.xTruncate = [](sqlite3_file* x, sqlite3_int64 n) { return In(x)->pMethods->xTruncate(In(x), n); };
+    methods.xSync = [](sqlite3_file* x, int fl) { return In(x)->pMethods->xSync(In(x), fl); };
+    methods.xFileSize = [](sqlite3_file* x, sqlite3_int64* n) { return In(x)->pMethods->xFileSize(In(x), n); };
+    methods.xLock = [](sqlite3_file* x, int l) { return In(x)->pMethods->xLock(In(x), l); };
+    methods.xUnlock = [](sqlite3_file* x, int l) { return In(x)->pMethods->xUnlock(In(x), l); };
+    methods.xCheckReservedLock = [](sqlite3_file* x, int* r) {
+      return In(x)->pMethods->xCheckReservedLock(In(x), r);
+    };
+    methods.xFileControl = [](sqlite3_file* x, int op, void* a) {
+      return In(x)->pMethods->xFileControl(In(x), op, a);
+    };
+    methods.xSectorSize = [](sqlite3_file* x) { return In(x)->pMethods->xSectorSize(In(x)); };
+    methods.xDeviceCharacteristics = [](sqlite3_file* x) {
+      return In(x)->pMethods->xDeviceCharacteristics(In(x));
+    };
+    methods.xShmMap = [](sqlite3_file* x, int pg, int sz, int ext, void volatile** pp) {
+      return In(x)->pMethods->xShmMap(In(x), pg, sz, ext, pp);
+    };
+    methods.xShmLock = [](sqlite3_file* x, int o, int n, int fl) {
+      return In(x)->pMethods->xShmLock(In(x), o, n, fl);
+    };
+    methods.xShmBarrier = [](sqlite3_file* x) { In(x)->pMethods->xShmBarrier(In(x)); };
+    methods.xShmUnmap = [](sqlite3_file* x, int del) { return In(x)->pMethods->xShmUnmap(In(x), del); };
+    methods.xFetch = [](sqlite3_file* x, sqlite3_int64 o, int n, void** pp) {
+      return In(x)->pMethods->xFetch(In(x), o, n, pp);
+    };
+    methods.xUnfetch = [](sqlite3_file* x, sqlite3_int64 o, void* p) {
+      return In(x)->pMethods->xUnfetch(In(x), o, p);
+    };
+    w->base.pMethods = &methods;
+    return rc;
+  }
+  // Installs the full disk as SQLite's default VFS with `budget` writes.
+  static void Install(int64_t budget) {
+    if (real == nullptr) {
+      real = sqlite3_vfs_find(nullptr);
+      vfs = *real;
+      vfs.iVersion = std::min(real->iVersion, 3);
+      vfs.szOsFile = static_cast<int>(sizeof(File)) + real->szOsFile;
+      vfs.zName = "orrery-full-disk";
+      vfs.pNext = nullptr;
+      vfs.xOpen = Open;
+    }
+    writes_left = budget;
+    failed = 0;
+    sqlite3_vfs_register(&vfs, 1);
+  }
+  static void Remove() {
+    sqlite3_vfs_unregister(&vfs);
+    sqlite3_vfs_register(real, 1);
+  }
+};
+
+// Issue 20: a file system that fills up part-way through a sweep. At every
+// write budget from 0 (the store cannot even be created) past the whole
+// sweep's writes, the sweep either completes or stops with the store's name
+// and SQLite's "database or disk is full"; it never aborts, keeps only whole
+// batches, and once space is back `--resume` gives exactly the rows of an
+// uninterrupted run.
+TEST(Sweep, DiskFullAtAnyWriteThenResumeGivesTheUninterruptedRows) {
+  const std::string dir = TempDir();
+  auto l = Load(Write(dir, "grid.yaml", kGrid));
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  SweepRunOptions o;
+  o.db = dir + "/whole.sqlite";
+  o.threads = 1;
+  o.batch = 8;
+  SweepRunStats st;
+  std::string e;
+  ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
+  const std::string reference = Export(o.db);
+
+  int stopped = 0, completed = 0, partial = 0, late = 0;
+  for (int64_t budget = 0;; budget += budget < 16 ? 1 : 3) {
+    const std::string db = dir + "/full" + std::to_string(budget) + ".sqlite";
+    SweepRunOptions c = o;
+    c.db = db;
+    FullDisk::Install(budget);
+    std::string ce;
+    const bool ok = RunSweep(*l.spec, l.base, c, st, ce);
+    const int64_t failed = FullDisk::failed;
+    FullDisk::Remove();
+    if (ok) {
+      // A write may still fail after the last commit: the checkpoint that
+      // copies the write-ahead log into the database when the store closes.
+      // The committed rows stay in the log and the next open replays them.
+      if (failed > 0) ++late;
+      EXPECT_EQ(Export(db), reference) << "budget " << budget;
+      ++completed;
+      if (completed == 3 + late) break;  // three budgets past the whole sweep's writes
+      continue;
+    }
+    ++stopped;
+    EXPECT_NE(ce.find(db), std::string::npos) << "budget " << budget << ": " << ce;
+    EXPECT_NE(ce.find("database or disk is full"), std::string::npos) << "budget " << budget << ": " << ce;
+    EXPECT_EQ(ce.find("damaged"), std::string::npos) << "budget " << budget << ": " << ce;
+    const int64_t kept = fs::exists(db) ? RowCount(db) : 0;
+    if (kept > 0) {
+      EXPECT_EQ(kept % 8, 0) << "budget " << budget << ": a partial batch was kept";
+      if (kept < 80) ++partial;
+    }
+    SweepRunOptions r = o;
+    r.db = db;
+    r.resume = true;
+    std::string re;
+    ASSERT_TRUE(RunSweep(*l.spec, l.base, r, st, re)) << "budget " << budget << ": " << re;
+    EXPECT_EQ(Export(db), reference) << "budget " << budget;
+    ASSERT_LT(budget, 2000) << "the sweep never completed within the write budget";
+  }
+  // The disk must have filled at many places, including between batches.
+  EXPECT_GE(stopped, 20);
+  EXPECT_GE(partial, 3);
+}
+
 }  // namespace
 }  // namespace orrery::engine

@@ -134,8 +134,13 @@ std::unique_ptr<ResultStore> ResultStore::Open(const std::string& path, std::str
   if (read_only) return s;
   std::string e;
   if (!s->Exec("PRAGMA journal_mode=WAL;", e)) {
-    error = path + ": not a result store, or a damaged one (" + e +
-            "); it cannot be reused: move it away and run the sweep again";
+    // A full disk or an I/O error is not a damaged store: say which.
+    const int code = sqlite3_errcode(db) & 0xff;
+    error = code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY ||
+                    code == SQLITE_CANTOPEN
+                ? path + ": cannot write the result store (" + e + "); fix the cause and run again"
+                : path + ": not a result store, or a damaged one (" + e +
+                      "); it cannot be reused: move it away and run the sweep again";
     return nullptr;
   }
   // A store damaged by a disk fault or an overwrite must not be resumed as if

@@ -721,9 +721,13 @@ bool RunSweep(const SweepSpec& spec, const Scenario& base, const SweepRunOptions
                       ObjectiveName(spec.objective), spec.canonical, static_cast<int64_t>(points.size())};
       rec.spec = spec.canonical;
       rec.points = static_cast<int64_t>(points.size());
-      if (store->RegisterSweep(rec, e)) {
+      if (!store->RegisterSweep(rec, e)) {
+        e = o.db + ": " + e;
+      } else {
         const auto keys = store->StoredKeys(spec.hash, e);
-        if (e.empty() && !keys.empty() && !o.resume) {
+        if (!e.empty()) {
+          e = o.db + ": " + e;
+        } else if (!keys.empty() && !o.resume) {
           e = o.db + " already holds " + std::to_string(keys.size()) + " of the " +
               std::to_string(points.size()) + " points of sweep '" + spec.name + "' (" +
               HashHex(spec.hash) + "); add --resume to finish it, or choose another --db";
@@ -791,7 +795,14 @@ bool RunSweep(const SweepSpec& spec, const Scenario& base, const SweepRunOptions
       std::sort(rows.begin(), rows.end(),
                 [](const PointResult& a, const PointResult& b) { return a.index < b.index; });
       std::string e;
-      if (status == "ok" && !store->WriteBatch(spec.hash, rows, e)) status = e;
+      // A failed write (a full disk, an I/O error) rolls its batch back;
+      // the batches committed before it stay, and --resume finishes.
+      if (status == "ok" && !store->WriteBatch(spec.hash, rows, e))
+        status = o.db + ": " + e +
+                 (stats.skipped + stats.evaluated == 0
+                      ? std::string("; no point was stored yet: fix the cause and run again")
+                      : "; the " + std::to_string(stats.skipped + stats.evaluated) +
+                            " points stored before are kept: fix the cause and run again with --resume");
       for (const PointResult& r : rows) {
         ++stats.evaluated;
         if (r.status == "ok") ++stats.ok;

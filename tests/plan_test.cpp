@@ -485,6 +485,17 @@ TEST(PlanCommand, PrintsTheChain) {
   EXPECT_EQ(j["system"]["gpus"], 1024);
 }
 
+// Without a price (the SuperPOD preset has none) the cost is not stated:
+// it used to print "0 USD per GPU-hour" and "0 USD without failures".
+TEST(PlanCommand, NoPriceStatesNoCost) {
+  std::string out, err;
+  ASSERT_EQ(Cli(cli::RunPlan, {"--loss", "2.0", "--system", "dgx-h100-superpod"}, out, err), 0) << err;
+  EXPECT_NE(out.find("no price per GPU-hour"), std::string::npos) << out;
+  EXPECT_NE(out.find(" MWh without failures"), std::string::npos) << out;
+  EXPECT_EQ(out.find("USD"), std::string::npos) << out;
+  EXPECT_NE(out.find("give --price-per-gpu-hour"), std::string::npos) << out;
+}
+
 TEST(PlanCommand, ExitCodes) {
   std::string out, err;
   EXPECT_EQ(Cli(cli::RunPlan, {"--loss", "2.0"}, out, err), 2);  // no --system

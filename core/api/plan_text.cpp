@@ -113,10 +113,14 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
         << " FLOP per parameter per token (vs " << FormatNumber(req.flops_per_param_token)
         << " in C = k N D)\n";
 
+  // Without a price the cost is not stated, rather than printed as 0 USD.
+  const bool priced = r.system.price_per_device_hour > 0;
   out << "4 system     " << r.system.name << ": " << p.gpus << " x " << r.system.device.name
       << ", PUE " << FormatNumber(r.system.pue, 3) << ", TDP "
       << FormatQuantity(r.system.device.tdp, Dimension::kPower) << ", "
-      << FormatNumber(r.system.price_per_device_hour * 3600, 4) << " USD per GPU-hour\n";
+      << (priced ? FormatNumber(r.system.price_per_device_hour * 3600, 4) + " USD per GPU-hour"
+                 : std::string("no price per GPU-hour"))
+      << "\n";
 
   if (!p.best.found) {
     out << "5 plan       INFEASIBLE: " << p.infeasible << "\n";
@@ -139,13 +143,13 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
     out << "6 training   " << p.steps << " steps (" << Sci(p.tokens_trained) << " tokens, "
         << Sci(p.train_model_flops) << " model FLOP)\n"
         << "             " << Days(p.days) << " days, " << Sci(p.gpu_hours) << " GPU-hours, "
-        << FormatNumber(p.energy_j / 3.6e9, 4) << " MWh, " << Money(p.cost_usd)
+        << FormatNumber(p.energy_j / 3.6e9, 4) << " MWh" << (priced ? ", " + Money(p.cost_usd) : "")
         << " without failures\n";
     const goodput::Result& g = p.goodput;
     out << "             goodput " << FormatNumber(100 * g.goodput, 3) << " %: "
         << Days(p.effective_days) << " effective days, " << Sci(p.effective_gpu_hours)
-        << " GPU-hours, " << FormatNumber(g.effective_energy_j / 3.6e9, 4) << " MWh, "
-        << Money(p.effective_cost_usd);
+        << " GPU-hours, " << FormatNumber(g.effective_energy_j / 3.6e9, 4) << " MWh"
+        << (priced ? ", " + Money(p.effective_cost_usd) : "");
     if (r.system.grid_co2_kg_per_kwh > 0) out << ", " << Sci(g.carbon_kg / 1000) << " t CO2e";
     if (std::isfinite(g.in.mtbf_s))
       out << " (a failure every " << FormatQuantity(g.in.mtbf_s, Dimension::kTime)
@@ -166,7 +170,7 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
       out << "             range: " << Days(r.days.lo) << " .. " << Days(r.days.hi) << " days, "
           << Sci(r.gpu_hours.lo) << " .. " << Sci(r.gpu_hours.hi) << " GPU-hours, "
           << FormatNumber(r.energy_j.lo / 3.6e9, 4) << " .. " << FormatNumber(r.energy_j.hi / 3.6e9, 4)
-          << " MWh, " << Money(r.cost_usd.lo) << " .. " << Money(r.cost_usd.hi)
+          << " MWh" << (priced ? ", " + Money(r.cost_usd.lo) + " .. " + Money(r.cost_usd.hi) : "")
           << (req.deadline_days > 0 ? ", GPUs " + Sci(r.gpus.lo) + " .. " + Sci(r.gpus.hi) : "")
           << "\n";
   }

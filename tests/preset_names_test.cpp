@@ -75,6 +75,12 @@ TEST(PresetNames, UnknownNamesSayWhatTheyAreCloseTo) {
   // Nearest by an alias, shown in parentheses.
   EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "H100 SMX 80GB"),
             "did you mean 'h100-sxm' (H100 SXM 80GB)?");
+  // A longer name around a preset's: the preset it contains (the vendor or
+  // a form factor Orrery has no preset for added to the name).
+  EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "NVIDIA H200"),
+            "did you mean 'h200'?");
+  EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "H100 PCIe"),
+            "did you mean 'h100-sxm' (H100)?");
   // Nothing near: no suggestion.
   EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "RTX 4090"), "");
 }

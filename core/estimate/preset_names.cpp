@@ -147,6 +147,25 @@ std::string PresetStore::CloseTo(DocKind kind, const std::string& written) const
   // Near: within a quarter of the name's letters; the nearest (and any tie).
   const size_t limit = std::max<size_t>(1, key.size() / 4);
   if (near.empty() || near.front().distance > limit) {
+    // A longer name around a preset's whole name ("NVIDIA H200", "H100
+    // PCIe", "Llama 3 70B chat v2"): the preset it contains, the longest
+    // contained spelling first (four letters at least, so "a100" counts and
+    // "gpt" does not).
+    std::optional<Near> around;
+    size_t longest = 3;
+    for (const auto& e : Entries(kind))
+      for (const auto& s : e.spellings) {
+        const std::string k = NameKey(s);
+        if (k.size() > longest && key.find(k) != std::string::npos) {
+          longest = k.size();
+          around = Near{0, e.preset, s};
+        }
+      }
+    if (around)
+      return "did you mean '" + around->preset + "'" +
+             (NameKey(around->spelling) != NameKey(around->preset) ? " (" + around->spelling + ")"
+                                                                     : std::string()) +
+             "?";
     // Nothing near by spelling: what people type is often the start or a
     // word of a preset's name ("llama3", "dgx-h100"); base::DidYouMean ranks those.
     std::vector<std::string> presets;

@@ -85,6 +85,32 @@ TEST(PresetNames, UnknownNamesSayWhatTheyAreCloseTo) {
   EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "RTX 4090"), "");
 }
 
+// `--set model=NAME`, `--set system.device=NAME`, `--set system=NAME` swap a
+// whole preset by any name it answers to; later overrides adjust it.
+TEST(PresetNames, SetSwapsAWholePresetByAnyOfItsNames) {
+  base::Diagnostics d;
+  auto s = LoadScenarioFile("llama2-70b-h100-infer", PresetStore(kConfigs), d);
+  ASSERT_TRUE(s) << d.ToString();
+  ASSERT_TRUE(ApplyOverride(*s, "model=meta-llama/Llama-3.1-8B-Instruct", d)) << d.ToString();
+  // Llama 3.1 8B: 32 layers, d_model 4096, 8 KV heads (configs/models/llama3.1-8b.yaml).
+  EXPECT_EQ(s->model.layers, 32);
+  EXPECT_EQ(s->model.hidden, 4096);
+  ASSERT_TRUE(ApplyOverride(*s, "model.layers=16", d)) << d.ToString();
+  EXPECT_EQ(s->model.layers, 16);
+  ASSERT_TRUE(ApplyOverride(*s, "system.device=H200 SXM 141GB", d)) << d.ToString();
+  EXPECT_EQ(s->system.device_preset, "h200");
+  EXPECT_DOUBLE_EQ(s->system.device.memory_capacity, 141e9);  // H200 datasheet: 141 GB HBM3e
+  ASSERT_TRUE(ApplyOverride(*s, "system=dgx-b200", d)) << d.ToString();
+  EXPECT_EQ(s->system.device_preset, "b200");
+  EXPECT_TRUE(d.ok());
+
+  base::Diagnostics bad;
+  EXPECT_FALSE(ApplyOverride(*s, "model=lama3-70b", bad));
+  EXPECT_EQ(bad.ToString(),
+            "--set model=lama3-70b: error: model: unknown model preset (got 'lama3-70b'); did you "
+            "mean 'llama3-70b'?\n");
+}
+
 // Two presets answering to one name would make the answer depend on file
 // order; every device's reference system must exist.
 TEST(PresetNames, EveryNameMeansOnePresetAndReferenceSystemsExist) {

@@ -327,6 +327,49 @@ TEST(Sweep, KillAtHundredRandomPointsThenResumeGivesTheUninterruptedRows) {
 
 // Issue 20: 4 KiB of random bytes written into a store; --resume used to go
 // on ("already stored") and only `db export` found it malformed.
+// An axis over whole presets: each value any name the preset answers to; a
+// range over them, or an unknown name, is a located error.
+TEST(Sweep, AxisOverModelPresets) {
+  const std::string dir = TempDir();
+  auto l = Load(Write(dir, "m.yaml", R"(sweep:
+  name: models
+  scenario: gpt3-175b-a100
+  each: search
+  search: {top: 1, offload: false, all_group_orders: false, context_parallel: false}
+  axes:
+    - path: model
+      values: [gpt-1.7b, Llama-3-8B-Instruct]
+)"));
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  SweepRunOptions o;
+  o.db = dir + "/m.sqlite";
+  o.threads = 1;
+  SweepRunStats st;
+  std::string e;
+  ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
+  EXPECT_EQ(st.ok, 2u);
+  const std::string rows = Export(o.db, true);
+  EXPECT_NE(rows.find("\"model\": \"Llama-3-8B-Instruct\""), std::string::npos) << rows;
+
+  auto bad = Load(Write(dir, "bad.yaml", R"(sweep:
+  name: models
+  scenario: gpt3-175b-a100
+  axes:
+    - path: model
+      values: [gpt-1.7b, lama3-8b]
+    - path: system.device
+      linear: {from: 1, to: 2, points: 2}
+)"));
+  EXPECT_FALSE(bad.spec);
+  EXPECT_NE(bad.diags.ToString().find("bad.yaml:6:26: error: model: unknown model preset (got "
+                                      "'lama3-8b'); did you mean 'llama3-8b'?"),
+            std::string::npos)
+      << bad.diags.ToString();
+  EXPECT_NE(bad.diags.ToString().find("an axis over whole presets takes values: [names], not a range"),
+            std::string::npos)
+      << bad.diags.ToString();
+}
+
 TEST(Sweep, DamagedStoreIsRefusedWithAMessage) {
   const std::string dir = TempDir();
   const std::string file = Write(dir, "grid.yaml", kGrid);

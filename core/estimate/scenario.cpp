@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "core/base/text_check.h"
@@ -327,6 +330,48 @@ bool LoadDraftModel(Scenario& s, const PresetStore& store, Diagnostics& diags) {
   return true;
 }
 
+namespace {
+
+// The preset folder's store, one per folder for the process: its name index
+// parses every preset file once, and a sweep applies overrides per point.
+const PresetStore& StoreFor(const std::string& dir) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<PresetStore>> stores;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = stores[dir];
+  if (!slot) slot = std::make_unique<PresetStore>(dir);
+  return *slot;
+}
+
+bool SwapPreset(Scenario& s, const std::string& path, const std::string& value,
+                const SourceLocation& where, Diagnostics& diags) {
+  const PresetStore& store = StoreFor(PresetStore::DefaultConfigDir());
+  if (path == "model") {
+    models::ModelSpec m;
+    if (!LoadModelPreset(value, store, where, path, m, diags)) return false;
+    s.model = std::move(m);
+    return true;
+  }
+  if (path == "system") {
+    hardware::SystemSpec sys;
+    if (!LoadSystemPreset(value, store, where, path, sys, diags)) return false;
+    s.system = std::move(sys);
+    return true;
+  }
+  hardware::DeviceSpec d;
+  if (!LoadDevicePreset(value, store, where, path, d, diags)) return false;
+  s.system.device = std::move(d);
+  const auto resolved = store.Resolve(DocKind::kDevice, value);
+  s.system.device_preset = resolved ? resolved->preset : value;
+  return true;
+}
+
+}  // namespace
+
+bool IsPresetPath(const std::string& path) {
+  return path == "model" || path == "system" || path == "system.device";
+}
+
 bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diags,
                    const SourceLocation* at) {
   if (const size_t bad = base::FindInvalidUtf8(assignment); bad != std::string_view::npos) {
@@ -343,6 +388,10 @@ bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diag
   }
   const std::string path = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
+  // A whole preset by name: `model=llama3-8b`, `system=dgx-b200`,
+  // `system.device=H200` (any name or alias the presets declare; a sweep can
+  // run over them). Later overrides adjust the new preset.
+  if (IsPresetPath(path)) return SwapPreset(s, path, value, where, diags);
   const size_t dot = path.rfind('.');
   const std::string section = dot == std::string::npos ? "" : path.substr(0, dot);
   const std::string key = dot == std::string::npos ? path : path.substr(dot + 1);

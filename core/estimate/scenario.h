@@ -136,10 +136,16 @@ std::optional<Scenario> LoadScenarioText(const std::string& text, const std::str
 bool LoadDraftModel(Scenario& s, const PresetStore& store, base::Diagnostics& diags);
 
 // Applies one "path=value" override, e.g. "training.tp=4",
-// "system.device.memory_capacity=141 GB", "system.network[1].bandwidth=50 GB/s".
+// "system.device.memory_capacity=141 GB", "system.network[1].bandwidth=50 GB/s";
+// "model=NAME", "system=NAME" and "system.device=NAME" load a whole preset by
+// any name it answers to (PresetStore::Resolve in the default config folder).
 // `where` names the origin in messages (default: the command line).
 bool ApplyOverride(Scenario& s, const std::string& assignment, base::Diagnostics& diags,
                    const base::SourceLocation* where = nullptr);
+
+// Whether `path` names a whole preset that ApplyOverride swaps by name:
+// "model", "system" or "system.device".
+bool IsPresetPath(const std::string& path);
 
 // Cross-spec checks after loading and overrides: tp*pp*dp*cp = devices,
 // heads divisible by tp, KV heads divisible by tp (or replicated), experts

@@ -385,7 +385,12 @@ std::optional<SweepSpec> LoadSweepFile(const std::string& file, const PresetStor
     }
     if (!ScalarOf(a["path"], ap + ".path", file, d, axis.path)) continue;
     const base::ParamInfo* info = FindParam(registry, axis.path);
-    if (info == nullptr) {
+    if (info == nullptr && IsPresetPath(axis.path) && !a["values"]) {
+      d.Add(LocationOf(a["path"], file), ap, axis.path,
+            "an axis over whole presets takes values: [names], not a range");
+      continue;
+    }
+    if (info == nullptr && !IsPresetPath(axis.path)) {
       std::vector<std::string> known;
       for (const auto& sec : registry)
         for (const auto& p : sec.params) known.push_back(sec.prefix + "." + p.key);

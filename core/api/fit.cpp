@@ -35,7 +35,7 @@ FitResult Fit(const FitRequest& q, const Control& control) {
       if (!cat) return Fail(Status::kInvalidInput, cat.error().message);
       FitResult r;
       if (q.list_presets) {
-        r.catalog = std::move(*cat);
+        r.catalog = std::move(cat.value());
         return r;
       }
       if (q.budget_flops <= 0 && q.target_loss <= 0)
@@ -52,7 +52,7 @@ FitResult Fit(const FitRequest& q, const Control& control) {
       question.flops_per_param_token = q.flops_per_param_token;
       auto answer = sl::AnswerPreset(*cat, q.preset, question);
       if (!answer) return Fail(Status::kInvalidInput, answer.error().message);
-      r.answer = std::move(*answer);
+      r.answer = std::move(answer.value());
       return r;
     }
     if (q.points.empty()) return Fail(Status::kUsage, "missing POINTS.csv (or --preset NAME)");
@@ -77,7 +77,7 @@ FitResult Fit(const FitRequest& q, const Control& control) {
     FitResult r;
     r.notes = fit->runs.notes;
     r.warnings = fit->warnings;
-    r.fit = std::move(*fit);
+    r.fit = std::move(fit.value());
     return r;
   } catch (const std::exception& e) {
     // The library reports errors as values; this guards against the

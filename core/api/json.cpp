@@ -552,7 +552,12 @@ std::vector<Json> FlatExportRows(const DbExportResult& r) {
     if (row.contains("breakdown") && row["breakdown"].is_object())
       for (const auto& [part, values] : row["breakdown"].items())
         if (values.is_object())
-          for (const auto& [k, v] : values.items()) flat[part + "." + k] = v;
+          for (const auto& [k, v] : values.items()) {
+            std::string name = part;
+            name += '.';
+            name += k;
+            flat[name] = v;
+          }
     out.push_back(std::move(flat));
   }
   return out;

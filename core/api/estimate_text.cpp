@@ -135,7 +135,8 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   out << "scenario   " << (s.name.empty() ? s.file : s.name) << "\n"
       << "model      " << s.model.name << " (" << FormatCount(r.parameters, "parameters") << ")\n"
       << "system     " << s.system.name << ": " << hardware::DeviceCount(s.system) << " x "
-      << s.system.device.name << "\n"
+      << s.system.device.name << " (" << s.system.nodes << (s.system.nodes == 1 ? " node" : " nodes")
+      << " of " << s.system.devices_per_node << ")\n"
       << "plan       tp " << p.tp << ", pp " << p.pp << ", dp " << e.dp << ", cp " << p.cp
       << ", ep " << p.ep << ", micro-batch " << p.micro_batch << " x " << e.microbatches
       << " microbatches, interleave " << p.interleave << ", recompute "

@@ -35,8 +35,8 @@ using engine::TrainingEstimate;
 
 namespace {
 
-// "DGX H100 SuperPOD (128 nodes)" -> "DGX H100 SuperPOD": the preset's size
-// is not the size the question is about.
+// "Eos (DGX H100 SuperPOD)" -> "Eos": the headline names the machine, the
+// details stand elsewhere in the report.
 std::string SystemFamily(const std::string& name) {
   const size_t paren = name.find(" (");
   return paren == std::string::npos ? name : name.substr(0, paren);

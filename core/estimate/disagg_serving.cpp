@@ -383,9 +383,13 @@ SplitSearch BestSplit(const InferenceEstimator& est, const InferenceDeployment& 
         out.candidates.push_back(c);
         }
     }
+  const double target = d.slo_attainment;
   std::stable_sort(out.candidates.begin(), out.candidates.end(),
-                   [](const SplitCandidate& a, const SplitCandidate& b) {
+                   [target](const SplitCandidate& a, const SplitCandidate& b) {
                      if (a.feasible != b.feasible) return a.feasible;
+                     const bool ma = a.slo_attainment >= target, mb = b.slo_attainment >= target;
+                     if (ma != mb) return ma;
+                     if (ma && a.devices != b.devices) return a.devices < b.devices;
                      if (a.slo_attainment != b.slo_attainment)
                        return a.slo_attainment > b.slo_attainment;
                      if (a.devices != b.devices) return a.devices < b.devices;

@@ -122,8 +122,10 @@ struct SplitCandidate {
 // replicas; pp = d.pp in both; tp over the divisors the model allows,
 // powers of two up to a node) and every colocated tp with as many replicas
 // as fit, each simulated on the same requests. Ranking (DistServe Sec. 3's
-// objective, goodput at the rate, per GPU): the highest SLO attainment,
-// then the fewest devices, then the lowest p90 TTFT. Colocated layouts are
+// objective, the most goodput per GPU, at a given rate: the fewest GPUs that
+// meet the SLO): layouts meeting it (attainment >= d.slo_attainment) first,
+// fewest devices first among them; then the rest by attainment; ties go to
+// higher attainment, then the lower p90 TTFT. Colocated layouts are
 // tried with 1 .. gpus / (tp x pp) replicas, disaggregated ones with every
 // prefill and decode replica count that fits. Colocated wins ties with
 // disaggregation (one pool is simpler to run).

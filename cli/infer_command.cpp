@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kHelp =
     "orrery infer SCENARIO.yaml [options]\n\n"
     "Predicts serving the scenario's model as its `inference:` section deploys it\n"
-    "(orrery explain inference lists every key). Three modes:\n"
+    "(orrery explain inference lists every key). Four modes:\n"
     "  (default)   a static batch: batch prompts of `input` tokens, `output` tokens each;\n"
     "              time to first token, time per output token, end-to-end latency,\n"
     "              tokens/s in total and per device, memory per device, the largest\n"
@@ -34,8 +34,8 @@ constexpr const char* kHelp =
     "              rate at or below both that passes --serve --rate R on every seed\n"
     "  --best-split  the best use of the system's devices at `rate` under the SLO: every\n"
     "              disaggregated layout (prefill replicas and tp, decode replicas and tp)\n"
-    "              and every colocated one, simulated on the same requests and ranked by\n"
-    "              SLO attainment, then fewest devices\n"
+    "              and every colocated one, simulated on the same requests; first the\n"
+    "              fewest devices meeting the SLO, then the rest by SLO attainment\n"
     "Disaggregated serving (--disagg, = --set inference.disaggregate=true, with --serve):\n"
     "prompts run on prefill_replicas replicas of prefill_tp x prefill_pp devices, tokens\n"
     "on decode_replicas replicas of decode_tp x decode_pp, and each prompt's KV cache\n"
@@ -44,7 +44,7 @@ constexpr const char* kHelp =
     "2024). It pays when long prompts would stall colocated decodes under tight SLOs;\n"
     "short prompts and long outputs leave prefill GPUs idle and favour colocation.\n"
     "Speculative decoding (inference.speculate, acceptance, draft_model or draft_cost)\n"
-    "applies to every mode.";
+    "applies to every mode but disaggregated serving.";
 
 constexpr const char* kExamples =
     "\nExamples:\n"

@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kHelp =
     "orrery infer SCENARIO.yaml [options]\n\n"
     "Predicts serving the scenario's model as its `inference:` section deploys it\n"
-    "(orrery explain inference lists every key). Three modes:\n"
+    "(orrery explain inference lists every key). Four modes:\n"
     "  (default)   a static batch: batch prompts of `input` tokens, `output` tokens each;\n"
     "              time to first token, time per output token, end-to-end latency,\n"
     "              tokens/s in total and per device, memory per device, the largest\n"
@@ -32,8 +32,19 @@ constexpr const char* kHelp =
     "              slo_ttft and slo_tpot on each of rate_seeds arrival seeds (default 5):\n"
     "              per-seed capacities by bisection, their mean and 95 % interval, and a\n"
     "              rate at or below both that passes --serve --rate R on every seed\n"
+    "  --best-split  the best use of the system's devices at `rate` under the SLO: every\n"
+    "              disaggregated layout (prefill replicas and tp, decode replicas and tp)\n"
+    "              and every colocated one, simulated on the same requests; first the\n"
+    "              fewest devices meeting the SLO, then the rest by SLO attainment\n"
+    "Disaggregated serving (--disagg, = --set inference.disaggregate=true, with --serve):\n"
+    "prompts run on prefill_replicas replicas of prefill_tp x prefill_pp devices, tokens\n"
+    "on decode_replicas replicas of decode_tp x decode_pp, and each prompt's KV cache\n"
+    "(layers x 2 x KV heads x head dim x prompt tokens x KV bytes) crosses the network\n"
+    "tier kv_tier between them (DistServe, Zhong et al. 2024; Splitwise, Patel et al.\n"
+    "2024). It pays when long prompts would stall colocated decodes under tight SLOs;\n"
+    "short prompts and long outputs leave prefill GPUs idle and favour colocation.\n"
     "Speculative decoding (inference.speculate, acceptance, draft_model or draft_cost)\n"
-    "applies to every mode.";
+    "applies to every mode but disaggregated serving.";
 
 constexpr const char* kExamples =
     "\nExamples:\n"
@@ -43,7 +54,10 @@ constexpr const char* kExamples =
     "  orrery infer llama2-70b-h100-infer --set inference.speculate=4 --set inference.acceptance=0.8\n"
     "  orrery infer llama2-70b-h100-infer --serve --rate 4 --scheduler chunked\n"
     "  orrery infer llama2-70b-h100-infer --max-rate --set inference.slo_ttft=500ms "
-    "--set inference.slo_tpot=50ms\n";
+    "--set inference.slo_tpot=50ms\n"
+    "  orrery infer llama2-70b-h100-infer --serve --disagg --set inference.prefill_tp=2 "
+    "--set inference.prefill_replicas=2 --set inference.decode_tp=4\n"
+    "  orrery infer llama2-70b-h100-infer --best-split --rate 4\n";
 
 }  // namespace
 
@@ -59,6 +73,8 @@ int RunInfer(const Args& args, std::ostream& out, std::ostream& err) {
       "output", po::value(&output), "generated tokens (= --set inference.output=O)")(
       "serve", "simulate serving a request stream")(
       "max-rate", "search the highest request rate meeting the SLO")(
+      "best-split", "best disaggregated or colocated layout of the system's devices at --rate")(
+      "disagg", "with --serve: prefill and decode on separate pools (= --set inference.disaggregate=true)")(
       "rate", po::value(&rate), "requests/s for --serve (= --set inference.rate=R)")(
       "requests", po::value(&requests), "requests to simulate (= --set inference.requests=N)")(
       "scheduler", po::value(&scheduler), "static | continuous | chunked")(
@@ -66,10 +82,15 @@ int RunInfer(const Args& args, std::ostream& out, std::ostream& err) {
   v.Examples(kExamples);
   if (const int code = v.Parse(args, out, err); code >= 0) return code;
   if (!v.Has("scenario")) return v.Usage(err, "missing SCENARIO");
-  if (v.Has("serve") && v.Has("max-rate"))
-    return v.Usage(err, "--serve and --max-rate are separate modes; give one");
+  if (v.Has("serve") + v.Has("max-rate") + v.Has("best-split") > 1)
+    return v.Usage(err, "--serve, --max-rate and --best-split are separate modes; give one");
+  if (v.Has("disagg") && !v.Has("serve"))
+    return v.Usage(err, "--disagg simulates a request stream: give it with --serve");
   InferRequest req;
-  req.mode = v.Has("serve") ? InferMode::kServe : v.Has("max-rate") ? InferMode::kMaxRate : InferMode::kStatic;
+  req.mode = v.Has("serve")        ? InferMode::kServe
+             : v.Has("max-rate")   ? InferMode::kMaxRate
+             : v.Has("best-split") ? InferMode::kSplit
+                                   : InferMode::kStatic;
   // Shortcut options are --set overrides with the same rules and messages.
   std::vector<std::string> sets = v.sets();
   if (v.Has("batch")) sets.push_back("inference.batch=" + std::to_string(batch));
@@ -78,6 +99,7 @@ int RunInfer(const Args& args, std::ostream& out, std::ostream& err) {
   if (v.Has("rate")) sets.push_back("inference.rate=" + FormatPlain(rate, 12));
   if (v.Has("requests")) sets.push_back("inference.requests=" + std::to_string(requests));
   if (v.Has("scheduler")) sets.push_back("inference.scheduler=" + scheduler);
+  if (v.Has("disagg")) sets.push_back("inference.disaggregate=true");
   if (v.Has("trace")) {
     sets.push_back("inference.trace=" + trace);
     sets.push_back("inference.arrivals=trace");

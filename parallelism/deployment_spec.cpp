@@ -118,7 +118,28 @@ const base::Schema<InferenceDeployment>& InferenceDeploymentSchema() {
                 "empty = draft_cost.")
         .Real("draft_cost", &D::draft_cost, 0, 10, "0.05",
               "Speculative decoding without a draft model: one draft step as a fraction of a "
-              "target decode step (Leviathan et al. 2023, c; small for Medusa-style heads).");
+              "target decode step (Leviathan et al. 2023, c; small for Medusa-style heads).")
+        .Bool("disaggregate", &D::disaggregate, "false",
+              "Serving: run prompts (prefill) and token generation (decode) on separate "
+              "pools of replicas and send each prompt's KV cache between them (DistServe, "
+              "Zhong et al. 2024; Splitwise, Patel et al. 2024): no prefill stalls the "
+              "decodes, each phase gets its own tp; costs the KV transfer and the split GPUs.")
+        .Int("prefill_tp", &D::prefill_tp, 0, 1e5, "0",
+             "Disaggregated serving: tensor-parallel degree of a prefill replica (0 = tp).")
+        .Int("prefill_pp", &D::prefill_pp, 0, 1e4, "0",
+             "Disaggregated serving: pipeline stages of a prefill replica (0 = pp).")
+        .Int("prefill_replicas", &D::prefill_replicas, 1, 1e5, "1",
+             "Disaggregated serving: prefill replicas (requests go to them round robin).")
+        .Int("decode_tp", &D::decode_tp, 0, 1e5, "0",
+             "Disaggregated serving: tensor-parallel degree of a decode replica (0 = tp).")
+        .Int("decode_pp", &D::decode_pp, 0, 1e4, "0",
+             "Disaggregated serving: pipeline stages of a decode replica (0 = pp).")
+        .Int("decode_replicas", &D::decode_replicas, 1, 1e5, "1",
+             "Disaggregated serving: decode replicas (KV arrivals go to them round robin).")
+        .Int("kv_tier", &D::kv_tier, -1, 64, "-1",
+             "Disaggregated serving: index of the system.network tier the KV cache crosses "
+             "from prefill to decode (0 = innermost, e.g. NVLink); -1 = the innermost tier "
+             "whose domain holds both pools.");
     return s;
   }();
   return schema;

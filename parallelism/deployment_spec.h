@@ -68,6 +68,15 @@ struct InferenceDeployment {
   double acceptance = 0.7;          // per-token acceptance rate a
   std::string draft_model;          // a model preset; empty = draft_cost
   double draft_cost = 0.05;         // draft step / target step when no draft model (Medusa-like heads)
+  // --- disaggregated serving (DistServe, Zhong et al. 2024; Splitwise) ------
+  bool disaggregate = false;        // --serve: prefill and decode on separate pools
+  int64_t prefill_tp = 0;           // 0 = tp
+  int64_t prefill_pp = 0;           // 0 = pp
+  int64_t prefill_replicas = 1;
+  int64_t decode_tp = 0;            // 0 = tp
+  int64_t decode_pp = 0;            // 0 = pp
+  int64_t decode_replicas = 1;
+  int64_t kv_tier = -1;             // network tier index of the KV transfer; -1 = innermost that holds both pools
 };
 
 const base::Schema<InferenceDeployment>& InferenceDeploymentSchema();

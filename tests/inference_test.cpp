@@ -498,6 +498,41 @@ TEST(Cli, ServeAndMaxRateModes) {
   EXPECT_EQ(Infer({"llama2-70b-h100-infer", "--serve", "--max-rate"}).code, 2);
 }
 
+// Issue 18: disaggregated serving from the command line. Llama 2 70B with
+// an FP8 KV cache and fixed 2,048-token prompts sends 80 layers x 2 x 8 KV
+// heads x 128 x 1 B = 163,840 B per token, x 2,048 = 335,544,320 B per
+// request from the prefill pool to the decode pool.
+TEST(Cli, DisaggregatedServeAndBestSplit) {
+  const VerbResult r = Infer({"llama2-70b-h100-infer", "--serve", "--disagg", "--requests", "40",
+                              "--set", "inference.lengths=fixed", "--set",
+                              "inference.prefill_tp=2", "--set", "inference.prefill_replicas=2",
+                              "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["disaggregated"]["kv_bytes_per_request"].get<double>(), 335544320.0);
+  EXPECT_EQ(j["disaggregated"]["devices"], 8);  // 2 x tp2 prefill + 1 x tp4 decode
+  EXPECT_EQ(j["disaggregated"]["kv_tier"], "nvlink");
+  EXPECT_EQ(j["result"]["requests"], 40);
+  const VerbResult text = Infer({"llama2-70b-h100-infer", "--serve", "--disagg", "--requests", "40"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("KV handoff"), std::string::npos) << text.out;
+  // --disagg is a serving option; --max-rate searches colocated layouts only.
+  EXPECT_EQ(Infer({"llama2-70b-h100-infer", "--disagg"}).code, 2);
+  EXPECT_EQ(Infer({"llama2-70b-h100-infer", "--serve", "--best-split"}).code, 2);
+  const VerbResult mr = Infer({"llama2-70b-h100-infer", "--max-rate", "--set",
+                               "inference.disaggregate=true"});
+  EXPECT_NE(mr.code, 0);
+  EXPECT_NE(mr.out.find("--best-split"), std::string::npos) << mr.out;
+  const VerbResult split = Infer({"llama2-70b-h100-infer", "--best-split", "--requests", "60",
+                                  "--format", "json"});
+  ASSERT_EQ(split.code, 0) << split.err;
+  const auto sj = nlohmann::json::parse(split.out);
+  EXPECT_EQ(sj["mode"], "split");
+  EXPECT_EQ(sj["gpus"], 8);
+  ASSERT_GT(sj["candidates"].size(), 1u);
+  EXPECT_LE(sj["candidates"][0]["devices"].get<int>(), 8);
+}
+
 // Issue 18: a masked-MHA decode kernel (one thread block per sequence and
 // query head, TensorRT-LLM before XQA) loads a GQA cache once per query head.
 // Llama 2 70B at TP 4 in fp8: 64 / 4 = 16 query heads and 8 / 4 = 2 KV heads

@@ -12,6 +12,7 @@ const char* InferModeName(InferMode m) {
     case InferMode::kStatic: return "static";
     case InferMode::kServe: return "serve";
     case InferMode::kMaxRate: return "max_rate";
+    case InferMode::kSplit: return "split";
   }
   return "?";
 }
@@ -75,6 +76,27 @@ InferResult Infer(const InferRequest& req, const Control& control) {
     r.reason = "cancelled before the simulation started";
     return r;
   }
+  if ((req.mode == InferMode::kSplit || d.disaggregate) && d.speculate > 0) {
+    r.status = Status::kInfeasible;
+    r.reason = "disaggregated serving does not model speculative decoding (inference.speculate "
+               "must be 0)";
+    return r;
+  }
+  if (req.mode == InferMode::kMaxRate && d.disaggregate) {
+    r.status = Status::kInfeasible;
+    r.reason = "--max-rate searches colocated serving; for disaggregated layouts use "
+               "--best-split (at a rate) or --serve with inference.disaggregate";
+    return r;
+  }
+  if (req.mode == InferMode::kSplit) {
+    r.split = engine::BestSplit(est, d, hardware::DeviceCount(s.system));
+    r.has_result = true;
+    if (!r.split.found) {
+      r.status = Status::kInfeasible;
+      r.reason = r.split.reason;
+    }
+    return r;
+  }
   if (req.mode == InferMode::kServe) {
     std::vector<engine::Request> reqs;
     if (d.arrivals == parallelism::Arrivals::kTrace) {
@@ -89,7 +111,15 @@ InferResult Infer(const InferRequest& req, const Control& control) {
       reqs = engine::PoissonRequests(d, d.rate);
       r.arrivals = "poisson";
     }
-    r.serving = engine::SimulateServing(est, d, std::move(reqs));
+    if (d.disaggregate) {
+      r.disaggregated = true;
+      r.disagg = engine::SimulateDisaggregated(est, d, reqs);
+      r.serving = r.disagg.serving;
+      r.serving.feasible = r.disagg.feasible;
+      r.serving.reason = r.disagg.reason;
+    } else {
+      r.serving = engine::SimulateServing(est, d, std::move(reqs));
+    }
     r.has_result = true;
     if (!r.serving.feasible) {
       r.status = Status::kInfeasible;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/api/common.h"
+#include "core/estimate/disagg_serving.h"
 #include "core/estimate/inference_estimator.h"
 #include "core/estimate/serving_sim.h"
 
@@ -21,6 +22,8 @@ enum class InferMode {
   kStatic,   // one static batch
   kServe,    // a request stream (Poisson at inference.rate, or a CSV trace)
   kMaxRate,  // the highest Poisson rate meeting the SLO on every seed (serving_sim.h)
+  kSplit,    // the best disaggregated or colocated use of the system's devices at `rate`
+             // (disagg_serving.h, BestSplit)
 };
 const char* InferModeName(InferMode m);
 
@@ -44,6 +47,12 @@ struct InferResult : ResultBase {
   // kServe:
   std::string arrivals;                    // "poisson" or "trace FILE"
   engine::ServingResult serving;
+  // kServe with inference.disaggregate: the pools and the KV transfer
+  // (`serving` above holds the end-to-end outcomes as well).
+  bool disaggregated = false;
+  engine::DisaggResult disagg;
+  // kSplit:
+  engine::SplitSearch split;
   // kMaxRate:
   engine::RateSearch max_rate;
 };

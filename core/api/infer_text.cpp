@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iomanip>
+#include <string>
 
 #include "core/api/text.h"
 #include "core/base/format.h"
@@ -99,6 +100,66 @@ void PrintServing(const engine::ServingResult& r, std::ostream& out) {
       << FormatCount(static_cast<double>(r.kv_capacity_tokens), "tokens") << "\n";
 }
 
+void PrintPools(const engine::DisaggResult& g, std::ostream& out) {
+  out << "pools      prefill " << g.prefill.replicas << " x (tp " << g.prefill.tp << ", pp "
+      << g.prefill.pp << "), decode " << g.decode.replicas << " x (tp " << g.decode.tp << ", pp "
+      << g.decode.pp << "): " << g.devices << " devices\n";
+  if (!g.feasible) return;
+  out << "KV handoff " << FormatBytes(g.kv_bytes_mean) << " per request over "
+      << (g.link.tier < 0 ? std::string("no tier (same device)") : "tier '" + g.link.name + "'")
+      << ": " << FormatTime(g.transfer_s_mean) << " on the link, "
+      << FormatTime(g.transfer_wait_s_mean) << " waiting for it, "
+      << FormatTime(g.decode_wait_s_mean) << " waiting for a decode slot (means; in TPOT)\n";
+}
+
+std::string PoolText(const engine::PoolShape& p) {
+  return std::to_string(p.replicas) + " x tp" + std::to_string(p.tp) +
+         (p.pp > 1 ? " pp" + std::to_string(p.pp) : "");
+}
+
+void PrintSplit(const InferResult& r, std::ostream& out) {
+  const auto& d = *r.scenario.inference;
+  const engine::SplitSearch& sp = r.split;
+  out << "SLO        TTFT " << (d.slo_ttft > 0 ? FormatTime(d.slo_ttft) : "none") << ", TPOT "
+      << (d.slo_tpot > 0 ? FormatTime(d.slo_tpot) : "none") << ", met by "
+      << FormatPercent(d.slo_attainment) << " of " << d.requests << " Poisson requests at "
+      << FormatRate(d.rate, "requests") << "; up to " << sp.gpus << " devices\n\n";
+  if (!sp.found) {
+    out << "no split found: " << sp.reason << "\n";
+    return;
+  }
+  out << "  rank  layout        prefill       decode        devices  SLO met   goodput     "
+         "TTFT p90    TPOT p90\n";
+  auto row = [&](size_t i) {
+    const engine::SplitCandidate& c = sp.candidates[i];
+    out << std::setw(6) << i + 1 << "  " << std::left << std::setw(14)
+        << (c.disaggregated ? "disaggregated" : "colocated") << std::setw(14) << PoolText(c.prefill)
+        << std::setw(14) << (c.disaggregated ? PoolText(c.decode) : "(same)") << std::right
+        << std::setw(7) << c.devices;
+    if (!c.feasible) {
+      out << "  infeasible: " << c.reason << "\n";
+      return;
+    }
+    out << std::setw(9) << FormatPercent(c.slo_attainment) << std::setw(12)
+        << FormatNumber(c.goodput_requests_per_s, 4) << "/s" << std::setw(12)
+        << FormatTime(c.ttft_p90_s) << std::setw(12) << FormatTime(c.tpot_p90_s) << "\n";
+  };
+  const size_t shown = std::min<size_t>(10, sp.candidates.size());
+  for (size_t i = 0; i < shown; ++i) row(i);
+  for (int best : {sp.best_colocated, sp.best_disaggregated})
+    if (best >= static_cast<int>(shown)) row(static_cast<size_t>(best));
+  out << "(" << sp.candidates.size() << " layouts simulated on the same requests)\n\n";
+  out << "best: " << (sp.prefers_disaggregation ? "disaggregated" : "colocated");
+  if (sp.best_colocated >= 0 && sp.best_disaggregated >= 0) {
+    const auto& c = sp.candidates[static_cast<size_t>(sp.best_colocated)];
+    const auto& g = sp.candidates[static_cast<size_t>(sp.best_disaggregated)];
+    out << " (colocated best " << FormatPercent(c.slo_attainment) << " on " << c.devices
+        << " devices, disaggregated best " << FormatPercent(g.slo_attainment) << " on "
+        << g.devices << ")";
+  }
+  out << "\n";
+}
+
 }  // namespace
 
 void PrintInferTable(const InferResult& r, std::ostream& out) {
@@ -109,7 +170,9 @@ void PrintInferTable(const InferResult& r, std::ostream& out) {
     out << "\nINFEASIBLE: " << r.reason << "\n";
     return;
   }
+  if (r.mode == InferMode::kSplit) return PrintSplit(r, out);
   if (r.mode == InferMode::kServe) {
+    if (r.disaggregated) PrintPools(r.disagg, out);
     out << "serving    " << SchedulerName(d.scheduler) << " batching"
         << (d.paged_kv && d.scheduler != parallelism::Scheduler::kStatic ? ", paged KV" : "")
         << ", max " << d.max_batch << " running, " << d.max_batch_tokens << " tokens per iteration; "

@@ -317,6 +317,37 @@ Json ToJson(const InferResult& r) {
     j["arrivals"] = r.arrivals;
     if (d.arrivals != parallelism::Arrivals::kTrace) j["rate_requests_per_s"] = d.rate;
     j["result"] = ServingJson(r.serving);
+    if (r.disaggregated) {
+      const engine::DisaggResult& g = r.disagg;
+      j["disaggregated"] = {
+          {"prefill", {{"tp", g.prefill.tp}, {"pp", g.prefill.pp}, {"replicas", g.prefill.replicas}}},
+          {"decode", {{"tp", g.decode.tp}, {"pp", g.decode.pp}, {"replicas", g.decode.replicas}}},
+          {"devices", g.devices},
+          {"kv_tier", g.link.name},
+          {"kv_bytes_per_request", g.kv_bytes_mean},
+          {"kv_transfer_s", g.transfer_s_mean},
+          {"kv_link_wait_s", g.transfer_wait_s_mean},
+          {"decode_wait_s", g.decode_wait_s_mean}};
+    }
+    return j;
+  }
+  if (r.mode == InferMode::kSplit) {
+    j["rate_requests_per_s"] = d.rate;
+    j["gpus"] = r.split.gpus;
+    j["prefers_disaggregation"] = r.split.prefers_disaggregation;
+    Json rows = Json::array();
+    for (const engine::SplitCandidate& c : r.split.candidates)
+      rows.push_back({{"disaggregated", c.disaggregated},
+                      {"prefill", {{"tp", c.prefill.tp}, {"pp", c.prefill.pp}, {"replicas", c.prefill.replicas}}},
+                      {"decode", {{"tp", c.decode.tp}, {"pp", c.decode.pp}, {"replicas", c.decode.replicas}}},
+                      {"devices", c.devices},
+                      {"feasible", c.feasible},
+                      {"reason", c.feasible ? Json() : Json(c.reason)},
+                      {"slo_attainment", c.slo_attainment},
+                      {"goodput_requests_per_s", c.goodput_requests_per_s},
+                      {"ttft_p90_s", c.ttft_p90_s},
+                      {"tpot_p90_s", c.tpot_p90_s}});
+    j["candidates"] = rows;
     return j;
   }
   const engine::RateSearch& m = r.max_rate;

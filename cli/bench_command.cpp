@@ -23,7 +23,8 @@ int RunEventBench(const Args& args, std::ostream& out, std::ostream& err) {
       "task (F 10 ms, B 20 ms per stage, split over the chunks; W = half of B for zb-h1 and\n"
       "the V-shapes), each stage-to-stage send one task (50 us), plus 4 gradient buckets\n"
       "overlapping the last backward and the optimizer step per stage. Prints the best of N\n"
-      "runs: tasks, events (task completions), wall time and simulated events per second.");
+      "runs: tasks, events (task completions), wall time, simulated events per second, and\n"
+      "the CPU time of that run (on a loaded machine wall time also counts other processes).");
   EventBenchRequest req;
   std::string engine = "event";
   v.Formats();
@@ -56,6 +57,7 @@ int RunEventBench(const Args& args, std::ostream& out, std::ostream& err) {
         << "analyse         " << FormatTime(r.analyze_s) << "\n"
         << "wall            " << FormatTime(r.wall_s) << "  (" << FormatRate(events / r.wall_s, "events")
         << " end to end; best of " << r.repeat << ")\n"
+        << "cpu             " << FormatTime(r.cpu_s) << "  (this thread, the same run)\n"
         << "(simulated iteration " << FormatTime(r.simulated_iteration_s) << ", bubble "
         << FormatPercent(r.bubble_fraction) << ")\n";
   }

@@ -43,6 +43,9 @@ struct EventBenchResult : ResultBase {
   int64_t stages = 0, microbatches = 0, chunks = 0, repeat = 0;
   uint64_t tasks = 0, dependencies = 0, events = 0;
   double build_s = 0, simulate_s = 0, analyze_s = 0, wall_s = 0;  // the best run
+  // CPU time of this thread over the best run (build + simulate + analyse):
+  // on a loaded machine wall time counts the time other processes ran.
+  double cpu_s = 0;
   double simulated_iteration_s = 0, bubble_fraction = 0;
 };
 

@@ -483,6 +483,7 @@ Json ToJson(const EventBenchResult& r) {
   j["simulate_s"] = r.simulate_s;
   j["analyze_s"] = r.analyze_s;
   j["wall_s"] = r.wall_s;
+  j["cpu_s"] = r.cpu_s;
   j["events_per_s"] = r.simulate_s > 0 ? static_cast<double>(r.events) / r.simulate_s : 0.0;
   j["events_per_s_end_to_end"] = r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s : 0.0;
   j["simulated_iteration_s"] = r.simulated_iteration_s;

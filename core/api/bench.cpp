@@ -11,6 +11,17 @@
 
 namespace orrery {
 
+namespace {
+
+// This thread's CPU time in seconds (POSIX clock_gettime, CLOCK_THREAD_CPUTIME_ID).
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+}  // namespace
+
 BenchResult Bench(const BenchRequest& req) {
   BenchResult r;
   if (!(req.seconds > 0 && req.seconds <= 600)) {
@@ -41,6 +52,7 @@ BenchResult Bench(const BenchRequest& req) {
   using clock = std::chrono::steady_clock;
   auto start = clock::now();
   auto limit = start + std::chrono::duration<double>(req.seconds / 2);
+  double cpu0 = ThreadCpuSeconds();
   int64_t n = 0;
   double sink = 0;
   while (clock::now() < limit) {
@@ -49,6 +61,7 @@ BenchResult Bench(const BenchRequest& req) {
   }
   r.estimates = n;
   r.elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
+  r.cpu_s = ThreadCpuSeconds() - cpu0;
   r.mean_iteration_s = sink / static_cast<double>(n);
   // Prepare once (plans 0 and 1 hold both micro-batch sizes), run many.
   const engine::PreparedWorkload prepared[2] = {estimator.Prepare(plans[0], s->workload),
@@ -64,6 +77,7 @@ BenchResult Bench(const BenchRequest& req) {
   }
   start = clock::now();
   limit = start + std::chrono::duration<double>(req.seconds / 2);
+  cpu0 = ThreadCpuSeconds();
   int64_t np = 0;
   double check = 0;
   while (clock::now() < limit) {
@@ -75,6 +89,7 @@ BenchResult Bench(const BenchRequest& req) {
   }
   r.prepared_estimates = np;
   r.prepared_elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
+  r.prepared_cpu_s = ThreadCpuSeconds() - cpu0;
   (void)check;
   return r;
 }
@@ -136,14 +151,8 @@ EventBenchResult BenchEvent(const EventBenchRequest& req) {
   parallelism::StepResult result;
   base::Simulator sim;
   base::Timeline timeline;
-  // This thread's CPU time (POSIX clock_gettime, CLOCK_THREAD_CPUTIME_ID).
-  auto thread_cpu = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-  };
   for (int64_t k = 0; k < req.repeat; ++k) {
-    const double cpu0 = thread_cpu();
+    const double cpu0 = ThreadCpuSeconds();
     const auto t0 = clock::now();
     parallelism::StepGraph g;
     const parallelism::StepError e = parallelism::BuildStepGraph(spec, g);
@@ -157,7 +166,7 @@ EventBenchResult BenchEvent(const EventBenchRequest& req) {
     const auto t2 = clock::now();
     result = parallelism::Analyze(g, timeline);
     const auto t3 = clock::now();
-    const double cpu = thread_cpu() - cpu0;
+    const double cpu = ThreadCpuSeconds() - cpu0;
     r.dependencies = g.graph.dependency_count();
     const double build = std::chrono::duration<double>(t1 - t0).count();
     const double simulate = std::chrono::duration<double>(t2 - t1).count();

@@ -26,6 +26,9 @@ struct BenchResult : ResultBase {
   // (TrainingEstimator::Prepare), as a search runs a block of plans.
   int64_t prepared_estimates = 0;
   double prepared_elapsed_s = 0;
+  // This thread's CPU time over each half: on a loaded machine the wall time
+  // also counts the time other processes ran, the CPU time does not.
+  double cpu_s = 0, prepared_cpu_s = 0;
 };
 
 // Times TrainingEstimator::Run on this thread over six plans (micro-batch 1

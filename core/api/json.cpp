@@ -466,6 +466,11 @@ Json ToJson(const BenchResult& r) {
   j["prepared_elapsed_s"] = r.prepared_elapsed_s;
   j["prepared_estimates_per_s"] =
       r.prepared_elapsed_s > 0 ? static_cast<double>(r.prepared_estimates) / r.prepared_elapsed_s : 0.0;
+  j["cpu_s"] = r.cpu_s;
+  j["prepared_cpu_s"] = r.prepared_cpu_s;
+  j["estimates_per_cpu_s"] = r.cpu_s > 0 ? static_cast<double>(r.estimates) / r.cpu_s : 0.0;
+  j["prepared_estimates_per_cpu_s"] =
+      r.prepared_cpu_s > 0 ? static_cast<double>(r.prepared_estimates) / r.prepared_cpu_s : 0.0;
   return j;
 }
 

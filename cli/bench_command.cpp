@@ -23,7 +23,8 @@ int RunEventBench(const Args& args, std::ostream& out, std::ostream& err) {
       "task (F 10 ms, B 20 ms per stage, split over the chunks; W = half of B for zb-h1 and\n"
       "the V-shapes), each stage-to-stage send one task (50 us), plus 4 gradient buckets\n"
       "overlapping the last backward and the optimizer step per stage. Prints the best of N\n"
-      "runs: tasks, events (task completions), wall time and simulated events per second.");
+      "runs: tasks, events (task completions), wall time, simulated events per second, and\n"
+      "the CPU time of that run (on a loaded machine wall time also counts other processes).");
   EventBenchRequest req;
   std::string engine = "event";
   v.Formats();
@@ -56,6 +57,7 @@ int RunEventBench(const Args& args, std::ostream& out, std::ostream& err) {
         << "analyse         " << FormatTime(r.analyze_s) << "\n"
         << "wall            " << FormatTime(r.wall_s) << "  (" << FormatRate(events / r.wall_s, "events")
         << " end to end; best of " << r.repeat << ")\n"
+        << "cpu             " << FormatTime(r.cpu_s) << "  (this thread, the same run)\n"
         << "(simulated iteration " << FormatTime(r.simulated_iteration_s) << ", bubble "
         << FormatPercent(r.bubble_fraction) << ")\n";
   }
@@ -73,7 +75,8 @@ int RunBench(const Args& args, std::ostream& out, std::ostream& err) {
       "Times TrainingEstimator::Run on one core (one thread) over varying plans of the\n"
       "scenario (default: GPT-3 175B on 1024 A100, configs/scenarios/gpt3-175b-1024-a100.yaml)\n"
       "and prints estimates per second, from scratch and against a workload prepared once\n"
-      "per micro-batch (half of --seconds each).\n"
+      "per micro-batch (half of --seconds each), per second of wall time and per second of\n"
+      "this thread's CPU time (the figure to compare on a loaded machine).\n"
       "orrery bench --engine event --help: the event-driven engine's speed instead.");
   BenchRequest req;
   std::string engine = "closed";
@@ -100,6 +103,13 @@ int RunBench(const Args& args, std::ostream& out, std::ostream& err) {
         << FormatRate(static_cast<double>(r.prepared_estimates) / r.prepared_elapsed_s, "estimates")
         << " (" << FormatTime(r.prepared_elapsed_s / static_cast<double>(r.prepared_estimates))
         << " each: workload prepared once per micro-batch, as a search runs a block)\n"
+        << "per CPU second  "
+        << FormatRate(r.cpu_s > 0 ? static_cast<double>(r.estimates) / r.cpu_s : 0.0, "estimates")
+        << " from scratch, "
+        << FormatRate(r.prepared_cpu_s > 0 ? static_cast<double>(r.prepared_estimates) / r.prepared_cpu_s : 0.0,
+                      "estimates")
+        << " prepared (this thread's CPU time: on a loaded machine\n"
+        << "                wall time also counts other processes)\n"
         << "(checksum " << FormatTime(r.mean_iteration_s) << " mean iteration)\n";
   return kExitOk;
 }

@@ -1,9 +1,11 @@
 // `orrery validate`: parses options, calls orrery::Validate (core/api/
 // validate.h, over core/validation/), presents the rows and the summary.
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <sstream>
+#include <string>
 
 #include "cli/api_support.h"
 #include "cli/cli_common.h"
@@ -109,15 +111,26 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       }
       if (show_assumptions && !r.assumptions.empty()) out << "      assumed: " << r.assumptions << "\n";
     }
+    // A mean over no rows is not 0 %: a source or a file with nothing
+    // evaluated says "no data" instead of a MAPE (issue 19's invariants).
     out << "\nby source:\n";
-    for (const auto& [name, g] : res.by_source)
-      out << "  " << std::left << std::setw(40) << name.substr(0, 39) << std::right << " MAPE "
-          << std::setw(6) << Fixed(g.mape_pct, 2) << " %  max " << std::setw(6)
-          << Fixed(g.max_abs_error_pct, 2) << " %  (" << g.evaluated << " evaluated, "
-          << g.skipped << " skipped)\n";
-    out << "\nall: MAPE " << Fixed(report.mape_pct, 2) << " %, max |error| "
-        << Fixed(report.max_abs_error_pct, 2) << " %, " << report.evaluated << " evaluated, "
-        << report.skipped << " skipped\n";
+    size_t name_width = 0;
+    for (const auto& entry : res.by_source) name_width = std::max(name_width, entry.first.size());
+    for (const auto& [name, g] : res.by_source) {
+      out << "  " << std::left << std::setw(static_cast<int>(name_width)) << name << std::right;
+      if (g.evaluated > 0)
+        out << "  MAPE " << std::setw(6) << Fixed(g.mape_pct, 2) << " %  max " << std::setw(6)
+            << Fixed(g.max_abs_error_pct, 2) << " %";
+      else
+        out << "  no data" << std::string(20, ' ');
+      out << "  (" << g.evaluated << " evaluated, " << g.skipped << " skipped)\n";
+    }
+    if (report.evaluated > 0)
+      out << "\nall: MAPE " << Fixed(report.mape_pct, 2) << " %, max |error| "
+          << Fixed(report.max_abs_error_pct, 2) << " %, ";
+    else
+      out << "\nall: no data, ";
+    out << report.evaluated << " evaluated, " << report.skipped << " skipped\n";
   }
   for (const auto& f : res.failures) err << "validate: " << f << "\n";
   return static_cast<int>(res.status);

@@ -747,24 +747,57 @@ StepResult Analyze(const StepGraph& g, const base::Timeline& t) {
                            (info.kind == TaskKind::kBackward);
     if (last_pass) to[cell] = std::max(to[cell], t.finish[i]);
   }
-  std::vector<std::pair<double, double>> ev;  // (time, +bytes or -bytes); count via sign
+  std::vector<std::pair<double, double>> ev, merged;  // (time, +bytes or -bytes); count via sign
   ev.reserve(static_cast<size_t>(2 * v * m));
+  merged.reserve(ev.capacity());
+  std::vector<size_t> runs, next_runs;
+  const auto before = [](const std::pair<double, double>& a, const std::pair<double, double>& b) {
+    return a.first < b.first || (a.first == b.first && a.second < b.second);
+  };
   for (int64_t d = 0; d < p; ++d) {
+    // The acquisitions of one chunk, then its releases, each in microbatch
+    // order: every schedule runs a chunk's microbatches in order, so each
+    // such run is already in time order and merging the runs sorts the
+    // whole. Elements the order cannot tell apart are equal pairs, so the
+    // result is the one std::sort gives; a run out of order falls back to it.
     ev.clear();
+    runs.assign(1, 0);
     for (int64_t c = 0; c < v; ++c) {
       const double bytes = g.activation_bytes[static_cast<size_t>(d * v + c)];
-      for (int64_t j = 0; j < m; ++j) {
-        const size_t cell = static_cast<size_t>((d * v + c) * m + j);
-        if (from[cell] == inf) continue;
-        // Encode the count in the integer part and bytes as a second key:
-        // releases sort before acquisitions at equal times.
-        ev.emplace_back(from[cell], bytes + 1);
-        ev.emplace_back(to[cell], -(bytes + 1));
+      for (int pass = 0; pass < 2; ++pass) {
+        for (int64_t j = 0; j < m; ++j) {
+          const size_t cell = static_cast<size_t>((d * v + c) * m + j);
+          if (from[cell] == inf) continue;
+          // Encode the count in the integer part and bytes as a second key:
+          // releases sort before acquisitions at equal times.
+          if (pass == 0) ev.emplace_back(from[cell], bytes + 1);
+          else ev.emplace_back(to[cell], -(bytes + 1));
+        }
+        runs.push_back(ev.size());
       }
     }
-    std::sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
-      return a.first < b.first || (a.first == b.first && a.second < b.second);
-    });
+    bool in_order = true;
+    for (size_t k = 0; k + 1 < runs.size() && in_order; ++k)
+      in_order = std::is_sorted(ev.begin() + static_cast<std::ptrdiff_t>(runs[k]),
+                                ev.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]), before);
+    if (!in_order) {
+      std::sort(ev.begin(), ev.end(), before);
+    } else {
+      // Merge neighbouring runs until one is left.
+      while (runs.size() > 2) {
+        merged.resize(ev.size());
+        next_runs.assign(1, 0);
+        for (size_t k = 0; k + 1 < runs.size(); k += 2) {
+          const auto a = ev.begin() + static_cast<std::ptrdiff_t>(runs[k]);
+          const auto b = ev.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]);
+          const auto e = k + 2 < runs.size() ? ev.begin() + static_cast<std::ptrdiff_t>(runs[k + 2]) : b;
+          std::merge(a, b, b, e, merged.begin() + static_cast<std::ptrdiff_t>(runs[k]), before);
+          next_runs.push_back(k + 2 < runs.size() ? runs[k + 2] : runs[k + 1]);
+        }
+        ev.swap(merged);
+        runs.swap(next_runs);
+      }
+    }
     int64_t held = 0, peak = 0;
     double bytes = 0, peak_bytes = 0;
     for (const auto& [time, delta] : ev) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -143,6 +144,61 @@ TEST(GoldenVerbs, ExitStatusesMeanOneThingEach) {
     EXPECT_EQ(code, g.name == "plan_budget" ? 3 : 0) << g.name << ": " << err;
   }
   fs::current_path(before);
+}
+
+// Issue 19's invariants: a source none of whose rows could be evaluated has
+// no mean error. The table says "no data" where a MAPE would stand (it used
+// to print "MAPE 0.00 %"), the JSON gives null with the reason, and a source
+// name longer than the old 40-character column is printed whole.
+TEST(GoldenVerbs, ValidateSourceWithNoEvaluatedRowSaysNoData) {
+  setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
+  std::ifstream in(kSource + "/validation/training_runs.csv");
+  std::string header, row;
+  ASSERT_TRUE(std::getline(in, header) && std::getline(in, row));
+  // The first row's fields up to its one quoted (last) field, as cells.
+  const size_t quote = row.find('"');
+  ASSERT_NE(quote, std::string::npos);
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    return cells;
+  };
+  const std::vector<std::string> names = split(header);
+  std::vector<std::string> cells = split(row.substr(0, quote));
+  const auto gpus = std::find(names.begin(), names.end(), "gpus") - names.begin();
+  ASSERT_LT(static_cast<size_t>(gpus), cells.size());
+  // 57 characters, none of the (,' that end a source group's name.
+  const std::string source = "A measured source whose name runs well past forty columns";
+  ASSERT_EQ(source.size(), 57u);
+  cells[0] = source;
+  cells[static_cast<size_t>(gpus)] = "";  // skipped: the GPU count cannot be assumed
+  std::string skipped_row;
+  for (const auto& c : cells) skipped_row += c + ",";
+  skipped_row += row.substr(quote);
+  const fs::path csv = fs::temp_directory_path() / ("orrery_no_data_" + std::to_string(getpid()) + ".csv");
+  std::ofstream(csv) << header << "\n" << skipped_row << "\n";
+
+  int code = -1;
+  std::string err;
+  const std::string text = RunVerb({"validate", csv.string()}, code, err);
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_NE(text.find("  " + source + "  no data"), std::string::npos) << text;
+  EXPECT_NE(text.find("(0 evaluated, 1 skipped)"), std::string::npos) << text;
+  EXPECT_NE(text.find("all: no data, 0 evaluated, 1 skipped"), std::string::npos) << text;
+  EXPECT_EQ(text.find("MAPE"), std::string::npos) << text;
+
+  const nlohmann::json j = nlohmann::json::parse(RunVerb({"validate", csv.string(), "--format", "json"}, code, err));
+  EXPECT_TRUE(j["mape_pct"].is_null());
+  EXPECT_TRUE(j["max_abs_error_pct"].is_null());
+  EXPECT_EQ(j["no_data"], "no row evaluated (1 skipped)");
+  const nlohmann::json& g = j["by_source"][source];
+  EXPECT_TRUE(g["mape_pct"].is_null());
+  EXPECT_TRUE(g["max_abs_error_pct"].is_null());
+  EXPECT_EQ(g["no_data"], "no row evaluated (1 skipped)");
+  EXPECT_EQ(g["evaluated"], 0);
+  EXPECT_EQ(g["skipped"], 1);
+  fs::remove(csv);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "cli/cli_common.h"
@@ -332,6 +333,42 @@ TEST(Search, PreparedRunIsBitIdenticalToRun) {
   EXPECT_FALSE(prepared.Matches(p, s.workload));
   EXPECT_EQ(est.Run(p, s.workload, prepared).iteration_s, est.Run(p, s.workload).iteration_s);
   EXPECT_NE(est.Run(p, s.workload).iteration_s, est.Run(s.training, s.workload).iteration_s);
+}
+
+// The prepared workload also remembers the context-parallel scheme choice
+// (ChooseCpScheme) per group placement, in 4 slots: five group orders, each
+// run twice, with the scheme chosen (auto) or fixed, must give the doubles of
+// a plain Run(), on hits and on slots reused for another placement.
+TEST(Search, PreparedRunWithContextParallelIsBitIdenticalToRun) {
+  const Scenario s = Load("gpt3-175b-1024-a100");
+  const TrainingEstimator est(s.model, s.system);
+  parallelism::TrainingPlan p = s.training;
+  p.cp = 2;
+  p.dp = 8;  // 8 x 8 x 2 x 8 = 1024
+  const PreparedWorkload prepared = est.Prepare(p, s.workload);
+  ASSERT_TRUE(prepared.Matches(p, s.workload));
+  int compared = 0;
+  std::set<double> cp_times;  // the placements must matter, or the slots are not tested
+  for (auto scheme : {parallelism::CpScheme::kAuto, parallelism::CpScheme::kRing, parallelism::CpScheme::kAllGather}) {
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const char* order : {"tp,cp,ep,dp,pp", "tp,pp,dp,cp,ep", "dp,tp,pp,cp,ep", "tp,dp,cp,ep,pp",
+                                "cp,tp,ep,dp,pp"}) {
+        p.cp_scheme = scheme;
+        p.group_order = order;
+        const TrainingEstimate a = est.Run(p, s.workload);
+        const TrainingEstimate b = est.Run(p, s.workload, prepared);
+        ASSERT_EQ(a.infeasible, Infeasible::kNone) << order;
+        EXPECT_GT(a.time.cp_comm, 0) << order;
+        EXPECT_EQ(a.cp_scheme, b.cp_scheme) << order;
+        EXPECT_EQ(a.time.cp_comm, b.time.cp_comm) << order;
+        EXPECT_EQ(a.iteration_s, b.iteration_s) << order;
+        cp_times.insert(a.time.cp_comm);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 3 * 2 * 5);
+  EXPECT_GE(cp_times.size(), 4u);
 }
 
 }  // namespace

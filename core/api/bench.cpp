@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <vector>
 
 #include "core/base/event_queue.h"
@@ -9,6 +10,17 @@
 #include "parallelism/step_graph.h"
 
 namespace orrery {
+
+namespace {
+
+// This thread's CPU time in seconds (POSIX clock_gettime, CLOCK_THREAD_CPUTIME_ID).
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+}  // namespace
 
 BenchResult Bench(const BenchRequest& req) {
   BenchResult r;
@@ -40,6 +52,7 @@ BenchResult Bench(const BenchRequest& req) {
   using clock = std::chrono::steady_clock;
   auto start = clock::now();
   auto limit = start + std::chrono::duration<double>(req.seconds / 2);
+  double cpu0 = ThreadCpuSeconds();
   int64_t n = 0;
   double sink = 0;
   while (clock::now() < limit) {
@@ -48,6 +61,7 @@ BenchResult Bench(const BenchRequest& req) {
   }
   r.estimates = n;
   r.elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
+  r.cpu_s = ThreadCpuSeconds() - cpu0;
   r.mean_iteration_s = sink / static_cast<double>(n);
   // Prepare once (plans 0 and 1 hold both micro-batch sizes), run many.
   const engine::PreparedWorkload prepared[2] = {estimator.Prepare(plans[0], s->workload),
@@ -63,6 +77,7 @@ BenchResult Bench(const BenchRequest& req) {
   }
   start = clock::now();
   limit = start + std::chrono::duration<double>(req.seconds / 2);
+  cpu0 = ThreadCpuSeconds();
   int64_t np = 0;
   double check = 0;
   while (clock::now() < limit) {
@@ -74,6 +89,7 @@ BenchResult Bench(const BenchRequest& req) {
   }
   r.prepared_estimates = np;
   r.prepared_elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
+  r.prepared_cpu_s = ThreadCpuSeconds() - cpu0;
   (void)check;
   return r;
 }
@@ -136,6 +152,7 @@ EventBenchResult BenchEvent(const EventBenchRequest& req) {
   base::Simulator sim;
   base::Timeline timeline;
   for (int64_t k = 0; k < req.repeat; ++k) {
+    const double cpu0 = ThreadCpuSeconds();
     const auto t0 = clock::now();
     parallelism::StepGraph g;
     const parallelism::StepError e = parallelism::BuildStepGraph(spec, g);
@@ -149,6 +166,7 @@ EventBenchResult BenchEvent(const EventBenchRequest& req) {
     const auto t2 = clock::now();
     result = parallelism::Analyze(g, timeline);
     const auto t3 = clock::now();
+    const double cpu = ThreadCpuSeconds() - cpu0;
     r.dependencies = g.graph.dependency_count();
     const double build = std::chrono::duration<double>(t1 - t0).count();
     const double simulate = std::chrono::duration<double>(t2 - t1).count();
@@ -158,6 +176,7 @@ EventBenchResult BenchEvent(const EventBenchRequest& req) {
       r.build_s = build;
       r.simulate_s = simulate;
       r.analyze_s = analyze;
+      r.cpu_s = cpu;
     }
   }
   if (!result.complete) {

@@ -26,6 +26,9 @@ struct BenchResult : ResultBase {
   // (TrainingEstimator::Prepare), as a search runs a block of plans.
   int64_t prepared_estimates = 0;
   double prepared_elapsed_s = 0;
+  // This thread's CPU time over each half: on a loaded machine the wall time
+  // also counts the time other processes ran, the CPU time does not.
+  double cpu_s = 0, prepared_cpu_s = 0;
 };
 
 // Times TrainingEstimator::Run on this thread over six plans (micro-batch 1
@@ -43,6 +46,9 @@ struct EventBenchResult : ResultBase {
   int64_t stages = 0, microbatches = 0, chunks = 0, repeat = 0;
   uint64_t tasks = 0, dependencies = 0, events = 0;
   double build_s = 0, simulate_s = 0, analyze_s = 0, wall_s = 0;  // the best run
+  // CPU time of this thread over the best run (build + simulate + analyse):
+  // on a loaded machine wall time counts the time other processes ran.
+  double cpu_s = 0;
   double simulated_iteration_s = 0, bubble_fraction = 0;
 };
 

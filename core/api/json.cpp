@@ -497,6 +497,11 @@ Json ToJson(const BenchResult& r) {
   j["prepared_elapsed_s"] = r.prepared_elapsed_s;
   j["prepared_estimates_per_s"] =
       r.prepared_elapsed_s > 0 ? static_cast<double>(r.prepared_estimates) / r.prepared_elapsed_s : 0.0;
+  j["cpu_s"] = r.cpu_s;
+  j["prepared_cpu_s"] = r.prepared_cpu_s;
+  j["estimates_per_cpu_s"] = r.cpu_s > 0 ? static_cast<double>(r.estimates) / r.cpu_s : 0.0;
+  j["prepared_estimates_per_cpu_s"] =
+      r.prepared_cpu_s > 0 ? static_cast<double>(r.prepared_estimates) / r.prepared_cpu_s : 0.0;
   return j;
 }
 
@@ -514,6 +519,7 @@ Json ToJson(const EventBenchResult& r) {
   j["simulate_s"] = r.simulate_s;
   j["analyze_s"] = r.analyze_s;
   j["wall_s"] = r.wall_s;
+  j["cpu_s"] = r.cpu_s;
   j["events_per_s"] = r.simulate_s > 0 ? static_cast<double>(r.events) / r.simulate_s : 0.0;
   j["events_per_s_end_to_end"] = r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s : 0.0;
   j["simulated_iteration_s"] = r.simulated_iteration_s;

@@ -92,14 +92,19 @@ nlohmann::ordered_json ToJson(const ValidateResult& res) {
     row["predicted_out_of_memory"] = r.predicted_oom;
     j["rows"].push_back(row);
   }
-  j["mape_pct"] = report.mape_pct;
-  j["max_abs_error_pct"] = report.max_abs_error_pct;
-  j["evaluated"] = report.evaluated;
-  j["skipped"] = report.skipped;
+  // An error over no evaluated rows is not 0 %: MAPE and max |error| are
+  // null then, with a reason (issue 19's invariants).
+  auto summary = [](J& into, const engine::ValidationReport& g) {
+    const bool any = g.evaluated > 0;
+    into["mape_pct"] = any ? J(g.mape_pct) : J();
+    into["max_abs_error_pct"] = any ? J(g.max_abs_error_pct) : J();
+    if (!any) into["no_data"] = "no row evaluated (" + std::to_string(g.skipped) + " skipped)";
+    into["evaluated"] = g.evaluated;
+    into["skipped"] = g.skipped;
+  };
+  summary(j, report);
   J by = J::object();
-  for (const auto& [name, g] : res.by_source)
-    by[name] = {{"mape_pct", g.mape_pct}, {"max_abs_error_pct", g.max_abs_error_pct},
-                {"evaluated", g.evaluated}, {"skipped", g.skipped}};
+  for (const auto& [name, g] : res.by_source) summary(by[name], g);
   j["by_source"] = by;
   return j;
 }

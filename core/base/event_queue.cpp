@@ -9,34 +9,48 @@ namespace orrery::base {
 
 // --- EventQueue ---------------------------------------------------------------
 
+// A 4-ary heap: half the levels of a binary one, and the four children of a
+// node share a cache line or two. Both sifts move a hole instead of swapping.
+// The order (time, then insertion number) is a strict total order, so the
+// events come out in the same sequence as from any other correct heap.
 void EventQueue::Push(double time, int32_t payload) {
-  heap_.push_back(Event{time, next_sequence_++, payload});
-  // Sift up.
+  const Event e{time, next_sequence_++, payload};
+  heap_.push_back(e);
   size_t i = heap_.size() - 1;
   while (i > 0) {
-    const size_t parent = (i - 1) / 2;
-    if (!Before(heap_[i], heap_[parent])) break;
-    std::swap(heap_[i], heap_[parent]);
+    const size_t parent = (i - 1) / kArity;
+    if (!Before(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
     i = parent;
   }
+  heap_[i] = e;
 }
 
 EventQueue::Event EventQueue::Pop() {
   const Event top = heap_.front();
-  heap_.front() = heap_.back();
+  const Event last = heap_.back();
   heap_.pop_back();
-  // Sift down.
   const size_t n = heap_.size();
+  if (n == 0) return top;
   size_t i = 0;
   while (true) {
-    const size_t l = 2 * i + 1, r = l + 1;
-    size_t best = i;
-    if (l < n && Before(heap_[l], heap_[best])) best = l;
-    if (r < n && Before(heap_[r], heap_[best])) best = r;
-    if (best == i) break;
-    std::swap(heap_[i], heap_[best]);
+    const size_t first = kArity * i + 1;
+    if (first >= n) break;
+    size_t best = first;
+    if (first + kArity <= n) {
+      // All four children: a tournament of two pairs (the minimum is unique).
+      const size_t a = Before(heap_[first + 1], heap_[first]) ? first + 1 : first;
+      const size_t b = Before(heap_[first + 3], heap_[first + 2]) ? first + 3 : first + 2;
+      best = Before(heap_[b], heap_[a]) ? b : a;
+    } else {
+      for (size_t c = first + 1; c < n; ++c)
+        if (Before(heap_[c], heap_[best])) best = c;
+    }
+    if (!Before(heap_[best], last)) break;
+    heap_[i] = heap_[best];
     i = best;
   }
+  heap_[i] = last;
   return top;
 }
 

@@ -31,7 +31,7 @@
 
 namespace orrery::base {
 
-// Min-heap of events ordered by time, ties broken by insertion order.
+// Min-heap (4-ary) of events ordered by time, ties broken by insertion order.
 class EventQueue {
  public:
   struct Event {
@@ -47,6 +47,7 @@ class EventQueue {
   size_t size() const { return heap_.size(); }
 
  private:
+  static constexpr size_t kArity = 4;
   static bool Before(const Event& a, const Event& b) {
     return a.time < b.time || (a.time == b.time && a.sequence < b.sequence);
   }

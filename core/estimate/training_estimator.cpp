@@ -173,7 +173,44 @@ struct CollectiveMemo {
     double time = 0;
   };
   std::array<Slot, 32> slots{};
+  // ChooseCpScheme's answers: within a prepared workload only the group's
+  // placement (the group order) changes them; the rest is checked anyway.
+  struct CpSlot {
+    bool valid = false;
+    hardware::GroupPlacement g;
+    parallelism::CpScheme asked = parallelism::CpScheme::kAuto, scheme = parallelism::CpScheme::kAuto;
+    int64_t tp = 0, cp = 0;
+    double tokens = 0, act = 0, attention_fwd = 0;
+    CpExposed t;
+  };
+  std::array<CpSlot, 4> cp{};
+  size_t cp_next = 0;
 };
+
+namespace {
+
+// ChooseCpScheme (parallel_comm.h), remembered in `memo` when there is one.
+parallelism::CpScheme CpSchemeMemo(CollectiveMemo* memo, const hardware::Network& net,
+                                   const hardware::GroupPlacement& g, const models::ModelSpec& m,
+                                   const TrainingPlan& p, double tokens, double act, double attention_fwd,
+                                   CpExposed* t) {
+  if (memo == nullptr) return ChooseCpScheme(net, g, m, p, tokens, act, attention_fwd, t, nullptr);
+  for (const CollectiveMemo::CpSlot& s : memo->cp)
+    if (s.valid && s.g.size == g.size && s.g.tiers == g.tiers && s.g.per_domain == g.per_domain &&
+        s.g.flat == g.flat && s.g.stride == g.stride && s.asked == p.cp_scheme && s.tp == p.tp &&
+        s.cp == p.cp && s.tokens == tokens && s.act == act && s.attention_fwd == attention_fwd) {
+      *t = s.t;
+      return s.scheme;
+    }
+  CollectiveMemo::CpSlot& s = memo->cp[memo->cp_next++ % memo->cp.size()];
+  s = CollectiveMemo::CpSlot{true, g, p.cp_scheme, parallelism::CpScheme::kAuto, p.tp, p.cp, tokens, act,
+                             attention_fwd, CpExposed{}};
+  s.scheme = ChooseCpScheme(net, g, m, p, tokens, act, attention_fwd, &s.t, nullptr);
+  *t = s.t;
+  return s.scheme;
+}
+
+}  // namespace
 
 PreparedWorkload::PreparedWorkload() = default;
 PreparedWorkload::~PreparedWorkload() = default;
@@ -350,8 +387,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // K/V exchange of the plan's scheme, or of the cheapest with `auto`
     // (parallel_comm.h).
     CpExposed cp_t;
-    e.cp_scheme = ChooseCpScheme(network_, PlaceTiled(network_, system_, p.cp, st.cp), m, p, tokens, act,
-                                 dense.attention_fwd, &cp_t, nullptr);
+    e.cp_scheme = CpSchemeMemo(memo, network_, PlaceTiled(network_, system_, p.cp, st.cp), m, p, tokens, act,
+                               dense.attention_fwd, &cp_t);
     cp_layer = cp_t.total();
   }
   double ep_layer = 0;

@@ -167,10 +167,13 @@ struct Block {
   int8_t sequence_parallel = 0, zero = 0, offload = 0, recompute = 0;
 };
 
-bool BoundOrder(const Block& a, const Block& b) {
-  if (a.bound != b.bound) return a.bound < b.bound;
-  return a.ordinal < b.ordinal;
-}
+// A function object, not a function pointer, so that the sorts inline it.
+struct BoundOrder {
+  bool operator()(const Block& a, const Block& b) const {
+    if (a.bound != b.bound) return a.bound < b.bound;
+    return a.ordinal < b.ordinal;
+  }
+};
 
 // What the probes of one shape leave for its blocks.
 struct ShapeSetup {
@@ -353,8 +356,8 @@ class Searcher {
       const size_t to = std::min(order_.size(), from + std::max<size_t>(1024, from));
       const auto first = order_.begin() + static_cast<std::ptrdiff_t>(from);
       const auto mid = order_.begin() + static_cast<std::ptrdiff_t>(to);
-      if (mid != order_.end()) std::nth_element(first, mid, order_.end(), BoundOrder);
-      std::sort(first, mid, BoundOrder);
+      if (mid != order_.end()) std::nth_element(first, mid, order_.end(), BoundOrder{});
+      std::sort(first, mid, BoundOrder{});
       from = to;
       sorted_.store(from, std::memory_order_release);
     }

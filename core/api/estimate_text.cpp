@@ -137,7 +137,11 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
       << "system     " << s.system.name << ": " << hardware::DeviceCount(s.system) << " x "
       << s.system.device.name << "\n"
       << "plan       tp " << p.tp << ", pp " << p.pp << ", dp " << e.dp << ", cp " << p.cp
-      << ", ep " << p.ep << ", micro-batch " << p.micro_batch << " x " << e.microbatches
+      << ", ep " << p.ep
+      << (parallelism::ExpertTensorParallel(p) != p.tp
+              ? " (folded: etp " + std::to_string(parallelism::ExpertTensorParallel(p)) + ")"
+              : std::string())
+      << ", micro-batch " << p.micro_batch << " x " << e.microbatches
       << " microbatches, interleave " << p.interleave << ", recompute "
       << parallelism::RecomputeName(p.recompute) << (p.sequence_parallel ? ", sequence parallel" : "")
       << ", ZeRO " << p.zero << "\n";

@@ -68,6 +68,36 @@ ValidationReport ValidateFile(const std::string& file, base::Diagnostics& d) {
   return ValidateTrainingCsv(file, PresetStore(kConfigs), d);
 }
 
+// Issue 16: a stated EP wider than DP x CP runs folded over the TP devices
+// too (MoE parallel folding, arXiv 2504.14960) with etp 1, as
+// Megatron-Bridge's Qwen3 recipes set it, instead of being skipped with "ep
+// must divide dp x cp": Qwen3-235B-A22B on 256 H100 with tp 2, pp 8, dp 16
+// and ep 32 (the Megatron-Bridge 25.11 row: 32 does not divide dp 16, and
+// divides tp x dp = 32). The same row with ep 8 (which divides dp 16) keeps
+// Megatron-Core's default etp = tp.
+TEST(ValidationCsv, EpWiderThanDpTimesCpRunsFoldedWithEtpOne) {
+  auto qwen = [](const std::string& ep) {
+    return Row({{"source", "Megatron-Bridge 25.11 performance summary"}, {"model", "Qwen3-235B-A22B"},
+                {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""},
+                {"seq", "4096"}, {"gpus", "256"}, {"gpu", "H100-SXM5-80GB"}, {"system", "DGX-H100"},
+                {"tp", "2"}, {"pp", "8"}, {"dp", "16"}, {"cp", "1"}, {"ep", ep}, {"global_batch", "2048"},
+                {"micro_batch", "1"}, {"interleave", "4"}, {"recompute", ""}, {"seq_parallel", ""},
+                {"precision", "fp8"}, {"zero", "1"}, {"dp_overlap", ""}, {"tp_overlap", ""},
+                {"attention", "flash"}, {"framework", "megatron-core"}, {"moe_routing", "force-balanced"},
+                {"measured_iter_s", "20.8051"}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(TempCsv("folded.csv", qwen("32") + qwen("8")), d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].skipped, "");
+  EXPECT_GT(r.rows[0].predicted, 0);
+  EXPECT_NE(r.rows[0].assumptions.find("etp 1 (ep 32 fits only folded over tp x cp x dp)"), std::string::npos)
+      << r.rows[0].assumptions;
+  EXPECT_EQ(r.rows[1].skipped, "");
+  EXPECT_EQ(r.rows[1].assumptions.find("etp"), std::string::npos) << r.rows[1].assumptions;
+}
+
 // The header's columns, in order: what the `rows` branch writes against.
 TEST(ValidationCsv, ShippedHeaderIsTheDocumentedOne) {
   std::ifstream in(kRuns);

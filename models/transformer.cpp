@@ -131,8 +131,16 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // device computes experts/ep experts on the tokens routed to them. With
     // balanced routing its expert work equals top_k dense MLPs on `tokens`;
     // the busiest device does `expert_load` times that.
-    const double fe = static_cast<double>(ExpertFfn(m)) / t;
-    const double routed = tokens * static_cast<double>(m.top_k) * s.expert_load;
+    //
+    // Expert tensor parallelism (etp, 0 = tp): under MoE parallel folding
+    // (arXiv 2504.14960) each of the tp ranks routes its own 1/t of the
+    // tokens (sequence parallelism) and the etp ranks of an expert gather
+    // theirs, so a device computes etp/t of `tokens` x top_k on 1/etp of
+    // each expert's width: the same FLOPs as etp = t, in GEMMs of other
+    // shapes, and whole experts' weights when etp = 1.
+    const double et = s.etp > 0 ? static_cast<double>(s.etp) : t;
+    const double fe = static_cast<double>(ExpertFfn(m)) / et;
+    const double routed = tokens * (et / t) * static_cast<double>(m.top_k) * s.expert_load;
     out.Add(Gemm("router", tokens, static_cast<double>(m.experts), h, e));
     Op up = Gemm("expert_up", routed, up_n * fe, h, e);
     // Weights of every local expert are read once per microbatch.

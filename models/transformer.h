@@ -49,6 +49,11 @@ struct LayerShape {
   // the expert that receives the most tokens paces the layer
   // (core/estimate/moe_comm.h, ExpertLoadFactor). 1 = balanced routing.
   double expert_load = 1;
+  // Expert tensor parallelism: routed experts' matrices split over etp
+  // devices instead of tp (0 = tp). With etp != tp the MoE layer is folded
+  // (parallelism::ExpertTensorParallel): a device computes etp / tp of its
+  // tp group's routed tokens on 1/etp of each expert's width.
+  int64_t etp = 0;
 };
 
 inline constexpr int kMaxLayerOps = 24;

@@ -36,7 +36,13 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                         "scatters heads, DeepSpeed-Ulysses; needs heads/tp divisible by cp), or "
                         "auto: the scheme with the least exposed communication for the plan.")
         .Int("ep", &TrainingPlan::ep, 1, 1e6, "1",
-             "Expert-parallel degree for MoE layers, carved out of dp * cp.")
+             "Expert-parallel degree for MoE layers. With etp it folds over the pipeline "
+             "stage's tp x cp x dp devices: ep x etp must divide them (MoE parallel folding, "
+             "arXiv 2504.14960).")
+        .Int("etp", &TrainingPlan::etp, 0, 1e6, "0",
+             "Expert tensor parallelism: each routed expert's matrices split over etp devices, "
+             "independent of the attention's tp; 0 = tp (Megatron-Core's default, where ep must "
+             "divide dp x cp). etp = 1 with tp > 1 lets ep take the tp devices too.")
         .Real("expert_imbalance", &TrainingPlan::expert_imbalance, 0, 100, "0.04",
               "MoE load imbalance: tokens on the busiest expert-parallel rank over the balanced "
               "share, minus one; that rank paces every MoE layer. Default 0.04: the global "

@@ -37,7 +37,12 @@ struct TrainingPlan {
   int64_t pp = 1;            // pipeline stages
   int64_t dp = 0;            // data parallel; 0 = devices / (tp*pp*cp)
   int64_t cp = 1;            // context parallel (ring attention)
-  int64_t ep = 1;            // expert parallel (MoE), carved out of dp*cp
+  int64_t ep = 1;            // expert parallel (MoE)
+  // Expert tensor parallel: each routed expert's matrices split over etp
+  // devices; 0 = tp (Megatron-Core's default). The expert group of ep x etp
+  // devices is drawn from a pipeline stage's tp x cp x dp devices
+  // ("MoE parallel folding", ExpertTensorParallel below).
+  int64_t etp = 0;
   CpScheme cp_scheme = CpScheme::kAuto;  // auto = the cheapest for the plan
   // MoE routing: the busiest EP rank's token load over the balanced share,
   // minus one (0 = perfectly balanced), and the expert capacity factor
@@ -74,6 +79,25 @@ struct Workload {
   int64_t seq_len = 0;         // tokens per sequence
   double train_tokens = 0;     // total tokens to train on (0 = not asked)
 };
+
+// The expert-tensor-parallel degree of a plan: etp, or tp when it is 0.
+//
+// MoE parallel folding (Liu et al. 2025, "MoE Parallel Folding:
+// Heterogeneous Parallelism Mappings for Efficient Large-Scale MoE Model
+// Training with Megatron Core", arXiv 2504.14960, abstract and method): the attention
+// layers split a pipeline stage's devices as tp x cp x dp, the MoE layers
+// split the same devices as etp x ep x edp, each mapping with its own
+// groups, so that tp x cp x dp = etp x ep x edp. With etp = tp (no folding)
+// that is Megatron-Core's older rule: ep divides dp x cp.
+inline int64_t ExpertTensorParallel(const TrainingPlan& p) { return p.etp > 0 ? p.etp : p.tp; }
+
+// Replicas of each routed expert, edp = tp cp dp / (ep etp) (Megatron-Core
+// expert_data_parallel_size); 0 when ep x etp does not divide tp cp dp.
+inline int64_t ExpertDataParallelSize(const TrainingPlan& p, int64_t dp) {
+  const int64_t stage = p.tp * p.cp * dp;
+  const int64_t group = p.ep * ExpertTensorParallel(p);
+  return group > 0 && stage % group == 0 ? stage / group : 0;
+}
 
 // Routed-expert tokens on the busiest EP rank over the balanced share: the
 // rank holding the most loaded expert paces every MoE layer (Lepikhin et al.

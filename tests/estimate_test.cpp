@@ -401,7 +401,9 @@ TEST(Validation, KorthikantiTable5) {
 // llm-foundry, torchtitan, Llama 3 405B's Table 4, Gemstones on Frontier);
 // their figures are not tuned for, so the whole file is held at its
 // measured MAPE: 32.36 % when they were added, 27.90 % after the contention
-// term and BF16 attention in FP8 plans.
+// term and BF16 attention in FP8 plans, 28.29 % once MoE parallel folding
+// (etp) let 4 formerly skipped Qwen3-235B-A22B rows be predicted (one of
+// them, on GB200, at +182 %).
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
   EXPECT_EQ(r.rows.size(), 292u);
@@ -415,7 +417,7 @@ TEST(Validation, AllTrainingRows) {
   EXPECT_EQ(tuned.rows.size(), 40u);
   EXPECT_LE(tuned.mape_pct, 11.71);
   EXPECT_GE(tuned.evaluated, 33);
-  EXPECT_LE(r.mape_pct, 27.90);
+  EXPECT_LE(r.mape_pct, 28.29);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

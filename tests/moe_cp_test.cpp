@@ -371,5 +371,159 @@ TEST(Issue16, DeepSeekV3ConfigJsonMatchesThePreset) {
   EXPECT_DOUBLE_EQ(models::ParameterCount(m, 4096), 671026404352.0);
 }
 
+// MoE parallel folding (Liu et al. 2025, arXiv 2504.14960): Mixtral 8x7B on
+// one DGX H100 node with tp 2 and dp 4. Unfolded (etp = tp = 2) ep 8 must
+// divide dp x cp = 4 and cannot; folded with etp = 1, ep x etp = 8 divides
+// tp x cp x dp = 8 and the expert group is the whole node. By hand, ZeRO-1,
+// 8 sequences of 4,096 tokens (2 microbatches of 1 per dp rank):
+//   kept whole per layer (attention, norms, router) 41,984,000 / tp 2 =
+//   20,992,000; routed 8 x 3 x 4096 x 14336 / (ep 8 x etp 1) = 176,160,768;
+//   32 layers: 6,308,888,576; + embedding 131,072,000 / 2 = 65,536,000 and
+//   head 131,076,096 / 2 = 65,538,048: 6,439,962,624 parameters, 2 B each
+//   = 12,879,925,248 B of weights.
+//   optimizer: 12 B per parameter; dense 802,818,048 over dp 4, experts
+//   over edp = tp cp dp / (ep etp) = 1: 12 x (200,704,512 + 5,637,144,576)
+//   = 70,054,189,056 B.
+//   all-to-all: each device routes its 4096 / tp = 2,048 tokens (sequence
+//   parallel) x top-2 x 4,096 x 2 B x load 1.04 = 34,896,609.28 B over the 8
+//   GPUs of the node (etp 1: members 1 apart); 2 microbatches x 32 MoE
+//   layers x 4 all-to-alls.
+TEST(Issue16, MoeParallelFoldingShardsExpertsOverEpTimesEtp) {
+  const MixtralOnOneNode x;
+  const TrainingEstimator& est = x.est;
+  parallelism::TrainingPlan p = x.plan;
+  p.tp = 2;
+  p.sequence_parallel = true;
+  const parallelism::Workload& w = x.workload;
+  EXPECT_EQ(est.Run(p, w).infeasible, Infeasible::kHeadsSplit);  // ep 8 does not divide dp 4
+  p.etp = 1;
+  EXPECT_EQ(parallelism::ExpertTensorParallel(p), 1);
+  EXPECT_EQ(parallelism::ExpertDataParallelSize(p, 4), 1);
+  const TrainingEstimate e = est.Run(p, w);
+  ASSERT_GT(e.iteration_s, 0);
+  EXPECT_EQ(e.dp, 4);
+  EXPECT_DOUBLE_EQ(e.memory.weights, 12879925248.0);
+  EXPECT_DOUBLE_EQ(e.memory.optimizer, 70054189056.0);
+  EXPECT_DOUBLE_EQ(ExpertAllToAllBytes(x.model, DispatchedTokens(p, 4096), 2, 1.04), 34896609.28);
+  const double one = est.network().Time(hardware::Collective::kAllToAll, 34896609.28, est.network().Place(8, 1));
+  EXPECT_NEAR(e.time.ep_comm, 2 * 32 * 4 * one, 1e-12 * e.time.ep_comm);
+}
+
+// The expert GEMMs of a folded layer: the same FLOPs as etp = tp, in a
+// GEMM of half the rows and twice the width, and each device reads whole
+// experts. Mixtral, 4,096 tokens, tp 2, ep 8, balanced routing:
+//   etp 2: rows 4096 x 2 = 8,192, width 2 x 14336 / 2 = 14,336: 2 x 8192 x
+//          14336 x 4096 = 962,072,674,304 FLOP.
+//   etp 1: rows 4096 x 1/2 x 2 = 4,096, width 28,672: the same FLOP; bytes
+//          (4096 x 4096 + 4096 x 28672) x 2 + 1 local expert x 28672 x 4096
+//          x 2 = 268,435,456 + 234,881,024 = 503,316,480.
+TEST(Issue16, FoldedExpertGemmsKeepTheFlopsAndReadWholeExperts) {
+  const models::ModelSpec m = Model("mixtral-8x7b");
+  models::LayerShape s;
+  s.micro_batch = 1;
+  s.seq = 4096;
+  s.full_seq = 4096;
+  s.tp = 2;
+  s.sequence_parallel = true;
+  auto expert_up = [&](int64_t etp) {
+    s.etp = etp;
+    models::OpList ops;
+    models::LayerOps(m, s, true, 8, ops);
+    for (int i = 0; i < ops.count; ++i)
+      if (std::string(ops.ops[static_cast<size_t>(i)].name) == "expert_up") return ops.ops[static_cast<size_t>(i)];
+    return models::Op{};
+  };
+  const models::Op unfolded = expert_up(0), folded = expert_up(1);
+  EXPECT_DOUBLE_EQ(unfolded.flops, 962072674304.0);
+  EXPECT_DOUBLE_EQ(folded.flops, 962072674304.0);
+  EXPECT_DOUBLE_EQ(unfolded.m, 8192.0);
+  EXPECT_DOUBLE_EQ(folded.m, 4096.0);
+  EXPECT_DOUBLE_EQ(folded.n, 28672.0);
+  EXPECT_DOUBLE_EQ(folded.bytes, 503316480.0);
+}
+
+// ETP between 1 and tp: Mixtral on 8 GPUs with tp 4, etp 2, ep 4 (dp 2,
+// ep x etp = 8 = tp x dp). Each device routes 4096 / 4 = 1,024 tokens:
+// 1024 x 2 x 4096 x 2 B x 1.04 = 17,448,304.64 B per all-to-all over the 4
+// EP members, 2 apart (etp innermost); the 2 ETP ranks of an expert then
+// all-gather the routed tokens (2 x 17,448,304.64 = 34,896,609.28 B
+// gathered) and reduce-scatter the outputs, forward and backward:
+// per MoE layer and microbatch 4 all-to-alls + 2 (all-gather + reduce-
+// scatter); 4 microbatches x 32 layers.
+TEST(Issue16, ExpertTensorParallelGathersTheRoutedTokens) {
+  const MixtralOnOneNode x;
+  parallelism::TrainingPlan p = x.plan;
+  p.tp = 4;
+  p.etp = 2;
+  p.ep = 4;
+  p.sequence_parallel = true;
+  const TrainingEstimate e = x.est.Run(p, x.workload);
+  ASSERT_GT(e.iteration_s, 0);
+  EXPECT_EQ(e.dp, 2);
+  const hardware::Network& net = x.est.network();
+  const double a2a = net.Time(hardware::Collective::kAllToAll, 17448304.64, PlaceTiled(net, x.sys, 4, 2));
+  const double gathered = 34896609.28;
+  const double etp = net.Time(hardware::Collective::kAllGather, gathered, net.Place(2, 1)) +
+                     net.Time(hardware::Collective::kReduceScatter, gathered, net.Place(2, 1));
+  EXPECT_NEAR(e.time.ep_comm, 4 * 32 * (4 * a2a + 2 * etp), 1e-12 * e.time.ep_comm);
+  EXPECT_GT(etp, 0);
+  // edp = tp cp dp / (ep etp) = 4 x 2 / 8 = 1; ep x etp = 16 would not divide 8.
+  EXPECT_EQ(parallelism::ExpertDataParallelSize(p, 2), 1);
+  p.etp = 4;
+  EXPECT_EQ(parallelism::ExpertDataParallelSize(p, 2), 0);
+  EXPECT_EQ(x.est.Run(p, x.workload).infeasible, Infeasible::kHeadsSplit);
+}
+
+// The search enumerates the folded layer: Qwen3-235B-A22B (128 experts) on
+// 256 GPUs with tp 2, pp 8 (Megatron-Bridge's H100 recipe): dp = 16, so ep
+// 32 fits only folded (etp 1: 32 divides tp x dp = 32); ep 8 fits both ways.
+TEST(Issue16, SearchEnumeratesFoldedExpertShapes) {
+  const models::ModelSpec m = Model("qwen3-235b-a22b");
+  parallelism::Workload w;
+  w.global_batch = 2048;
+  w.seq_len = 4096;
+  PlanSpaceOptions o;
+  o.fixed.tp = 2;
+  o.fixed.pp = 8;
+  o.fixed.cp = 1;
+  o.fixed.ep = 32;
+  std::vector<PlanShape> shapes = EnumerateShapes(m, w, 256, o);
+  ASSERT_EQ(shapes.size(), 1u);
+  EXPECT_EQ(shapes[0].dp, 16);
+  EXPECT_EQ(shapes[0].etp, 1);
+  o.fixed.ep = 8;
+  shapes = EnumerateShapes(m, w, 256, o);
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_EQ(shapes[0].etp, 0);  // etp = tp
+  EXPECT_EQ(shapes[1].etp, 1);
+  o.fixed.etp = 0;  // held unfolded
+  EXPECT_EQ(EnumerateShapes(m, w, 256, o).size(), 1u);
+}
+
+// A plan file's ep that fits only folded gets an error that says so, with
+// the way out.
+TEST(Issue16, UnfoldedEpThatDoesNotDivideDpTimesCpIsALocatedError) {
+  Scenario s;
+  s.model = Model("mixtral-8x7b");
+  s.system = System("dgx-h100-superpod");
+  s.system.nodes = 1;
+  s.training.tp = 2;
+  s.training.ep = 8;
+  s.training.sequence_parallel = true;
+  s.workload.global_batch = 8;
+  s.workload.seq_len = 4096;
+  base::Diagnostics d;
+  CrossCheck(s, d);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.items()[0].path, "training.ep");
+  EXPECT_NE(d.items()[0].message.find("ep must divide dp x cp (4) while etp = tp"), std::string::npos)
+      << d.items()[0].message;
+  EXPECT_NE(d.items()[0].hint.find("tp x cp x dp = 8"), std::string::npos) << d.items()[0].hint;
+  s.training.etp = 1;
+  base::Diagnostics ok;
+  CrossCheck(s, ok);
+  EXPECT_TRUE(ok.ok()) << ok.ToString();
+}
+
 }  // namespace
 }  // namespace orrery::engine

@@ -138,7 +138,11 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
       << s.system.device.name << " (" << s.system.nodes << (s.system.nodes == 1 ? " node" : " nodes")
       << " of " << s.system.devices_per_node << ")\n"
       << "plan       tp " << p.tp << ", pp " << p.pp << ", dp " << e.dp << ", cp " << p.cp
-      << ", ep " << p.ep << ", micro-batch " << p.micro_batch << " x " << e.microbatches
+      << ", ep " << p.ep
+      << (parallelism::ExpertTensorParallel(p) != p.tp
+              ? " (folded: etp " + std::to_string(parallelism::ExpertTensorParallel(p)) + ")"
+              : std::string())
+      << ", micro-batch " << p.micro_batch << " x " << e.microbatches
       << " microbatches, interleave " << p.interleave << ", recompute "
       << parallelism::RecomputeName(p.recompute) << (p.sequence_parallel ? ", sequence parallel" : "")
       << ", ZeRO " << p.zero << "\n";

@@ -205,7 +205,8 @@ Json ToJson(const EstimateResult& r) {
   j["feasible"] = e.feasible();
   j["reason"] = e.feasible() ? Json() : Json(engine::ExplainInfeasible(e, s));
   j["plan"] = {{"tp", s.training.tp}, {"pp", s.training.pp}, {"dp", e.dp}, {"cp", s.training.cp},
-               {"ep", s.training.ep}, {"micro_batch", s.training.micro_batch},
+               {"ep", s.training.ep}, {"etp", parallelism::ExpertTensorParallel(s.training)},
+               {"micro_batch", s.training.micro_batch},
                {"microbatches", e.microbatches}, {"interleave", s.training.interleave}};
   if (e.infeasible != engine::Infeasible::kNone && e.iteration_s == 0) return j;
   j.update(TrainingEstimateJson(s, e));
@@ -406,7 +407,8 @@ Json ToJson(const SearchResult& r) {
     j["score"] = ShownScore(r.objective, c.score);
     j["score_unit"] = ScoreUnit(r.objective);
     j["global_batch"] = k.global_batch;
-    j["plan"] = {{"tp", k.tp}, {"pp", k.pp}, {"cp", k.cp}, {"ep", k.ep}, {"dp", k.dp},
+    j["plan"] = {{"tp", k.tp}, {"pp", k.pp}, {"cp", k.cp}, {"ep", k.ep},
+                 {"etp", k.etp > 0 ? k.etp : k.tp}, {"dp", k.dp},
                  {"micro_batch", k.micro_batch}, {"interleave", k.interleave},
                  {"recompute", parallelism::RecomputeName(k.recompute)},
                  {"sequence_parallel", k.sequence_parallel}, {"zero", k.zero},

@@ -41,7 +41,9 @@ std::string ExpertNote(const Scenario& s, const TrainingEstimate& e, const Opera
   const double bytes = ExpertAllToAllBytes(s.model, DispatchedTokens(p, c.tokens), c.act_bytes, load);
   const double one = ExpertAllToAllTime(est.network(), g, s.model, bytes);
   const int top = TopTier(g);
-  const std::string ep = "EP " + std::to_string(p.ep);
+  const int64_t etp = parallelism::ExpertTensorParallel(p);
+  const std::string ep = "EP " + std::to_string(p.ep) +
+                         (etp != p.tp ? " (folded over tp x cp x dp with ETP " + std::to_string(etp) + ")" : "");
   std::string line;
   if (top == 0) {
     line = ep + " sits inside one " + TierName(s.system, 0) + " domain (" +

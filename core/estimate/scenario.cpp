@@ -551,9 +551,23 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
   if (m.experts % t.ep != 0)
     diags.Add(where, "training.ep", std::to_string(t.ep),
               "ep must divide the experts (" + std::to_string(m.experts) + ")");
-  if (dp > 0 && (dp * t.cp) % t.ep != 0)
-    diags.Add(where, "training.ep", std::to_string(t.ep),
-              "ep must divide dp x cp (" + std::to_string(dp * t.cp) + ")");
+  // The MoE layers fold ep x etp over the stage's tp x cp x dp devices
+  // (parallelism::ExpertTensorParallel, arXiv 2504.14960).
+  const int64_t etp = parallelism::ExpertTensorParallel(t);
+  if (t.etp > 0 && m.experts > 1 && models::ExpertFfn(m) % t.etp != 0)
+    diags.Add(where, "training.etp", std::to_string(t.etp),
+              "etp must divide the expert MLP size (" + std::to_string(models::ExpertFfn(m)) + ")");
+  if (dp > 0 && parallelism::ExpertDataParallelSize(t, dp) == 0) {
+    if (t.etp <= 0 || t.etp == t.tp)
+      diags.Add(where, "training.ep", std::to_string(t.ep),
+                "ep must divide dp x cp (" + std::to_string(dp * t.cp) + ") while etp = tp",
+                "set training.etp (e.g. 1) to fold ep over the tp devices too: ep x etp must divide "
+                "tp x cp x dp = " + std::to_string(t.tp * t.cp * dp));
+    else
+      diags.Add(where, "training.etp", std::to_string(etp),
+                "ep x etp (" + std::to_string(t.ep * etp) + ") must divide tp x cp x dp (" +
+                    std::to_string(t.tp * t.cp * dp) + ")");
+  }
   if (t.ep > 1 && m.experts == 1)
     diags.Add(where, "training.ep", std::to_string(t.ep), "ep > 1 needs a model with experts");
   if (t.cp > 1 && m.heads % t.tp == 0 && !engine::CpSchemeFits(m, t.cp_scheme, t.tp, t.cp))

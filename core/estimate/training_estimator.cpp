@@ -76,10 +76,14 @@ double Sum(const models::OpList& ops, double Op::*field) {
 }
 
 // Strides of the parallel groups from the configured order (innermost
-// first). EP groups are carved out of cp x dp: consecutive members of
-// whichever of the two is laid innermost.
+// first). Unfolded (etp = tp), EP groups are carved out of cp x dp:
+// consecutive members of whichever of the two is laid innermost. Folded
+// (etp != tp), the MoE layers lay a stage's devices out as etp x ep x edp,
+// etp innermost (Megatron-Core's expert rank generator: the attention's
+// order with etp for tp and cp folded away; arXiv 2504.14960): EP members
+// are etp devices apart, times pp when pp is laid inside tp.
 struct Strides {
-  int64_t tp = 1, cp = 1, dp = 1, pp = 1, ep = 1;
+  int64_t tp = 1, cp = 1, dp = 1, pp = 1, ep = 1, etp = 1;
 };
 
 Strides GroupStrides(const TrainingPlan& p, int64_t dp) {
@@ -95,6 +99,13 @@ Strides GroupStrides(const TrainingPlan& p, int64_t dp) {
     else if (a == 'c' && b == 'p') { s.cp = stride; if (!ep_placed) { s.ep = stride; ep_placed = true; } stride *= p.cp; }
     else if (a == 'd' && b == 'p') { s.dp = stride; if (!ep_placed) { s.ep = stride; ep_placed = true; } stride *= dp; }
     else if (a == 'p' && b == 'p') { s.pp = stride; stride *= p.pp; }
+  }
+  const int64_t etp = parallelism::ExpertTensorParallel(p);
+  if (etp != p.tp) {
+    s.etp = s.pp < s.tp ? p.pp : 1;
+    s.ep = etp * s.etp;
+  } else {
+    s.etp = s.tp;
   }
   return s;
 }
@@ -117,6 +128,7 @@ models::LayerShape ShapeOf(const TrainingPlan& p, const parallelism::Workload& w
   shape.flash = p.attention == parallelism::Attention::kFlash;
   shape.act_bytes = act;
   shape.expert_load = parallelism::ExpertLoadFactor(p);
+  shape.etp = p.etp;
   return shape;
 }
 
@@ -132,11 +144,16 @@ void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTim
   head.weight_grad += k * (block.weight_grad + one.weight_grad);
 }
 
-// MTP parameters on the last stage, split like a layer's (tp; experts also ep).
+// Routed experts are split differently from the rest of the layer (ep > 1,
+// or etp != tp): their weights then have their own data-parallel group.
+bool ExpertsApart(const TrainingPlan& p) { return p.ep > 1 || parallelism::ExpertTensorParallel(p) != p.tp; }
+
+// MTP parameters on the last stage, split like a layer's (tp; experts over
+// ep x etp).
 double MtpExpertParamsOnDevice(const models::ModelSpec& m, const TrainingPlan& p) {
-  if (m.mtp_depth <= 0 || m.experts <= 1 || p.ep <= 1) return 0;
+  if (m.mtp_depth <= 0 || m.experts <= 1 || !ExpertsApart(p)) return 0;
   return static_cast<double>(m.mtp_depth) * models::RoutedExpertParameters(m) /
-         static_cast<double>(p.ep) / static_cast<double>(p.tp);
+         static_cast<double>(p.ep) / static_cast<double>(parallelism::ExpertTensorParallel(p));
 }
 double MtpParamsOnDevice(const models::ModelSpec& m, const TrainingPlan& p) {
   if (m.mtp_depth <= 0) return 0;
@@ -144,13 +161,39 @@ double MtpParamsOnDevice(const models::ModelSpec& m, const TrainingPlan& p) {
   const double all = models::MtpParameters(m);
   const double k = static_cast<double>(m.mtp_depth);
   return (all - k * expert_part) / static_cast<double>(p.tp) +
-         k * expert_part / static_cast<double>(p.ep) / static_cast<double>(p.tp);
+         k * expert_part / static_cast<double>(p.ep) / static_cast<double>(parallelism::ExpertTensorParallel(p));
 }
 
-// Replicas of each routed expert: the expert-data-parallel group (dp x cp
-// ranks share EP groups of ep; Megatron-Core expert_data_parallel_size).
+// Replicas of each routed expert: the expert-data-parallel group
+// (tp cp dp / (ep etp); Megatron-Core expert_data_parallel_size).
 int64_t ExpertDataParallel(const TrainingPlan& p, int64_t dp) {
-  return p.ep > 1 ? std::max<int64_t>(1, dp * p.cp / p.ep) : dp;
+  return ExpertsApart(p) ? std::max<int64_t>(1, parallelism::ExpertDataParallelSize(p, dp)) : dp;
+}
+
+// Seconds of one MoE layer's expert communication per microbatch, forward
+// and backward: the dispatch and combine all-to-alls over the EP group
+// (parallel_comm.h), and, when the experts are split over etp devices
+// other than the tp group (etp > 1, etp != tp), the all-gather of the
+// routed tokens over the etp ranks before the expert GEMMs and the
+// reduce-scatter of their outputs after them, and both again for the
+// gradients (Megatron-Core's all-to-all dispatcher with expert tensor
+// parallelism: all-to-all over EP, then all-gather over ETP; arXiv
+// 2504.14960). With etp = tp the layer's TP collectives already move the
+// tokens (the estimator's tp term).
+double ExpertLayerComm(const hardware::Network& net, const hardware::SystemSpec& sys, const models::ModelSpec& m,
+                       const TrainingPlan& p, const Strides& st, double tokens, double act, double load,
+                       hardware::GroupPlacement* ep_group) {
+  const auto g = PlaceTiled(net, sys, p.ep, st.ep);
+  if (ep_group != nullptr) *ep_group = g;
+  const double bytes = ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, load);
+  double t = kExpertAllToAllsPerLayer * ExpertAllToAllTime(net, g, m, bytes);
+  const int64_t etp = parallelism::ExpertTensorParallel(p);
+  if (etp > 1 && etp != p.tp) {
+    const auto ge = net.Place(etp, st.etp);
+    const double gathered = static_cast<double>(etp) * bytes;
+    t += 2 * (net.Time(Collective::kAllGather, gathered, ge) + net.Time(Collective::kReduceScatter, gathered, ge));
+  }
+  return t;
 }
 
 }  // namespace
@@ -237,7 +280,7 @@ double TrainingEstimator::CollectiveTime(CollectiveMemo* memo, Collective c, dou
 }
 
 bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workload& w) const {
-  return valid && p.micro_batch == micro_batch && p.tp == tp && p.cp == cp && p.ep == ep &&
+  return valid && p.micro_batch == micro_batch && p.tp == tp && p.cp == cp && p.ep == ep && p.etp == etp &&
          parallelism::ExpertLoadFactor(p) == expert_load &&
          p.sequence_parallel == sequence_parallel && p.attention == attention &&
          p.precision == precision && w.seq_len == seq_len && w.global_batch == global_batch;
@@ -274,6 +317,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.tp = p.tp;
   out.cp = p.cp;
   out.ep = p.ep;
+  out.etp = p.etp;
   out.expert_load = shape.expert_load;
   out.sequence_parallel = p.sequence_parallel;
   out.attention = p.attention;
@@ -318,7 +362,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     return e;
   }
   if (m.heads % p.tp != 0 || models::FfnSize(m) % p.tp != 0 || m.experts % p.ep != 0 ||
-      (dp * p.cp) % p.ep != 0 || w.seq_len % p.cp != 0 ||
+      parallelism::ExpertDataParallelSize(p, dp) == 0 ||
+      (m.experts > 1 && models::ExpertFfn(m) % parallelism::ExpertTensorParallel(p) != 0) ||
+      w.seq_len % p.cp != 0 ||
       (p.cp > 1 && !CpSchemeFits(m, p.cp_scheme, p.tp, p.cp))) {
     e.infeasible = Infeasible::kHeadsSplit;
     return e;
@@ -394,10 +440,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   double ep_layer = 0;
   if (m.experts > 1 && p.ep > 1) {
     // Dispatch and combine all-to-all, forward and backward, sized for the
-    // busiest rank (parallel_comm.h).
-    const auto g = PlaceTiled(network_, system_, p.ep, st.ep);
-    const double bytes = ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, shape.expert_load);
-    ep_layer = kExpertAllToAllsPerLayer * ExpertAllToAllTime(network_, g, m, bytes);
+    // busiest rank, and the etp gathers (ExpertLayerComm).
+    ep_layer = ExpertLayerComm(network_, system_, m, p, st, tokens, act, shape.expert_load, nullptr);
     if (p.ep_comm_overlap) ep_layer = ExposedExpertComm(ep_layer, moe.fwd + moe.bwd, dev.overlap_slowdown);
   }
 
@@ -478,12 +522,14 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // --- parameters, data parallelism, optimizer -------------------------------
   const double tp_d = static_cast<double>(p.tp);
   const double ep_d = static_cast<double>(p.ep);
-  // Per device: layer weights split over tp; the routed experts also over
-  // ep (attention, router and shared experts stay whole on every EP rank).
+  const double etp_d = static_cast<double>(parallelism::ExpertTensorParallel(p));
+  // Per device: layer weights split over tp; the routed experts over ep x
+  // etp instead (attention, router and shared experts stay whole on every
+  // EP rank). tp_d / etp_d is 1 unless the layer is folded.
   const double routed = models::RoutedExpertParameters(m);
   const double layer_params_dev =
       ((1 - moe_fraction) * dense_layer_params_ + moe_fraction * (moe_layer_params_ - routed) +
-       moe_fraction * routed / ep_d) / tp_d;
+       moe_fraction * routed / ep_d * (tp_d / etp_d)) / tp_d;
   const double embed_params_dev = models::EmbeddingParameters(m, w.seq_len) / tp_d;
   const double head_params_dev = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len)
                                                     : models::HeadParameters(m)) / tp_d +
@@ -498,7 +544,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   const double params_dev = std::max({first_params, last_params, mid_params});
   // The routed experts' share of those (sharded over the expert-data-parallel
   // group, not dp: ExpertDataParallel).
-  const double expert_layer_dev = p.ep > 1 ? moe_fraction * routed / ep_d / tp_d : 0.0;
+  const double expert_layer_dev = ExpertsApart(p) ? moe_fraction * routed / ep_d / etp_d : 0.0;
   const double expert_first = first_layers * expert_layer_dev;
   const double expert_last = last_layers * expert_layer_dev + MtpExpertParamsOnDevice(m, p);
   const double expert_mid = mid_layers * expert_layer_dev;
@@ -767,11 +813,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     c.cp_bwd = cp_t.bwd;
   }
   if (m.experts > 1 && p.ep > 1) {
-    const auto g = PlaceTiled(network_, system_, p.ep, st.ep);
-    c.ep_group = g;
-    c.ep_layer = kExpertAllToAllsPerLayer *
-                 ExpertAllToAllTime(network_, g, m,
-                                    ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, shape.expert_load));
+    c.ep_layer = ExpertLayerComm(network_, system_, m, p, st, tokens, act, shape.expert_load, &c.ep_group);
     if (p.ep_comm_overlap) c.ep_layer = ExposedExpertComm(c.ep_layer, c.moe.fwd + c.moe.bwd, dev.overlap_slowdown);
   }
   if (p.pp > 1)
@@ -780,8 +822,9 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
 
   const double tp_d = static_cast<double>(p.tp);
   const double routed = models::RoutedExpertParameters(m);
+  const double etp_d = static_cast<double>(parallelism::ExpertTensorParallel(p));
   c.layer_params = ((1 - c.moe_fraction) * dense_layer_params_ + c.moe_fraction * (moe_layer_params_ - routed) +
-                    c.moe_fraction * routed / static_cast<double>(p.ep)) / tp_d;
+                    c.moe_fraction * routed / static_cast<double>(p.ep) * (tp_d / etp_d)) / tp_d;
   c.embed_params = models::EmbeddingParameters(m, w.seq_len) / tp_d;
   c.head_params = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len) : models::HeadParameters(m)) / tp_d +
                   MtpParamsOnDevice(m, p);
@@ -809,7 +852,8 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
         return "cp_scheme ulysses scatters heads over cp: the " +
                std::to_string(s.model.heads / std::max<int64_t>(1, p.tp)) +
                " heads per tp rank are not a multiple of cp = " + std::to_string(p.cp);
-      return "tp/cp/ep do not divide the heads, MLP, sequence or experts";
+      return "tp/cp/ep/etp do not divide the heads, MLP, sequence or experts, or ep x etp does not divide "
+             "tp x cp x dp";
     case Infeasible::kLayerSplit:
       return "pp x interleave exceeds the " + std::to_string(s.model.layers) + " layers";
     case Infeasible::kOutOfMemory:

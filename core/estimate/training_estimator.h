@@ -96,7 +96,7 @@ struct PreparedWorkload {
   double model_flops = 0;           // per iteration, no recompute
   // What it was prepared for.
   bool valid = false;
-  int64_t micro_batch = 0, tp = 0, cp = 0, ep = 0, seq_len = 0, global_batch = 0;
+  int64_t micro_batch = 0, tp = 0, cp = 0, ep = 0, etp = 0, seq_len = 0, global_batch = 0;
   double expert_load = 1;  // parallelism::ExpertLoadFactor of the plan
   bool sequence_parallel = false;
   parallelism::Attention attention = parallelism::Attention::kFlash;

@@ -39,9 +39,15 @@ std::vector<PlanShape> EnumerateShapes(const models::ModelSpec& m, const paralle
         if (batch <= 0 || batch % dp != 0) continue;
         for (int64_t ep : experts) {
           if (f.ep > 0 && ep != f.ep) continue;
-          // EP groups are carved out of dp x cp (plan_spec.h).
-          if ((dp * cp) % ep != 0) continue;
-          out.push_back(PlanShape{devices, tp, pp, cp, ep, dp, batch, o.uneven_stages});
+          // Unfolded, EP groups are carved out of dp x cp; folded with etp =
+          // 1 they take the tp devices too (plan_spec.h, ExpertTensorParallel).
+          if ((dp * cp) % ep == 0 && (f.etp < 0 || f.etp == 0 || f.etp == tp)) {
+            PlanShape s{devices, tp, pp, cp, ep, dp, 0, batch, o.uneven_stages};
+            if (f.etp == tp) s.etp = tp;
+            out.push_back(s);
+          }
+          if (ep > 1 && tp > 1 && (tp * dp * cp) % ep == 0 && (f.etp < 0 || f.etp == 1))
+            out.push_back(PlanShape{devices, tp, pp, cp, ep, dp, 1, batch, o.uneven_stages});
         }
       }
     }
@@ -57,6 +63,8 @@ const char* DivisibilityProblem(const models::ModelSpec& m, const parallelism::W
   if (models::FfnSize(m) % s.tp != 0) return "tp does not divide the MLP size";
   if (w.seq_len % s.cp != 0) return "cp does not divide the sequence length";
   if (m.experts % s.ep != 0) return "ep does not divide the experts";
+  if (m.experts > 1 && s.etp > 0 && models::ExpertFfn(m) % s.etp != 0)
+    return "etp does not divide the expert MLP size";
   if (m.layers % s.pp != 0) {
     if (!s.uneven_stages) return "pp does not divide the layers";
     // ceil(L / pp) on every stage but the last, which must keep at least one.
@@ -178,6 +186,7 @@ void ApplyKnobs(const PlanKnobs& k, parallelism::TrainingPlan& p) {
   p.pp = k.pp;
   p.cp = k.cp;
   p.ep = k.ep;
+  p.etp = k.etp;
   p.dp = k.dp;
   p.micro_batch = k.micro_batch;
   p.interleave = k.interleave;
@@ -196,6 +205,7 @@ std::string DescribeKnobs(const PlanKnobs& k) {
   static constexpr const char* kRecompute[] = {"none", "selective", "full"};
   std::string s = "tp=" + std::to_string(k.tp) + " pp=" + std::to_string(k.pp) +
                   " cp=" + std::to_string(k.cp) + " ep=" + std::to_string(k.ep) +
+                  (k.etp > 0 && k.etp != k.tp ? " etp=" + std::to_string(k.etp) : std::string()) +
                   " dp=" + std::to_string(k.dp) + " micro_batch=" + std::to_string(k.micro_batch) +
                   " interleave=" + std::to_string(k.interleave) +
                   " recompute=" + kRecompute[static_cast<int>(k.recompute)] +

@@ -41,6 +41,7 @@ namespace orrery::engine {
 // free.
 struct FixedKnobs {
   int64_t tp = 0, pp = 0, cp = 0, ep = 0, dp = 0, micro_batch = 0, interleave = 0;
+  int64_t etp = -1;            // -1 free; 0 = tp (unfolded); > 0 that etp
   int zero = -1;               // 0 .. 3
   int zero_max = 3;            // the largest stage a free zero takes
   int recompute = -1;          // parallelism::Recompute as int
@@ -69,6 +70,7 @@ struct PlanSpaceOptions {
 struct PlanShape {
   int64_t devices = 0;
   int64_t tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
+  int64_t etp = 0;           // expert tensor parallel; 0 = tp (TrainingPlan::etp)
   int64_t global_batch = 0;  // after rounding (0: dp does not divide the batch)
   bool uneven_stages = false;  // PlanSpaceOptions::uneven_stages
 };
@@ -77,7 +79,10 @@ struct PlanShape {
 std::vector<int64_t> Divisors(int64_t n);
 
 // Every shape for `devices`, in a fixed order (tp, then pp, then cp, then ep
-// ascending). Shapes whose dp cannot split the batch are left out: they hold
+// ascending, then etp: tp first, then 1). For MoE models with ep > 1 and
+// tp > 1 both the unfolded layer (etp = tp, ep divides dp x cp) and the
+// folded one (etp = 1, ep divides tp x cp x dp; MoE parallel folding, arXiv
+// 2504.14960) are shapes. Shapes whose dp cannot split the batch are left out: they hold
 // no candidates.
 std::vector<PlanShape> EnumerateShapes(const models::ModelSpec& m, const parallelism::Workload& w,
                                        int64_t devices, const PlanSpaceOptions& o);
@@ -133,6 +138,7 @@ uint64_t CountCandidates(const models::ModelSpec& m, const std::vector<PlanShape
 // The knobs of one candidate, compact (no strings), for ranking and storage.
 struct PlanKnobs {
   int64_t devices = 0, tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
+  int64_t etp = 0;  // 0 = tp
   int64_t global_batch = 0, micro_batch = 1, interleave = 1;
   parallelism::Recompute recompute = parallelism::Recompute::kNone;
   bool sequence_parallel = false, tp_comm_overlap = false, dp_overlap = true, offload = false;

@@ -395,6 +395,7 @@ class Searcher {
     k.pp = shape.pp;
     k.cp = shape.cp;
     k.ep = shape.ep;
+    k.etp = shape.etp;
     k.dp = shape.dp;
     k.global_batch = shape.global_batch;
     k.group_order = axes.orders.text[0];
@@ -821,6 +822,7 @@ std::string KnobValue(const PlanKnobs& k, const std::string& name) {
   if (name == "pp") return std::to_string(k.pp);
   if (name == "cp") return std::to_string(k.cp);
   if (name == "ep") return std::to_string(k.ep);
+  if (name == "etp") return std::to_string(k.etp > 0 ? k.etp : k.tp);
   if (name == "dp") return std::to_string(k.dp);
   if (name == "micro_batch") return std::to_string(k.micro_batch);
   if (name == "interleave") return std::to_string(k.interleave);
@@ -894,11 +896,11 @@ std::string CandidatesToText(const SearchResult& r) {
     const PlanKnobs& k = c.knobs;
     std::snprintf(buf, sizeof buf,
                   "c %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64
-                  " %" PRId64 " %" PRId64 " %d %d %d %d %d %" PRId64 " %s %a %" PRIu64 "\n",
+                  " %" PRId64 " %" PRId64 " %d %d %d %d %d %" PRId64 " %s %a %" PRIu64 " %" PRId64 "\n",
                   k.devices, k.tp, k.pp, k.cp, k.ep, k.dp, k.global_batch, k.micro_batch,
                   k.interleave, static_cast<int>(k.recompute), k.sequence_parallel ? 1 : 0,
                   k.tp_comm_overlap ? 1 : 0, k.dp_overlap ? 1 : 0, k.offload ? 1 : 0, k.zero,
-                  k.group_order.data(), c.score, c.ordinal);
+                  k.group_order.data(), c.score, c.ordinal, k.etp);
     os << buf;
   }
   if (!r.why_none.empty()) os << "w " << r.why_none << "\n";
@@ -932,10 +934,11 @@ bool CandidatesFromText(const std::string& text, SearchResult& out) {
     char order[16] = {};
     if (std::sscanf(line.c_str(),
                     "c %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64
-                    " %" SCNd64 " %" SCNd64 " %" SCNd64 " %d %d %d %d %d %" SCNd64 " %15s %la %" SCNu64,
+                    " %" SCNd64 " %" SCNd64 " %" SCNd64 " %d %d %d %d %d %" SCNd64 " %15s %la %" SCNu64
+                    " %" SCNd64,
                     &k.devices, &k.tp, &k.pp, &k.cp, &k.ep, &k.dp, &k.global_batch, &k.micro_batch,
                     &k.interleave, &rec, &sp, &tpo, &dpo, &off, &k.zero, order, &c.score,
-                    &c.ordinal) != 18 ||
+                    &c.ordinal, &k.etp) < 18 ||
         rec < 0 || rec > 2)
       return false;
     k.recompute = static_cast<Recompute>(rec);

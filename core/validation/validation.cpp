@@ -470,6 +470,18 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (cp) fixed.cp = *cp;
     if (ep) fixed.ep = *ep;
     else if (s.model.experts <= 1) fixed.ep = 1;  // a dense model has no expert parallelism
+    // No column states the expert tensor parallelism: a row runs
+    // Megatron-Core's default, etp = tp, unless its stated ep fits only
+    // folded over the tp devices too (parallelism::ExpertTensorParallel);
+    // then etp = 1, the value Megatron-Bridge's MoE recipes set
+    // (scripts/performance/configs/qwen3 workload base configs:
+    // expert_tensor_parallel_size=1 for Qwen3-30B-A3B and -235B-A22B).
+    fixed.etp = 0;
+    if (ep && tp && dp && *ep > 1 && (*dp * cp.value_or(1)) % *ep != 0 &&
+        (*tp * *dp * cp.value_or(1)) % *ep == 0) {
+      fixed.etp = 1;
+      assume("etp 1 (ep " + std::to_string(*ep) + " fits only folded over tp x cp x dp)");
+    }
     if (dp) fixed.dp = *dp;
     if (micro_batch) fixed.micro_batch = *micro_batch;
     if (interleave) fixed.interleave = *interleave;
@@ -539,6 +551,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.cp = cp.value_or(1);
     p.ep = ep.value_or(1);
     p.dp = dp.value_or(n / std::max<int64_t>(1, p.tp * p.pp * p.cp));
+    p.etp = fixed.etp;
     p.micro_batch = micro_batch.value_or(1);
     p.interleave = interleave.value_or(1);
     if (p.interleave > 1 && schedule.empty()) p.schedule = parallelism::Schedule::kInterleaved;

@@ -370,15 +370,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   EXPECT_EQ(all.skipped, 0);
   ASSERT_EQ(all.rows.size(), 40u);
   // Issue 15's rows, out of sample, held at their measured figures: 292 rows,
-  // 14 skipped with a reason (9 without a published global batch, 4 with EP
-  // larger than DP x CP, 1 with PP x VP above the layers); whole file 27.90 %,
-  // Hopper/Blackwell 31.41 % (target 8 %), MoE 56.30 % (issue 16 target 12 %)
-  // (after the contention and clipping terms and BF16 attention in FP8 plans;
-  // 32.36 / 38.67 / 59.27 % before them).
+  // 13 skipped with a reason (9 without a published global batch, 4 with EP
+  // larger than DP x CP); whole file 26.07 %, Hopper/Blackwell 28.13 %
+  // (target 8 %), MoE 56.30 % (issue 16 target 12 %). Before: 27.90 / 31.41 %
+  // with 14 skipped; the FlashAttention-2 kernels llm-foundry runs (its 124
+  // rows 25.43 -> 21.46 %) and Llama 3.1 405B's pp 16 x interleave 8 over 126
+  // layers with the embedding and loss counted as layers (predicted, +10.2 %)
+  // moved them; 32.36 / 38.67 / 59.27 % before the contention and clipping
+  // terms and BF16 attention in FP8 plans.
   ASSERT_EQ(file.rows.size(), 292u);
-  EXPECT_EQ(file.skipped, 14);
-  EXPECT_LE(file.mape_pct, 27.90);
-  EXPECT_LE(file_hb.mape_pct, 31.41);
+  EXPECT_EQ(file.skipped, 13);
+  EXPECT_LE(file.mape_pct, 26.07);
+  EXPECT_LE(file_hb.mape_pct, 28.13);
   EXPECT_LE(file_moe.mape_pct, 56.30);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);

@@ -28,8 +28,10 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
 }
 
 double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                          bool backward) {
-  const double eff = backward ? d.flash_attention_bwd_efficiency : d.flash_attention_efficiency;
+                          bool backward, bool flash2) {
+  double eff = backward ? d.flash_attention_bwd_efficiency : d.flash_attention_efficiency;
+  const double eff2 = backward ? d.flash2_attention_bwd_efficiency : d.flash2_attention_efficiency;
+  if (flash2 && eff2 > 0) eff = eff2;
   const double compute = flops / (PeakFlops(d, t) * eff * ClockFraction(d));
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;

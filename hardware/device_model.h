@@ -41,9 +41,11 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes);
 // A memory-bound kernel moving `bytes`.
 double MemoryTime(const DeviceSpec& d, double bytes);
 
-// A fused attention kernel at a fixed fraction of peak (forward or backward).
+// A fused attention kernel at a fixed fraction of peak (forward or backward):
+// flash_attention_*, or with `flash2` the FlashAttention-2 kernels'
+// flash2_attention_* where the profile sets them.
 double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                          bool backward);
+                          bool backward, bool flash2 = false);
 
 // Combine compute and memory time according to the profile.
 inline double Combine(const DeviceSpec& d, double compute_s, double memory_s) {

@@ -125,7 +125,13 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
         .Real("flash_attention_efficiency", &DeviceSpec::flash_attention_efficiency, 0, 1, "0.5",
               "Fraction of peak reached by fused attention, forward.", true)
         .Real("flash_attention_bwd_efficiency", &DeviceSpec::flash_attention_bwd_efficiency, 0, 1,
-              "0.4", "Fraction of peak reached by fused attention, backward.", true);
+              "0.4", "Fraction of peak reached by fused attention, backward.", true)
+        .Real("flash2_attention_efficiency", &DeviceSpec::flash2_attention_efficiency, 0, 1, "0",
+              "Fraction of peak reached by the FlashAttention-2 kernels (training.attention: flash2), "
+              "forward; 0 = flash_attention_efficiency. Below it on Hopper (Shah et al. 2024, Fig. 5).")
+        .Real("flash2_attention_bwd_efficiency", &DeviceSpec::flash2_attention_bwd_efficiency, 0, 1, "0",
+              "Fraction of peak reached by the FlashAttention-2 kernels, backward; 0 = "
+              "flash_attention_bwd_efficiency.");
     (void)inf;
     return s;
   }();

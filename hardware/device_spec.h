@@ -82,6 +82,14 @@ struct DeviceSpec {
   // forward and backward.
   double flash_attention_efficiency = 0.5;
   double flash_attention_bwd_efficiency = 0.4;
+  // The same for the FlashAttention-2 kernels (Dao 2023, the flash-attn
+  // package; a plan's attention: flash2), which do not use Hopper's
+  // asynchronous tensor-core instructions and so reach a smaller fraction of
+  // a Hopper's peak than cuDNN / FlashAttention-3 (Shah et al. 2024,
+  // arXiv 2407.08608, Sec. 1 and Fig. 5). 0 = the flash_attention_* values
+  // (on A100 FlashAttention-2 is the fused kernel those describe).
+  double flash2_attention_efficiency = 0;
+  double flash2_attention_bwd_efficiency = 0;
 };
 
 // Watts of a device that waits (pipeline bubbles, the slowest stage or pool,

@@ -67,6 +67,13 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
         .Int("last_stage_layers", &TrainingPlan::last_stage_layers, 0, 1e5, "0",
              "Layers on the last pipeline stage (it also runs the LM head and loss); 0 = even "
              "split.")
+        .Bool("pipeline_split_embedding_loss", &TrainingPlan::pipeline_split_embedding_loss, "false",
+              "Count the embedding and the loss as one layer each when splitting the layers over "
+              "pipeline stages (Megatron-Core --account-for-embedding-in-pipeline-split and "
+              "--account-for-loss-in-pipeline-split): with L layers over pp stages the first and "
+              "last stages take ceil((L + 2) / pp) - 1 layers unless first/last_stage_layers say "
+              "otherwise, and pp x interleave may be up to L + 2 (Llama 3.1 405B's 126 layers as "
+              "pp 16 x interleave 8).")
         .Enum<Schedule>("schedule", &TrainingPlan::schedule,
                         {{"1f1b", Schedule::kOneFOneB},
                          {"interleaved", Schedule::kInterleaved},
@@ -99,10 +106,15 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          "Activation recomputation: none, selective (attention core) or full "
                          "(every layer's forward).")
         .Enum<Attention>("attention", &TrainingPlan::attention,
-                         {{"flash", Attention::kFlash}, {"materialized", Attention::kMaterialized}},
+                         {{"flash", Attention::kFlash},
+                          {"flash2", Attention::kFlash2},
+                          {"materialized", Attention::kMaterialized}},
                          "flash",
-                         "Attention kernel: fused FlashAttention (no s^2 memory traffic) or "
-                         "materialised softmax.")
+                         "Attention kernel: fused attention (no s^2 memory traffic) at the device's "
+                         "flash_attention_* efficiencies (cuDNN / FlashAttention-3 class, what "
+                         "Megatron-Core and NeMo run), flash2 for the FlashAttention-2 kernels of the "
+                         "flash-attn package and PyTorch SDPA (llm-foundry, torchtitan) at the device's "
+                         "flash2_attention_* efficiencies, or materialised softmax.")
         .Int("zero", &TrainingPlan::zero, 0, 3, "0",
              "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 (FSDP) also weights.")
         .Bool("dp_overlap", &TrainingPlan::dp_overlap, "true",

@@ -25,7 +25,13 @@ inline const char* RecomputeName(Recompute r) {
 // engine (parallelism/step_graph.h); the closed form (schedule.h) prices
 // ZB-H1 with its B/W split and the V-shapes as interleaved with v = 2.
 enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVHalf, kVZeroBubble };
-enum class Attention { kFlash, kMaterialized };
+// kFlash: a fused attention kernel at the device profile's
+// flash_attention_* efficiencies (cuDNN / FlashAttention-3 class on Hopper,
+// what Megatron-Core and NeMo run through Transformer Engine); kFlash2: the
+// FlashAttention-2 kernels of the flash-attn package (Dao 2023), which
+// frameworks calling that package or PyTorch SDPA run, at flash2_attention_*;
+// kMaterialized: softmax over the materialised score matrix.
+enum class Attention { kFlash, kMaterialized, kFlash2 };
 enum class Optimizer { kAdam, kSgd };
 enum class DpCollective { kHierarchical, kFlat };
 // How context parallelism exchanges keys and values (core/estimate/parallel_comm.h).
@@ -56,6 +62,12 @@ struct TrainingPlan {
   int64_t interleave = 1;    // virtual stages per device (v) for interleaved 1F1B
   int64_t first_stage_layers = 0;  // layers on the first pipeline stage; 0 = even split
   int64_t last_stage_layers = 0;   // layers on the last pipeline stage; 0 = even split
+  // Count the embedding and the loss as one layer each when splitting the
+  // layers over pipeline stages (Megatron-Core
+  // --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split): the first and last stages then
+  // take one layer fewer, and pp x interleave may reach layers + 2.
+  bool pipeline_split_embedding_loss = false;
   Schedule schedule = Schedule::kOneFOneB;
   int64_t straggler_stage = -1;    // pipeline stage whose devices run slow; -1 = none
   double straggler_slowdown = 1;   // compute time factor on that stage (event engine)

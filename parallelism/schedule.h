@@ -51,6 +51,30 @@ inline int64_t ScheduleChunks(const TrainingPlan& p) {
   return p.interleave > 1 ? p.interleave : 1;
 }
 
+// Pipeline split units: the layers, plus the embedding and the loss when the
+// plan counts them as one layer each (pipeline_split_embedding_loss;
+// Megatron-Core --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split, megatron/training/arguments.py).
+// pp x chunks may not exceed it: every virtual stage holds at least one unit.
+inline int64_t PipelineSplitUnits(const TrainingPlan& p, int64_t layers) {
+  return layers + (p.pipeline_split_embedding_loss && p.pp > 1 ? 2 : 0);
+}
+
+// Layers on the first and on the last pipeline stage the plan asks for; 0 =
+// the even split. Given counts win; otherwise, with the embedding and the
+// loss counted as layers, those stages hold ceil((L + 2) / pp) units of which
+// one is the embedding (first) or the loss (last): 126 layers over pp 16 give
+// 128 units, 8 a stage, so 7 layers on the first and last stages and 8 on
+// each of the 14 middle ones (7 + 7 + 14 x 8 = 126).
+inline int64_t FirstStageLayers(const TrainingPlan& p, int64_t layers) {
+  if (p.first_stage_layers > 0 || !p.pipeline_split_embedding_loss || p.pp <= 1) return p.first_stage_layers;
+  return (PipelineSplitUnits(p, layers) + p.pp - 1) / p.pp - 1;
+}
+inline int64_t LastStageLayers(const TrainingPlan& p, int64_t layers) {
+  if (p.last_stage_layers > 0 || !p.pipeline_split_embedding_loss || p.pp <= 1) return p.last_stage_layers;
+  return (PipelineSplitUnits(p, layers) + p.pp - 1) / p.pp - 1;
+}
+
 // Interleaved 1F1B (v > 1, not a V-shape) needs m a multiple of p.
 inline bool InterleaveNeedsMultiple(const TrainingPlan& p, int64_t microbatches) {
   const bool interleaved = (p.schedule == Schedule::kOneFOneB || p.schedule == Schedule::kInterleaved) &&

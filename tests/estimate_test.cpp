@@ -211,7 +211,8 @@ TEST(Estimator, OverlappedCollectiveSlowsTheComputeBesideIt) {
 // Issue 15: no device knob may do nothing. Each key of the device schema is
 // changed (halved; a zero default set to a value; the enum switched) and some
 // prediction of Llama 3 70B on 512 H100 must move: iteration time, memory,
-// capacity, energy or cost, over the plan in bf16, fp8, fp16, tf32 and fp32.
+// capacity, energy or cost, over the plan in bf16, fp8, fp16, tf32 and fp32,
+// each with the flash and the flash2 attention kernels.
 // A power cap of 560 W is set throughout so that idle_power (which places
 // the cap's clock) is seen. Keys that feed no training estimate are listed
 // with the verb that reads them.
@@ -233,10 +234,14 @@ TEST(Estimator, EveryDeviceKeyMovesAPredictionOrIsListed) {
     std::vector<double> out;
     const TrainingEstimator est(sc.model, sys);
     for (hardware::DataType dt : precisions) {
-      parallelism::TrainingPlan p = sc.training;
-      p.precision = dt;
-      const TrainingEstimate e = est.Run(p, sc.workload);
-      out.insert(out.end(), {e.iteration_s, e.memory.total(), e.memory_capacity, e.energy_j, e.cost_usd});
+      // Both fused attention kernels: flash2_attention_* are read by flash2 plans.
+      for (parallelism::Attention a : {parallelism::Attention::kFlash, parallelism::Attention::kFlash2}) {
+        parallelism::TrainingPlan p = sc.training;
+        p.precision = dt;
+        p.attention = a;
+        const TrainingEstimate e = est.Run(p, sc.workload);
+        out.insert(out.end(), {e.iteration_s, e.memory.total(), e.memory_capacity, e.energy_j, e.cost_usd});
+      }
     }
     return out;
   };
@@ -401,9 +406,10 @@ TEST(Validation, KorthikantiTable5) {
 // llm-foundry, torchtitan, Llama 3 405B's Table 4, Gemstones on Frontier);
 // their figures are not tuned for, so the whole file is held at its
 // measured MAPE: 32.36 % when they were added, 27.90 % after the contention
-// term and BF16 attention in FP8 plans, 28.29 % once MoE parallel folding
+// term and BF16 attention in FP8 plans, 26.48 % once MoE parallel folding
 // (etp) let 4 formerly skipped Qwen3-235B-A22B rows be predicted (one of
-// them, on GB200, at +182 %).
+// them, on GB200, at +182 %), llm-foundry's FlashAttention-2 kernels were
+// priced as such and the 405B row's embedding/loss pipeline split ran.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
   EXPECT_EQ(r.rows.size(), 292u);
@@ -417,7 +423,7 @@ TEST(Validation, AllTrainingRows) {
   EXPECT_EQ(tuned.rows.size(), 40u);
   EXPECT_LE(tuned.mape_pct, 11.71);
   EXPECT_GE(tuned.evaluated, 33);
-  EXPECT_LE(r.mape_pct, 28.29);
+  EXPECT_LE(r.mape_pct, 26.49);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "
@@ -449,6 +455,80 @@ TEST(Validation, RowsItCannotModelAreSkippedWithAReason) {
 
 namespace orrery::engine {
 namespace {
+
+// The FlashAttention-2 kernels (attention: flash2) run at the profile's
+// flash2_attention_* efficiencies. Llama 3 70B, tp 8, sequence 8192, micro
+// batch 1: 8 query heads of 128 per device, forward attention 2 b s^2 h (dqk
+// + dv) = 2 x 8192^2 x 8 x 256 = 2.749e11 FLOP, half of it causal:
+// 1.374e11 FLOP. Compute-bound (the Q/K/V/O traffic, 37.7 MB, takes ~14 us
+// at 3.35 TB/s): on an H100 at 989.4 TFLOP/s x 0.55 (cuDNN) 252.6 us, x 0.33
+// (FlashAttention-2) 420.9 us, each + the 4 us kernel overhead.
+TEST(Estimator, FlashAttention2KernelsRunAtTheirOwnEfficiency) {
+  Scenario s = Load("llama3-70b-h100");
+  const TrainingEstimator est(s.model, s.system);
+  const double causal_flops = 0.5 * 2 * 8192.0 * 8192.0 * 8 * 256;
+  const double peak = 989.4e12;
+  ASSERT_EQ(s.training.attention, parallelism::Attention::kFlash);
+  const double cudnn = est.Prepare(s.training, s.workload).dense.attention_fwd;
+  EXPECT_NEAR(cudnn, causal_flops / (peak * 0.55) + 4e-6, 1e-9 * cudnn);
+  s.training.attention = parallelism::Attention::kFlash2;
+  const double fa2 = est.Prepare(s.training, s.workload).dense.attention_fwd;
+  EXPECT_NEAR(fa2, causal_flops / (peak * 0.33) + 4e-6, 1e-9 * fa2);
+  EXPECT_NEAR(fa2 * 1e6, 424.9, 0.1);
+  // A profile without flash2 figures (A100: FlashAttention-2 is the fused
+  // kernel its flash_attention_* describe) prices both alike.
+  Scenario a = Load("gpt3-175b-a100");
+  a.training.attention = parallelism::Attention::kFlash;
+  const TrainingEstimator est_a(a.model, a.system);
+  const double flash_a = est_a.Run(a.training, a.workload).iteration_s;
+  a.training.attention = parallelism::Attention::kFlash2;
+  EXPECT_EQ(est_a.Run(a.training, a.workload).iteration_s, flash_a);
+}
+
+// Megatron-Core counts the embedding and the loss as a layer each when asked
+// (--account-for-embedding-in-pipeline-split, --account-for-loss-in-
+// pipeline-split): Llama 3.1 405B's 126 layers then split as pp 16 x
+// interleave 8 = 128 units, which plain layers cannot (126 < 128). Worked by
+// hand: 128 units / 16 stages = 8 a stage; the first stage's units are the
+// embedding and 7 layers, the last's 7 layers and the loss, each of the 14
+// middle stages 8 layers: 7 + 14 x 8 + 7 = 126.
+TEST(Estimator, EmbeddingAndLossCountAsPipelineLayers) {
+  Scenario s = Load("llama3-70b-h100");
+  s.model.layers = 126;
+  s.training.pp = 16;
+  s.training.dp = 4;  // tp 8 x pp 16 x dp 4 = 512 GPUs; 1024 / 4 = 256 microbatches, a multiple of 16
+  s.training.interleave = 8;
+  const TrainingEstimator est(s.model, s.system);
+  EXPECT_EQ(est.Run(s.training, s.workload).infeasible, Infeasible::kLayerSplit);
+  s.training.pipeline_split_embedding_loss = true;
+  EXPECT_EQ(parallelism::PipelineSplitUnits(s.training, 126), 128);
+  EXPECT_EQ(parallelism::FirstStageLayers(s.training, 126), 7);
+  EXPECT_EQ(parallelism::LastStageLayers(s.training, 126), 7);
+  const TrainingEstimate split = est.Run(s.training, s.workload);
+  ASSERT_TRUE(split.feasible()) << static_cast<int>(split.infeasible);
+  // Below 126 virtual stages (interleave 2), the same plan with the stage
+  // counts written out costs the same, bit for bit.
+  s.training.interleave = 2;
+  const TrainingEstimate derived = est.Run(s.training, s.workload);
+  ASSERT_TRUE(derived.feasible());
+  s.training.pipeline_split_embedding_loss = false;
+  s.training.first_stage_layers = 7;
+  s.training.last_stage_layers = 7;
+  EXPECT_EQ(est.Run(s.training, s.workload).iteration_s, derived.iteration_s);
+  // The even split puts ceil(126 / 16) = 8 layers and the embedding on the
+  // first stage, which then paces the pipeline: slower than 7 + embedding.
+  s.training.first_stage_layers = 0;
+  s.training.last_stage_layers = 0;
+  EXPECT_GT(est.Run(s.training, s.workload).iteration_s, derived.iteration_s);
+  // Stated counts win over the derived ones.
+  s.training.pipeline_split_embedding_loss = true;
+  s.training.first_stage_layers = 6;
+  EXPECT_EQ(parallelism::FirstStageLayers(s.training, 126), 6);
+  EXPECT_EQ(parallelism::LastStageLayers(s.training, 126), 7);
+  // Without a pipeline there is nothing to split: 126 units, no change.
+  s.training.pp = 1;
+  EXPECT_EQ(parallelism::PipelineSplitUnits(s.training, 126), 126);
+}
 
 // Uneven pipeline split: the slowest stage paces the pipeline, and the stage
 // holding the LM head pays for it.

@@ -451,6 +451,27 @@ TEST(EventEstimator, SplitsLayersUnevenly) {
   EXPECT_EQ(spec.microbatches, 64);
 }
 
+// Embedding and loss counted as pipeline layers (Megatron-Core
+// --account-for-embedding-in-pipeline-split / -loss-): 126 layers over pp 16
+// with interleave 8 are 128 units, 8 a device: 7 layers beside the embedding
+// on the first device, 7 beside the loss on the last, 8 on each other one.
+TEST(EventEstimator, CountsEmbeddingAndLossAsPipelineLayers) {
+  engine::Scenario s = LoadScenario("llama3-70b-h100");
+  s.model.layers = 126;
+  s.training.pp = 16;
+  s.training.dp = 4;
+  s.training.interleave = 8;
+  s.training.pipeline_split_embedding_loss = true;
+  const engine::EventEstimator est(s.model, s.system);
+  parallelism::StepSpec spec;
+  std::vector<double> layers;
+  ASSERT_EQ(est.Spec(s.training, s.workload, {}, spec, &layers), engine::EventError::kNone);
+  std::vector<double> want(16, 8.0);
+  want.front() = 7;
+  want.back() = 7;
+  EXPECT_EQ(layers, want);
+}
+
 // Data-parallel overlap: with ZeRO-1 and dp = 16, the gradient buckets reduce
 // during the last backward and the parameter gathers during the first
 // forward; without overlap both come after the compute. The overlapped step

@@ -6,6 +6,7 @@
 
 #include "hardware/device_model.h"
 #include "parallelism/memory_model.h"
+#include "parallelism/schedule.h"
 
 namespace orrery::engine {
 
@@ -142,13 +143,20 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   auto device_of = [&](int64_t g) { return vshape ? (g < pp ? g : 2 * pp - 1 - g) : g % pp; };
   auto chunk_of = [&](int64_t g) { return vshape ? (g < pp ? 0 : 1) : g / pp; };
   std::vector<double> vs_layers(static_cast<size_t>(S), 0.0);
-  const bool custom = pp > 1 && (p.first_stage_layers > 0 || p.last_stage_layers > 0);
+  // First and last stage layers as the plan sets them, or as counting the
+  // embedding and the loss as layers leaves them (parallelism::FirstStageLayers).
+  const int64_t first_set = parallelism::FirstStageLayers(p, L), last_set = parallelism::LastStageLayers(p, L);
+  const bool custom = pp > 1 && (first_set > 0 || last_set > 0);
   if (vshape) {
     // The first and last virtual stages take first/last_stage_layers.
     std::vector<int64_t> order;
     for (int64_t g = 1; g < S - 1; ++g) order.push_back(g);
-    const int64_t first = p.first_stage_layers > 0 ? p.first_stage_layers : -1;
-    const int64_t last = p.last_stage_layers > 0 ? p.last_stage_layers : -1;
+    // Counting the embedding and the loss as layers, the units split over
+    // the 2 pp virtual stages: the first and the last take one layer fewer.
+    const int64_t vs_units = (parallelism::PipelineSplitUnits(p, L) + S - 1) / S - 1;
+    const bool split_units = p.pipeline_split_embedding_loss && pp > 1 && vs_units > 0;
+    const int64_t first = p.first_stage_layers > 0 ? p.first_stage_layers : split_units ? vs_units : -1;
+    const int64_t last = p.last_stage_layers > 0 ? p.last_stage_layers : split_units ? vs_units : -1;
     if (!custom) {
       std::vector<int64_t> all(order);
       all.push_back(S - 1);
@@ -174,8 +182,8 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
       dev_layers = Split(L, pp, order);
     } else {
       const int64_t even = (L + pp - 1) / pp;
-      const int64_t a = p.first_stage_layers > 0 ? p.first_stage_layers : even;
-      const int64_t b = p.last_stage_layers > 0 ? p.last_stage_layers : even;
+      const int64_t a = first_set > 0 ? first_set : even;
+      const int64_t b = last_set > 0 ? last_set : even;
       dev_layers.assign(static_cast<size_t>(pp), 0.0);
       dev_layers[0] = static_cast<double>(a);
       dev_layers[static_cast<size_t>(pp - 1)] = static_cast<double>(b);
@@ -223,8 +231,8 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     double first_layers = layers, last_layers = layers, mid_layers = 0;
     if (pp > 1) {
       const double even = std::ceil(layers / static_cast<double>(pp));
-      first_layers = p.first_stage_layers > 0 ? static_cast<double>(p.first_stage_layers) : even;
-      last_layers = p.last_stage_layers > 0 ? static_cast<double>(p.last_stage_layers) : even;
+      first_layers = first_set > 0 ? static_cast<double>(first_set) : even;
+      last_layers = last_set > 0 ? static_cast<double>(last_set) : even;
       if (pp > 2)
         mid_layers = custom ? std::ceil((layers - first_layers - last_layers) / static_cast<double>(pp - 2)) : even;
     }

@@ -11,6 +11,7 @@
 #include "core/base/text_check.h"
 #include "core/base/yaml_source.h"
 #include "core/estimate/parallel_comm.h"
+#include "parallelism/schedule.h"
 #include "hardware/cost_model.h"
 #include "hardware/topology.h"
 #include "models/hf_config.h"
@@ -579,12 +580,16 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
     diags.Add(where, "workload.global_batch", std::to_string(s.workload.global_batch),
               "global batch must be a multiple of dp x micro_batch (" +
                   std::to_string(dp * t.micro_batch) + ")");
-  if (m.layers < t.pp * t.interleave)
+  if (parallelism::PipelineSplitUnits(t, m.layers) < t.pp * t.interleave)
     diags.Add(where, "training.pp", std::to_string(t.pp),
               "pp x interleave (" + std::to_string(t.pp * t.interleave) +
-                  ") cannot exceed the layers (" + std::to_string(m.layers) + ")");
-  if (t.first_stage_layers > 0 || t.last_stage_layers > 0) {
-    const int64_t f = t.first_stage_layers, l = t.last_stage_layers;
+                  ") cannot exceed the layers (" + std::to_string(m.layers) + ")" +
+                  (t.pipeline_split_embedding_loss || t.pp <= 1
+                       ? std::string(t.pp > 1 ? " plus the embedding and the loss" : "")
+                       : std::string("; training.pipeline_split_embedding_loss=true counts the embedding "
+                                     "and the loss as a layer each, as Megatron-Core can")));
+  if (parallelism::FirstStageLayers(t, m.layers) > 0 || parallelism::LastStageLayers(t, m.layers) > 0) {
+    const int64_t f = parallelism::FirstStageLayers(t, m.layers), l = parallelism::LastStageLayers(t, m.layers);
     const int64_t even = (m.layers + t.pp - 1) / t.pp;
     const int64_t rest = m.layers - (f > 0 ? f : even) - (l > 0 ? l : even);
     if (t.pp == 1)

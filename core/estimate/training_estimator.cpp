@@ -28,8 +28,9 @@ namespace {
 // 2.5x the forward FLOP (Dao 2023, FlashAttention-2, Sec. 3: 5 matmuls vs 2)
 // at the backward efficiency; of a memory-bound kernel twice its traffic
 // (read the gradient and the saved input, write the input gradient).
+// `flash2`: the plan runs the FlashAttention-2 kernels (Attention::kFlash2).
 OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models::OpList& ops,
-              bool causal) {
+              bool causal, bool flash2) {
   // FP8 training casts the inputs of the linear layers' GEMMs; the
   // dot-product attention (scores, softmax, scores x V) stays in BF16 unless
   // FP8 attention is asked for: Transformer Engine's recipes default to
@@ -53,8 +54,8 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
       case OpKind::kFlashAttention: {
         // A causal kernel skips the masked half of the score blocks.
         const double work = causal ? 0.5 * op.flops : op.flops;
-        f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false);
-        b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true);
+        f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false, flash2);
+        b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true, flash2);
         break;
       }
       case OpKind::kElementwise:
@@ -125,7 +126,7 @@ models::LayerShape ShapeOf(const TrainingPlan& p, const parallelism::Workload& w
   shape.full_seq = w.seq_len;
   shape.tp = p.tp;
   shape.sequence_parallel = p.sequence_parallel;
-  shape.flash = p.attention == parallelism::Attention::kFlash;
+  shape.flash = p.attention != parallelism::Attention::kMaterialized;
   shape.act_bytes = act;
   shape.expert_load = parallelism::ExpertLoadFactor(p);
   shape.etp = p.etp;
@@ -291,11 +292,12 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   const models::ModelSpec& m = model_;
   const hardware::DeviceSpec& dev = system_.device;
   const hardware::DataType dt = p.precision;
+  const bool fa2 = p.attention == parallelism::Attention::kFlash2;
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
   const models::LayerShape shape = ShapeOf(p, w, act);
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
-  out.dense = Times(dev, dt, ops, true);
+  out.dense = Times(dev, dt, ops, true, fa2);
   // What recompute redoes per layer and device: every operator (full) or the
   // attention core (selective; Korthikanti et al. 2022, Sec. 5).
   out.layer_flops = Sum(ops, &Op::flops);
@@ -305,13 +307,13 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.moe = OpTimes{};
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
-    out.moe = Times(dev, dt, ops, true);
+    out.moe = Times(dev, dt, ops, true, fa2);
   }
   models::HeadOps(m, shape, ops);
-  out.head = Times(dev, dt, ops, true);
+  out.head = Times(dev, dt, ops, true, fa2);
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
-  out.embed = Times(dev, dt, ops, true);
+  out.embed = Times(dev, dt, ops, true, fa2);
   out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
   out.micro_batch = p.micro_batch;
   out.tp = p.tp;
@@ -370,7 +372,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     return e;
   }
   const int64_t v = parallelism::ScheduleChunks(p);
-  if (m.layers < p.pp * v) {
+  if (parallelism::PipelineSplitUnits(p, m.layers) < p.pp * v) {
     e.infeasible = Infeasible::kLayerSplit;
     return e;
   }
@@ -448,16 +450,20 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // --- one stage, one microbatch --------------------------------------------
   // Layers per stage: even (ceil(L/p) on the fullest stage) unless the plan
   // gives the first and/or last stage its own count (Megatron-Core
-  // --decoder-first/last-pipeline-num-layers); the middle stages share the rest.
+  // --decoder-first/last-pipeline-num-layers, or one layer fewer with the
+  // embedding and loss counted as layers: parallelism::FirstStageLayers); the
+  // middle stages share the rest.
   const double layers = static_cast<double>(m.layers);
   const double pp_d = static_cast<double>(p.pp);
   double first_layers = layers, last_layers = layers, mid_layers = 0;
   if (p.pp > 1) {
     const double even = std::ceil(layers / pp_d);
-    first_layers = p.first_stage_layers > 0 ? static_cast<double>(p.first_stage_layers) : even;
-    last_layers = p.last_stage_layers > 0 ? static_cast<double>(p.last_stage_layers) : even;
+    const int64_t first_set = parallelism::FirstStageLayers(p, m.layers);
+    const int64_t last_set = parallelism::LastStageLayers(p, m.layers);
+    first_layers = first_set > 0 ? static_cast<double>(first_set) : even;
+    last_layers = last_set > 0 ? static_cast<double>(last_set) : even;
     if (p.pp > 2) {
-      const bool custom = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+      const bool custom = first_set > 0 || last_set > 0;
       mid_layers = custom ? std::ceil((layers - first_layers - last_layers) / (pp_d - 2)) : even;
     }
   }
@@ -749,13 +755,14 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   const int64_t inner = p.tp * p.pp * p.cp;
   const int64_t dp = p.dp > 0 ? p.dp : (inner > 0 ? devices_ / inner : 1);
   const hardware::DataType dt = p.precision;
+  const bool fa2 = p.attention == parallelism::Attention::kFlash2;
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
   const models::LayerShape shape = ShapeOf(p, w, act);
   // Forward, backward and the weight-gradient half of each weight GEMM's
   // backward (a GEMM's backward is an input-gradient and a weight-gradient
   // GEMM of its size, Narayanan et al. 2021 Sec. 5.1).
   auto layer = [&](const models::OpList& ops, const OpTimes* dense_t, const OpTimes* moe_t) {
-    OpTimes t = Times(dev, dt, ops, true);
+    OpTimes t = Times(dev, dt, ops, true, fa2);
     if (dense_t != nullptr) AddMtpModules(m, *dense_t, *moe_t, t);  // the head carries MTP
     LayerCosts l;
     l.fwd = t.fwd;
@@ -767,18 +774,18 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
       if (op.kind == OpKind::kGemm) l.bwd_weight += hardware::GemmTime(dev, dt, op.flops, op.bytes);
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
-    if (dense_t != nullptr) l.bwd_weight += t.weight_grad - Times(dev, dt, ops, true).weight_grad;
+    if (dense_t != nullptr) l.bwd_weight += t.weight_grad - Times(dev, dt, ops, true, fa2).weight_grad;
     return l;
   };
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
   c.dense = layer(ops, nullptr, nullptr);
-  const OpTimes dense_t = Times(dev, dt, ops, true);
+  const OpTimes dense_t = Times(dev, dt, ops, true, fa2);
   OpTimes moe_t;
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
     c.moe = layer(ops, nullptr, nullptr);
-    moe_t = Times(dev, dt, ops, true);
+    moe_t = Times(dev, dt, ops, true, fa2);
   }
   models::HeadOps(m, shape, ops);
   c.head = layer(ops, &dense_t, &moe_t);

@@ -179,7 +179,7 @@ namespace {
 const std::vector<std::string> kRecompute = {"none", "selective", "full"};
 const std::vector<std::string> kYesNo = {"yes", "no"};
 const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8"};
-const std::vector<std::string> kAttention = {"flash", "materialized"};
+const std::vector<std::string> kAttention = {"flash", "flash2", "materialized"};
 const std::vector<std::string> kFlopsMetric = {"model", "hardware"};
 const std::vector<std::string> kMoeRouting = {"learned", "force-balanced"};
 
@@ -516,11 +516,25 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     }
     // FlashAttention (Dao et al., May 2022) reached Megatron-LM in 2023;
     // earlier runs used materialised softmax attention.
-    if (attention == "flash") p.attention = parallelism::Attention::kFlash;
+    // Which fused kernel "flash" is depends on the framework: llm-foundry's
+    // attn_impl flash calls the flash-attn package (llmfoundry/models/layers/
+    // attention.py, flash_attn_fn; FlashAttention-2 from flash-attn 2.0) and
+    // torchtitan PyTorch's scaled_dot_product_attention, whose flash backend
+    // is FlashAttention-2 (PyTorch 2.2 release notes); Megatron-Core and NeMo
+    // run cuDNN fused attention through Transformer Engine, the profile's
+    // flash_attention_* kernels.
+    const bool flash2_framework = framework == "llm-foundry" || framework == "torchtitan";
+    if (attention == "flash2" || (attention == "flash" && flash2_framework)) {
+      p.attention = parallelism::Attention::kFlash2;
+      if (attention == "flash") assume("FlashAttention-2 kernels (" + framework + " calls flash-attn / PyTorch SDPA)");
+    } else if (attention == "flash") p.attention = parallelism::Attention::kFlash;
     else if (attention == "materialized") p.attention = parallelism::Attention::kMaterialized;
     else if (year > 0 && year < 2023) {
       p.attention = parallelism::Attention::kMaterialized;
       assume("materialized attention (FlashAttention reached Megatron-LM in 2023)");
+    } else if (flash2_framework) {
+      p.attention = parallelism::Attention::kFlash2;
+      assume("FlashAttention-2 kernels (" + framework + " calls flash-attn / PyTorch SDPA)");
     } else {
       p.attention = parallelism::Attention::kFlash;
       assume("FlashAttention");
@@ -555,6 +569,19 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.micro_batch = micro_batch.value_or(1);
     p.interleave = interleave.value_or(1);
     if (p.interleave > 1 && schedule.empty()) p.schedule = parallelism::Schedule::kInterleaved;
+    // Megatron-Core splits more virtual stages than layers only by counting
+    // the embedding and the loss as a layer each
+    // (--account-for-embedding-in-pipeline-split,
+    // --account-for-loss-in-pipeline-split): a Megatron row stating such a
+    // split (Llama 3.1 405B's 126 layers as pp 16 x interleave 8) ran so.
+    const bool megatron_family = framework == "megatron-lm" || framework == "megatron-core" ||
+                                 framework == "nemo" || framework == "megatron-bridge";
+    if (megatron_family && p.pp > 1 && p.pp * p.interleave > s.model.layers &&
+        p.pp * p.interleave <= s.model.layers + 2) {
+      p.pipeline_split_embedding_loss = true;
+      assume("embedding and loss counted as a pipeline layer each (pp x interleave " +
+             std::to_string(p.pp * p.interleave) + " > " + std::to_string(s.model.layers) + " layers)");
+    }
     p.zero = fixed.zero >= 0 ? fixed.zero : 0;
     p.recompute = static_cast<parallelism::Recompute>(std::max(0, fixed.recompute));
     p.sequence_parallel = fixed.sequence_parallel == 1 && p.tp > 1;

@@ -400,17 +400,20 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   EXPECT_EQ(all.skipped, 0);
   ASSERT_EQ(all.rows.size(), 40u);
   // Issue 15's rows, out of sample, held at their measured figures: 292 rows,
-  // 10 skipped with a reason (9 without a published global batch, 1 with PP x
-  // VP above the layers); whole file 28.29 %, Hopper/Blackwell 32.00 %
-  // (target 8 %), MoE 56.16 % (issue 16 target 12 %). Before MoE parallel
-  // folding (etp) 4 Qwen3-235B-A22B rows with EP larger than DP x CP were
-  // skipped and the figures were 27.90 / 31.41 / 56.30 % over fewer rows: the
-  // four now predicted are at -12.0, +11.9, +14.7 % (DGX H100) and +182 %
-  // (GB200: EP 64 does not tile a 72-GPU rack, docs/moe-long-context.md).
+  // 9 skipped with a reason (no published global batch); whole file 26.48 %,
+  // Hopper/Blackwell 28.80 % (target 8 %), MoE 56.15 % (issue 16 target 12 %).
+  // Before: 27.90 / 31.41 / 56.30 % with 14 skipped. Moved by MoE parallel
+  // folding (etp: 4 Qwen3-235B-A22B rows with EP larger than DP x CP now run,
+  // at -12.0, +11.9, +14.7 % on DGX H100 and +182 % on GB200, where EP 64 does
+  // not tile a 72-GPU rack, docs/moe-long-context.md), the FlashAttention-2
+  // kernels llm-foundry runs (its 124 rows 25.43 -> 21.46 %), and Llama 3.1
+  // 405B's pp 16 x interleave 8 over 126 layers with the embedding and loss
+  // counted as layers (+10.2 %); 32.36 / 38.67 / 59.27 % before the
+  // contention and clipping terms and BF16 attention in FP8 plans.
   ASSERT_EQ(file.rows.size(), 292u);
-  EXPECT_EQ(file.skipped, 10);
-  EXPECT_LE(file.mape_pct, 28.29);
-  EXPECT_LE(file_hb.mape_pct, 32.00);
+  EXPECT_EQ(file.skipped, 9);
+  EXPECT_LE(file.mape_pct, 26.49);
+  EXPECT_LE(file_hb.mape_pct, 28.81);
   EXPECT_LE(file_moe.mape_pct, 56.16);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);

@@ -338,6 +338,48 @@ struct Served {
   }();
 };
 
+// Issue 18: a deployment with more devices than tp x pp serves independent
+// replicas. llama2-70b-h100-infer is one DGX H100 (8 devices) at tp 4: two
+// replicas, requests dealt round robin in arrival order; each replica's
+// outcomes are exactly a lone replica's on its half of the stream.
+TEST(Serving, ReplicasShareTheStreamRoundRobin) {
+  Scenario s = Load("llama2-70b-h100-infer");
+  const InferenceDeployment& d = *s.inference;
+  const InferenceEstimator est(s.model, s.system);
+  ASSERT_EQ(ServingReplicas(s.system, d), 2);  // 8 devices / (tp 4 x pp 1)
+  const std::vector<Request> all = PoissonRequests(d, 4.0);
+  const ServingResult both = SimulateService(est, d, all);
+  ASSERT_TRUE(both.feasible) << both.reason;
+  ASSERT_EQ(both.requests.size(), all.size());
+  std::vector<Request> even;
+  for (size_t i = 0; i < all.size(); i += 2) even.push_back(all[i]);  // arrivals are in order
+  const ServingResult one = SimulateServing(est, d, even);
+  ASSERT_TRUE(one.feasible) << one.reason;
+  // SimulateReplicas lists replica 0's outcomes first.
+  for (size_t i = 0; i < one.requests.size(); ++i) {
+    EXPECT_EQ(both.requests[i].arrival_s, one.requests[i].arrival_s);
+    EXPECT_EQ(both.requests[i].finish_s, one.requests[i].finish_s);
+  }
+
+  // Capacity: each replica sees every other arrival of a Poisson stream, an
+  // Erlang-2 stream at half the rate, more regular than Poisson (squared
+  // coefficient of variation 1/2 instead of 1), so by Kingman's formula it
+  // queues less than a lone replica at half the rate: two replicas sustain
+  // at least twice one replica's rate (within the 0.5 % bisection).
+  Scenario half = s;
+  half.system.devices_per_node = 4;  // one replica
+  InferenceDeployment m = d;
+  m.rate_seeds = 2;
+  m.requests = 200;
+  const InferenceEstimator est_half(half.model, half.system);
+  ASSERT_EQ(ServingReplicas(half.system, m), 1);
+  const RateSearch r1 = MaxRateMeetingSlo(est_half, m);
+  const RateSearch r2 = MaxRateMeetingSlo(est, m);
+  ASSERT_TRUE(r1.found) << r1.reason;
+  ASSERT_TRUE(r2.found) << r2.reason;
+  EXPECT_GE(r2.max_rate, 1.98 * r1.max_rate) << r1.max_rate << " vs " << r2.max_rate;
+}
+
 // Issue 7 acceptance: at low load every request finds the replica idle, so
 // its TTFT is the static prefill of one prompt.
 TEST(Serving, TtftAtLowLoadIsTheStaticPrefill) {
@@ -435,10 +477,14 @@ TEST(Serving, MaxRateMeetsTheSloAndTheNextStepDoesNot) {
   s.d.requests = 80;
   s.d.slo_ttft = 0.2;
   s.d.slo_tpot = 0.02;
-  const RateSearch m = MaxRateMeetingSlo(s.est, s.d);
+  // One device, one replica (on the 8-GPU node tp 1 serves 8 replicas and 80
+  // requests never load them).
+  s.system.devices_per_node = 1;
+  const InferenceEstimator est(s.model, s.system);
+  const RateSearch m = MaxRateMeetingSlo(est, s.d);
   ASSERT_TRUE(m.found) << m.reason;
   EXPECT_GE(m.at_max.slo_attainment, s.d.slo_attainment);
-  const ServingResult above = SimulateServing(s.est, s.d, PoissonRequests(s.d, 1.5 * m.max_rate));
+  const ServingResult above = SimulateServing(est, s.d, PoissonRequests(s.d, 1.5 * m.max_rate));
   EXPECT_LT(above.slo_attainment, s.d.slo_attainment);
 }
 

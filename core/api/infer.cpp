@@ -118,7 +118,7 @@ InferResult Infer(const InferRequest& req, const Control& control) {
       r.serving.feasible = r.disagg.feasible;
       r.serving.reason = r.disagg.reason;
     } else {
-      r.serving = engine::SimulateServing(est, d, std::move(reqs));
+      r.serving = engine::SimulateService(est, d, std::move(reqs));
     }
     r.has_result = true;
     if (!r.serving.feasible) {

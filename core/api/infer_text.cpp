@@ -13,12 +13,19 @@ using namespace base;  // the Format* functions
 
 namespace {
 
+// "2 replicas of 4" (data-parallel serving) or "replica of 4".
+std::string FormatReplicas(const engine::Scenario& s, const parallelism::InferenceDeployment& d) {
+  const int64_t n = engine::ServingReplicas(s.system, d);
+  return (n == 1 ? std::string("replica of ") : std::to_string(n) + " replicas of ") +
+         std::to_string(d.tp * d.pp);
+}
+
 void PrintHeader(const InferResult& r, std::ostream& out) {
   const engine::Scenario& s = r.scenario;
   const auto& d = *s.inference;
   out << "scenario   " << (s.name.empty() ? s.file : s.name) << "\n"
       << "model      " << s.model.name << " (" << FormatCount(r.parameters, "parameters") << ")\n"
-      << "system     " << s.system.name << ": replica of " << d.tp * d.pp << " x "
+      << "system     " << s.system.name << ": " << FormatReplicas(s, d) << " x "
       << s.system.device.name << " (" << hardware::DeviceCount(s.system) << " devices)\n"
       << "deployment tp " << d.tp << ", pp " << d.pp << ", ep " << d.ep << "; weights "
       << hardware::DataTypeName(d.weights) << ", activations "
@@ -178,8 +185,10 @@ void PrintInferTable(const InferResult& r, std::ostream& out) {
         << ", max " << d.max_batch << " running, " << d.max_batch_tokens << " tokens per iteration; "
         << (d.arrivals == parallelism::Arrivals::kTrace
                 ? "trace " + d.trace
-                : std::to_string(d.requests) + " Poisson requests at " + FormatRate(d.rate, "requests"))
-        << "\n\n";
+                : std::to_string(d.requests) + " Poisson requests at " + FormatRate(d.rate, "requests"));
+    if (const int64_t n = engine::ServingReplicas(r.scenario.system, d); !r.disaggregated && n > 1)
+      out << ", dealt round robin to " << n << " replicas";
+    out << "\n\n";
     return PrintServing(r.serving, out);
   }
   const engine::RateSearch& m = r.max_rate;

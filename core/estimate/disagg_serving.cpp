@@ -55,36 +55,6 @@ PoolShape DecodePool(const InferenceDeployment& d) {
 
 namespace {
 
-// Metrics of finished outcomes, as SimulateServing computes them.
-void Summarize(const InferenceDeployment& d, ServingResult& res) {
-  std::vector<double> ttft, tpot, e2e;
-  double first_arrival = 0, last = 0, tokens = 0;
-  int64_t good = 0;
-  bool any = false;
-  for (const RequestOutcome& o : res.requests) {
-    first_arrival = any ? std::min(first_arrival, o.arrival_s) : o.arrival_s;
-    any = true;
-    ttft.push_back(o.ttft());
-    if (o.output > 1) tpot.push_back(o.tpot());
-    e2e.push_back(o.finish_s - o.arrival_s);
-    last = std::max(last, o.finish_s);
-    tokens += static_cast<double>(o.output);
-    if ((d.slo_ttft <= 0 || o.ttft() <= d.slo_ttft) && (d.slo_tpot <= 0 || o.tpot() <= d.slo_tpot))
-      ++good;
-  }
-  res.ttft_s = ComputePercentiles(ttft);
-  res.tpot_s = ComputePercentiles(tpot);
-  res.e2e_s = ComputePercentiles(e2e);
-  res.duration_s = last - first_arrival;
-  if (res.duration_s > 0) {
-    res.output_tokens_per_s = tokens / res.duration_s;
-    res.requests_per_s = static_cast<double>(res.requests.size()) / res.duration_s;
-    res.goodput_requests_per_s = static_cast<double>(good) / res.duration_s;
-  }
-  res.slo_attainment =
-      res.requests.empty() ? 0 : static_cast<double>(good) / static_cast<double>(res.requests.size());
-}
-
 // A request whose prompt's KV has reached a decode replica.
 struct DecodeArrival {
   double t = 0;
@@ -170,31 +140,6 @@ InferenceDeployment WithShape(const InferenceDeployment& d, const PoolShape& p) 
 }
 
 }  // namespace
-
-ServingResult SimulateReplicas(const InferenceEstimator& est, const InferenceDeployment& d,
-                               const std::vector<Request>& requests, int64_t replicas) {
-  ServingResult res;
-  std::vector<size_t> order(requests.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return requests[a].arrival_s < requests[b].arrival_s;
-  });
-  const size_t r = static_cast<size_t>(std::max<int64_t>(1, replicas));
-  for (size_t k = 0; k < r; ++k) {
-    std::vector<Request> mine;
-    for (size_t i = k; i < order.size(); i += r) mine.push_back(requests[order[i]]);
-    if (mine.empty()) continue;
-    ServingResult one = SimulateServing(est, d, std::move(mine));
-    if (!one.feasible) return one;
-    res.preemptions += one.preemptions;
-    res.iterations += one.iterations;
-    res.peak_running = std::max(res.peak_running, one.peak_running);
-    res.kv_capacity_tokens = one.kv_capacity_tokens;
-    for (const RequestOutcome& o : one.requests) res.requests.push_back(o);
-  }
-  Summarize(d, res);
-  return res;
-}
 
 DisaggResult SimulateDisaggregated(const InferenceEstimator& est, const InferenceDeployment& d,
                                    const std::vector<Request>& requests) {
@@ -304,7 +249,7 @@ DisaggResult SimulateDisaggregated(const InferenceEstimator& est, const Inferenc
   res.decode_wait_s_mean = decode_waits / sent;
   res.serving.requests = std::move(out);
   res.serving.kv_capacity_tokens = est.KvCapacityTokens(dd, static_cast<double>(dd.max_batch));
-  Summarize(d, res.serving);
+  SummarizeOutcomes(d, res.serving);
   return res;
 }
 

@@ -98,12 +98,6 @@ DisaggResult SimulateDisaggregated(const InferenceEstimator& est,
                                    const parallelism::InferenceDeployment& d,
                                    const std::vector<Request>& requests);
 
-// Colocated serving on `replicas` replicas of d's tp x pp: requests round
-// robin in arrival order, each replica simulated by SimulateServing.
-ServingResult SimulateReplicas(const InferenceEstimator& est,
-                               const parallelism::InferenceDeployment& d,
-                               const std::vector<Request>& requests, int64_t replicas);
-
 // One candidate of the split search.
 struct SplitCandidate {
   bool disaggregated = false;

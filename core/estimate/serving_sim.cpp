@@ -4,6 +4,7 @@
 #include <memory>
 #include <cmath>
 #include <deque>
+#include <numeric>
 
 #include "core/base/csv.h"
 
@@ -445,6 +446,72 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   return res;
 }
 
+void SummarizeOutcomes(const InferenceDeployment& d, ServingResult& res) {
+  std::vector<double> ttft, tpot, e2e;
+  double first_arrival = 0, last = 0, tokens = 0;
+  int64_t good = 0;
+  bool any = false;
+  for (const RequestOutcome& o : res.requests) {
+    first_arrival = any ? std::min(first_arrival, o.arrival_s) : o.arrival_s;
+    any = true;
+    ttft.push_back(o.ttft());
+    if (o.output > 1) tpot.push_back(o.tpot());
+    e2e.push_back(o.finish_s - o.arrival_s);
+    last = std::max(last, o.finish_s);
+    tokens += static_cast<double>(o.output);
+    if ((d.slo_ttft <= 0 || o.ttft() <= d.slo_ttft) && (d.slo_tpot <= 0 || o.tpot() <= d.slo_tpot))
+      ++good;
+  }
+  res.ttft_s = ComputePercentiles(ttft);
+  res.tpot_s = ComputePercentiles(tpot);
+  res.e2e_s = ComputePercentiles(e2e);
+  res.duration_s = last - first_arrival;
+  if (res.duration_s > 0) {
+    res.output_tokens_per_s = tokens / res.duration_s;
+    res.requests_per_s = static_cast<double>(res.requests.size()) / res.duration_s;
+    res.goodput_requests_per_s = static_cast<double>(good) / res.duration_s;
+  }
+  res.slo_attainment =
+      res.requests.empty() ? 0 : static_cast<double>(good) / static_cast<double>(res.requests.size());
+}
+
+ServingResult SimulateReplicas(const InferenceEstimator& est, const InferenceDeployment& d,
+                               const std::vector<Request>& requests, int64_t replicas) {
+  ServingResult res;
+  std::vector<size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return requests[a].arrival_s < requests[b].arrival_s;
+  });
+  const size_t r = static_cast<size_t>(std::max<int64_t>(1, replicas));
+  for (size_t k = 0; k < r; ++k) {
+    std::vector<Request> mine;
+    for (size_t i = k; i < order.size(); i += r) mine.push_back(requests[order[i]]);
+    if (mine.empty()) continue;
+    ServingResult one = SimulateServing(est, d, std::move(mine));
+    if (!one.feasible) return one;
+    res.preemptions += one.preemptions;
+    res.iterations += one.iterations;
+    res.peak_running = std::max(res.peak_running, one.peak_running);
+    res.kv_capacity_tokens = one.kv_capacity_tokens;
+    for (const RequestOutcome& o : one.requests) res.requests.push_back(o);
+  }
+  SummarizeOutcomes(d, res);
+  return res;
+}
+
+int64_t ServingReplicas(const hardware::SystemSpec& system, const InferenceDeployment& d) {
+  const int64_t per = std::max<int64_t>(1, d.tp * d.pp);
+  return std::max<int64_t>(1, hardware::DeviceCount(system) / per);
+}
+
+ServingResult SimulateService(const InferenceEstimator& est, const InferenceDeployment& d,
+                              std::vector<Request> requests) {
+  const int64_t replicas = ServingReplicas(est.system(), d);
+  if (replicas == 1) return SimulateServing(est, d, std::move(requests));
+  return SimulateReplicas(est, d, requests, replicas);
+}
+
 double StudentT975(int df) {
   static constexpr double kT[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
                                     2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
@@ -476,7 +543,7 @@ bool SeedCapacity(const InferenceEstimator& est, const InferenceDeployment& d, d
                   int& simulations, double& rate, std::string& reason) {
   auto passes = [&](double r, ServingResult& out) {
     ++simulations;
-    out = SimulateServing(est, d, PoissonRequests(d, r));
+    out = SimulateService(est, d, PoissonRequests(d, r));
     return out.feasible && out.slo_attainment >= d.slo_attainment;
   };
   double lo = 0.1 / lone, hi = 0;
@@ -565,7 +632,7 @@ RateSearch MaxRateMeetingSlo(const InferenceEstimator& est, const InferenceDeplo
     ServingResult first;
     for (size_t i = 0; i < seeded.size() && all; ++i) {
       ++s.simulations;
-      ServingResult r = SimulateServing(est, seeded[i], PoissonRequests(seeded[i], rate));
+      ServingResult r = SimulateService(est, seeded[i], PoissonRequests(seeded[i], rate));
       all = r.feasible && r.slo_attainment >= d.slo_attainment;
       if (i == 0) first = std::move(r);
     }

@@ -94,6 +94,28 @@ ServingResult SimulateServing(const InferenceEstimator& est,
                               const parallelism::InferenceDeployment& d,
                               std::vector<Request> requests);
 
+// Latency percentiles, throughput, goodput and SLO attainment of
+// res.requests (finished outcomes), as SimulateServing computes them.
+void SummarizeOutcomes(const parallelism::InferenceDeployment& d, ServingResult& res);
+
+// Colocated serving on `replicas` independent replicas of d's tp x pp:
+// requests dealt round robin in arrival order (a router's default), each
+// replica simulated by SimulateServing; the outcomes summarized together.
+ServingResult SimulateReplicas(const InferenceEstimator& est,
+                               const parallelism::InferenceDeployment& d,
+                               const std::vector<Request>& requests, int64_t replicas);
+
+// Replicas the system's devices hold: devices / (tp x pp), at least 1
+// (data-parallel serving: throughput scales with them, latency does not).
+int64_t ServingReplicas(const hardware::SystemSpec& system,
+                        const parallelism::InferenceDeployment& d);
+
+// A request stream served by the whole deployment: SimulateReplicas over
+// ServingReplicas(system, d) replicas (SimulateServing when there is one).
+ServingResult SimulateService(const InferenceEstimator& est,
+                              const parallelism::InferenceDeployment& d,
+                              std::vector<Request> requests);
+
 // The highest Poisson rate at which at least d.slo_attainment of d.requests
 // requests meet the SLO, with a confidence over d.rate_seeds arrival seeds
 // (d.seed, d.seed + 1, ...):

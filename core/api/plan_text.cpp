@@ -129,7 +129,7 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
     const auto& e = p.best.estimate;
     out << "5 plan       tp " << pl.tp << ", pp " << pl.pp
         << (pl.interleave > 1 ? " (interleave " + std::to_string(pl.interleave) + ")" : "")
-        << ", dp " << e.dp << ", micro-batch " << pl.micro_batch << " (" << e.microbatches
+        << (pl.cp > 1 ? ", cp " + std::to_string(pl.cp) : "") << ", dp " << e.dp << ", micro-batch " << pl.micro_batch << " (" << e.microbatches
         << " per iteration), recompute " << parallelism::RecomputeName(pl.recompute) << ", ZeRO-" << pl.zero
         << (pl.sequence_parallel ? ", sequence parallel" : "")
         << (pl.tp_comm_overlap ? ", TP overlap" : "") << "\n"

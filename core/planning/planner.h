@@ -85,12 +85,13 @@ models::ModelSpec BuildModel(const FamilySpec& family, double target_params);
 struct PlanSpace {
   // The search's space. Defaults keep one search in milliseconds, since the
   // chain searches once per budget step, GPU count and bootstrap replicate:
-  // no context parallelism, no optimizer offload, the default group order,
-  // micro-batches up to 8; tp, pp, interleaving, recompute, sequence
-  // parallelism, TP overlap, ZeRO stage and DP overlap are all searched.
+  // no optimizer offload, the default group order, micro-batches up to 8;
+  // tp, pp, cp, interleaving, recompute, sequence parallelism, TP overlap,
+  // ZeRO stage and DP overlap are all searched. Context parallelism stays in:
+  // at thousands of GPUs a batch of a few hundred sequences leaves too few
+  // per replica, and without CP the only shapes left put TP across nodes.
   PlanSpaceOptions search = [] {
     PlanSpaceOptions o;
-    o.context_parallel = false;
     o.offload = false;
     o.all_group_orders = false;
     o.max_micro_batch = 8;

@@ -128,17 +128,9 @@ TrainingEstimate Estimate(const Scenario& s) {
 }
 
 // The search space of a report: the planner's (no optimizer offload, the
-// default group order, micro-batches up to 8), which keeps a search over a
-// GPU range in seconds on a small machine, plus context parallelism: at
-// thousands of GPUs a batch of a thousand sequences leaves too few
-// sequences per replica, and splitting each sequence over CP ranks is what
-// keeps TP inside a node (Llama 3 405B ran CP 2 on 16K GPUs, Grattafiori et
-// al. 2024, Table 4).
-engine::PlanSpaceOptions ReportSpace() {
-  engine::PlanSpaceOptions o = engine::PlanSpace{}.search;
-  o.context_parallel = true;
-  return o;
-}
+// default group order, micro-batches up to 8, context parallelism in), which
+// keeps a search over a GPU range in seconds on a small machine.
+engine::PlanSpaceOptions ReportSpace() { return engine::PlanSpace{}.search; }
 
 // Whether a ranked plan can run as scheduled. The closed form prices an
 // interleaved pipeline with fewer microbatches than a multiple of pp with its

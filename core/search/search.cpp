@@ -642,6 +642,7 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   std::vector<ShapeTask> shapes;
   const double parameters = models::ParameterCount(s.model, s.workload.seq_len);
   std::string first_problem;
+  bool first_problem_plain = false;  // first_problem is a cp = 1 shape's
   std::string resize_problem;  // why a device count was left out
   for (int64_t n : counts) {
     auto ctx = std::make_unique<DeviceContext>();
@@ -658,8 +659,14 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
     r.stats.capacity_bytes = sys.device.memory_capacity;
     const int ci = static_cast<int>(contexts.size());
     for (const PlanShape& sh : EnumerateShapes(s.model, s.workload, n, o.space)) {
-      if (first_problem.empty()) {
-        if (const char* why = DivisibilityProblem(s.model, s.workload, sh)) first_problem = why;
+      // The reason shown when nothing divides: the first shape without context
+      // parallelism, whose problem is the model's own (a cp tried beside it
+      // that does not divide the sequence says less).
+      if (first_problem.empty() || (!first_problem_plain && sh.cp == 1)) {
+        if (const char* why = DivisibilityProblem(s.model, s.workload, sh)) {
+          first_problem = why;
+          first_problem_plain = sh.cp == 1;
+        }
       }
       shapes.push_back(ShapeTask{ci, sh, static_cast<uint64_t>(shapes.size())});
     }

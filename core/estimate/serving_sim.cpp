@@ -410,9 +410,6 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   }
 
   // --- metrics ------------------------------------------------------------------
-  std::vector<double> ttft, tpot, e2e;
-  double first_arrival = requests.front().arrival_s, last = 0, tokens = 0;
-  int64_t good = 0, completed = 0;
   for (size_t i = 0; i < n; ++i) {
     RequestOutcome o;
     o.arrival_s = requests[i].arrival_s;
@@ -421,39 +418,22 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
     o.input = requests[i].input;
     o.output = requests[i].output;
     o.preemptions = seq[i].preemptions;
+    o.done = seq[i].phase == Phase::kDone;
     res.requests.push_back(o);
-    if (seq[i].phase != Phase::kDone) continue;
-    ++completed;
-    ttft.push_back(o.ttft());
-    if (o.output > 1) tpot.push_back(o.tpot());
-    e2e.push_back(o.finish_s - o.arrival_s);
-    last = std::max(last, o.finish_s);
-    tokens += static_cast<double>(o.output);
-    const bool meets = (d.slo_ttft <= 0 || o.ttft() <= d.slo_ttft) &&
-                       (d.slo_tpot <= 0 || o.tpot() <= d.slo_tpot);
-    if (meets) ++good;
   }
-  res.ttft_s = ComputePercentiles(ttft);
-  res.tpot_s = ComputePercentiles(tpot);
-  res.e2e_s = ComputePercentiles(e2e);
-  res.duration_s = last - first_arrival;
-  if (res.duration_s > 0) {
-    res.output_tokens_per_s = tokens / res.duration_s;
-    res.requests_per_s = static_cast<double>(completed) / res.duration_s;
-    res.goodput_requests_per_s = static_cast<double>(good) / res.duration_s;
-  }
-  res.slo_attainment = static_cast<double>(good) / static_cast<double>(n);
+  SummarizeOutcomes(d, res);
   return res;
 }
 
 void SummarizeOutcomes(const InferenceDeployment& d, ServingResult& res) {
   std::vector<double> ttft, tpot, e2e;
   double first_arrival = 0, last = 0, tokens = 0;
-  int64_t good = 0;
-  bool any = false;
-  for (const RequestOutcome& o : res.requests) {
-    first_arrival = any ? std::min(first_arrival, o.arrival_s) : o.arrival_s;
-    any = true;
+  int64_t good = 0, completed = 0;
+  for (size_t i = 0; i < res.requests.size(); ++i) {
+    const RequestOutcome& o = res.requests[i];
+    first_arrival = i == 0 ? o.arrival_s : std::min(first_arrival, o.arrival_s);
+    if (!o.done) continue;
+    ++completed;
     ttft.push_back(o.ttft());
     if (o.output > 1) tpot.push_back(o.tpot());
     e2e.push_back(o.finish_s - o.arrival_s);
@@ -468,7 +448,7 @@ void SummarizeOutcomes(const InferenceDeployment& d, ServingResult& res) {
   res.duration_s = last - first_arrival;
   if (res.duration_s > 0) {
     res.output_tokens_per_s = tokens / res.duration_s;
-    res.requests_per_s = static_cast<double>(res.requests.size()) / res.duration_s;
+    res.requests_per_s = static_cast<double>(completed) / res.duration_s;
     res.goodput_requests_per_s = static_cast<double>(good) / res.duration_s;
   }
   res.slo_attainment =

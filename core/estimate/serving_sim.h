@@ -55,6 +55,7 @@ struct RequestOutcome {
   int64_t input = 0;
   int64_t output = 0;
   int preemptions = 0;
+  bool done = true;  // finished within the simulation (only finished ones enter the metrics)
   double ttft() const { return first_token_s - arrival_s; }
   double tpot() const {
     return output > 1 ? (finish_s - first_token_s) / static_cast<double>(output - 1) : 0;
@@ -94,8 +95,9 @@ ServingResult SimulateServing(const InferenceEstimator& est,
                               const parallelism::InferenceDeployment& d,
                               std::vector<Request> requests);
 
-// Latency percentiles, throughput, goodput and SLO attainment of
-// res.requests (finished outcomes), as SimulateServing computes them.
+// Latency percentiles, throughput and goodput of the finished outcomes of
+// res.requests, and SLO attainment over all of them (SimulateServing's
+// metrics; SimulateReplicas summarizes its replicas' outcomes together).
 void SummarizeOutcomes(const parallelism::InferenceDeployment& d, ServingResult& res);
 
 // Colocated serving on `replicas` independent replicas of d's tp x pp:

@@ -409,7 +409,9 @@ TEST(Validation, KorthikantiTable5) {
 // term and BF16 attention in FP8 plans, 26.48 % once MoE parallel folding
 // (etp) let 4 formerly skipped Qwen3-235B-A22B rows be predicted (one of
 // them, on GB200, at +182 %), llm-foundry's FlashAttention-2 kernels were
-// priced as such and the 405B row's embedding/loss pipeline split ran.
+// priced as such and the 405B row's embedding/loss pipeline split ran;
+// 23.82 % once GPU counts that do not fill 72-GPU NVL72 racks were placed
+// in 64-GPU segments, one per rack (the GB200 MoE rows' EP on NVLink).
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
   EXPECT_EQ(r.rows.size(), 292u);
@@ -423,7 +425,7 @@ TEST(Validation, AllTrainingRows) {
   EXPECT_EQ(tuned.rows.size(), 40u);
   EXPECT_LE(tuned.mape_pct, 11.71);
   EXPECT_GE(tuned.evaluated, 33);
-  EXPECT_LE(r.mape_pct, 26.49);
+  EXPECT_LE(r.mape_pct, 23.83);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -281,6 +281,18 @@ TEST(Issue16, ExpertGroupPlacementOnTheTiers) {
   EXPECT_EQ(PlaceTiled(net_dgx, dgx, 64, 1).per_domain[0], 8);
 }
 
+// A system smaller than its scale-up domain (64 GPUs of a 72-GPU NVL72
+// rack) holds every group inside it: EP 64 has all 64 members on NVLink,
+// not gcd(64, 72) = 8 on one side of a rack boundary that is not there.
+TEST(Issue16, DomainWiderThanTheSystemHoldsEveryGroup) {
+  hardware::SystemSpec nvl = System("gb200-nvl72");
+  nvl.devices_per_node = 64;
+  nvl.nodes = 1;
+  const hardware::AlphaBetaNetwork net(nvl);
+  EXPECT_EQ(PlaceTiled(net, nvl, 64, 1).per_domain[0], 64);
+  EXPECT_EQ(PlaceTiled(net, nvl, 32, 2).per_domain[0], 32);
+}
+
 // DeepSeek-V3's node-limited routing (M = 4 of top-8): EP 64 over 8 DGX
 // H100 nodes sends half of each token's copies over InfiniBand (one per
 // destination node, at most 4) and forwards all 8 over NVLink inside the

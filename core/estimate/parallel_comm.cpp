@@ -14,8 +14,11 @@ hardware::GroupPlacement PlaceTiled(const hardware::Network& net, const hardware
   hardware::GroupPlacement g = net.Place(size, stride);
   const int64_t span = size * std::max<int64_t>(1, stride);
   const int tiers = std::min<int>(g.tiers, static_cast<int>(sys.network.size()));
+  const int64_t devices = hardware::DeviceCount(sys);
   for (int i = 0; i < tiers; ++i) {
-    const int64_t dom = sys.network[static_cast<size_t>(i)].domain;
+    // A domain larger than the whole system (a 64-GPU job on a 72-GPU NVL72
+    // preset) holds every group: nothing straddles it.
+    const int64_t dom = std::min(sys.network[static_cast<size_t>(i)].domain, devices);
     if (dom <= 0 || dom % span == 0 || span % dom == 0) continue;
     const int64_t piece = std::gcd(span, dom) / std::max<int64_t>(1, stride);
     auto& pd = g.per_domain[static_cast<size_t>(i)];

@@ -18,7 +18,9 @@ namespace orrery::engine {
 // D devices does not hold a whole number of groups (EP 64 in a 72-GPU NVL72
 // rack), some group straddles two domains and its smallest piece, gcd(size x
 // stride, D) / stride members, sends the rest of its all-to-all across the
-// tier above. Network::Place assumes aligned groups; this corrects it.
+// tier above. Network::Place assumes aligned groups; this corrects it. A
+// domain wider than the system (64 devices of a 72-GPU NVL72 preset) holds
+// all of them: no group straddles it.
 hardware::GroupPlacement PlaceTiled(const hardware::Network& net, const hardware::SystemSpec& sys,
                                     int64_t size, int64_t stride);
 

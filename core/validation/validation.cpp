@@ -1,5 +1,6 @@
 #include "core/validation/validation.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -429,8 +430,26 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (n % s.system.devices_per_node == 0) {
       s.system.nodes = n / s.system.devices_per_node;
     } else {
-      s.system.devices_per_node = n;
-      s.system.nodes = 1;
+      // The row's GPUs do not fill whole scale-up domains (64 or 256 GPUs on
+      // 72-GPU NVL72 racks): the scheduler places the job in equal segments,
+      // each inside one domain (Slurm's topology/block plugin, --segment;
+      // NVIDIA's GB200 NVL72 guidance is segments of 16 four-GPU compute
+      // trays, 64 GPUs a rack, for jobs of 128+ GPUs such as MoE training:
+      // NVIDIA Technical Blog, "Unlock Exascale Performance on NVIDIA GB200
+      // NVL72 with Slurm Topology-Aware Job Scheduling", 2025). A segment is
+      // the largest divisor of the GPU count that fits in one domain, and it
+      // is the job's scale-up domain: no parallel group spans two racks
+      // unless it is wider than a segment.
+      const int64_t dom = s.system.devices_per_node;
+      int64_t seg = std::min(n, dom);
+      while (seg > 1 && n % seg != 0) --seg;
+      for (auto& tier : s.system.network)
+        if (tier.domain == dom) tier.domain = seg;
+      s.system.devices_per_node = seg;
+      s.system.nodes = n / seg;
+      if (n > dom)
+        assume("placed as " + std::to_string(n / seg) + " segments of " + std::to_string(seg) +
+               " GPUs, one per " + std::to_string(dom) + "-GPU scale-up domain (Slurm --segment)");
     }
 
     // The measured machine held the row's GPUs: where the preset's fat tree

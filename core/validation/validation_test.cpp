@@ -98,6 +98,31 @@ TEST(ValidationCsv, EpWiderThanDpTimesCpRunsFoldedWithEtpOne) {
   EXPECT_EQ(r.rows[1].assumptions.find("etp"), std::string::npos) << r.rows[1].assumptions;
 }
 
+// A GPU count that does not fill whole scale-up domains is placed in equal
+// segments, one per domain (Slurm --segment): 256 GB200 GPUs on 72-GPU
+// NVL72 racks run as 4 segments of 64 (the largest divisor of 256 not above
+// 72), 64 GPUs as one. EP 64 then stays inside one rack's NVLink.
+TEST(ValidationCsv, GpusThatDoNotFillDomainsArePlacedInSegments) {
+  auto ds = [](const std::string& gpus, const std::string& pp, const std::string& gbs) {
+    return Row({{"source", "Megatron-Bridge 26.02 performance summary"}, {"model", "DeepSeek-V3"},
+                {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""},
+                {"seq", "4096"}, {"gpus", gpus}, {"gpu", "GB200"}, {"system", ""},
+                {"tp", "1"}, {"pp", pp}, {"dp", "64"}, {"cp", "1"}, {"ep", "64"}, {"global_batch", gbs},
+                {"micro_batch", "1"}, {"interleave", ""}, {"recompute", ""}, {"seq_parallel", ""},
+                {"precision", "fp8"}, {"zero", ""}, {"dp_overlap", ""}, {"tp_overlap", ""},
+                {"attention", "flash"}, {"framework", "megatron-core"}, {"moe_routing", "force-balanced"},
+                {"measured_iter_s", "16.5704"}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(TempCsv("segments.csv", ds("256", "4", "4096")), d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].skipped, "");
+  EXPECT_NE(r.rows[0].assumptions.find("placed as 4 segments of 64 GPUs, one per 72-GPU scale-up domain"),
+            std::string::npos)
+      << r.rows[0].assumptions;
+}
+
 // The header's columns, in order: what the `rows` branch writes against.
 TEST(ValidationCsv, ShippedHeaderIsTheDocumentedOne) {
   std::ifstream in(kRuns);
@@ -410,11 +435,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 405B's pp 16 x interleave 8 over 126 layers with the embedding and loss
   // counted as layers (+10.2 %); 32.36 / 38.67 / 59.27 % before the
   // contention and clipping terms and BF16 attention in FP8 plans.
+  // Then 23.82 / 24.12 / 31.07 %: GPU counts that do not fill 72-GPU NVL72
+  // racks placed in 64-GPU segments, one per rack (Slurm --segment), so that
+  // EP 32/64 stays on NVLink: the GB200 MoE rows 89.1 -> 26.4 %.
   ASSERT_EQ(file.rows.size(), 292u);
   EXPECT_EQ(file.skipped, 9);
-  EXPECT_LE(file.mape_pct, 26.49);
-  EXPECT_LE(file_hb.mape_pct, 28.81);
-  EXPECT_LE(file_moe.mape_pct, 56.16);
+  EXPECT_LE(file.mape_pct, 23.83);
+  EXPECT_LE(file_hb.mape_pct, 24.13);
+  EXPECT_LE(file_moe.mape_pct, 31.08);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

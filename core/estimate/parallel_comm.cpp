@@ -1,5 +1,7 @@
 #include "core/estimate/parallel_comm.h"
 
+#include "hardware/device_model.h"
+
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -44,6 +46,22 @@ double ExpertAllToAllTime(const hardware::Network& net, const hardware::GroupPla
     node.per_domain[static_cast<size_t>(i)] = std::min(g.per_domain[static_cast<size_t>(i)], inner);
   return std::max(net.Time(Collective::kAllToAll, share * bytes, g),
                   net.Time(Collective::kAllToAll, bytes, node));
+}
+
+ExpertPermuteTraffic ExpertPermuteBytes(const models::ModelSpec& m, const parallelism::TrainingPlan& p,
+                                        double tokens_on_device, double act_bytes, double load) {
+  ExpertPermuteTraffic t;
+  if (m.experts <= 1) return t;
+  const double row = static_cast<double>(m.hidden) * act_bytes;
+  const double etp = static_cast<double>(parallelism::ExpertTensorParallel(p));
+  const double rows = tokens_on_device * etp / static_cast<double>(p.tp) * static_cast<double>(m.top_k) * load;
+  t.permute_bytes = 2 * rows * row;
+  t.unpermute_bytes = 2 * rows * row;
+  return t;
+}
+
+double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraffic& t) {
+  return hardware::MemoryTime(d, t.permute_bytes) + hardware::MemoryTime(d, t.unpermute_bytes);
 }
 
 namespace {

@@ -87,6 +87,37 @@ inline double ExposedExpertComm(double comm, double compute, double slowdown = 0
   return OverlapExposed(comm, compute, slowdown);
 }
 
+// The MoE token dispatcher's regrouping of the rows the local experts run:
+// before the expert GEMMs the device permutes its received rows into
+// expert-major order (one contiguous block per local expert, as a grouped
+// GEMM takes them), after them it permutes the outputs back and sums each
+// token's rows (scatter-add). Every dropless dispatcher does both: Megatron-
+// Core's all-to-all dispatcher as sort_chunks_by_idxs after the dispatch and
+// before the combine (megatron/core/transformer/moe/token_dispatcher.py,
+// moe_utils.py; the pipeline of MoE parallel folding, arXiv 2504.14960,
+// Sec. 3), its flex dispatcher (DeepEP, HybridEP) as permute / unpermute
+// around the experts, since DeepEP delivers each token once per destination
+// rank (DeepSeek-V3, arXiv 2412.19437, Sec. 3.2.2) and the copies per
+// expert are made on arrival. Each kernel reads and writes the Q rows the
+// experts run, h elements of `act_bytes` each: Q = tokens x (etp / tp) x
+// top_k x load on the busiest device (models::LayerOps' routed rows).
+// Not counted: the all-to-all dispatcher's own gather of the sender's
+// tokens into destination order before the dispatch (and its inverse after
+// the combine), which DeepEP's kernels fold into the transfer; the rows do
+// not say which dispatcher ran.
+struct ExpertPermuteTraffic {
+  double permute_bytes = 0;    // forward: received rows into expert-major order
+  double unpermute_bytes = 0;  // forward: expert outputs back, summed per token
+};
+ExpertPermuteTraffic ExpertPermuteBytes(const models::ModelSpec& m, const parallelism::TrainingPlan& p,
+                                        double tokens_on_device, double act_bytes, double load);
+
+// Seconds of those two kernels per MoE layer and microbatch, forward; the
+// backward runs each one's transpose (a permutation's gradient is the
+// inverse permutation of the same rows), the same traffic again. One
+// memory-bound kernel each (hardware::MemoryTime, with its launch overhead).
+double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraffic& t);
+
 // --- context parallelism --------------------------------------------------
 
 // What one scheme moves and holds, per device, per layer and microbatch.

@@ -133,6 +133,17 @@ models::LayerShape ShapeOf(const TrainingPlan& p, const parallelism::Workload& w
   return shape;
 }
 
+// The MoE token dispatcher's permute, regroup and unpermute kernels
+// (ExpertPermuteBytes, parallel_comm.h), forward and their transposes
+// backward, on a MoE layer's times.
+void AddExpertPermute(const hardware::DeviceSpec& dev, const models::ModelSpec& m, const TrainingPlan& p,
+                      const models::LayerShape& shape, double& fwd, double& bwd) {
+  const double tokens = static_cast<double>(shape.micro_batch) * static_cast<double>(shape.seq);
+  const double t = ExpertPermuteTime(dev, ExpertPermuteBytes(m, p, tokens, shape.act_bytes, shape.expert_load));
+  fwd += t;
+  bwd += t;
+}
+
 void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTimes& moe, OpTimes& head) {
   if (m.mtp_depth <= 0) return;
   const OpTimes& block = m.experts > 1 ? moe : dense;
@@ -308,6 +319,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
     out.moe = Times(dev, dt, ops, true, fa2);
+    AddExpertPermute(dev, m, p, shape, out.moe.fwd, out.moe.bwd);
   }
   models::HeadOps(m, shape, ops);
   out.head = Times(dev, dt, ops, true, fa2);
@@ -786,6 +798,8 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     models::LayerOps(m, shape, true, p.ep, ops);
     c.moe = layer(ops, nullptr, nullptr);
     moe_t = Times(dev, dt, ops, true, fa2);
+    AddExpertPermute(dev, m, p, shape, c.moe.fwd, c.moe.bwd);
+    AddExpertPermute(dev, m, p, shape, moe_t.fwd, moe_t.bwd);
   }
   models::HeadOps(m, shape, ops);
   c.head = layer(ops, &dense_t, &moe_t);

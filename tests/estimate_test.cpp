@@ -412,9 +412,10 @@ TEST(Validation, KorthikantiTable5) {
 // priced as such and the 405B row's embedding/loss pipeline split ran;
 // 23.82 % once GPU counts that do not fill 72-GPU NVL72 racks were placed
 // in 64-GPU segments, one per rack (the GB200 MoE rows' EP on NVLink);
-// 23.61 % with the MoE dispatcher's permute/unpermute traffic, which moved
-// the DeepSeek-V3 H100 row of the 40 below from +14.9 to +23.6 % (their
-// MAPE 11.71 -> 11.93 %; core/validation/validation_test.cpp says why).
+// 23.61 % with the MoE dispatcher's permute/unpermute traffic, 23.56 % with
+// grouped expert GEMMs at per-expert efficiency; together they moved the
+// DeepSeek-V3 H100 row of the 40 below from +14.9 to +24.8 % (their MAPE
+// 11.71 -> 11.95 %; core/validation/validation_test.cpp says why).
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
   EXPECT_EQ(r.rows.size(), 292u);
@@ -426,9 +427,9 @@ TEST(Validation, AllTrainingRows) {
   Summarise(tuned);
   // 39 dense rows and (issue 16) one DeepSeek-V3 row run from its preset.
   EXPECT_EQ(tuned.rows.size(), 40u);
-  EXPECT_LE(tuned.mape_pct, 11.93);
+  EXPECT_LE(tuned.mape_pct, 11.96);
   EXPECT_GE(tuned.evaluated, 33);
-  EXPECT_LE(r.mape_pct, 23.61);
+  EXPECT_LE(r.mape_pct, 23.56);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

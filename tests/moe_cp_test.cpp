@@ -327,6 +327,20 @@ TEST(Issue16, ExpertPermuteInBothEngines) {
   EXPECT_DOUBLE_EQ(permute, 2 * hardware::MemoryTime(sys.device, 268435456.0 * parallelism::ExpertLoadFactor(p)));
 }
 
+// A grouped expert GEMM runs each local expert's problem at that
+// problem's efficiency. B200, BF16 (2,250 TFLOP/s; curve 0.52 at 10 GFLOP,
+// 0.69 at 200 GFLOP; 4 us per kernel), 20 local experts of 10 GFLOP, no
+// bytes: 20 x 10e9 / (2.25e15 x 0.52) + 4 us = 20 x 8.547009 us + 4 us =
+// 174.94017 us, where one 200 GFLOP GEMM would take 200e9 / (2.25e15 x
+// 0.69) + 4 us = 132.82448 us. One local expert is one plain GEMM.
+TEST(Issue16, GroupedExpertGemmAtEachProblemsEfficiency) {
+  const hardware::DeviceSpec b200 = System("dgx-b200").device;
+  const auto bf16 = hardware::DataType::kBf16;
+  EXPECT_NEAR(ExpertGemmTime(b200, bf16, 200e9, 0, 20), 174.94017e-6, 1e-11);
+  EXPECT_NEAR(hardware::GemmTime(b200, bf16, 200e9, 0), 132.82448e-6, 1e-11);
+  EXPECT_DOUBLE_EQ(ExpertGemmTime(b200, bf16, 200e9, 0, 1), hardware::GemmTime(b200, bf16, 200e9, 0));
+}
+
 // A system smaller than its scale-up domain (64 GPUs of a 72-GPU NVL72
 // rack) holds every group inside it: EP 64 has all 64 members on NVLink,
 // not gcd(64, 72) = 8 on one side of a rack boundary that is not there.

@@ -64,6 +64,13 @@ double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraff
   return hardware::MemoryTime(d, t.permute_bytes) + hardware::MemoryTime(d, t.unpermute_bytes);
 }
 
+double ExpertGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, double flops, double bytes,
+                      double local_experts) {
+  if (local_experts <= 1) return hardware::GemmTime(d, dt, flops, bytes);
+  const double one = hardware::GemmTime(d, dt, flops / local_experts, bytes / local_experts) - d.kernel_overhead;
+  return local_experts * one + d.kernel_overhead;
+}
+
 namespace {
 
 // Query heads on one device, and the K/V heads it holds (split over TP when

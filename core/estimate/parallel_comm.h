@@ -118,6 +118,20 @@ ExpertPermuteTraffic ExpertPermuteBytes(const models::ModelSpec& m, const parall
 // memory-bound kernel each (hardware::MemoryTime, with its launch overhead).
 double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraffic& t);
 
+// Seconds of a MoE layer's expert GEMM of `flops` and `bytes` over all of
+// the device's `local_experts` (experts / ep): one grouped GEMM of E
+// problems, one per local expert, each with 1/E of the rows, FLOPs and
+// bytes (MegaBlocks, Gale et al. 2023, arXiv 2211.15841, Sec. 5: the
+// experts' products as a variable-sized batched matrix multiply;
+// Megatron-Core's GroupedMLP / Transformer Engine's GroupedLinear). Tiles
+// and waves are per problem, so each runs at the efficiency of a GEMM of
+// its own FLOPs (a device's curve is indexed by one GEMM's FLOPs), not of
+// the group's sum: Qwen3-30B-A3B's 16 local experts of width 768 on 2,048
+// rows each are 6.4 and 12.9 GFLOP problems, not one 206 GFLOP GEMM.
+// Launched once: one kernel overhead for the group.
+double ExpertGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, double flops, double bytes,
+                      double local_experts);
+
 // --- context parallelism --------------------------------------------------
 
 // What one scheme moves and holds, per device, per layer and microbatch.

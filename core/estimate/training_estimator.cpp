@@ -23,14 +23,23 @@ using parallelism::TrainingPlan;
 
 namespace {
 
+// One GEMM operator's seconds; an expert GEMM (Op::expert) as the grouped
+// GEMM of the device's local experts (ExpertGemmTime, parallel_comm.h).
+double OpGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, const Op& op, double local_experts) {
+  if (!op.expert) return hardware::GemmTime(d, dt, op.flops, op.bytes);
+  return ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
+}
+
 // Forward and backward time of a list of operators. Backward of a GEMM is
 // two GEMMs of the same size (input and weight gradients); of FlashAttention
 // 2.5x the forward FLOP (Dao 2023, FlashAttention-2, Sec. 3: 5 matmuls vs 2)
 // at the backward efficiency; of a memory-bound kernel twice its traffic
 // (read the gradient and the saved input, write the input gradient).
 // `flash2`: the plan runs the FlashAttention-2 kernels (Attention::kFlash2).
+// `local_experts`: routed experts on the device (experts / ep), the problems
+// of a MoE layer's grouped expert GEMMs (OpGemmTime).
 OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models::OpList& ops,
-              bool causal, bool flash2) {
+              bool causal, bool flash2, double local_experts) {
   // FP8 training casts the inputs of the linear layers' GEMMs; the
   // dot-product attention (scores, softmax, scores x V) stays in BF16 unless
   // FP8 attention is asked for: Transformer Engine's recipes default to
@@ -46,7 +55,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
     switch (op.kind) {
       case OpKind::kGemm:
       case OpKind::kBatchedGemm:
-        f = hardware::GemmTime(d, op.attention_core ? attention_dt : dt, op.flops, op.bytes);
+        f = OpGemmTime(d, op.attention_core ? attention_dt : dt, op, local_experts);
         b = 2 * f;
         t.gemm += f + b;
         if (op.kind == OpKind::kGemm) t.weight_grad += f;
@@ -154,6 +163,11 @@ void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTim
   head.attention_fwd += k * block.attention_fwd;
   head.gemm += k * (block.gemm + one.gemm);
   head.weight_grad += k * (block.weight_grad + one.weight_grad);
+}
+
+// Routed experts on one device: experts / ep.
+double LocalExperts(const models::ModelSpec& m, const TrainingPlan& p) {
+  return static_cast<double>(m.experts) / static_cast<double>(std::max<int64_t>(1, p.ep));
 }
 
 // Routed experts are split differently from the rest of the layer (ep > 1,
@@ -306,9 +320,10 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   const bool fa2 = p.attention == parallelism::Attention::kFlash2;
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
   const models::LayerShape shape = ShapeOf(p, w, act);
+  const double local = LocalExperts(m, p);
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
-  out.dense = Times(dev, dt, ops, true, fa2);
+  out.dense = Times(dev, dt, ops, true, fa2, local);
   // What recompute redoes per layer and device: every operator (full) or the
   // attention core (selective; Korthikanti et al. 2022, Sec. 5).
   out.layer_flops = Sum(ops, &Op::flops);
@@ -318,14 +333,14 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.moe = OpTimes{};
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
-    out.moe = Times(dev, dt, ops, true, fa2);
+    out.moe = Times(dev, dt, ops, true, fa2, local);
     AddExpertPermute(dev, m, p, shape, out.moe.fwd, out.moe.bwd);
   }
   models::HeadOps(m, shape, ops);
-  out.head = Times(dev, dt, ops, true, fa2);
+  out.head = Times(dev, dt, ops, true, fa2, local);
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
-  out.embed = Times(dev, dt, ops, true, fa2);
+  out.embed = Times(dev, dt, ops, true, fa2, local);
   out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
   out.micro_batch = p.micro_batch;
   out.tp = p.tp;
@@ -770,11 +785,12 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   const bool fa2 = p.attention == parallelism::Attention::kFlash2;
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
   const models::LayerShape shape = ShapeOf(p, w, act);
+  const double local = LocalExperts(m, p);
   // Forward, backward and the weight-gradient half of each weight GEMM's
   // backward (a GEMM's backward is an input-gradient and a weight-gradient
   // GEMM of its size, Narayanan et al. 2021 Sec. 5.1).
   auto layer = [&](const models::OpList& ops, const OpTimes* dense_t, const OpTimes* moe_t) {
-    OpTimes t = Times(dev, dt, ops, true, fa2);
+    OpTimes t = Times(dev, dt, ops, true, fa2, local);
     if (dense_t != nullptr) AddMtpModules(m, *dense_t, *moe_t, t);  // the head carries MTP
     LayerCosts l;
     l.fwd = t.fwd;
@@ -783,21 +799,21 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
-      if (op.kind == OpKind::kGemm) l.bwd_weight += hardware::GemmTime(dev, dt, op.flops, op.bytes);
+      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, dt, op, local);
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
-    if (dense_t != nullptr) l.bwd_weight += t.weight_grad - Times(dev, dt, ops, true, fa2).weight_grad;
+    if (dense_t != nullptr) l.bwd_weight += t.weight_grad - Times(dev, dt, ops, true, fa2, local).weight_grad;
     return l;
   };
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
   c.dense = layer(ops, nullptr, nullptr);
-  const OpTimes dense_t = Times(dev, dt, ops, true, fa2);
+  const OpTimes dense_t = Times(dev, dt, ops, true, fa2, local);
   OpTimes moe_t;
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
     c.moe = layer(ops, nullptr, nullptr);
-    moe_t = Times(dev, dt, ops, true, fa2);
+    moe_t = Times(dev, dt, ops, true, fa2, local);
     AddExpertPermute(dev, m, p, shape, c.moe.fwd, c.moe.bwd);
     AddExpertPermute(dev, m, p, shape, moe_t.fwd, moe_t.bwd);
   }

@@ -439,38 +439,41 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // racks placed in 64-GPU segments, one per rack (Slurm --segment), so that
   // EP 32/64 stays on NVLink: the GB200 MoE rows 89.1 -> 26.4 %.
   // Then 23.61 / 23.75 / 29.10 %: the dispatcher's permute and unpermute
-  // of the expert rows (ExpertPermuteBytes), forward and backward.
+  // of the expert rows (ExpertPermuteBytes), forward and backward; then
+  // 23.56 / 23.67 / 28.65 %: grouped expert GEMMs at each expert's problem
+  // size (ExpertGemmTime).
   ASSERT_EQ(file.rows.size(), 292u);
   EXPECT_EQ(file.skipped, 9);
-  EXPECT_LE(file.mape_pct, 23.61);
-  EXPECT_LE(file_hb.mape_pct, 23.75);
-  EXPECT_LE(file_moe.mape_pct, 29.10);
+  EXPECT_LE(file.mape_pct, 23.56);
+  EXPECT_LE(file_hb.mape_pct, 23.67);
+  EXPECT_LE(file_moe.mape_pct, 28.65);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);
   ASSERT_EQ(bridge.evaluated, 1);
   ASSERT_EQ(hb.evaluated, 10);
-  // Target 6 %: not met, measured 11.93 % (13.53 % before the overlap
+  // Target 6 %: not met, measured 11.95 % (13.53 % before the overlap
   // contention term; the DeepSeek-V3 row's attention in BF16 added 0.18;
-  // 11.71 before that row's expert permute/unpermute traffic, +0.22).
-  EXPECT_LE(all.mape_pct, 11.93);
+  // 11.71 before that row's expert permute/unpermute traffic, +0.22, and
+  // its grouped expert GEMMs at per-expert efficiency, +0.03).
+  EXPECT_LE(all.mape_pct, 11.96);
   // Target: no row beyond 20 %: not met, measured 41.93 % (Megatron-LM
   // README GPT 1.7B on 48 H100).
   EXPECT_LE(all.max_abs_error_pct, 41.93);
   // Target 2.5 %: not met, measured 3.18 % (every plan field stated: the
   // search changes none of these rows).
   EXPECT_LE(korthikanti.mape_pct, 3.19);
-  // Target 8 %: not met, measured 23.74 % (the nine Megatron-LM README rows
-  // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 23.60 %: its MLA
+  // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
+  // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
   // attention runs in BF16 as Transformer Engine's FP8 recipes do, 14.88 %
-  // before its MoE layers' permute/unpermute traffic, 1.6 s more than it
-  // hides. The row is over-predicted for other reasons: the harness must
+  // before its MoE layers' permute/unpermute traffic and grouped expert
+  // GEMMs at per-expert efficiency, 1.9 s more than it hides. The row is over-predicted for other reasons: the harness must
   // assume full recompute (the memory model puts the recipe's selective
   // recompute at 91 GB of 80) and 11 s of its 31 s is EP 64 all-to-all over
   // InfiniBand; docs/moe-long-context.md).
-  EXPECT_LE(hb.mape_pct, 23.74);
+  EXPECT_LE(hb.mape_pct, 23.86);
   EXPECT_LE(readme.mape_pct, 23.76);
-  EXPECT_LE(bridge.mape_pct, 23.61);
+  EXPECT_LE(bridge.mape_pct, 24.79);
   // No source target; measured 9.74 %.
   EXPECT_LE(narayanan.mape_pct, 9.74);
 }

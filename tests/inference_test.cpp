@@ -895,5 +895,35 @@ TEST(Serving, PassCacheGivesTheSamePassBitForBit) {
   }
 }
 
+// Issue 19: SimulateServing remembers decode-only pass times by (sequences,
+// summed context). The remembered time must be the estimator's own double:
+// two lone requests of 512 + 64 tokens, the second arriving long after the
+// first has finished (about 0.4 s), each take one prefill pass of 512
+// tokens (which yields the first token) and 63 decode steps at contexts
+// 513, 514, ..., 575 (cached + 1). The first request's steps fill the
+// table, the second's read it; both finish times equal the passes summed
+// in the same order from their arrivals (0 s and 10 s), bit for bit. (A
+// table that returned a neighbouring context's time moves the second
+// finish by far more than the 1.8e-15 s spacing of doubles near 10 s.)
+TEST(Serving, RememberedDecodePassesAreTheEstimatorsOwn) {
+  Served s;
+  s.d.scheduler = parallelism::Scheduler::kContinuous;
+  s.d.lengths = parallelism::LengthDistribution::kFixed;
+  const std::vector<Request> two = {{0.0, 512, 64}, {10.0, 512, 64}};
+  const ServingResult r = SimulateServing(s.est, s.d, two);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  ASSERT_EQ(r.requests.size(), 2u);
+  EXPECT_EQ(r.iterations, 2 * 64);
+  for (int i = 0; i < 2; ++i) {
+    double t = two[static_cast<size_t>(i)].arrival_s;
+    t += s.est.Pass(s.d, IterationShape::Prefill(1, 512)).total;
+    EXPECT_EQ(r.requests[static_cast<size_t>(i)].first_token_s, t);
+    for (int context = 513; context <= 575; ++context)
+      t += s.est.Pass(s.d, IterationShape::Decode(1, context)).total;
+    EXPECT_EQ(r.requests[static_cast<size_t>(i)].finish_s, t) << "request " << i;
+  }
+  EXPECT_LT(r.requests[0].finish_s, 10.0);   // the replica was idle when the second came
+}
+
 }  // namespace
 }  // namespace orrery::engine

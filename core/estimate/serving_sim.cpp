@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <numeric>
 
@@ -63,6 +64,54 @@ struct Seq {
   double first = -1;
   double finish = 0;
   int preemptions = 0;
+};
+
+// The total time of a decode-only pass by its exact shape (sequences,
+// summed context), within one simulation (one estimator, one deployment):
+// InferenceEstimator::Pass is a pure function of the shape, so a remembered
+// total is the same double the estimator would return. A replica decoding B
+// sequences steps its summed context by B each iteration, so the slot is
+// the context plus an offset per B: consecutive iterations touch
+// neighbouring slots (the memory prefetcher follows them), where a hash of
+// both would land every iteration on a cold cache line. Direct-mapped: a
+// colliding shape replaces the entry. Passes with prompt tokens are not
+// kept (one or a few per request, against a decode step per output token).
+// Sized once per simulation from its request count; no allocation per pass.
+class DecodeMemo {
+ public:
+  explicit DecodeMemo(size_t requests) {
+    size_t n = 256;
+    while (n < 4 * requests && n < kMaxEntries) n *= 2;
+    entries_.resize(n);
+    mask_ = n - 1;
+  }
+  // Pass time of `it`: from the table when it is decode-only and was seen,
+  // else `compute(it)` (kept for next time when decode-only).
+  template <class F>
+  double Total(const IterationShape& it, F&& compute) {
+    if (it.prefill_seqs != 0 || it.prefill_tokens != 0 || it.prefill_pairs != 0 ||
+        it.prefill_context != 0 || !(it.decode_seqs >= 1) || !(it.decode_context >= 0) ||
+        it.decode_context > 0x1p52)
+      return compute(it);
+    const uint64_t b = static_cast<uint64_t>(it.decode_seqs);
+    const uint64_t c = static_cast<uint64_t>(it.decode_context);
+    Entry& e = entries_[(c + ((b * 0x9E3779B97F4A7C15ULL) >> 40)) & mask_];
+    if (e.seqs == it.decode_seqs && e.context == it.decode_context) return e.total;
+    e.total = compute(it);
+    e.seqs = it.decode_seqs;
+    e.context = it.decode_context;
+    return e.total;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = size_t{1} << 20;
+  struct Entry {
+    double seqs = 0;  // 0: empty (a decode pass has at least one sequence)
+    double context = 0;
+    double total = 0;
+  };
+  std::vector<Entry> entries_;
+  size_t mask_ = 0;
 };
 
 }  // namespace
@@ -232,6 +281,7 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   // Passes of the same token and sequence counts share their GEMM, norm,
   // head and collective times (InferenceEstimator::Pass with a cache).
   const auto cache = std::make_unique<PassCache>();
+  DecodeMemo pass_memo(n), draft_memo(k > 0 ? n : 0);
   constexpr int64_t kMaxIterations = 50'000'000;
 
   while (done < n) {
@@ -331,11 +381,20 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
       }
     }
     IterationShape drafts;
-    for (size_t i : decoders) {
-      const double context = static_cast<double>(seq[i].cached + 1);
-      if (k > 0) drafts += IterationShape::Decode(1, context);  // only speculation drafts
-      shape += k > 0 ? IterationShape::Prefill(1, static_cast<double>(k + 1), context - 1)
-                     : IterationShape::Decode(1, context);
+    if (k > 0) {
+      for (size_t i : decoders) {
+        const double context = static_cast<double>(seq[i].cached + 1);
+        drafts += IterationShape::Decode(1, context);  // only speculation drafts
+        shape += IterationShape::Prefill(1, static_cast<double>(k + 1), context - 1);
+      }
+    } else {
+      // shape += IterationShape::Decode(1, context) for each decoder, written
+      // out: the same additions in the same order (the prefill fields it
+      // would add are +0.0, which leaves them as they are).
+      for (size_t i : decoders) {
+        shape.decode_seqs += 1.0;
+        shape.decode_context += static_cast<double>(seq[i].cached + 1);
+      }
     }
     for (const Chunk& c : chunks)
       shape += IterationShape::Prefill(1, static_cast<double>(c.tokens),
@@ -351,10 +410,16 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
       break;
     }
     res.peak_running = std::max<int64_t>(res.peak_running, static_cast<int64_t>(running.size()));
-    t += est.Pass(d, shape, *cache).total;
+    t += pass_memo.Total(shape, [&](const IterationShape& it) { return est.Pass(d, it, *cache).total; });
     if (k > 0 && !decoders.empty())
-      t += static_cast<double>(k) * (est.has_draft() ? est.DraftPass(d, drafts, *cache).total
-                                                     : d.draft_cost * est.Pass(d, drafts, *cache).total);
+      t += static_cast<double>(k) *
+           (est.has_draft() ? draft_memo.Total(drafts,
+                                               [&](const IterationShape& it) {
+                                                 return est.DraftPass(d, it, *cache).total;
+                                               })
+                            : d.draft_cost * pass_memo.Total(drafts, [&](const IterationShape& it) {
+                                return est.Pass(d, it, *cache).total;
+                              }));
     if (++res.iterations > kMaxIterations) {
       res.feasible = false;
       res.reason = "more than 50 million iterations; lower the load or the requests";

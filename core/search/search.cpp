@@ -545,13 +545,24 @@ class Searcher {
       found = cache.insert_or_assign(key, est.Prepare(plan, su.workload)).first;
     const PreparedWorkload& prepared = found->second;
     uint64_t ordinal = b.ordinal;
+    // Inside the block only dp_overlap, tp_comm_overlap and the group order
+    // vary: they are set on the plan directly (what ApplyKnobs(k, plan) would
+    // do for them; the rest of the plan is the block's, applied above). The
+    // group order is copied only when it changes (k.group_order, the
+    // shape's first order, is already in the plan).
+    int plan_order = 0;
     for (int dpo = axes.DpOverlapFrom(); dpo < axes.DpOverlapFrom() + axes.DpOverlaps(dp, b.zero); ++dpo) {
       k.dp_overlap = dpo == 0;
+      plan.dp_overlap = k.dp_overlap;
       for (int tpo = axes.tp_overlap_from; tpo < axes.tp_overlap_from + axes.tp_overlap; ++tpo) {
         k.tp_comm_overlap = tpo == 1;
+        plan.tp_comm_overlap = k.tp_comm_overlap;
         for (int oi = 0; oi < axes.orders.count; ++oi) {
-          k.group_order = axes.orders.text[static_cast<size_t>(oi)];
-          ApplyKnobs(k, plan);
+          if (oi != plan_order) {
+            k.group_order = axes.orders.text[static_cast<size_t>(oi)];
+            plan.group_order.assign(k.group_order.data());
+            plan_order = oi;
+          }
           SearchCandidate c;
           c.estimate = est.Run(plan, su.workload, prepared);
           ++out.evaluated;

@@ -158,7 +158,7 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
     engine::Scenario one = engine::ScenarioOf(r.scenario, c.knobs);
     const goodput::Result g = goodput::Evaluate(goodput::MakeInputs(
         one.system, one.training, params, c.estimate.iteration_s, c.estimate.train_time_s));
-    r.top.push_back({std::move(c), std::move(one), g});
+    r.top.push_back({c, std::move(one), g});
   }
   if (r.top.size() > 1) r.why_first = engine::WhyBetter(r.top[0].candidate, r.top[1].candidate);
   if (!r.top.empty()) r.notes_first = engine::ParallelNotes(r.top[0].scenario, r.top[0].candidate.estimate);

@@ -160,6 +160,7 @@ bool NvidiaGpuVisible() {
 // Runs `argv` and waits; returns its exit status, or -1 when it cannot start.
 int Spawn(const std::vector<std::string>& argv) {
   std::vector<char*> cargs;
+  cargs.reserve(argv.size() + 1);
   for (const auto& a : argv) cargs.push_back(const_cast<char*>(a.c_str()));
   cargs.push_back(nullptr);
   pid_t pid = 0;

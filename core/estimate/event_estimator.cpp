@@ -40,7 +40,8 @@ bool IsV(PipelineSchedule s) {
 // `total` split into `parts` as evenly as whole numbers allow; the
 // remainder goes to the parts listed first in `order`.
 std::vector<double> Split(int64_t total, int64_t parts, const std::vector<int64_t>& order) {
-  std::vector<double> out(static_cast<size_t>(parts), static_cast<double>(total / parts));
+  const int64_t whole = total / parts;  // floor: the remainder is dealt below
+  std::vector<double> out(static_cast<size_t>(parts), static_cast<double>(whole));
   int64_t rest = total % parts;
   for (int64_t i : order) {
     if (rest-- <= 0) break;

@@ -322,7 +322,8 @@ double InferenceEstimator::WeightParamsPerDevice(const models::ModelSpec& m,
                             moe_layers * models::LayerParameters(m, true)) /
                            all_layers;
   const int64_t pp = std::max<int64_t>(1, d.pp);
-  const double stage_layers = static_cast<double>((m.layers + pp - 1) / pp);
+  const int64_t first_stage_layers = (m.layers + pp - 1) / pp;  // ceil: the fullest stage paces
+  const double stage_layers = static_cast<double>(first_stage_layers);
   // Every matrix, experts included (E/ep experts split over tp/ep), is split tp ways.
   const double stage = stage_layers * per_layer / tp;
   const double embed = models::EmbeddingParameters(m, d.input + d.output) / tp;

@@ -220,7 +220,7 @@ std::string LossText(double loss) {
 // Why `a` ranks above `b`, for a reader: WhyBetter's line, except that a
 // tie is called a tie and the knobs that differ are named.
 std::string WhyFirst(const engine::SearchCandidate& a, const engine::SearchCandidate& b) {
-  const std::string why = engine::WhyBetter(a, b);
+  std::string why = engine::WhyBetter(a, b);
   const double ta = a.estimate.iteration_s, tb = b.estimate.iteration_s;
   if (tb - ta < 1e-3 * ta) {
     std::string knobs;
@@ -260,8 +260,8 @@ StepTimeline Timeline(const Scenario& s) {
     if (info.kind == parallelism::TaskKind::kJoin) continue;
     const double a = e.timeline.start[i], b = e.timeline.finish[i];
     if (!(b > a)) continue;
-    by_row[static_cast<size_t>(info.stage * parallelism::kStreamsPerStage +
-                               static_cast<int>(info.stream))]
+    by_row[static_cast<size_t>(info.stage) * static_cast<size_t>(parallelism::kStreamsPerStage) +
+           static_cast<size_t>(info.stream)]
         .push_back(i);
   }
   const char* kStream[] = {"compute", "TP", "PP send", "DP"};

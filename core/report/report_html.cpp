@@ -577,7 +577,7 @@ std::string FindChromium() {
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
     for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-      const std::string p = dir + "/" + name;
+      std::string p = dir + "/" + name;
       if (access(p.c_str(), X_OK) == 0) return p;
     }
   }
@@ -618,6 +618,7 @@ bool PrintPdf(const std::string& html_file, const std::string& pdf_file, std::st
   }
   if (pid == 0) {
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     if (freopen("/dev/null", "w", stdout) == nullptr || freopen("/dev/null", "w", stderr) == nullptr) _exit(126);

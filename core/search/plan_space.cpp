@@ -5,8 +5,6 @@
 
 namespace orrery::engine {
 
-using parallelism::Recompute;
-
 std::vector<int64_t> Divisors(int64_t n) {
   std::vector<int64_t> low, high;
   for (int64_t d = 1; d * d <= n; ++d) {
@@ -117,7 +115,7 @@ GroupOrders OrdersFor(const PlanShape& s, bool all_orders) {
   // `big` is ascending already: next_permutation starts from the identity.
   do {
     for (int i = 0; i < nb; ++i) perm[static_cast<size_t>(i)] = big[static_cast<size_t>(i)];
-    for (int i = 0; i < ns; ++i) perm[static_cast<size_t>(nb + i)] = small[static_cast<size_t>(i)];
+    for (int i = 0; i < ns; ++i) perm[static_cast<size_t>(nb) + static_cast<size_t>(i)] = small[static_cast<size_t>(i)];
     WriteOrder(perm, g.text[static_cast<size_t>(g.count++)]);
   } while (std::next_permutation(big.begin(), big.begin() + nb));
   return g;

@@ -202,8 +202,9 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
       skip("num_gpus is not a multiple of tp x pp (whole replicas)");
       continue;
     }
-    const double replicas = static_cast<double>(n_gpus / per_replica);
-    if (replicas > 1) assume(std::to_string(n_gpus / per_replica) + " independent replicas");
+    const int64_t whole_replicas = n_gpus / per_replica;  // exact: checked just above
+    const double replicas = static_cast<double>(whole_replicas);
+    if (replicas > 1) assume(std::to_string(whole_replicas) + " independent replicas");
     double batch = 0, in = 0, out = 0;
     if (!num("input_len", in) || !num("output_len", out) || in < 1 || out < 1) {
       skip("input_len or output_len missing");

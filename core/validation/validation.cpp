@@ -243,7 +243,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       return std::nullopt;
     };
     auto word = [&](const char* name, const std::vector<std::string>& allowed) -> std::string {
-      const std::string v = cell(name);
+      std::string v = cell(name);
       if (v.empty()) return v;
       for (const auto& a : allowed)
         if (v == a) return v;

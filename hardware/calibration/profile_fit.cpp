@@ -160,6 +160,7 @@ std::optional<double> MeasureKernelOverhead(const std::vector<ProbeRecord>& reco
   }
   if (beyond_by_kind.empty()) return std::nullopt;
   std::vector<double> per_kind;
+  per_kind.reserve(beyond_by_kind.size());
   for (const auto& [kind, beyond] : beyond_by_kind) per_kind.push_back(Percentile(beyond, 0.5));
   return std::max(0.0, Percentile(per_kind, 0.5));
 }

@@ -756,7 +756,8 @@ TEST(Validation, TensorRtLlmStaticBatchRows) {
     if (row.error_pct && StaticTrtLlm(row)) trt.rows.push_back(row);
   Summarise(trt);
   EXPECT_GE(trt.evaluated, 40);
-  EXPECT_LE(trt.mape_pct, 20.0);
+  // Issue 18's target is 10 %; 8.36 % since FP4 GEMMs take their own curve.
+  EXPECT_LE(trt.mape_pct, 9.0);
   std::cout << "[ measured ] TensorRT-LLM static-batch throughput: MAPE " << trt.mape_pct
             << " %, max " << trt.max_abs_error_pct << " %, " << trt.evaluated << " rows\n";
   // With the batch-1 first-token latencies of the same static runs.
@@ -765,7 +766,7 @@ TEST(Validation, TensorRtLlmStaticBatchRows) {
     if (row.error_pct && row.source.find("TensorRT-LLM") != std::string::npos)
       with_ttft.rows.push_back(row);
   Summarise(with_ttft);
-  EXPECT_LE(with_ttft.mape_pct, 20.0);
+  EXPECT_LE(with_ttft.mape_pct, 10.0);  // 9.38 % (issue 18)
   std::cout << "[ measured ] TensorRT-LLM static runs, throughput and TTFT: MAPE "
             << with_ttft.mape_pct << " %, " << with_ttft.evaluated << " figures\n";
 }
@@ -776,7 +777,7 @@ TEST(Validation, ValidateVerbReadsInferenceFiles) {
   ASSERT_EQ(cli::RunValidate({kRuns, "--format", "json"}, out, err), 0) << err.str();
   const auto j = nlohmann::json::parse(out.str());
   EXPECT_GE(j["evaluated"].get<int>(), 100);
-  EXPECT_LE(j["mape_pct"].get<double>(), 25.0);
+  EXPECT_LE(j["mape_pct"].get<double>(), 13.5);  // 12.74 % (issue 18)
   // Issue 18: at most a tenth of the file skipped, each skip with its reason
   // (since the NeMo rows left the file none is).
   int skipped = 0;
@@ -825,12 +826,22 @@ TEST(Validation, EveryTenthInferenceRowThroughTheVerb) {
   }
   EXPECT_EQ(static_cast<int>(lines.size()), kept);
   EXPECT_GE(j["evaluated"].get<int>(), 20);
-  EXPECT_LE(j["mape_pct"].get<double>(), 25.0);
+  EXPECT_LE(j["mape_pct"].get<double>(), 13.0);  // 11.95 % over 37 figures (issue 18)
 }
 
 TEST(Validation, AllCoveredInferenceRows) {
   ValidationReport r = Validate();
-  EXPECT_LE(r.mape_pct, 25.0);
+  EXPECT_LE(r.mape_pct, 13.5);  // 12.74 % (issue 18)
+  // Issue 18's target for TensorRT-LLM max-load throughput is 10 %: 8.47 %
+  // over 177 figures since FP4 GEMMs take their own curve.
+  ValidationReport max_load;
+  for (const auto& row : r.rows)
+    if (row.metric.rfind("max_load_output_tok_per_s", 0) == 0) max_load.rows.push_back(row);
+  Summarise(max_load);
+  EXPECT_GE(max_load.evaluated, 170);
+  EXPECT_LE(max_load.mape_pct, 9.0);
+  std::cout << "[ measured ] TensorRT-LLM max-load throughput: MAPE " << max_load.mape_pct
+            << " %, " << max_load.evaluated << " figures\n";
   std::map<std::string, ValidationReport> groups;
   for (const auto& row : r.rows) {
     groups[SourceGroup(row.source) + " / " + (row.metric.empty() ? "-" : row.metric)].rows.push_back(row);

@@ -17,11 +17,13 @@ double CappedClockFraction(const DeviceSpec& d) {
 }
 
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
-  // Narrow formats (FP8, and FP4 with no curve of its own) use the FP8
-  // curve: their kernels reach a similar fraction of a higher peak.
-  const bool narrow = t == DataType::kFp8 || t == DataType::kFp4 || t == DataType::kMxfp4;
-  const Curve& eff = narrow && !d.gemm_efficiency_fp8.empty() ? d.gemm_efficiency_fp8
-                                                              : d.gemm_efficiency;
+  // FP4 uses its own curve where the device has one, else the FP8 curve;
+  // FP8 uses the FP8 curve; either falls back to gemm_efficiency.
+  const bool fp4 = t == DataType::kFp4 || t == DataType::kMxfp4;
+  const bool narrow = fp4 || t == DataType::kFp8;
+  const Curve& eff = fp4 && !d.gemm_efficiency_fp4.empty()      ? d.gemm_efficiency_fp4
+                     : narrow && !d.gemm_efficiency_fp8.empty() ? d.gemm_efficiency_fp8
+                                                                : d.gemm_efficiency;
   const double compute = flops / (PeakFlops(d, t) * eff.At(flops) * ClockFraction(d));
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;

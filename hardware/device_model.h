@@ -35,7 +35,8 @@ inline double BusyPower(const DeviceSpec& d) {
 }
 
 // A GEMM of 2*m*n*k*batch FLOP moving `bytes` (FP8 GEMMs use
-// gemm_efficiency_fp8 when the profile has it).
+// gemm_efficiency_fp8 when the profile has it; FP4 GEMMs gemm_efficiency_fp4,
+// else gemm_efficiency_fp8).
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes);
 
 // A memory-bound kernel moving `bytes`.

@@ -140,7 +140,7 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
 
 const std::vector<std::string>& DeviceCurveKeys() {
   static const std::vector<std::string> keys = {"gemm_efficiency", "gemm_efficiency_fp8",
-                                                 "memory_efficiency"};
+                                                 "gemm_efficiency_fp4", "memory_efficiency"};
   return keys;
 }
 
@@ -199,6 +199,9 @@ void ParseDevice(const YAML::Node& map, const std::string& path, const std::stri
     ParseCurve(g, path + ".gemm_efficiency", file, Dimension::kFlops, out.gemm_efficiency, diags);
   if (const YAML::Node g = map["gemm_efficiency_fp8"])
     ParseCurve(g, path + ".gemm_efficiency_fp8", file, Dimension::kFlops, out.gemm_efficiency_fp8,
+               diags);
+  if (const YAML::Node g = map["gemm_efficiency_fp4"])
+    ParseCurve(g, path + ".gemm_efficiency_fp4", file, Dimension::kFlops, out.gemm_efficiency_fp4,
                diags);
   if (const YAML::Node m = map["memory_efficiency"])
     ParseCurve(m, path + ".memory_efficiency", file, Dimension::kBytes, out.memory_efficiency,

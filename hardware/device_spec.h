@@ -76,6 +76,11 @@ struct DeviceSpec {
   // Achieved fraction of the FP8 peak by GEMM size; empty = gemm_efficiency.
   // FP8 GEMMs reach a smaller fraction of their (doubled) peak than BF16 ones.
   Curve gemm_efficiency_fp8;
+  // Achieved fraction of the FP4 (NVFP4/MXFP4) peak by GEMM size; empty =
+  // gemm_efficiency_fp8, then gemm_efficiency. Block-scaled FP4 GEMMs reach a
+  // smaller fraction of their peak than FP8 ones (B200: about 0.44 of the
+  // dense FP4 peak against 0.6 for BF16, vLLM PR #20646).
+  Curve gemm_efficiency_fp4;
   // Achieved fraction of memory_bandwidth as a function of bytes moved.
   Curve memory_efficiency;
   // Achieved fraction of peak of fused (FlashAttention) attention kernels,

@@ -38,6 +38,24 @@ TEST(DeviceModel, RooflineMaxOrSum) {
   EXPECT_DOUBLE_EQ(PeakFlops(d, DataType::kFp16), 100e12);
 }
 
+// Issue 18: FP4 GEMMs take the device's FP4 curve, else the FP8 curve, else
+// gemm_efficiency. Peak FP4 400 TFLOP/s; a 1e12 FLOP GEMM (compute-bound:
+// 1e9 bytes take 1.25 ms) at 0.5 (gemm_efficiency) takes 1e12 / (400e12 *
+// 0.5) = 5 ms; at 0.4 (FP8 curve) 6.25 ms; at 0.25 (FP4 curve) 10 ms. FP8
+// keeps the FP8 curve: 1e12 / (200e12 * 0.4) = 12.5 ms.
+TEST(DeviceModel, Fp4GemmsUseTheirOwnCurve) {
+  DeviceSpec d = ToyDevice();
+  d.peak_fp8 = 200e12;
+  d.peak_fp4 = 400e12;
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kFp4, 1e12, 1e9), 5e-3 + 1e-6);
+  d.gemm_efficiency_fp8 = {{1}, {0.4}};
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kFp4, 1e12, 1e9), 6.25e-3 + 1e-6);
+  d.gemm_efficiency_fp4 = {{1}, {0.25}};
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kFp4, 1e12, 1e9), 10e-3 + 1e-6);
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kMxfp4, 1e12, 1e9), 10e-3 + 1e-6);
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kFp8, 1e12, 1e9), 12.5e-3 + 1e-6);
+}
+
 // Issue 15/17: a power cap lowers the compute clock by the cube root of the
 // dynamic-power ratio. TDP 700 W, idle unset (30 % = 210 W), cap 455 W:
 // (455 - 210) / (700 - 210) = 245 / 490 = 0.5, cbrt(0.5) = 0.7937005259840998.

@@ -197,6 +197,33 @@ TEST(Estimator, StaticFiguresAddUp) {
   EXPECT_EQ(est.Run(more).infeasible, InferenceInfeasible::kOutOfMemory);
 }
 
+// Issue 18: a GEMM input narrower than 16 bits is quantized first (read at
+// 2 bytes, written at the narrow size), fused into the kernel that makes it:
+// memory traffic, no launch. Llama-2-70B at TP 4, a 1,024-token prefill;
+// per token and layer the device's GEMM inputs are qkv_proj k = h = 8,192,
+// out_proj k = 64 x 128 / 4 = 2,048, mlp_up k = 8,192, mlp_down k = 28,672 /
+// 4 = 7,168: 25,600 elements. FP8: 2 + 1 = 3 bytes each, 76,800 B. At 3 TB/s
+// x 0.75 the 80 layers take 80 x 1,024 x 76,800 / 2.25e12 = 2.7962027 ms more
+// element-wise time than with 16-bit inputs; NVFP4 (4.5 bits with its scales,
+// 2.5625 B each) 80 x 1,024 x 25,600 x 2.5625 / 2.25e12 = 2.3884231 ms.
+TEST(Pass, NarrowGemmInputsPayTheirQuantize) {
+  Scenario s = Load("llama2-70b-h100-infer");
+  s.system.device.memory_bandwidth = 3e12;
+  s.system.device.memory_efficiency = {{1}, {0.75}};
+  s.system.device.peak_fp4 = 4 * s.system.device.peak_bf16;
+  const InferenceEstimator est(s.model, s.system);
+  InferenceDeployment d = *s.inference;
+  d.tp = 4;
+  d.pp = 1;
+  const IterationShape prefill = IterationShape::Prefill(1, 1024);
+  d.weights = d.activations = hardware::DataType::kBf16;
+  const double wide = est.Pass(d, prefill).elementwise;
+  d.weights = d.activations = hardware::DataType::kFp8;
+  EXPECT_NEAR(est.Pass(d, prefill).elementwise - wide, 2.7962027e-3, 1e-9);
+  d.weights = d.activations = hardware::DataType::kFp4;
+  EXPECT_NEAR(est.Pass(d, prefill).elementwise - wide, 2.3884231e-3, 1e-9);
+}
+
 TEST(Estimator, DoesNotFitIsAResultWithAReason) {
   const auto m = Model("llama2-70b");
   const auto sys = H100Node();
@@ -756,7 +783,9 @@ TEST(Validation, TensorRtLlmStaticBatchRows) {
     if (row.error_pct && StaticTrtLlm(row)) trt.rows.push_back(row);
   Summarise(trt);
   EXPECT_GE(trt.evaluated, 40);
-  EXPECT_LE(trt.mape_pct, 20.0);
+  // Issue 18's target is 10 %; 8.15 % since FP4 GEMMs take their own curve
+  // and narrow GEMM inputs pay their quantize.
+  EXPECT_LE(trt.mape_pct, 9.0);
   std::cout << "[ measured ] TensorRT-LLM static-batch throughput: MAPE " << trt.mape_pct
             << " %, max " << trt.max_abs_error_pct << " %, " << trt.evaluated << " rows\n";
   // With the batch-1 first-token latencies of the same static runs.
@@ -765,7 +794,7 @@ TEST(Validation, TensorRtLlmStaticBatchRows) {
     if (row.error_pct && row.source.find("TensorRT-LLM") != std::string::npos)
       with_ttft.rows.push_back(row);
   Summarise(with_ttft);
-  EXPECT_LE(with_ttft.mape_pct, 20.0);
+  EXPECT_LE(with_ttft.mape_pct, 9.0);  // 8.38 % (issue 18)
   std::cout << "[ measured ] TensorRT-LLM static runs, throughput and TTFT: MAPE "
             << with_ttft.mape_pct << " %, " << with_ttft.evaluated << " figures\n";
 }
@@ -776,7 +805,7 @@ TEST(Validation, ValidateVerbReadsInferenceFiles) {
   ASSERT_EQ(cli::RunValidate({kRuns, "--format", "json"}, out, err), 0) << err.str();
   const auto j = nlohmann::json::parse(out.str());
   EXPECT_GE(j["evaluated"].get<int>(), 100);
-  EXPECT_LE(j["mape_pct"].get<double>(), 25.0);
+  EXPECT_LE(j["mape_pct"].get<double>(), 13.0);  // 12.07 % (issue 18)
   // Issue 18: at most a tenth of the file skipped, each skip with its reason
   // (since the NeMo rows left the file none is).
   int skipped = 0;
@@ -825,12 +854,23 @@ TEST(Validation, EveryTenthInferenceRowThroughTheVerb) {
   }
   EXPECT_EQ(static_cast<int>(lines.size()), kept);
   EXPECT_GE(j["evaluated"].get<int>(), 20);
-  EXPECT_LE(j["mape_pct"].get<double>(), 25.0);
+  EXPECT_LE(j["mape_pct"].get<double>(), 12.5);  // 11.61 % over 37 figures (issue 18)
 }
 
 TEST(Validation, AllCoveredInferenceRows) {
   ValidationReport r = Validate();
-  EXPECT_LE(r.mape_pct, 25.0);
+  EXPECT_LE(r.mape_pct, 13.0);  // 12.07 % (issue 18)
+  // Issue 18's target for TensorRT-LLM max-load throughput is 10 %: 7.28 %
+  // over 177 figures since FP4 GEMMs take their own curve and narrow GEMM
+  // inputs pay their quantize.
+  ValidationReport max_load;
+  for (const auto& row : r.rows)
+    if (row.metric.rfind("max_load_output_tok_per_s", 0) == 0) max_load.rows.push_back(row);
+  Summarise(max_load);
+  EXPECT_GE(max_load.evaluated, 170);
+  EXPECT_LE(max_load.mape_pct, 8.0);
+  std::cout << "[ measured ] TensorRT-LLM max-load throughput: MAPE " << max_load.mape_pct
+            << " %, " << max_load.evaluated << " figures\n";
   std::map<std::string, ValidationReport> groups;
   for (const auto& row : r.rows) {
     groups[SourceGroup(row.source) + " / " + (row.metric.empty() ? "-" : row.metric)].rows.push_back(row);

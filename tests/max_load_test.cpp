@@ -4,6 +4,7 @@
 
 #include "core/estimate/max_load.h"
 #include "core/estimate/scenario.h"
+#include "hardware/device_model.h"
 
 namespace orrery::engine {
 namespace {
@@ -124,6 +125,25 @@ TEST(MaxLoad, TrtllmBenchReservesWholeRequestsAndNeverPreempts) {
   const MaxLoadResult p = RunMaxLoad(est, dep, paged, 200);
   ASSERT_TRUE(p.feasible) << p.reason;
   EXPECT_GT(p.sim.preemptions, 0);
+}
+
+// Issue 18: NVFP4 GEMMs on B200 take the device's FP4 curve, which
+// reproduces the measurement it was read from (vLLM PR #20646, NVFP4 CUTLASS
+// GEMM without the activation quantize, N = 6144, K = 4096, on a B200):
+//   M = 4096: 2 x 4096 x 6144 x 4096 = 206.16 GFLOP at 3645.6 TFLOP/s = 56.55 us
+//   M = 1024: 51.54 GFLOP at 2895.0 TFLOP/s = 17.80 us
+// Before the curve, FP4 took the BF16 curve (0.69 at 206 GFLOP): 206.16 GFLOP
+// / (9000 TFLOP/s x 0.69) + 4 us = 37.2 us, 1.5x too fast. The memory term
+// (weights 6144 x 4096 x 0.5 B + activations) is far below either.
+TEST(MaxLoad, Nvfp4GemmsOnB200ReproduceTheirMeasurement) {
+  const hardware::DeviceSpec b200 = Device("b200");
+  const double bytes = 6144.0 * 4096 * 0.5 + 4096.0 * 4096 * 0.5 + 4096.0 * 6144 * 2;
+  const double t4096 = hardware::GemmTime(b200, hardware::DataType::kFp4,
+                                          2.0 * 4096 * 6144 * 4096, bytes);
+  EXPECT_NEAR(t4096, 56.55e-6, 0.3e-6);
+  const double t1024 = hardware::GemmTime(b200, hardware::DataType::kFp4,
+                                          2.0 * 1024 * 6144 * 4096, bytes / 2);
+  EXPECT_NEAR(t1024, 17.80e-6, 0.2e-6);
 }
 
 }  // namespace

@@ -136,12 +136,26 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
   auto gemm_bytes = [&](const Op& op, double weight_elements) {
     return weight_elements * wb + op.m * op.k * ab + op.m * op.n * kAct16;
   };
-  auto time_ops = [&](const models::OpList& ops, PassCache::Layer& c) {
+  // Inputs of a layer's GEMMs narrower than 16 bits (FP8, NVFP4, MXFP4) are
+  // quantized from the 16-bit activation first: read at 2 bytes, written at
+  // the narrow size with its block scales (BytesPer: NVFP4 one E4M3 scale per
+  // 16 values, NVIDIA's NVFP4 format; MXFP4 one E8M0 scale per 32, OCP MX
+  // v1.0 Sec. 5). The quantize is taken as fused into the kernel that makes
+  // the input (norm, activation), so it adds memory traffic but no launch.
+  // Embedding and LM head stay 16-bit (ModelOpt's FP8/NVFP4 configurations
+  // leave lm_head and MoE routers unquantized): `quantized` is false for
+  // them, and the router GEMM is skipped.
+  const double quantize_bytes_per = ab < kAct16 ? kAct16 + ab : 0.0;
+  auto time_ops = [&](const models::OpList& ops, PassCache::Layer& c, bool quantized) {
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
       switch (op.kind) {
         case OpKind::kGemm:
         case OpKind::kBatchedGemm: {
+          if (quantized && quantize_bytes_per > 0 && std::strcmp(op.name, "router") != 0) {
+            const double q = op.m * op.k * op.batch * quantize_bytes_per;
+            c.elementwise += q / (dev.memory_bandwidth * dev.memory_efficiency.At(q));
+          }
           if (!op.expert) {
             const double w = op.k * op.n * op.batch;
             c.gemm += hardware::GemmTime(dev, ct, op.flops, gemm_bytes(op, w));
@@ -243,17 +257,17 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
       tw->layer[pass] = PassCache::Layer{};
       if ((pass == 1 ? moe_layers : dense_layers) <= 0) continue;
       models::LayerOps(m, shape, pass == 1, d.ep, ops);
-      time_ops(ops, tw->layer[pass]);
+      time_ops(ops, tw->layer[pass], true);
     }
     // Embedding, LM head and sampling (logits only for the last token of
     // each sequence).
     PassCache::Layer ends;
     models::EmbeddingOps(m, shape, ops);
-    time_ops(ops, ends);
+    time_ops(ops, ends, false);
     models::LayerShape head = shape;
     head.seq = std::max<int64_t>(1, std::llround(seqs));
     models::HeadOps(m, head, ops);
-    time_ops(ops, ends);
+    time_ops(ops, ends, false);
     tw->ends_gemm = ends.gemm;
     tw->ends_elementwise = ends.elementwise;
     tw->ends_weight_bytes = ends.weight_bytes;

@@ -88,6 +88,8 @@ std::string DeviceProfileYaml(const hardware::DeviceSpec& device,
     out += "  gemm_efficiency: " + CurveYaml(device.gemm_efficiency, Dimension::kFlops) + "\n";
   if (!device.gemm_efficiency_fp8.empty())
     out += "  gemm_efficiency_fp8: " + CurveYaml(device.gemm_efficiency_fp8, Dimension::kFlops) + "\n";
+  if (!device.gemm_efficiency_fp4.empty())
+    out += "  gemm_efficiency_fp4: " + CurveYaml(device.gemm_efficiency_fp4, Dimension::kFlops) + "\n";
   if (!device.memory_efficiency.empty())
     out += "  memory_efficiency: " + CurveYaml(device.memory_efficiency, Dimension::kBytes) + "\n";
   return out;

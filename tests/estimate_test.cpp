@@ -409,7 +409,10 @@ TEST(Validation, KorthikantiTable5) {
 // term and BF16 attention in FP8 plans, 26.48 % once MoE parallel folding
 // (etp) let 4 formerly skipped Qwen3-235B-A22B rows be predicted (one of
 // them, on GB200, at +182 %), llm-foundry's FlashAttention-2 kernels were
-// priced as such and the 405B row's embedding/loss pipeline split ran.
+// priced as such and the 405B row's embedding/loss pipeline split ran;
+// 25.43 % once the Gemstone rows stated Gemma's architecture (the
+// kv_heads/activation/norm/position/tied_embeddings/bias columns) and ran
+// litgpt's eager element-wise kernels.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
   EXPECT_EQ(r.rows.size(), 292u);
@@ -423,7 +426,7 @@ TEST(Validation, AllTrainingRows) {
   EXPECT_EQ(tuned.rows.size(), 40u);
   EXPECT_LE(tuned.mape_pct, 11.71);
   EXPECT_GE(tuned.evaluated, 33);
-  EXPECT_LE(r.mape_pct, 26.49);
+  EXPECT_LE(r.mape_pct, 25.44);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -25,6 +25,17 @@ Op Elementwise(const char* name, double bytes) {
   return op;
 }
 
+// Element accesses per FFN element of the activation: a fused gated unit
+// (SwiGLU / GeGLU, Shazeer 2020, Eq. 6) reads the gate and the up
+// projection and writes their product once (3); eager code runs the
+// nonlinearity as its own kernel (reads and writes the gate: 2) and then
+// the product (reads two, writes one: 3), 5 (litgpt's LLaMAMLP / GemmaMLP:
+// act(fc_1(x)) * fc_2(x)). An ungated GELU reads and writes once either way (2).
+double ActivationPasses(bool gated, bool eager) {
+  if (!gated) return 2;
+  return eager ? 5 : 3;
+}
+
 }  // namespace
 
 void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpList& out) {
@@ -46,7 +57,10 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   const double norm_tokens = s.sequence_parallel ? tokens / t : tokens;
   const double mask = 1;  // dropout mask, one byte per element
 
-  out.Add(Elementwise("input_norm", 2 * norm_tokens * h * e));
+  // A fused norm reads its input and writes its output once; an eager one
+  // makes the passes EagerNormBytesPerElement counts.
+  const double norm_bytes = s.eager ? EagerNormBytesPerElement(e) : 2 * e;
+  out.Add(Elementwise("input_norm", norm_tokens * h * norm_bytes));
   // Per-head query/key and value sizes (equal to d without MLA).
   const double dqk = static_cast<double>(QkHeadDim(m));
   const double dv = static_cast<double>(VHeadDim(m));
@@ -70,6 +84,19 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     out.Add(Gemm("kv_up_proj", tokens, heads * (d + dv), ckv, e));
   } else {
     out.Add(Gemm("qkv_proj", tokens, (heads + 2 * kv) * d, h, e));
+  }
+  if (s.eager && m.position == Position::kRope) {
+    // Rotary embedding of the queries and keys (Su et al. 2021, RoFormer,
+    // Eq. 34: x cos + rotate_half(x) sin) as eager code writes it (litgpt's
+    // apply_rope): negate the second half (reads and writes half the
+    // elements), concatenate (reads and writes all), x * cos, rotated * sin
+    // (each reads and writes all; the cos/sin tables are one sequence's worth
+    // and left out) and the sum (reads two, writes one): 10 element accesses,
+    // 10e bytes per query or key element. Fused frameworks apply it inside
+    // the attention or QKV kernel (Megatron-Core's fused RoPE), which is not
+    // counted.
+    const double qk = tokens * (heads * dqk + (UsesMla(m) ? heads : kv) * dqk);
+    out.Add(Elementwise("rope", 10 * qk * e));
   }
   // MLA expands the latent into per-head keys and values: no KV-head sharing.
   const double kv_att = UsesMla(m) ? heads : kv;
@@ -120,9 +147,15 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     av.attention_core = true;
     out.Add(av);
   }
+  if (s.eager) {
+    // Eager code turns the attention output (batch, heads, seq, dv) back into
+    // (batch, seq, heads x dv) with a contiguous copy before the projection
+    // (litgpt: y.transpose(1, 2).reshape(...)): reads and writes it once.
+    out.Add(Elementwise("attention_output_copy", 2 * tokens * heads * dv * e));
+  }
   out.Add(Gemm("out_proj", tokens, h, heads * dv, e));
   out.Add(Elementwise("dropout_residual", norm_tokens * h * (3 * e + mask)));
-  out.Add(Elementwise("post_attention_norm", 2 * norm_tokens * h * e));
+  out.Add(Elementwise("post_attention_norm", norm_tokens * h * norm_bytes));
   const bool swiglu = m.activation == Activation::kSwiglu;
   const double up_n = swiglu ? 2 : 1;
   if (moe) {
@@ -148,7 +181,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     up.bytes = (routed * h + routed * up_n * fe) * e + local_experts * up_n * fe * h * e;
     up.expert = true;
     out.Add(up);
-    out.Add(Elementwise(swiglu ? "swiglu" : "gelu", routed * fe * (swiglu ? 3 : 2) * e));
+    out.Add(Elementwise(swiglu ? "swiglu" : "gelu", routed * fe * ActivationPasses(swiglu, s.eager) * e));
     Op down = Gemm("expert_down", routed, h, fe, e);
     down.bytes = (routed * fe + routed * h) * e + local_experts * fe * h * e;
     down.expert = true;
@@ -159,13 +192,13 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
       // the dense MLP, with no all-to-all.
       const double fs = static_cast<double>(SharedExpertFfn(m)) / t;
       out.Add(Gemm("shared_up", tokens, up_n * fs, h, e));
-      out.Add(Elementwise(swiglu ? "shared_swiglu" : "shared_gelu", tokens * fs * (swiglu ? 3 : 2) * e));
+      out.Add(Elementwise(swiglu ? "shared_swiglu" : "shared_gelu", tokens * fs * ActivationPasses(swiglu, s.eager) * e));
       out.Add(Gemm("shared_down", tokens, h, fs, e));
     }
   } else {
     const double ft = f / t;
     out.Add(Gemm("mlp_up", tokens, up_n * ft, h, e));
-    out.Add(Elementwise(swiglu ? "swiglu" : "gelu", tokens * ft * (swiglu ? 3 : 2) * e));
+    out.Add(Elementwise(swiglu ? "swiglu" : "gelu", tokens * ft * ActivationPasses(swiglu, s.eager) * e));
     out.Add(Gemm("mlp_down", tokens, h, ft, e));
   }
   out.Add(Elementwise("dropout_residual", norm_tokens * h * (3 * e + mask)));
@@ -177,7 +210,7 @@ void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out) {
   const double h = static_cast<double>(m.hidden);
   const double v = static_cast<double>(m.vocab) / static_cast<double>(s.tp);
   const double norm_tokens = s.sequence_parallel ? tokens / static_cast<double>(s.tp) : tokens;
-  out.Add(Elementwise("final_norm", 2 * norm_tokens * h * s.act_bytes));
+  out.Add(Elementwise("final_norm", norm_tokens * h * (s.eager ? EagerNormBytesPerElement(s.act_bytes) : 2 * s.act_bytes)));
   out.Add(Gemm("lm_head", tokens, v, h, s.act_bytes));
   // Cross-entropy over the vocabulary shard: read logits, write fp32 softmax.
   out.Add(Elementwise("cross_entropy", tokens * v * (s.act_bytes + 4)));

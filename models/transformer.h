@@ -54,7 +54,22 @@ struct LayerShape {
   // (parallelism::ExpertTensorParallel): a device computes etp / tp of its
   // tp group's routed tokens on 1/etp of each expert's width.
   int64_t etp = 0;
+  // PyTorch eager element-wise operators (parallelism::Elementwise::kEager):
+  // the norms, rotary embedding and gated activation as the separate kernels
+  // eager code launches (EagerNormBytesPerElement and LayerOps).
+  bool eager = false;
 };
+
+// Bytes one eager RMSNorm or LayerNorm moves per activation element of
+// `act_bytes`, forward, written as PyTorch eager code computes it in fp32
+// (litgpt's RMSNorm: x.float(); mean(x * x); x * rsqrt(.); * weight;
+// .to(dtype)): the upcast reads e and writes 4, the square reads and writes
+// 4 + 4, the mean reads 4, the normalising product reads and writes 4 + 4,
+// the weight product 4 + 4, the downcast reads 4 and writes e:
+// 2e + 36 bytes, 40 in bf16, against 2e = 4 for a fused kernel that reads
+// its input and writes its output once. The per-row statistics are a
+// 1/h part and left out.
+inline double EagerNormBytesPerElement(double act_bytes) { return 2 * act_bytes + 36; }
 
 inline constexpr int kMaxLayerOps = 24;
 

@@ -124,6 +124,56 @@ TEST(Transformer, MaterialisedAttentionMovesTheScoreMatrix) {
   EXPECT_DOUBLE_EQ(softmax_bytes, 4.0 * 32 * 2048 * 2048);
 }
 
+// Gemstone-256x23's layer (McLeish et al. 2025: width 256, two 128-wide
+// heads, one KV head, GeGLU MLP of 1024, RMSNorm, RoPE) on one 2048-token
+// sequence in bf16, fused and as PyTorch eager code runs it.
+TEST(Transformer, EagerElementwiseCountsEveryPassOfANarrowLayer) {
+  ModelSpec m;
+  m.name = "gemstone-256x23";
+  m.layers = 23;
+  m.hidden = 256;
+  m.heads = 2;
+  m.kv_heads = 1;
+  m.head_dim = 128;
+  m.ffn = 1024;
+  m.vocab = 50304;
+  m.activation = Activation::kSwiglu;
+  m.norm = Norm::kRmsNorm;
+  m.position = Position::kRope;
+  m.bias = false;
+  LayerShape s;
+  s.seq = 2048;
+  s.full_seq = 2048;
+  auto elementwise = [&](bool eager, double* gemm_flops) {
+    s.eager = eager;
+    OpList ops;
+    LayerOps(m, s, false, 1, ops);
+    double bytes = 0;
+    *gemm_flops = 0;
+    for (int i = 0; i < ops.count; ++i) {
+      const Op& op = ops.ops[static_cast<size_t>(i)];
+      if (op.kind == OpKind::kElementwise) bytes += op.bytes;
+      if (op.kind == OpKind::kGemm) *gemm_flops += op.flops;
+    }
+    return bytes;
+  };
+  double fused_flops = 0, eager_flops = 0;
+  const double fused = elementwise(false, &fused_flops);
+  const double eager = elementwise(true, &eager_flops);
+  // Per token, fused: two norms 2 x 2 x 256 = 1024 B each, two residual adds
+  // with dropout 256 x (3 x 2 + 1) = 1792 B each, the gated activation
+  // 1024 x 3 x 2 = 6144 B: 11,776 B.
+  EXPECT_DOUBLE_EQ(fused, 11776.0 * 2048);
+  // Eager: two norms 256 x (2 x 2 + 36) = 10,240 B each, RoPE on 256 query
+  // and 128 key elements 384 x 10 x 2 = 7680 B, the attention output copy
+  // 2 x 256 x 2 = 1024 B, the residuals 2 x 1792 B, the activation
+  // 1024 x 5 x 2 = 10,240 B: 43,008 B, 3.65x the fused traffic.
+  EXPECT_DOUBLE_EQ(eager, 43008.0 * 2048);
+  // The GEMMs do not change.
+  EXPECT_DOUBLE_EQ(eager_flops, fused_flops);
+  EXPECT_DOUBLE_EQ(EagerNormBytesPerElement(2), 40.0);
+}
+
 TEST(Transformer, MoeActivatedParametersCountTopKExperts) {
   ModelSpec m;
   m.layers = 32;

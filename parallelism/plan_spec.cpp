@@ -115,6 +115,15 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          "Megatron-Core and NeMo run), flash2 for the FlashAttention-2 kernels of the "
                          "flash-attn package and PyTorch SDPA (llm-foundry, torchtitan) at the device's "
                          "flash2_attention_* efficiencies, or materialised softmax.")
+        .Enum<Elementwise>("elementwise", &TrainingPlan::elementwise,
+                           {{"fused", Elementwise::kFused}, {"eager", Elementwise::kEager}},
+                           "fused",
+                           "Memory-bound operators around the GEMMs: fused (one kernel per norm, "
+                           "activation and residual, as Megatron-Core, Transformer Engine or "
+                           "torch.compile run them) or eager (PyTorch eager mode, each tensor "
+                           "operation its own kernel: an RMSNorm upcast to fp32 is six passes over "
+                           "the activations, rotary embedding five, a gated activation two; "
+                           "litgpt). Eager norms move ten times the bytes of fused ones.")
         .Int("zero", &TrainingPlan::zero, 0, 3, "0",
              "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 (FSDP) also weights.")
         .Bool("dp_overlap", &TrainingPlan::dp_overlap, "true",

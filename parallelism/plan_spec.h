@@ -32,6 +32,14 @@ enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVH
 // frameworks calling that package or PyTorch SDPA run, at flash2_attention_*;
 // kMaterialized: softmax over the materialised score matrix.
 enum class Attention { kFlash, kMaterialized, kFlash2 };
+// How the framework runs the memory-bound operators around the GEMMs
+// (norms, rotary embedding, gated activation): kFused, one kernel per
+// operator reading its inputs and writing its output once (Megatron-Core /
+// Transformer Engine, Apex, torch.compile); kEager, PyTorch eager mode
+// running each tensor operation of the Python code as its own kernel with
+// fp32 intermediates where the code upcasts (litgpt, nanoGPT-style code).
+// models::LayerOps counts the passes of each.
+enum class Elementwise { kFused, kEager };
 enum class Optimizer { kAdam, kSgd };
 enum class DpCollective { kHierarchical, kFlat };
 // How context parallelism exchanges keys and values (core/estimate/parallel_comm.h).
@@ -74,6 +82,7 @@ struct TrainingPlan {
   int64_t micro_batch = 1;
   Recompute recompute = Recompute::kNone;
   Attention attention = Attention::kFlash;
+  Elementwise elementwise = Elementwise::kFused;
   int64_t zero = 0;          // ZeRO stage 0..3 (3 = FSDP)
   bool dp_overlap = true;    // gradient reduction overlapped with backward (bucketed)
   DpCollective dp_collective = DpCollective::kHierarchical;

@@ -42,6 +42,55 @@ TEST(Estimator, HardwareFlopsWithFullRecomputeEqualEq3) {
   EXPECT_NEAR(e.mfu, eq3_model / (e.iteration_s * 64 * 312e12), 1e-12);
 }
 
+// training.elementwise: eager adds exactly the extra bytes LayerOps and
+// HeadOps count, at the device's memory bandwidth. One Gemstone-256 layer
+// (width 256, two 128-wide heads, one KV head, gated MLP of 1024, RoPE) on
+// one GCD with a flat 80 % memory efficiency and no kernel overhead, one
+// 2048-token sequence:
+//   layer, per token: norms 2 x 256 x 36 B more, RoPE 384 x 20 B, output
+//   copy 1024 B, activation 1024 x 2 x 2 B more = 31,232 B;
+//   final norm 256 x 36 B = 9,216 B;
+//   (31,232 + 9,216) x 2048 = 82,837,504 B / (1.6384 TB/s x 0.8) = 63.2 us
+// more forward, twice that backward (memory-bound backward, Times()).
+TEST(Estimator, EagerElementwiseAddsItsBytesAtMemoryBandwidth) {
+  Scenario s;
+  base::Diagnostics d;
+  ASSERT_TRUE(LoadSystemPreset("frontier", PresetStore(kConfigs), {}, "system", s.system, d)) << d.ToString();
+  s.system.nodes = 1;
+  s.system.devices_per_node = 1;
+  s.system.device.kernel_overhead = 0;
+  s.system.device.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
+  models::ModelSpec& m = s.model;
+  m = models::ModelSpec{};
+  m.name = "gemstone-256x1";
+  m.layers = 1;
+  m.hidden = 256;
+  m.heads = 2;
+  m.kv_heads = 1;
+  m.head_dim = 128;
+  m.ffn = 1024;
+  m.vocab = 50304;
+  m.activation = models::Activation::kSwiglu;
+  m.norm = models::Norm::kRmsNorm;
+  m.position = models::Position::kRope;
+  m.bias = false;
+  m.tied_embeddings = false;
+  parallelism::TrainingPlan p;
+  p.tp = p.pp = p.dp = p.cp = 1;
+  p.micro_batch = 1;
+  parallelism::Workload w;
+  w.global_batch = 1;
+  w.seq_len = 2048;
+  const TrainingEstimator est(m, s.system);
+  const TrainingEstimate fused = est.Run(p, w);
+  p.elementwise = parallelism::Elementwise::kEager;
+  const TrainingEstimate eager = est.Run(p, w);
+  ASSERT_GT(fused.iteration_s, 0);
+  EXPECT_NEAR(eager.time.forward - fused.time.forward, 63.2e-6, 1e-12);
+  EXPECT_NEAR(eager.time.backward - fused.time.backward, 126.4e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(eager.model_flops, fused.model_flops);
+}
+
 TEST(Estimator, BubbleIsPMinusOneOverVMicrobatches) {
   Scenario s = Load("gpt3-175b-a100");  // p = 8, v = 3, m = 64
   const TrainingEstimator est(s.model, s.system);
@@ -416,6 +465,9 @@ TEST(Validation, KorthikantiTable5) {
 // grouped expert GEMMs at per-expert efficiency; together they moved the
 // DeepSeek-V3 H100 row of the 40 below from +14.9 to +24.8 % (their MAPE
 // 11.71 -> 11.95 %; core/validation/validation_test.cpp says why).
+// then 22.50 % (with the MoE terms above) once the Gemstone rows stated
+// Gemma's architecture (the kv_heads/activation/norm/position/
+// tied_embeddings/bias columns) and ran litgpt's eager element-wise kernels.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
   EXPECT_EQ(r.rows.size(), 292u);
@@ -429,7 +481,7 @@ TEST(Validation, AllTrainingRows) {
   EXPECT_EQ(tuned.rows.size(), 40u);
   EXPECT_LE(tuned.mape_pct, 11.96);
   EXPECT_GE(tuned.evaluated, 33);
-  EXPECT_LE(r.mape_pct, 23.56);
+  EXPECT_LE(r.mape_pct, 22.51);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -139,6 +139,7 @@ models::LayerShape ShapeOf(const TrainingPlan& p, const parallelism::Workload& w
   shape.act_bytes = act;
   shape.expert_load = parallelism::ExpertLoadFactor(p);
   shape.etp = p.etp;
+  shape.eager = p.elementwise == parallelism::Elementwise::kEager;
   return shape;
 }
 
@@ -308,7 +309,7 @@ double TrainingEstimator::CollectiveTime(CollectiveMemo* memo, Collective c, dou
 bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workload& w) const {
   return valid && p.micro_batch == micro_batch && p.tp == tp && p.cp == cp && p.ep == ep && p.etp == etp &&
          parallelism::ExpertLoadFactor(p) == expert_load &&
-         p.sequence_parallel == sequence_parallel && p.attention == attention &&
+         p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
          p.precision == precision && w.seq_len == seq_len && w.global_batch == global_batch;
 }
 
@@ -350,6 +351,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.expert_load = shape.expert_load;
   out.sequence_parallel = p.sequence_parallel;
   out.attention = p.attention;
+  out.elementwise = p.elementwise;
   out.precision = p.precision;
   out.seq_len = w.seq_len;
   out.global_batch = w.global_batch;

@@ -81,7 +81,7 @@ struct OpTimes {
 
 // The part of an estimate that depends only on the model, the workload
 // (global batch, sequence) and the plan's per-layer shape (micro_batch, tp,
-// cp, ep, sequence_parallel, attention, precision): the operator lists,
+// cp, ep, sequence_parallel, attention, elementwise, precision): the operator lists,
 // their times and FLOPs. A search prepares it once per block of plans and
 // runs every plan of the block (recompute, overlaps, ZeRO stage, offload,
 // interleave, group order) against it. Valid for the estimator that made
@@ -100,6 +100,7 @@ struct PreparedWorkload {
   double expert_load = 1;  // parallelism::ExpertLoadFactor of the plan
   bool sequence_parallel = false;
   parallelism::Attention attention = parallelism::Attention::kFlash;
+  parallelism::Elementwise elementwise = parallelism::Elementwise::kFused;
   hardware::DataType precision = hardware::DataType::kBf16;
   // True when a plan and workload have the shape it was prepared for.
   bool Matches(const parallelism::TrainingPlan& p, const parallelism::Workload& w) const;

@@ -287,7 +287,8 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                dp = ranged("dp", plan, "dp"), cp = ranged("cp", plan, "cp"),
                ep = ranged("ep", plan, "ep"), micro_batch = ranged("micro_batch", plan, "micro_batch"),
                interleave = ranged("interleave", plan, "interleave"),
-               zero = ranged("zero", plan, "zero"), gpus = integer("gpus", 1, 1'000'000'000);
+               zero = ranged("zero", plan, "zero"), gpus = integer("gpus", 1, 1'000'000'000),
+               kv_heads = ranged("kv_heads", model, "kv_heads");
     // The schedule names are the plan parser's (parallelism/plan_spec.cpp).
     const std::string recompute = word("recompute", kRecompute),
                       seq_parallel = word("seq_parallel", kYesNo),
@@ -297,6 +298,12 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                       ep_overlap = word("ep_overlap", kYesNo), attention = word("attention", kAttention),
                       flops_metric = word("flops_metric", kFlopsMetric),
                       moe_routing = word("moe_routing", kMoeRouting);
+    // The architecture of a shape given by columns; the words are the model
+    // parser's (models/model_spec.cpp).
+    const std::string activation = word("activation", model.Find("activation")->info.choices),
+                      norm = word("norm", model.Find("norm")->info.choices),
+                      position = word("position", model.Find("position")->info.choices),
+                      tied = word("tied_embeddings", kYesNo), bias = word("bias", kYesNo);
     const std::string framework = cell("framework");  // a free word: megatron-lm, deepspeed, ...
 
     // --- the model: a preset the row names, or the shape columns -----------------
@@ -374,6 +381,21 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       s.model.vocab = *vocab;
       if (ffn) s.model.ffn = *ffn;
       else assume("ffn = 4h (GPT)");
+      // Architecture columns the row states replace the GPT defaults.
+      std::string arch;
+      auto set = [&](const std::string& key, const std::string& value) {
+        if (value.empty()) return;
+        base::Diagnostics d;
+        models::ModelSchema().SetText(s.model, key, value, {csv_file, r.line, 0}, key, d);
+        arch += (arch.empty() ? "" : ", ") + key + " " + value;
+      };
+      if (kv_heads) set("kv_heads", std::to_string(*kv_heads));
+      set("activation", activation);
+      set("norm", norm);
+      set("position", position);
+      set("tied_embeddings", tied == "yes" ? "true" : tied == "no" ? "false" : "");
+      set("bias", bias == "yes" ? "true" : bias == "no" ? "false" : "");
+      if (arch.empty()) assume("GPT architecture (GeLU, LayerNorm, learned positions, biases, tied embeddings)");
     }
     if (!seq) {
       skip("sequence length missing (the step's work cannot be assumed)");
@@ -557,6 +579,13 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     } else {
       p.attention = parallelism::Attention::kFlash;
       assume("FlashAttention");
+    }
+    // litgpt runs PyTorch eager code: its RMSNorm, rotary embedding and gated
+    // MLP are separate tensor operations, each its own kernel
+    // (parallelism::Elementwise::kEager; litgpt/model.py).
+    if (framework.rfind("litgpt", 0) == 0) {
+      p.elementwise = parallelism::Elementwise::kEager;
+      assume("eager element-wise kernels (" + framework + " runs PyTorch eager code)");
     }
     if (zero && *zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
       // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows

@@ -25,7 +25,8 @@ const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
 const std::string kRuns = std::string(ORRERY_TEST_VALIDATION_DIR) + "/training_runs.csv";
 
 const char* kHeader =
-    "source,model,params_b,layers,hidden,heads,ffn,vocab,seq,gpus,gpu,system,tp,pp,dp,cp,ep,"
+    "source,model,params_b,layers,hidden,heads,ffn,vocab,kv_heads,activation,norm,position,"
+    "tied_embeddings,bias,seq,gpus,gpu,system,tp,pp,dp,cp,ep,"
     "global_batch,micro_batch,recompute,seq_parallel,interleave,schedule,precision,zero,"
     "dp_overlap,tp_overlap,ep_overlap,attention,framework,flops_metric,moe_routing,"
     "measured_iter_s,measured_tflops_per_gpu,measured_mfu,notes\n";
@@ -231,6 +232,48 @@ TEST(ValidationCsv, PresetNamedRowWithBlankShapeRunsThePreset) {
   EXPECT_DOUBLE_EQ(l.rows[0].predicted, e.iteration_s);
 }
 
+// Rule: the architecture columns (kv_heads, activation, norm, position,
+// tied_embeddings, bias) replace the GPT defaults of a shape given by
+// columns: Llama 2 7B's shape with its architecture spelled out predicts
+// exactly what the preset llama2-7b does. A litgpt row runs the eager
+// element-wise kernels (training.elementwise: eager) and says so: more
+// memory traffic, a longer step.
+TEST(ValidationCsv, ArchitectureColumnsReplaceTheGptDefaults) {
+  const std::map<std::string, std::string> plan = {
+      {"seq", "4096"}, {"tp", "1"}, {"dp", "8"}, {"global_batch", "64"}, {"micro_batch", "1"},
+      {"recompute", "none"}, {"attention", "flash"}, {"dp_overlap", "yes"}, {"measured_iter_s", "1"}};
+  auto with = [&](std::map<std::string, std::string> cells) {
+    for (const auto& kv : plan) cells.insert(kv);
+    return Row(cells);
+  };
+  const std::map<std::string, std::string> spelled = {
+      {"model", "llama-shaped-7b"}, {"layers", "32"}, {"hidden", "4096"}, {"heads", "32"},
+      {"ffn", "11008"}, {"vocab", "32000"}, {"kv_heads", "32"}, {"activation", "swiglu"},
+      {"norm", "rmsnorm"}, {"position", "rope"}, {"tied_embeddings", "no"}, {"bias", "no"}};
+  auto litgpt = spelled;
+  litgpt["framework"] = "litgpt";
+  auto gpt = spelled;
+  for (const char* k : {"kv_heads", "activation", "norm", "position", "tied_embeddings", "bias"}) gpt[k] = "";
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(
+      TempCsv("arch.csv", with({{"model", "Llama-2-7B"}, {"layers", ""}, {"hidden", ""}, {"heads", ""},
+                                {"ffn", ""}, {"vocab", ""}}) +
+                              with(spelled) + with(litgpt) + with(gpt)),
+      d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(r.rows.size(), 4u);
+  for (const auto& row : r.rows) ASSERT_TRUE(row.error_pct) << row.skipped;
+  EXPECT_DOUBLE_EQ(r.rows[1].predicted, r.rows[0].predicted);
+  EXPECT_GT(r.rows[2].predicted, r.rows[1].predicted);
+  EXPECT_NE(r.rows[2].assumptions.find("eager element-wise kernels (litgpt runs PyTorch eager code)"),
+            std::string::npos);
+  EXPECT_EQ(r.rows[1].assumptions.find("eager"), std::string::npos);
+  // Without the columns the same shape is a GPT (an ungated MLP of 11008:
+  // two matrices instead of three), a different and shorter step.
+  EXPECT_LT(r.rows[3].predicted, r.rows[1].predicted);
+  EXPECT_NE(r.rows[3].assumptions.find("GPT architecture"), std::string::npos);
+}
+
 // Rule: an unstated micro batch is the one the search finds fastest, among
 // the plans consistent with every stated field (here only the micro batch
 // is free: the divisors of 4 / dp 1 = {1, 2, 4}, three plans), and the row's
@@ -425,7 +468,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   EXPECT_EQ(all.skipped, 0);
   ASSERT_EQ(all.rows.size(), 40u);
   // Issue 15's rows, out of sample, held at their measured figures: 292 rows,
-  // 9 skipped with a reason (no published global batch); whole file 26.48 %,
+  // 9 skipped with a reason (no published global batch); whole file 25.43 %
+  // (26.48 % before the Gemstone rows stated Gemma's architecture and ran
+  // litgpt's eager element-wise kernels: their 22 rows 67.83 -> 54.27 %),
   // Hopper/Blackwell 28.80 % (target 8 %), MoE 56.15 % (issue 16 target 12 %).
   // Before: 27.90 / 31.41 / 56.30 % with 14 skipped. Moved by MoE parallel
   // folding (etp: 4 Qwen3-235B-A22B rows with EP larger than DP x CP now run,
@@ -444,9 +489,22 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // size (ExpertGemmTime).
   ASSERT_EQ(file.rows.size(), 292u);
   EXPECT_EQ(file.skipped, 9);
-  EXPECT_LE(file.mape_pct, 23.56);
+  // Then 22.50 % for the file (Hopper/Blackwell and MoE unchanged) with the
+  // Gemstone rows' architecture columns and litgpt's eager element-wise
+  // kernels (below).
+  EXPECT_LE(file.mape_pct, 22.51);
   EXPECT_LE(file_hb.mape_pct, 23.67);
   EXPECT_LE(file_moe.mape_pct, 28.65);
+  // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
+  // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
+  // with fused element-wise kernels, 63.44 % with Gemma's architecture
+  // (gated MLP, GQA, RoPE) from the architecture columns, 54.27 % with
+  // litgpt's eager norms, rotary embedding and activation
+  // (training.elementwise: eager).
+  const ValidationReport gemstones =
+      subset(file, [&](const ValidationRow& row) { return prefixed(row, {"McLeish et al. 2025"}); });
+  ASSERT_EQ(gemstones.evaluated, 22);
+  EXPECT_LE(gemstones.mape_pct, 54.28);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <string>
 
 #include "cli/cli_common.h"
 #include "core/estimate/event_estimator.h"
@@ -333,6 +334,62 @@ TEST(Search, PreparedRunIsBitIdenticalToRun) {
   EXPECT_FALSE(prepared.Matches(p, s.workload));
   EXPECT_EQ(est.Run(p, s.workload, prepared).iteration_s, est.Run(p, s.workload).iteration_s);
   EXPECT_NE(est.Run(p, s.workload).iteration_s, est.Run(s.training, s.workload).iteration_s);
+}
+
+// RunIfFits, the search's call for a block's plans, learns memory before
+// any time term. A plan that fits gets Run()'s doubles; one that does not
+// comes back kOutOfMemory with Run()'s memory breakdown and no time at all
+// (iteration 0 s: the time terms were never computed). GPT-3 175B on 1024
+// A100-80GB: pp 1 holds 175e9 / 8 = 21.9e9 parameters per device, 16 bytes
+// each with mixed-precision Adam and no ZeRO = 350 GB, far over 80 GB; pp 16
+// with full recompute fits; the grid below must give both kinds.
+TEST(Search, RunIfFitsMatchesRunAndStopsAtMemory) {
+  const Scenario s = Load("gpt3-175b-1024-a100");
+  const TrainingEstimator est(s.model, s.system);
+  parallelism::TrainingPlan p = s.training;
+  p.dp = 0;  // devices / (tp x pp)
+  p.interleave = 1;
+  int fits = 0, out_of_memory = 0;
+  for (int64_t pp : {1, 4, 8, 16}) {
+    for (int64_t first : {0, 10}) {
+      for (int64_t mb : {1, 2, 4}) {
+        p.pp = pp;
+        p.first_stage_layers = pp > 1 ? first : 0;
+        p.micro_batch = mb;
+        const PreparedWorkload prepared = est.Prepare(p, s.workload);
+        for (int rec = 0; rec < 3; ++rec) {
+          for (int zero = 0; zero < 2; ++zero) {
+            p.recompute = static_cast<parallelism::Recompute>(rec);
+            p.zero = zero;
+            const TrainingEstimate a = est.Run(p, s.workload, prepared);
+            const TrainingEstimate b = est.RunIfFits(p, s.workload, prepared);
+            const std::string where = "pp " + std::to_string(pp) + " first " + std::to_string(first) +
+                                      " mb " + std::to_string(mb) + " rec " + std::to_string(rec) +
+                                      " zero " + std::to_string(zero);
+            ASSERT_EQ(a.infeasible, b.infeasible) << where;
+            EXPECT_EQ(a.memory.weights, b.memory.weights) << where;
+            EXPECT_EQ(a.memory.gradients, b.memory.gradients) << where;
+            EXPECT_EQ(a.memory.optimizer, b.memory.optimizer) << where;
+            EXPECT_EQ(a.memory.activations, b.memory.activations) << where;
+            EXPECT_EQ(a.memory.temporary, b.memory.temporary) << where;
+            if (a.infeasible == Infeasible::kOutOfMemory) {
+              ++out_of_memory;
+              EXPECT_GT(a.iteration_s, 0) << where;  // Run() still times it
+              EXPECT_EQ(b.iteration_s, 0) << where;
+              EXPECT_EQ(b.time.total, 0) << where;
+            } else if (a.infeasible == Infeasible::kNone) {
+              ++fits;
+              EXPECT_EQ(a.iteration_s, b.iteration_s) << where;
+              EXPECT_EQ(a.time.dp_comm, b.time.dp_comm) << where;
+              EXPECT_EQ(a.mfu, b.mfu) << where;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(fits, 0);
+  EXPECT_GT(out_of_memory, 0);
 }
 
 // The prepared workload also remembers the context-parallel scheme choice

@@ -280,6 +280,105 @@ parallelism::CpScheme CpSchemeMemo(CollectiveMemo* memo, const hardware::Network
   return s.scheme;
 }
 
+// Layers and parameters on the first, last and middle pipeline stages: the
+// inputs of the memory model, and of the data-parallel and optimizer terms.
+// Layers per stage: even (ceil(L/p) on the fullest stage) unless the plan
+// gives the first and/or last stage its own count (Megatron-Core
+// --decoder-first/last-pipeline-num-layers, or one layer fewer with the
+// embedding and loss counted as layers: parallelism::FirstStageLayers); the
+// middle stages share the rest.
+struct StageParams {
+  double first_layers = 0, last_layers = 0, mid_layers = 0;
+  double first_params = 0, last_params = 0, mid_params = 0;
+  double expert_first = 0, expert_last = 0, expert_mid = 0;
+};
+
+StageParams StageParamsOf(const models::ModelSpec& m, const TrainingPlan& p, int64_t seq_len,
+                          double dense_layer_params, double moe_layer_params) {
+  StageParams s;
+  const double layers = static_cast<double>(m.layers);
+  const double pp_d = static_cast<double>(p.pp);
+  s.first_layers = layers;
+  s.last_layers = layers;
+  if (p.pp > 1) {
+    const double even = std::ceil(layers / pp_d);
+    const int64_t first_set = parallelism::FirstStageLayers(p, m.layers);
+    const int64_t last_set = parallelism::LastStageLayers(p, m.layers);
+    s.first_layers = first_set > 0 ? static_cast<double>(first_set) : even;
+    s.last_layers = last_set > 0 ? static_cast<double>(last_set) : even;
+    if (p.pp > 2) {
+      const bool custom = first_set > 0 || last_set > 0;
+      s.mid_layers = custom ? std::ceil((layers - s.first_layers - s.last_layers) / (pp_d - 2)) : even;
+    }
+  }
+  const double moe_fraction = models::MoeFraction(m);
+  const double tp_d = static_cast<double>(p.tp);
+  const double ep_d = static_cast<double>(p.ep);
+  const double etp_d = static_cast<double>(parallelism::ExpertTensorParallel(p));
+  // Per device: layer weights split over tp; the routed experts over ep x
+  // etp instead (attention, router and shared experts stay whole on every
+  // EP rank). tp_d / etp_d is 1 unless the layer is folded.
+  const double routed = models::RoutedExpertParameters(m);
+  const double layer_params_dev =
+      ((1 - moe_fraction) * dense_layer_params + moe_fraction * (moe_layer_params - routed) +
+       moe_fraction * routed / ep_d * (tp_d / etp_d)) / tp_d;
+  const double embed_params_dev = models::EmbeddingParameters(m, seq_len) / tp_d;
+  const double head_params_dev = (m.tied_embeddings ? models::EmbeddingParameters(m, seq_len)
+                                                    : models::HeadParameters(m)) / tp_d +
+                                 MtpParamsOnDevice(m, p);
+  // Parameters held by the first and the last stage (the fullest devices);
+  // a tied LM head keeps its own copy of the embedding on the last stage.
+  s.first_params = s.first_layers * layer_params_dev + embed_params_dev +
+                   (p.pp == 1 && !m.tied_embeddings ? head_params_dev : 0);
+  s.last_params = p.pp == 1 ? s.first_params : s.last_layers * layer_params_dev + head_params_dev;
+  s.mid_params = s.mid_layers * layer_params_dev;
+  // The routed experts' share of those (sharded over the expert-data-parallel
+  // group, not dp: ExpertDataParallel).
+  const double expert_layer_dev = ExpertsApart(p) ? moe_fraction * routed / ep_d / etp_d : 0.0;
+  s.expert_first = s.first_layers * expert_layer_dev;
+  s.expert_last = s.last_layers * expert_layer_dev + MtpExpertParamsOnDevice(m, p);
+  s.expert_mid = s.mid_layers * expert_layer_dev;
+  return s;
+}
+
+// Per-device memory of the fullest pipeline stage (parallelism::DeviceMemory).
+// The first stage keeps the most microbatches in flight, the last holds the
+// logits; a middle stage can be the fullest when the ends are made light.
+parallelism::MemoryBreakdown FullestStageMemory(const models::ModelSpec& m, const TrainingPlan& p,
+                                                const StageParams& s, int64_t dp, int64_t edp,
+                                                int64_t mb_count, int64_t seq_len) {
+  parallelism::MemoryInputs mi;
+  mi.dp = dp;
+  mi.microbatches = mb_count;
+  mi.seq = seq_len;
+  mi.params_on_device = s.first_params;
+  mi.expert_params_on_device = s.expert_first;
+  mi.expert_dp = edp;
+  mi.layers_on_device = s.first_layers;
+  mi.stage = 0;
+  mi.last_stage = p.pp == 1;
+  parallelism::MemoryBreakdown fullest = parallelism::DeviceMemory(m, p, mi);
+  if (p.pp > 1) {
+    mi.params_on_device = s.last_params;
+    mi.expert_params_on_device = s.expert_last;
+    mi.layers_on_device = s.last_layers;
+    mi.stage = p.pp - 1;
+    mi.last_stage = true;
+    const auto last = parallelism::DeviceMemory(m, p, mi);
+    if (last.total() > fullest.total()) fullest = last;
+    if (p.pp > 2) {
+      mi.params_on_device = s.mid_params;
+      mi.expert_params_on_device = s.expert_mid;
+      mi.layers_on_device = s.mid_layers;
+      mi.stage = 1;
+      mi.last_stage = false;
+      const auto mid = parallelism::DeviceMemory(m, p, mi);
+      if (mid.total() > fullest.total()) fullest = mid;
+    }
+  }
+  return fullest;
+}
+
 }  // namespace
 
 PreparedWorkload::PreparedWorkload() = default;
@@ -366,16 +465,21 @@ PreparedWorkload TrainingEstimator::Prepare(const TrainingPlan& p, const paralle
 }
 
 TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p, const parallelism::Workload& w) const {
-  return Evaluate(p, w, nullptr);
+  return Evaluate(p, w, nullptr, false);
 }
 
 TrainingEstimate TrainingEstimator::Run(const TrainingPlan& p, const parallelism::Workload& w,
                                         const PreparedWorkload& prepared) const {
-  return Evaluate(p, w, &prepared);
+  return Evaluate(p, w, &prepared, false);
+}
+
+TrainingEstimate TrainingEstimator::RunIfFits(const TrainingPlan& p, const parallelism::Workload& w,
+                                              const PreparedWorkload& prepared) const {
+  return Evaluate(p, w, &prepared, true);
 }
 
 TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parallelism::Workload& w,
-                                             const PreparedWorkload* prepared) const {
+                                             const PreparedWorkload* prepared, bool memory_first) const {
   TrainingEstimate e;
   const models::ModelSpec& m = model_;
   const hardware::DeviceSpec& dev = system_.device;
@@ -414,6 +518,17 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   if (parallelism::InterleaveNeedsMultiple(p, mb_count)) {
     e.infeasible = Infeasible::kInterleaveMicrobatches;
     return e;
+  }
+  // Memory needs only the per-stage layer and parameter counts: a caller that
+  // drops a plan that does not fit (RunIfFits) learns it before any time term.
+  const StageParams sp = StageParamsOf(m, p, w.seq_len, dense_layer_params_, moe_layer_params_);
+  const int64_t edp = ExpertDataParallel(p, dp);
+  if (memory_first) {
+    e.memory = FullestStageMemory(m, p, sp, dp, edp, mb_count, w.seq_len);
+    if (e.memory.total() > dev.memory_capacity) {
+      e.infeasible = Infeasible::kOutOfMemory;
+      return e;
+    }
   }
   const double m_d = static_cast<double>(mb_count);
   const hardware::DataType dt = p.precision;
@@ -477,25 +592,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   }
 
   // --- one stage, one microbatch --------------------------------------------
-  // Layers per stage: even (ceil(L/p) on the fullest stage) unless the plan
-  // gives the first and/or last stage its own count (Megatron-Core
-  // --decoder-first/last-pipeline-num-layers, or one layer fewer with the
-  // embedding and loss counted as layers: parallelism::FirstStageLayers); the
-  // middle stages share the rest.
-  const double layers = static_cast<double>(m.layers);
-  const double pp_d = static_cast<double>(p.pp);
-  double first_layers = layers, last_layers = layers, mid_layers = 0;
-  if (p.pp > 1) {
-    const double even = std::ceil(layers / pp_d);
-    const int64_t first_set = parallelism::FirstStageLayers(p, m.layers);
-    const int64_t last_set = parallelism::LastStageLayers(p, m.layers);
-    first_layers = first_set > 0 ? static_cast<double>(first_set) : even;
-    last_layers = last_set > 0 ? static_cast<double>(last_set) : even;
-    if (p.pp > 2) {
-      const bool custom = first_set > 0 || last_set > 0;
-      mid_layers = custom ? std::ceil((layers - first_layers - last_layers) / (pp_d - 2)) : even;
-    }
-  }
+  // Layers per stage: StageParamsOf.
+  const double first_layers = sp.first_layers, last_layers = sp.last_layers, mid_layers = sp.mid_layers;
   const double moe_fraction = models::MoeFraction(m);
   auto mix = [&](double n, double OpTimes::*f) {
     return n * ((1 - moe_fraction) * dense.*f + moe_fraction * moe.*f);
@@ -555,37 +653,13 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   }
 
   // --- parameters, data parallelism, optimizer -------------------------------
+  // Parameters per device on each stage: StageParamsOf.
   const double tp_d = static_cast<double>(p.tp);
-  const double ep_d = static_cast<double>(p.ep);
-  const double etp_d = static_cast<double>(parallelism::ExpertTensorParallel(p));
-  // Per device: layer weights split over tp; the routed experts over ep x
-  // etp instead (attention, router and shared experts stay whole on every
-  // EP rank). tp_d / etp_d is 1 unless the layer is folded.
-  const double routed = models::RoutedExpertParameters(m);
-  const double layer_params_dev =
-      ((1 - moe_fraction) * dense_layer_params_ + moe_fraction * (moe_layer_params_ - routed) +
-       moe_fraction * routed / ep_d * (tp_d / etp_d)) / tp_d;
-  const double embed_params_dev = models::EmbeddingParameters(m, w.seq_len) / tp_d;
-  const double head_params_dev = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len)
-                                                    : models::HeadParameters(m)) / tp_d +
-                                 MtpParamsOnDevice(m, p);
-  // Parameters held by the first and the last stage (the fullest devices);
-  // a tied LM head keeps its own copy of the embedding on the last stage.
-  const double first_params = first_layers * layer_params_dev + embed_params_dev +
-                              (p.pp == 1 && !m.tied_embeddings ? head_params_dev : 0);
-  const double last_params =
-      p.pp == 1 ? first_params : last_layers * layer_params_dev + head_params_dev;
-  const double mid_params = mid_layers * layer_params_dev;
+  const double first_params = sp.first_params, last_params = sp.last_params, mid_params = sp.mid_params;
   const double params_dev = std::max({first_params, last_params, mid_params});
-  // The routed experts' share of those (sharded over the expert-data-parallel
-  // group, not dp: ExpertDataParallel).
-  const double expert_layer_dev = ExpertsApart(p) ? moe_fraction * routed / ep_d / etp_d : 0.0;
-  const double expert_first = first_layers * expert_layer_dev;
-  const double expert_last = last_layers * expert_layer_dev + MtpExpertParamsOnDevice(m, p);
-  const double expert_mid = mid_layers * expert_layer_dev;
+  const double expert_first = sp.expert_first, expert_last = sp.expert_last, expert_mid = sp.expert_mid;
   const double expert_dev = params_dev == first_params ? expert_first
                             : params_dev == last_params ? expert_last : expert_mid;
-  const int64_t edp = ExpertDataParallel(p, dp);
 
   const double w_bytes = act;
   // Megatron reduces bf16 gradients in fp32 (--accumulate-allreduce-grads-in-fp32).
@@ -706,37 +780,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   e.iteration_s = t.total;
 
   // --- memory -------------------------------------------------------------------
-  // The first stage keeps the most microbatches in flight, the last holds the
-  // logits; a middle stage can be the fullest when the ends are made light.
-  parallelism::MemoryInputs mi;
-  mi.dp = dp;
-  mi.microbatches = mb_count;
-  mi.seq = w.seq_len;
-  mi.params_on_device = first_params;
-  mi.expert_params_on_device = expert_first;
-  mi.expert_dp = edp;
-  mi.layers_on_device = first_layers;
-  mi.stage = 0;
-  mi.last_stage = p.pp == 1;
-  e.memory = parallelism::DeviceMemory(m, p, mi);
-  if (p.pp > 1) {
-    mi.params_on_device = last_params;
-    mi.expert_params_on_device = expert_last;
-    mi.layers_on_device = last_layers;
-    mi.stage = p.pp - 1;
-    mi.last_stage = true;
-    const auto last = parallelism::DeviceMemory(m, p, mi);
-    if (last.total() > e.memory.total()) e.memory = last;
-    if (p.pp > 2) {
-      mi.params_on_device = mid_params;
-      mi.expert_params_on_device = expert_mid;
-      mi.layers_on_device = mid_layers;
-      mi.stage = 1;
-      mi.last_stage = false;
-      const auto mid = parallelism::DeviceMemory(m, p, mi);
-      if (mid.total() > e.memory.total()) e.memory = mid;
-    }
-  }
+  // FullestStageMemory (already known when asked for first).
+  if (!memory_first) e.memory = FullestStageMemory(m, p, sp, dp, edp, mb_count, w.seq_len);
   if (e.memory.total() > dev.memory_capacity) e.infeasible = Infeasible::kOutOfMemory;
 
   // --- metrics --------------------------------------------------------------------

@@ -165,6 +165,15 @@ class TrainingEstimator {
   TrainingEstimate Run(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
                        const PreparedWorkload& prepared) const;
 
+  // Run(plan, workload, prepared) for a caller that drops a plan that does
+  // not fit in memory: such a plan comes back as soon as its memory is known
+  // (before any time term), infeasible = kOutOfMemory with the same memory
+  // breakdown as Run() gives, but no times or metrics. Any other plan gets
+  // exactly Run()'s result. Used by the search's blocks; every face that
+  // shows an out-of-memory plan's time calls Run().
+  TrainingEstimate RunIfFits(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
+                             const PreparedWorkload& prepared) const;
+
   // The costs behind Run() for a plan that passes Run()'s checks (a feasible
   // plan, or one only short of memory). Not on the hot path.
   OperatorCosts Costs(const parallelism::TrainingPlan& plan,
@@ -176,7 +185,7 @@ class TrainingEstimator {
   void PrepareInto(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
                    PreparedWorkload& out) const;
   TrainingEstimate Evaluate(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
-                            const PreparedWorkload* prepared) const;
+                            const PreparedWorkload* prepared, bool memory_first) const;
   // network_.Time(), through the memo when there is one.
   double CollectiveTime(CollectiveMemo* memo, hardware::Collective c, double bytes,
                         const hardware::GroupPlacement& g) const;

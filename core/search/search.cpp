@@ -564,7 +564,7 @@ class Searcher {
             plan_order = oi;
           }
           SearchCandidate c;
-          c.estimate = est.Run(plan, su.workload, prepared);
+          c.estimate = est.RunIfFits(plan, su.workload, prepared);
           ++out.evaluated;
           c.ordinal = ordinal++;
           if (!c.estimate.feasible()) {

@@ -441,12 +441,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Then 23.61 / 23.75 / 29.10 %: the dispatcher's permute and unpermute
   // of the expert rows (ExpertPermuteBytes), forward and backward; then
   // 23.56 / 23.67 / 28.65 %: grouped expert GEMMs at each expert's problem
-  // size (ExpertGemmTime).
+  // size (ExpertGemmTime). Then 23.58 / 23.70 / 28.83 %, up: the 8
+  // token-dropping rows run at capacity factor 1.0 (not stated in their
+  // tables), losing the busiest expert's 4 % surplus (-1.2 to -2.6 points
+  // each, all under-predicted already), while dropless routing's host-launch
+  // bound moves the two B200 Qwen3-30B-A3B rows -73.4 -> -70.1 and -72.3 ->
+  // -68.8 % (docs/moe-long-context.md, "Dropless routing waits on the host").
   ASSERT_EQ(file.rows.size(), 292u);
   EXPECT_EQ(file.skipped, 9);
-  EXPECT_LE(file.mape_pct, 23.56);
-  EXPECT_LE(file_hb.mape_pct, 23.67);
-  EXPECT_LE(file_moe.mape_pct, 28.65);
+  EXPECT_LE(file.mape_pct, 23.58);
+  EXPECT_LE(file_hb.mape_pct, 23.70);
+  EXPECT_LE(file_moe.mape_pct, 28.83);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

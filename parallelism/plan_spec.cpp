@@ -56,6 +56,13 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
         .Real("expert_capacity_factor", &TrainingPlan::expert_capacity_factor, 0, 1000, "0",
               "MoE expert capacity factor C: an expert takes at most C times its balanced share "
               "of tokens and drops the rest (GShard); 0 = dropless.")
+        .Quantity("host_kernel_launch", &TrainingPlan::host_kernel_launch, Dimension::kTime, 0, 1, "0 s",
+                  "Host time to launch one kernel (framework dispatch and the CUDA launch; PyTorch "
+                  "eager: about 10 us). Priced only for dropless MoE layers (expert_capacity_factor "
+                  "0): their dispatcher copies the tokens per expert to the host every layer, so "
+                  "the device waits for the host to launch the layer's kernels and a layer's "
+                  "forward and backward each take max(device time, kernels x host_kernel_launch). "
+                  "0 = the host keeps ahead.")
         .Bool("sequence_parallel", &TrainingPlan::sequence_parallel, "false",
               "Megatron sequence parallelism: norms and dropout split over tp; all-reduce "
               "becomes reduce-scatter + all-gather (Korthikanti et al. 2022).")

@@ -63,6 +63,12 @@ struct TrainingPlan {
   // (0 = dropless: nothing caps the busiest expert).
   double expert_imbalance = 0.04;
   double expert_capacity_factor = 0;
+  // Host seconds to launch one kernel (framework dispatch + CUDA launch);
+  // 0: the host is assumed to keep ahead of the device. Read only for
+  // dropless MoE layers (expert_capacity_factor 0), whose dispatcher reads
+  // the tokens per expert back to the host every layer (MoeHostLaunchTime,
+  // core/estimate/parallel_comm.h).
+  double host_kernel_launch = 0;
   // Hide each MoE layer's all-to-alls behind the compute of another
   // microbatch (DeepSeek-V3 DualPipe; Megatron-Core 1F1B A2A overlap).
   bool ep_comm_overlap = false;

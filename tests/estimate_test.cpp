@@ -481,7 +481,9 @@ TEST(Validation, AllTrainingRows) {
   EXPECT_EQ(tuned.rows.size(), 40u);
   EXPECT_LE(tuned.mape_pct, 11.96);
   EXPECT_GE(tuned.evaluated, 33);
-  EXPECT_LE(r.mape_pct, 22.51);
+  // 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0 and the
+  // dropless host-launch bound (validation_test.cpp, PerSourceErrors...).
+  EXPECT_LE(r.mape_pct, 22.53);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

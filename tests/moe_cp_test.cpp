@@ -597,5 +597,76 @@ TEST(Issue16, UnfoldedEpThatDoesNotDivideDpTimesCpIsALocatedError) {
   EXPECT_TRUE(ok.ok()) << ok.ToString();
 }
 
+// Kernels of a dropless MoE layer for the host-launch bound, by hand: an
+// operator list of one dense GEMM, one element-wise operator, one
+// attention kernel and two expert GEMMs (fc1, fc2) over 16 local experts.
+//   FP8 forward: 3 + 2 x 16 x (1 GEMM + 1 quantize) = 67;
+//       backward: (2 + 1 + 1) + 2 x 16 x (2 GEMMs + 1 quantize) = 100.
+//   BF16 forward: 3 + 2 x 16 = 35; backward: 4 + 2 x 16 x 2 = 68.
+// At 10 us per kernel the FP8 backward needs 100 x 10 us = 1 ms of host
+// time: a 0.5 ms device backward takes 1 ms, a 2 ms one stays 2 ms.
+TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
+  models::OpList ops;
+  models::Op gemm;
+  gemm.kind = models::OpKind::kGemm;
+  models::Op elementwise;
+  elementwise.kind = models::OpKind::kElementwise;
+  models::Op attention;
+  attention.kind = models::OpKind::kFlashAttention;
+  models::Op expert = gemm;
+  expert.expert = true;
+  ops.Add(gemm);
+  ops.Add(elementwise);
+  ops.Add(attention);
+  ops.Add(expert);
+  ops.Add(expert);
+  const LayerKernels fp8 = MoeLayerKernels(ops, 16, true);
+  EXPECT_DOUBLE_EQ(fp8.fwd, 67);
+  EXPECT_DOUBLE_EQ(fp8.bwd, 100);
+  const LayerKernels bf16 = MoeLayerKernels(ops, 16, false);
+  EXPECT_DOUBLE_EQ(bf16.fwd, 35);
+  EXPECT_DOUBLE_EQ(bf16.bwd, 68);
+  EXPECT_DOUBLE_EQ(HostBoundTime(0.5e-3, fp8.bwd, 10e-6), 1e-3);
+  EXPECT_DOUBLE_EQ(HostBoundTime(2e-3, fp8.bwd, 10e-6), 2e-3);
+}
+
+// The bound in both engines on Qwen3-30B-A3B, DGX B200, ep 8 (16 local
+// experts), FP8, micro batch 1 of 4,096 tokens: dropless at 100 us per
+// kernel the MoE layer takes max(device, kernels x 10 us) each way, the
+// same in the closed form and the event engine's operator costs; with a
+// capacity factor (no host sync) the layer is the device's alone.
+TEST(Issue16, DroplessHostBoundInBothEngines) {
+  const models::ModelSpec m = Model("qwen3-30b-a3b");
+  hardware::SystemSpec sys = System("dgx-b200");
+  sys.nodes = 1;
+  const TrainingEstimator est(m, sys);
+  parallelism::TrainingPlan p;
+  p.ep = 8;
+  p.precision = hardware::DataType::kFp8;
+  parallelism::Workload w;
+  w.global_batch = 64;
+  w.seq_len = 4096;
+  const PreparedWorkload device = est.Prepare(p, w);
+  p.host_kernel_launch = 100e-6;
+  const PreparedWorkload bound = est.Prepare(p, w);
+  const OperatorCosts c = est.Costs(p, w);
+  // 16 local experts: forward 2 x 16 x 2 = 64 expert kernels plus one per
+  // other operator; at 100 us a kernel the bound is at least 64 x 100 us =
+  // 6.4 ms forward and 2 x 16 x 3 x 100 us = 9.6 ms backward, above the
+  // device's layer (about 1 ms forward on a B200).
+  EXPECT_GE(bound.moe.fwd, 6.4e-3);
+  EXPECT_GE(bound.moe.bwd, 9.6e-3);
+  EXPECT_GT(bound.moe.fwd, device.moe.fwd);
+  EXPECT_GT(bound.moe.bwd, device.moe.bwd);
+  EXPECT_DOUBLE_EQ(c.moe.fwd, bound.moe.fwd);
+  EXPECT_DOUBLE_EQ(c.moe.bwd, bound.moe.bwd);
+  p.expert_capacity_factor = 1.0;
+  const PreparedWorkload dropping = est.Prepare(p, w);
+  parallelism::TrainingPlan q = p;
+  q.host_kernel_launch = 0;
+  EXPECT_DOUBLE_EQ(dropping.moe.fwd, est.Prepare(q, w).moe.fwd);
+  EXPECT_DOUBLE_EQ(dropping.moe.bwd, est.Prepare(q, w).moe.bwd);
+}
+
 }  // namespace
 }  // namespace orrery::engine

@@ -3,6 +3,7 @@
 #include "hardware/device_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -62,6 +63,28 @@ ExpertPermuteTraffic ExpertPermuteBytes(const models::ModelSpec& m, const parall
 
 double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraffic& t) {
   return hardware::MemoryTime(d, t.permute_bytes) + hardware::MemoryTime(d, t.unpermute_bytes);
+}
+
+LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bool fp8) {
+  LayerKernels k;
+  const double experts = std::max(1.0, std::ceil(local_experts));
+  const double cast = fp8 ? 1 : 0;
+  for (int i = 0; i < ops.count; ++i) {
+    const models::Op& op = ops.ops[static_cast<size_t>(i)];
+    if (op.expert) {
+      k.fwd += experts * (1 + cast);
+      k.bwd += experts * (2 + cast);
+    } else {
+      const bool gemm = op.kind == models::OpKind::kGemm || op.kind == models::OpKind::kBatchedGemm;
+      k.fwd += 1;
+      k.bwd += gemm ? 2 : 1;
+    }
+  }
+  return k;
+}
+
+double HostBoundTime(double device_s, double kernels, double host_per_kernel) {
+  return std::max(device_s, kernels * host_per_kernel);
 }
 
 double ExpertGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, double flops, double bytes,

@@ -9,6 +9,7 @@
 
 #include "hardware/network.h"
 #include "models/model_spec.h"
+#include "models/transformer.h"
 #include "parallelism/plan_spec.h"
 
 namespace orrery::engine {
@@ -117,6 +118,37 @@ ExpertPermuteTraffic ExpertPermuteBytes(const models::ModelSpec& m, const parall
 // inverse permutation of the same rows), the same traffic again. One
 // memory-bound kernel each (hardware::MemoryTime, with its launch overhead).
 double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraffic& t);
+
+// Kernels one MoE layer launches per microbatch on a device, forward and
+// backward, for the host-launch bound of dropless routing. Megatron-Core's
+// all-to-all dispatcher reads the tokens per expert back to the host in
+// every dropless layer (token_dispatcher.py, MoEAlltoAllTokenDispatcher.
+// preprocess: the "before_ep_alltoall" / "before_finish" CUDA sync points;
+// only drop-and-pad, with the capacity known beforehand, skips it), and the
+// grouped expert MLP needs them as a host list (experts.py, TEGroupedMLP.
+// forward: tokens_per_expert.tolist(), "transformer engine requires this to
+// be a list"): Transformer Engine's GroupedLinear splits its input by that
+// list and runs one GEMM per local expert, each FP8 split cast by its own
+// quantize kernel first. After the copy the device has nothing queued: it
+// runs each kernel as the host launches it, so the layer takes at least the
+// host time of its kernels. Counted here:
+//   - each operator of the layer that is not an expert GEMM (models::
+//     LayerOps): one kernel forward; backward two for a GEMM (input and
+//     weight gradient, Narayanan et al. 2021 Sec. 5.1), one otherwise;
+//   - each expert GEMM (fc1, fc2): per local expert one GEMM forward and two
+//     backward, plus, in FP8, one quantize kernel in each direction.
+// A lower bound: the router's top-k, auxiliary-loss and sort kernels and the
+// all-to-all's own launches are not in the operator list.
+struct LayerKernels {
+  double fwd = 0;
+  double bwd = 0;
+};
+LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bool fp8);
+
+// A MoE layer's seconds per microbatch in one direction with its kernels
+// launched by a host `host_per_kernel` seconds each: max(device, kernels x
+// host) (the device idles until the host has launched the next kernel).
+double HostBoundTime(double device_s, double kernels, double host_per_kernel);
 
 // Seconds of a MoE layer's expert GEMM of `flops` and `bytes` over all of
 // the device's `local_experts` (experts / ep): one grouped GEMM of E

@@ -154,6 +154,18 @@ void AddExpertPermute(const hardware::DeviceSpec& dev, const models::ModelSpec& 
   bwd += t;
 }
 
+// Dropless routing's host-launch bound on a MoE layer's forward and
+// backward (MoeLayerKernels, HostBoundTime, parallel_comm.h): with a
+// capacity factor the token counts are known without a device-to-host copy
+// and the host keeps ahead; so it does when the plan sets no host cost.
+void AddMoeHostBound(const TrainingPlan& p, const models::OpList& moe_ops, double local_experts, double& fwd,
+                     double& bwd) {
+  if (p.host_kernel_launch <= 0 || p.expert_capacity_factor > 0) return;
+  const LayerKernels k = MoeLayerKernels(moe_ops, local_experts, p.precision == hardware::DataType::kFp8);
+  fwd = HostBoundTime(fwd, k.fwd, p.host_kernel_launch);
+  bwd = HostBoundTime(bwd, k.bwd, p.host_kernel_launch);
+}
+
 void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTimes& moe, OpTimes& head) {
   if (m.mtp_depth <= 0) return;
   const OpTimes& block = m.experts > 1 ? moe : dense;
@@ -407,7 +419,8 @@ double TrainingEstimator::CollectiveTime(CollectiveMemo* memo, Collective c, dou
 
 bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workload& w) const {
   return valid && p.micro_batch == micro_batch && p.tp == tp && p.cp == cp && p.ep == ep && p.etp == etp &&
-         parallelism::ExpertLoadFactor(p) == expert_load &&
+         parallelism::ExpertLoadFactor(p) == expert_load && p.host_kernel_launch == host_kernel_launch &&
+         (p.expert_capacity_factor > 0) == capacity_bound &&
          p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
          p.precision == precision && w.seq_len == seq_len && w.global_batch == global_batch;
 }
@@ -435,6 +448,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
     models::LayerOps(m, shape, true, p.ep, ops);
     out.moe = Times(dev, dt, ops, true, fa2, local);
     AddExpertPermute(dev, m, p, shape, out.moe.fwd, out.moe.bwd);
+    AddMoeHostBound(p, ops, local, out.moe.fwd, out.moe.bwd);
   }
   models::HeadOps(m, shape, ops);
   out.head = Times(dev, dt, ops, true, fa2, local);
@@ -448,6 +462,8 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.ep = p.ep;
   out.etp = p.etp;
   out.expert_load = shape.expert_load;
+  out.host_kernel_launch = p.host_kernel_launch;
+  out.capacity_bound = p.expert_capacity_factor > 0;
   out.sequence_parallel = p.sequence_parallel;
   out.attention = p.attention;
   out.elementwise = p.elementwise;
@@ -863,6 +879,8 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     moe_t = Times(dev, dt, ops, true, fa2, local);
     AddExpertPermute(dev, m, p, shape, c.moe.fwd, c.moe.bwd);
     AddExpertPermute(dev, m, p, shape, moe_t.fwd, moe_t.bwd);
+    AddMoeHostBound(p, ops, local, c.moe.fwd, c.moe.bwd);
+    AddMoeHostBound(p, ops, local, moe_t.fwd, moe_t.bwd);
   }
   models::HeadOps(m, shape, ops);
   c.head = layer(ops, &dense_t, &moe_t);

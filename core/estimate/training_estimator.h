@@ -98,6 +98,8 @@ struct PreparedWorkload {
   bool valid = false;
   int64_t micro_batch = 0, tp = 0, cp = 0, ep = 0, etp = 0, seq_len = 0, global_batch = 0;
   double expert_load = 1;  // parallelism::ExpertLoadFactor of the plan
+  double host_kernel_launch = 0;  // the plan's, with capacity_bound: MoE host-launch bound
+  bool capacity_bound = false;    // expert_capacity_factor > 0 (no host sync)
   bool sequence_parallel = false;
   parallelism::Attention attention = parallelism::Attention::kFlash;
   parallelism::Elementwise elementwise = parallelism::Elementwise::kFused;

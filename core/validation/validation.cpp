@@ -182,7 +182,7 @@ const std::vector<std::string> kYesNo = {"yes", "no"};
 const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8"};
 const std::vector<std::string> kAttention = {"flash", "flash2", "materialized"};
 const std::vector<std::string> kFlopsMetric = {"model", "hardware"};
-const std::vector<std::string> kMoeRouting = {"learned", "force-balanced"};
+const std::vector<std::string> kMoeRouting = {"learned", "force-balanced", "token-dropping"};
 
 std::string JoinWords(const std::vector<std::string>& words) {
   std::string out;
@@ -605,6 +605,25 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // Benchmarks that force-balance the routing (Megatron-Core
     // --moe-router-force-load-balancing) have no busiest expert.
     if (moe_routing == "force-balanced") p.expert_imbalance = 0;
+    // Token-dropping rows whose tables do not state the capacity factor run
+    // at C = 1.0, Switch Transformer's (Fedus et al. 2022, Sec. 2.2 and
+    // Table 1) and the value Megatron-Core's MoE README shows for
+    // --moe-expert-capacity-factor: the busiest expert takes its balanced
+    // share and drops the rest.
+    if (moe_routing == "token-dropping") {
+      p.expert_capacity_factor = 1.0;
+      assume("expert capacity factor 1.0 (token-dropping, not stated)");
+    }
+    // Dropless MoE layers wait on the host each layer (MoeLayerKernels,
+    // core/estimate/parallel_comm.h). The rows run PyTorch eager, each
+    // operator 5-25 us of host work (Python binding, autograd, ATen
+    // dispatcher, cudaLaunchKernel; PyTorch's dispatch path as profiled in
+    // "From PyTorch op to kernel launch", jiahuanglin.xyz GPU kernel
+    // serving lesson 18): 10 us per kernel, the lower half of that range.
+    if (s.model.experts > 1 && p.expert_capacity_factor <= 0) {
+      p.host_kernel_launch = 10e-6;
+      assume("dropless MoE: 10 us host time per kernel launch");
+    }
 
     // The knobs before the search: the stated ones, and for the rest the
     // first value of each free axis (used only when no plan fits, below).

@@ -486,15 +486,20 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Then 23.61 / 23.75 / 29.10 %: the dispatcher's permute and unpermute
   // of the expert rows (ExpertPermuteBytes), forward and backward; then
   // 23.56 / 23.67 / 28.65 %: grouped expert GEMMs at each expert's problem
-  // size (ExpertGemmTime).
+  // size (ExpertGemmTime). Then 23.58 / 23.70 / 28.83 %, up: the 8
+  // token-dropping rows run at capacity factor 1.0 (not stated in their
+  // tables), losing the busiest expert's 4 % surplus (-1.2 to -2.6 points
+  // each, all under-predicted already), while dropless routing's host-launch
+  // bound moves the two B200 Qwen3-30B-A3B rows -73.4 -> -70.1 and -72.3 ->
+  // -68.8 % (docs/moe-long-context.md, "Dropless routing waits on the host").
   ASSERT_EQ(file.rows.size(), 292u);
   EXPECT_EQ(file.skipped, 9);
-  // Then 22.50 % for the file (Hopper/Blackwell and MoE unchanged) with the
-  // Gemstone rows' architecture columns and litgpt's eager element-wise
-  // kernels (below).
-  EXPECT_LE(file.mape_pct, 22.51);
-  EXPECT_LE(file_hb.mape_pct, 23.67);
-  EXPECT_LE(file_moe.mape_pct, 28.65);
+  // Then 22.52 / 23.70 / 28.83 % with the Gemstone rows' architecture
+  // columns and litgpt's eager element-wise kernels (below; 22.50 % for the
+  // file before the capacity-factor and host-launch change above).
+  EXPECT_LE(file.mape_pct, 22.53);
+  EXPECT_LE(file_hb.mape_pct, 23.70);
+  EXPECT_LE(file_moe.mape_pct, 28.83);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture

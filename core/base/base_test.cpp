@@ -199,6 +199,28 @@ TEST(Schema, MissingUnitIsReported) {
             "(got '100')");
 }
 
+// The rule's example is a value a user would write, inside the range: a
+// time was shown as '1.157e+07 d' (10^12 s) and a power as '1000 GW'.
+TEST(Schema, RuleExampleIsATypicalValueInsideTheRange) {
+  ParamInfo time;
+  time.type = ParamType::kQuantity;
+  time.dim = Dimension::kTime;
+  time.min = 0;
+  time.max = 1;
+  EXPECT_EQ(time.RuleText(), "time with a unit (e.g. '10 us') in [0 ns, 1 s]");
+  ParamInfo power = time;
+  power.dim = Dimension::kPower;
+  power.min = 1000;  // the typical 700 W is below: the example moves up to the minimum
+  power.max = 1e6;
+  EXPECT_EQ(power.RuleText().rfind("power with a unit (e.g. '1 kW')", 0), 0u) << power.RuleText();
+  ParamInfo price = time;
+  price.dim = Dimension::kMoneyRate;
+  price.min = 0;
+  price.max = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(price.RuleText().rfind("price per hour with a unit (e.g. '2.5 USD/h')", 0), 0u)
+      << price.RuleText();
+}
+
 TEST(Schema, OutOfRangeIsReported) {
   Toy t;
   Diagnostics d = ParseToy("layers: 0\nbw: 0 GB/s\n", t);

@@ -34,10 +34,36 @@ std::string ParamInfo::TypeName() const {
   return "?";
 }
 
+namespace {
+
+// A value a user might write for a quantity of this dimension, for the
+// "with a unit (e.g. ...)" rule: typical of an accelerator or a cluster,
+// moved into the parameter's range when it falls outside.
+double ExampleOf(Dimension dim, double min, double max) {
+  double v = 1;
+  switch (dim) {
+    case Dimension::kDimensionless: v = 1; break;
+    case Dimension::kBytes: v = 80e9; break;           // 80 GB
+    case Dimension::kBandwidth: v = 100e9; break;      // 100 GB/s
+    case Dimension::kFlops: v = 1e12; break;           // 1 TFLOP
+    case Dimension::kFlopRate: v = 1e15; break;        // 1000 TFLOP/s
+    case Dimension::kTime: v = 10e-6; break;           // 10 us
+    case Dimension::kPower: v = 700; break;            // 700 W
+    case Dimension::kEnergy: v = 3.6e9; break;         // 1 MWh
+    case Dimension::kMoney: v = 1e6; break;            // 1 MUSD
+    case Dimension::kMoneyRate: v = 2.5 / 3600; break; // 2.5 USD/h
+  }
+  if (std::isfinite(min) && v < min) v = min;
+  if (std::isfinite(max) && v > max) v = max;
+  return v;
+}
+
+}  // namespace
+
 std::string ParamInfo::RuleText() const {
   std::string r = TypeName();
-  if (type == ParamType::kQuantity) r += " with a unit (e.g. '" + FormatQuantity(
-      std::isfinite(min) && min > 0 ? min : (dim == Dimension::kBytes ? 0x1p36 : 1e12), dim) + "')";
+  if (type == ParamType::kQuantity)
+    r += " with a unit (e.g. '" + FormatQuantity(ExampleOf(dim, min, max), dim) + "')";
   if (type == ParamType::kEnum) {
     r = "one of:";
     for (size_t k = 0; k < choices.size(); ++k) r += (k ? ", " : " ") + choices[k];

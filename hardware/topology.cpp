@@ -173,7 +173,8 @@ int Diameter(const TierGeometry& g) {
 }
 
 double BisectionBandwidth(const NetworkTier& t, const TierGeometry& g) {
-  const double half = static_cast<double>(g.domain / 2);
+  const int64_t half_domain = g.domain / 2;  // floor: an odd domain cuts one short
+  const double half = static_cast<double>(half_domain);
   const double b = g.link_bandwidth;
   switch (g.kind) {
     case Topology::kSwitch:
@@ -182,14 +183,15 @@ double BisectionBandwidth(const NetworkTier& t, const TierGeometry& g) {
     case Topology::kFullMesh: {
       // Each pair across the cut has links / (D - 1) links of b.
       const double per_pair = static_cast<double>(g.links) / static_cast<double>(g.domain - 1);
-      return half * static_cast<double>(g.domain - g.domain / 2) * per_pair * b;
+      return half * static_cast<double>(g.domain - half_domain) * per_pair * b;
     }
     case Topology::kRing: return g.domain > 2 ? 2 * b : b;
     case Topology::kTorus: {
       int64_t longest = 1;
       for (int d = 0; d < g.ndims; ++d) longest = std::max(longest, g.dims[static_cast<size_t>(d)]);
       const double wires = longest > 2 ? 2.0 : 1.0;  // a ring of 2 has no wrap-around
-      return wires * static_cast<double>(g.domain / longest) * b;
+      const int64_t cross_sections = g.domain / longest;  // rings along the longest dimension
+      return wires * static_cast<double>(cross_sections) * b;
     }
   }
   return 0;

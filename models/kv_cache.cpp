@@ -24,7 +24,8 @@ double KvElementsPerTokenPerLayerPerDevice(const ModelSpec& m, int64_t tp) {
 double KvBytesPerTokenPerDevice(const ModelSpec& m, double bytes_per_element, int64_t tp,
                                 int64_t pp) {
   const int64_t stages = std::max<int64_t>(1, pp);
-  const double layers = static_cast<double>((m.layers + stages - 1) / stages);
+  const int64_t fullest_stage = (m.layers + stages - 1) / stages;  // ceil: the fullest stage
+  const double layers = static_cast<double>(fullest_stage);
   return layers * KvElementsPerTokenPerLayerPerDevice(m, tp) * bytes_per_element;
 }
 

@@ -2,8 +2,6 @@
 
 namespace orrery::models {
 
-using base::Dimension;
-
 int64_t FfnSize(const ModelSpec& m) {
   if (m.ffn > 0) return m.ffn;
   if (m.activation == Activation::kGelu) return 4 * m.hidden;

@@ -47,7 +47,7 @@ bool ParseCountList(const std::string& text, std::vector<int64_t>& out, std::str
     cur.clear();
     return true;
   };
-  if (text.find_first_not_of(" ") == std::string::npos) return true;
+  if (text.find_first_not_of(' ') == std::string::npos) return true;
   for (char c : text) {
     if (c == ' ' || c == '[' || c == ']') continue;
     if (c == ',') {

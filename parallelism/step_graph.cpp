@@ -36,7 +36,7 @@ bool IsVShape(PipelineSchedule s) {
 const char* TaskKindName(TaskKind k) {
   switch (k) {
     case TaskKind::kForward: return "F";
-    case TaskKind::kBackward: return "B";
+    case TaskKind::kBackward:
     case TaskKind::kBackwardInput: return "B";
     case TaskKind::kBackwardWeight: return "W";
     case TaskKind::kRecompute: return "R";

@@ -9,7 +9,7 @@ base::Result<FitRunsOutcome> FitRuns(const FitRunsRequest& request) {
   if (!runs) return runs.error();
   FitRunsOutcome out;
   out.law = request.law;
-  out.runs = std::move(*runs);
+  out.runs = *runs;
   const RunTable& table = out.runs;
   switch (request.law) {
     case FitLaw::kChinchilla: {
@@ -28,7 +28,7 @@ base::Result<FitRunsOutcome> FitRuns(const FitRunsRequest& request) {
         out.bootstrap = *b;
       }
       out.warnings = fit->warnings;
-      out.chinchilla = std::move(*fit);
+      out.chinchilla = *fit;
       break;
     }
     case FitLaw::kKaplan: {
@@ -40,9 +40,9 @@ base::Result<FitRunsOutcome> FitRuns(const FitRunsRequest& request) {
       if (!nd_fit) return nd_fit.error();
       for (const auto* w : {&nd_fit->warnings, &n_fit->warnings, &d_fit->warnings})
         out.warnings.insert(out.warnings.end(), w->begin(), w->end());
-      out.kaplan_n = std::move(*n_fit);
-      out.kaplan_d = std::move(*d_fit);
-      out.kaplan_nd = std::move(*nd_fit);
+      out.kaplan_n = *n_fit;
+      out.kaplan_d = *d_fit;
+      out.kaplan_nd = *nd_fit;
       break;
     }
     case FitLaw::kIsoFlop: {
@@ -61,7 +61,7 @@ base::Result<FitRunsOutcome> FitRuns(const FitRunsRequest& request) {
         out.bootstrap = *b;
       }
       out.warnings = fit->warnings;
-      out.isoflop = std::move(*fit);
+      out.isoflop = *fit;
       break;
     }
   }

@@ -20,6 +20,11 @@ else
                        grep -v -E '_test\.cpp$|/standalone/|cuda_probe' || true)
 fi
 if ((${#files[@]} == 0)); then echo "tidy: no library sources to check"; exit 0; fi
+# A .clang-tidy that does not parse makes clang-tidy fall back to its default
+# checks and still exit 0: refuse it here.
+if clang-tidy -p "$build" --dump-config "${files[0]}" 2>&1 >/dev/null | grep "Error parsing"; then
+  echo "tidy: .clang-tidy does not parse (above)"; exit 2
+fi
 jobs=${TIDY_JOBS:-$(nproc)}
 echo "tidy: ${#files[@]} files, $jobs at a time"
 start=$SECONDS

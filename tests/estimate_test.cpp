@@ -9,6 +9,7 @@
 #include "core/estimate/parallel_comm.h"
 #include "core/estimate/training_estimator.h"
 #include "core/validation/validation.h"
+#include "hardware/device_model.h"
 #include "models/transformer.h"
 #include "parallelism/schedule.h"
 
@@ -89,6 +90,33 @@ TEST(Estimator, EagerElementwiseAddsItsBytesAtMemoryBandwidth) {
   EXPECT_NEAR(eager.time.forward - fused.time.forward, 63.2e-6, 1e-12);
   EXPECT_NEAR(eager.time.backward - fused.time.backward, 126.4e-6, 1e-12);
   EXPECT_DOUBLE_EQ(eager.model_flops, fused.model_flops);
+}
+
+// The MI250X GCD's GEMM curve is the A100's measured curve scaled by the
+// ratio of like-for-like whole training steps of the 22B GPT shape: Dash et
+// al. 2023 (arXiv 2312.12705, abstract) 38.38 % of peak per GCD on Frontier,
+// Korthikanti et al. 2022 (Table 5; Megatron-LM README) HFU 43.7 % on A100:
+//   38.38 / 43.7 = 0.8783; A100 knots 0.45 0.59 0.75 0.77 0.79 0.80
+//   -> 0.395 0.518 0.659 0.676 0.694 0.703, each within 0.005 of the
+// profile's rounded knots. A 1 TFLOP bf16 GEMM (compute-bound: its 6 GB of
+// operands take 4.4 ms at 1.6384 TB/s x 0.83, under the compute time) then
+// takes 1e12 / (191.5e12 x 0.70) + 4 us = 7.4599 ms + 0.004 ms = 7.4639 ms.
+// The GCD keeps the package's cited overlap contention (0.189).
+TEST(Estimator, Mi250xGcdGemmCurveIsTheA100CurveScaledByTheCitedStepRatio) {
+  base::Diagnostics d;
+  hardware::DeviceSpec gcd, a100, package;
+  ASSERT_TRUE(LoadDevicePreset("mi250x-gcd", PresetStore(kConfigs), {}, "device", gcd, d)) << d.ToString();
+  ASSERT_TRUE(LoadDevicePreset("a100-80gb", PresetStore(kConfigs), {}, "device", a100, d)) << d.ToString();
+  ASSERT_TRUE(LoadDevicePreset("mi250x", PresetStore(kConfigs), {}, "device", package, d)) << d.ToString();
+  const double ratio = 38.38 / 43.7;
+  ASSERT_EQ(gcd.gemm_efficiency.x.size(), 6u);
+  for (double flops : {4e9, 1e10, 2.5e10, 9e10, 2e11, 1e12}) {
+    EXPECT_NEAR(gcd.gemm_efficiency.At(flops), ratio * a100.gemm_efficiency.At(flops), 0.005) << flops;
+    EXPECT_DOUBLE_EQ(package.gemm_efficiency.At(flops), gcd.gemm_efficiency.At(flops)) << flops;
+  }
+  EXPECT_NEAR(hardware::GemmTime(gcd, hardware::DataType::kBf16, 1e12, 6e9), 7.4639e-3, 1e-7);
+  EXPECT_DOUBLE_EQ(gcd.overlap_slowdown, 0.189);
+  EXPECT_DOUBLE_EQ(gcd.overlap_slowdown, package.overlap_slowdown);
 }
 
 TEST(Estimator, BubbleIsPMinusOneOverVMicrobatches) {
@@ -482,8 +510,10 @@ TEST(Validation, AllTrainingRows) {
   EXPECT_LE(tuned.mape_pct, 11.96);
   EXPECT_GE(tuned.evaluated, 33);
   // 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0 and the
-  // dropless host-launch bound (validation_test.cpp, PerSourceErrors...).
-  EXPECT_LE(r.mape_pct, 22.53);
+  // dropless host-launch bound (validation_test.cpp, PerSourceErrors...);
+  // 22.48 % with the MI250X GCD's cited GEMM curve and overlap contention
+  // (the 22 Gemstone rows 54.27 -> 53.73 %).
+  EXPECT_LE(r.mape_pct, 22.49);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -497,7 +497,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Then 22.52 / 23.70 / 28.83 % with the Gemstone rows' architecture
   // columns and litgpt's eager element-wise kernels (below; 22.50 % for the
   // file before the capacity-factor and host-launch change above).
-  EXPECT_LE(file.mape_pct, 22.53);
+  // Then 22.48 % with the MI250X GCD's cited GEMM curve and contention
+  // (the Gemstone rows below).
+  EXPECT_LE(file.mape_pct, 22.49);
   EXPECT_LE(file_hb.mape_pct, 23.70);
   EXPECT_LE(file_moe.mape_pct, 28.83);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
@@ -505,11 +507,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // with fused element-wise kernels, 63.44 % with Gemma's architecture
   // (gated MLP, GQA, RoPE) from the architecture columns, 54.27 % with
   // litgpt's eager norms, rotary embedding and activation
-  // (training.elementwise: eager).
+  // (training.elementwise: eager); 53.73 % (max -63.44 %) once the MI250X
+  // GCD profile took its GEMM curve from a cited MI250X / A100 comparison
+  // (0.878 x the A100 curve, configs/devices/mi250x-gcd.yaml: the same
+  // plateau, 0.70, as the H200 curve it had borrowed) and the package's
+  // cited overlap contention (overlap_slowdown 0.189, which the GCD profile
+  // had dropped): the searched plans overlap the gradient reduction, and
+  // the 2B rows' 4 GB of gradients now slow their backward.
   const ValidationReport gemstones =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"McLeish et al. 2025"}); });
   ASSERT_EQ(gemstones.evaluated, 22);
-  EXPECT_LE(gemstones.mape_pct, 54.28);
+  EXPECT_LE(gemstones.mape_pct, 53.74);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

@@ -22,7 +22,7 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
   // Tensors outside the tensor-parallel regions (split only by SP):
   // two norm inputs (4 sbh), QKV input (2 sbh), MLP input (2 sbh), two
   // dropout masks (2 sbh): 10 sbh for GPT.
-  const double outside = 10 * sb * h;
+  double outside = 10 * sb * h;
   // Inside (split by t): Q (2 sb a d), K and V (4 sb g d), attention output
   // (2 sb a d), MLP activations (GeLU: input and output 4 sbf; SwiGLU: gate,
   // up and product 6 sbf). For GPT this is 24 sbh.
@@ -48,6 +48,22 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     const double dv = static_cast<double>(models::VHeadDim(m));
     attention = 4 * a * dqk + 4 * a * dv;
     outside_extra += 2 * static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.rope_head_dim) * sb * sp;
+  }
+  if (p.precision == hardware::DataType::kFp8 && !moe) {
+    // FP8 (Transformer Engine): a linear layer keeps for its weight-gradient
+    // GEMM the FP8 copy of its input it cast in the forward pass, 1 byte per
+    // element instead of the BF16 input's 2 (TE Linear / LayerNormLinear save
+    // the quantised input: `inputmat_t` in TE 1.x, the column-wise
+    // Float8Tensor in 2.x; TE user guide "Using FP8 with Transformer
+    // Engine"). The QKV and MLP inputs (the norms' outputs, 2 sbh) and the
+    // down projection's input (the activation's product, 2 sbf) halve; the
+    // output projection's FP8 input is kept beside the BF16 attention output
+    // that FlashAttention's backward needs (+ sb a d_v). MoE layers keep
+    // their own accounting.
+    const double dv = static_cast<double>(models::UsesMla(m) ? models::VHeadDim(m) : models::HeadDim(m));
+    outside -= 2 * sb * h;
+    mlp -= f;
+    attention += a * dv;
   }
   const double inside = sb * (attention + mlp);
   // Attention scores: softmax output (2), dropout mask (1), dropout output (2)

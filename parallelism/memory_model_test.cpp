@@ -42,6 +42,23 @@ TEST(ActivationMemory, KorthikantiTable2) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, flash, 1, 2048), kSbh * 34 / 8);
 }
 
+// Issue 15: FP8 (Transformer Engine) keeps each linear layer's input for
+// the weight gradient as its 1-byte FP8 copy. One GPT-3 layer with
+// FlashAttention, tp 8 with SP, against Korthikanti's 34 sbh: the QKV and
+// MLP inputs 2 + 2 -> 1 + 1 sbh (-2), the down projection's input 2 x 4h ->
+// 1 x 4h (-4), plus the FP8 copy of the attention output beside the BF16
+// one FlashAttention keeps (+1): 29 sbh / 8. Full recompute keeps only the
+// layer input, as in BF16.
+TEST(ActivationMemory, Fp8KeepsTheLinearInputsInOneByte) {
+  const auto m = Gpt3();
+  TrainingPlan p = Plan(8, true, Recompute::kNone);
+  p.attention = Attention::kFlash;
+  p.precision = hardware::DataType::kFp8;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 2048), kSbh * 29 / 8);
+  p.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 2048), 2 * kSbh / 8);
+}
+
 // Rajbhandari et al. 2020 (ZeRO), Fig. 1: 7.5 B parameters, 64-way data
 // parallel, mixed-precision Adam (K = 12): 120 GB baseline, 31.4 GB with
 // P_os (ZeRO-1), 16.6 GB with P_os+g (ZeRO-2), 1.9 GB with P_os+g+p (ZeRO-3).

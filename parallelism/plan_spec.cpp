@@ -152,7 +152,11 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                                    {"fp8", hardware::DataType::kFp8},
                                    {"fp32", hardware::DataType::kFp32},
                                    {"tf32", hardware::DataType::kTf32}},
-                                  "bf16", "Datatype of GEMMs and activations.")
+                                  "bf16",
+                                  "Datatype of the layers' GEMMs and activations. fp8: Transformer Engine's "
+                                  "per-tensor FP8 linear layers: each casts its input and its output gradient "
+                                  "(4 B per element) and keeps its input for the backward pass in 1 byte; "
+                                  "attention, LM head and loss stay bf16.")
         .Bool("fp32_master_weights", &TrainingPlan::fp32_master_weights, "true",
               "Keep fp32 master weights (mixed precision, Micikevicius et al. 2018).")
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/estimate/parallel_comm.h"
+#include "core/estimate/step_kernels.h"
 #include "hardware/device_model.h"
 #include "models/transformer.h"
 #include "parallelism/schedule.h"
@@ -59,6 +60,14 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
         b = 2 * f;
         t.gemm += f + b;
         if (op.kind == OpKind::kGemm) t.weight_grad += f;
+        // An FP8 linear layer casts its input forward and its output
+        // gradient backward (Fp8LinearCastTimes, step_kernels.h): memory-bound
+        // kernels beside the GEMM, not part of what TP overlap hides behind.
+        if (op.kind == OpKind::kGemm && !op.expert && dt == hardware::DataType::kFp8) {
+          const PassTimes cast = Fp8LinearCastTimes(d, op);
+          f += cast.fwd;
+          b += cast.bwd;
+        }
         break;
       case OpKind::kFlashAttention: {
         // A causal kernel skips the masked half of the score blocks.
@@ -77,6 +86,29 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
     if (op.attention_core) t.attention_fwd += f;
   }
   return t;
+}
+
+// The LM head's operators and their GEMM datatype as Megatron-Core trains
+// them. The output layer is Megatron-Core's own ColumnParallelLinear, not a
+// Transformer Engine module, so fp8_autocast leaves it in BF16 (as DeepSeek-V3
+// keeps its output head in BF16 under FP8 training, arXiv 2412.19437 Sec.
+// 3.3.1). The loss is not models::HeadOps' one-pass cross entropy but
+// Megatron-Core's fp32 vocabulary-parallel one (VocabParallelCrossEntropyTimes,
+// added by AddLoss): HeadOps' last operator is dropped here.
+hardware::DataType HeadDataType(hardware::DataType dt) {
+  return dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt;
+}
+void TrainingHeadOps(const models::ModelSpec& m, const models::LayerShape& shape, models::OpList& ops) {
+  models::HeadOps(m, shape, ops);
+  if (ops.count > 0 && std::strcmp(ops.ops[static_cast<size_t>(ops.count - 1)].name, "cross_entropy") == 0) --ops.count;
+}
+void AddLoss(const hardware::DeviceSpec& d, const models::ModelSpec& m, const models::LayerShape& shape,
+             OpTimes& head) {
+  const double tokens = static_cast<double>(shape.micro_batch) * static_cast<double>(shape.seq);
+  const PassTimes ce =
+      VocabParallelCrossEntropyTimes(d, tokens, static_cast<double>(m.vocab) / static_cast<double>(shape.tp));
+  head.fwd += ce.fwd;
+  head.bwd += ce.bwd;
 }
 
 double Sum(const models::OpList& ops, double Op::*field) {
@@ -450,8 +482,9 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
     AddExpertPermute(dev, m, p, shape, out.moe.fwd, out.moe.bwd);
     AddMoeHostBound(p, ops, local, out.moe.fwd, out.moe.bwd);
   }
-  models::HeadOps(m, shape, ops);
-  out.head = Times(dev, dt, ops, true, fa2, local);
+  TrainingHeadOps(m, shape, ops);
+  out.head = Times(dev, HeadDataType(dt), ops, true, fa2, local);
+  AddLoss(dev, m, shape, out.head);
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
   out.embed = Times(dev, dt, ops, true, fa2, local);
@@ -852,9 +885,13 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   // Forward, backward and the weight-gradient half of each weight GEMM's
   // backward (a GEMM's backward is an input-gradient and a weight-gradient
   // GEMM of its size, Narayanan et al. 2021 Sec. 5.1).
+  // `head`: the LM head (its GEMM datatype and its loss, as PrepareInto).
   auto layer = [&](const models::OpList& ops, const OpTimes* dense_t, const OpTimes* moe_t) {
-    OpTimes t = Times(dev, dt, ops, true, fa2, local);
-    if (dense_t != nullptr) AddMtpModules(m, *dense_t, *moe_t, t);  // the head carries MTP
+    const bool head = dense_t != nullptr;
+    const hardware::DataType op_dt = head ? HeadDataType(dt) : dt;
+    OpTimes t = Times(dev, op_dt, ops, true, fa2, local);
+    if (head) AddLoss(dev, m, shape, t);
+    if (head) AddMtpModules(m, *dense_t, *moe_t, t);  // the head carries MTP
     LayerCosts l;
     l.fwd = t.fwd;
     l.bwd = t.bwd;
@@ -862,10 +899,10 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
-      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, dt, op, local);
+      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, op_dt, op, local);
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
-    if (dense_t != nullptr) l.bwd_weight += t.weight_grad - Times(dev, dt, ops, true, fa2, local).weight_grad;
+    if (head) l.bwd_weight += t.weight_grad - Times(dev, op_dt, ops, true, fa2, local).weight_grad;
     return l;
   };
   models::OpList ops;
@@ -882,7 +919,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     AddMoeHostBound(p, ops, local, c.moe.fwd, c.moe.bwd);
     AddMoeHostBound(p, ops, local, moe_t.fwd, moe_t.bwd);
   }
-  models::HeadOps(m, shape, ops);
+  TrainingHeadOps(m, shape, ops);
   c.head = layer(ops, &dense_t, &moe_t);
   models::EmbeddingOps(m, shape, ops);
   c.embed = layer(ops, nullptr, nullptr);

@@ -499,9 +499,25 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // file before the capacity-factor and host-launch change above).
   // Then 22.48 % with the MI250X GCD's cited GEMM curve and contention
   // (the Gemstone rows below).
-  EXPECT_LE(file.mape_pct, 22.49);
-  EXPECT_LE(file_hb.mape_pct, 23.70);
-  EXPECT_LE(file_moe.mape_pct, 28.83);
+  // Then 20.67 / 21.25 / 27.42 % with what a Megatron-Core step spends
+  // beyond its GEMMs (core/estimate/step_kernels.h): Transformer Engine's
+  // FP8 cast-transposes around the non-expert linear layers (file 22.52 ->
+  // 21.88 %), the LM head in BF16 under FP8 (-> 21.67 %) and the fp32
+  // vocabulary-parallel cross entropy (-> 20.67 %). Per source: NeMo 24.07
+  // 14.57 -> 10.73 %, 25.02 17.95 -> 15.91 %, 25.04 22.08 -> 16.66 %;
+  // Megatron-Bridge 25.09 22.86 -> 18.18 %, 25.11 22.65 -> 21.56 %, 26.02
+  // 25.11 -> 25.77 % (its Llama 3 70B H100 row, over-predicted before, moves
+  // +13.6 -> +27.8 %); NeMo long-sequence Llama 3 8B 14.72 -> 9.48 %.
+  // Then 20.37 / 20.71 / 27.42 % with FP8 activations kept as TE keeps them
+  // (the linear layers' inputs in 1 byte, parallelism/memory_model.cpp): the
+  // three Llama 3 70B H100 rows (tp 4, pp 8) fit without recompute, as their
+  // recipe runs, +29.1 / +27.8 / +27.8 -> +2.3 / +1.2 / +1.2 %, and the
+  // 26.02 Llama 3.1 405B GB200 MXFP8 row +14.5 -> -8.4 %: Megatron-Bridge
+  // 25.09 -> 16.77 %, 25.11 -> 20.24 %, 26.02 -> 23.44 %.
+  // 20.33 % with the MI250X GCD's contention (the Gemstone rows below).
+  EXPECT_LE(file.mape_pct, 20.34);
+  EXPECT_LE(file_hb.mape_pct, 20.72);
+  EXPECT_LE(file_moe.mape_pct, 27.43);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture
@@ -517,7 +533,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   const ValidationReport gemstones =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"McLeish et al. 2025"}); });
   ASSERT_EQ(gemstones.evaluated, 22);
-  EXPECT_LE(gemstones.mape_pct, 53.74);
+  // Then 49.42 % with the fp32 cross entropy over their 50,304-word
+  // vocabulary (step_kernels.h), large beside layers of width 256-3072.
+  EXPECT_LE(gemstones.mape_pct, 49.43);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);
@@ -526,14 +544,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Target 6 %: not met, measured 11.95 % (13.53 % before the overlap
   // contention term; the DeepSeek-V3 row's attention in BF16 added 0.18;
   // 11.71 before that row's expert permute/unpermute traffic, +0.22, and
-  // its grouped expert GEMMs at per-expert efficiency, +0.03).
-  EXPECT_LE(all.mape_pct, 11.96);
-  // Target: no row beyond 20 %: not met, measured 41.93 % (Megatron-LM
-  // README GPT 1.7B on 48 H100).
-  EXPECT_LE(all.max_abs_error_pct, 41.93);
-  // Target 2.5 %: not met, measured 3.18 % (every plan field stated: the
-  // search changes none of these rows).
-  EXPECT_LE(korthikanti.mape_pct, 3.19);
+  // its grouped expert GEMMs at per-expert efficiency, +0.03). Then 11.78 %
+  // with the fp32 cross entropy, the FP8 casts and the BF16 LM head
+  // (step_kernels.h).
+  EXPECT_LE(all.mape_pct, 11.78);
+  // Target: no row beyond 20 %: not met, measured 39.62 % (the
+  // Megatron-Bridge DeepSeek-V3 row; 41.93 % on the Megatron-LM README GPT
+  // 1.7B row before the fp32 cross entropy over its 131,072-word vocabulary
+  // brought it to 31.10 %).
+  EXPECT_LE(all.max_abs_error_pct, 39.62);
+  // Target 2.5 %: not met, measured 3.07 % (every plan field stated: the
+  // search changes none of these rows; 3.18 % before the fp32 cross
+  // entropy, which each row was short of).
+  EXPECT_LE(korthikanti.mape_pct, 3.07);
   // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
   // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
   // attention runs in BF16 as Transformer Engine's FP8 recipes do, 14.88 %
@@ -541,12 +564,20 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // GEMMs at per-expert efficiency, 1.9 s more than it hides. The row is over-predicted for other reasons: the harness must
   // assume full recompute (the memory model puts the recipe's selective
   // recompute at 91 GB of 80) and 11 s of its 31 s is EP 64 all-to-all over
-  // InfiniBand; docs/moe-long-context.md).
-  EXPECT_LE(hb.mape_pct, 23.86);
-  EXPECT_LE(readme.mape_pct, 23.76);
-  EXPECT_LE(bridge.mape_pct, 24.79);
-  // No source target; measured 9.74 %.
-  EXPECT_LE(narayanan.mape_pct, 9.74);
+  // InfiniBand; docs/moe-long-context.md). Then 23.56 %: the README rows
+  // 23.76 -> 21.78 % with the fp32 cross entropy over their 131,072-word
+  // vocabulary (GPT 1.7B +41.9 -> +31.1 %), while the DeepSeek-V3 row moves
+  // 24.79 -> 39.62 %: +4.3 points from the FP8 casts of its MLA projections,
+  // shared experts and dense layers, +7.2 from its LM head in BF16 and +3.4
+  // from the cross entropy, both counted twice on its last stage (the head
+  // and the MTP module's pass of it). Every term is what Megatron-Core runs;
+  // the row was over-predicted before for the reasons above, which these
+  // terms do not touch.
+  EXPECT_LE(hb.mape_pct, 23.57);
+  EXPECT_LE(readme.mape_pct, 21.79);
+  EXPECT_LE(bridge.mape_pct, 39.62);
+  // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy).
+  EXPECT_LE(narayanan.mape_pct, 9.59);
 }
 
 }  // namespace

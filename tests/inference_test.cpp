@@ -224,6 +224,72 @@ TEST(Pass, NarrowGemmInputsPayTheirQuantize) {
   EXPECT_NEAR(est.Pass(d, prefill).elementwise - wide, 2.3884231e-3, 1e-9);
 }
 
+// Issue 18: INT4 weight-only (W4A16, AWQ/GPTQ on Marlin kernels). Llama 2 7B,
+// one decode step at batch 1 on an H100 profile made ideal (GEMM and memory
+// efficiency 1, no kernel overhead) so that the step can be worked by hand.
+// Per layer the GEMMs hold 4096 x (12288 + 4096 + 22016) + 11008 x 4096 =
+// 202,375,168 weights at 0.5 + 2/128 = 0.515625 bytes (int4 plus a 16-bit
+// scale per 128) = 104,349,696 B, and read and write (4096 + 12288) +
+// (4096 + 4096) + (4096 + 22016) + (11008 + 4096) = 65,792 16-bit activations
+// = 131,584 B. The LM head stays 16-bit: 4096 x 32000 x 2 + (4096 + 32000) x 2
+// = 262,216,192 B. Every GEMM is memory-bound (the largest, mlp_up, computes
+// 2 x 90.2 M FLOP in 0.09 us and dequantizes 90.2 M weights in 1.35 us at
+// 66.9 TFLOP/s, against 13.9 us of bytes), so the step's GEMM time is
+// (32 x (104,349,696 + 131,584) + 262,216,192) / 3.35e12 = 1.0763036 ms,
+// against (32 x (404,750,336 + 131,584) + 262,216,192) / 3.35e12 = 3.9458023
+// ms in bf16: 3.67x, near the 4x Marlin reaches at small batches (Frantar
+// et al. 2024, arXiv 2408.11743, abstract: "close to maximum (4x)" up to
+// batch 16-32).
+TEST(Pass, Int4WeightOnlyDecodeStepByHand) {
+  const auto m = Model("llama2-7b");
+  auto sys = H100Node();
+  sys.device.gemm_efficiency = {{1}, {1}};
+  sys.device.memory_efficiency = {{1}, {1}};
+  sys.device.kernel_overhead = 0;
+  ASSERT_DOUBLE_EQ(sys.device.peak_fp32, 66.9e12);
+  ASSERT_DOUBLE_EQ(sys.device.memory_bandwidth, 3.35e12);
+  const InferenceEstimator est(m, sys);
+  InferenceDeployment d = Bf16(1);
+  const IterationShape step = IterationShape::Decode(1, 128);
+  EXPECT_NEAR(est.Pass(d, step).gemm, 3.9458023e-3, 1e-9);
+  d.weights = DataType::kInt4;
+  const PassTime p = est.Pass(d, step);
+  EXPECT_NEAR(p.gemm, 1.0763036e-3, 1e-9);
+  EXPECT_DOUBLE_EQ(p.weight_bytes, 32 * 104349696.0 + 4096.0 * 32000 * 2);
+}
+
+// The compute-bound side: a 4,096-token prefill runs at the 16-bit tensor
+// rate and dequantizes every weight once per 64-row slice, 4096 / 64 = 64
+// times, two half-precision operations each at twice the 66.9 TFLOP/s FP32
+// rate: 32 layers x 202,375,168 weights x 64 / 66.9e12 = 6.1952817 ms more
+// GEMM time than bf16 (each layer GEMM is compute-bound in both: qkv_proj
+// computes 2 x 4096 x 50.3 M FLOP = 417 us at 989.4 TFLOP/s against 70 us of
+// bytes; the LM head, one row per sequence, is the same 16-bit GEMM in both).
+// That is 11.6 % over the 53.6 ms of tensor time, the "plus dequant" of a
+// W4A16 prefill. Weights in memory: the 32 layers' 202,383,360 parameters
+// (GEMMs plus two 4096 RMSNorm vectors) at 0.515625 instead of 2 bytes,
+// 32 x 202,383,360 x 1.484375 = 9,613,209,600 B less; embedding and head
+// stay 16-bit.
+TEST(Pass, Int4WeightOnlyPrefillPaysDequant) {
+  const auto m = Model("llama2-7b");
+  auto sys = H100Node();
+  sys.device.gemm_efficiency = {{1}, {1}};
+  sys.device.memory_efficiency = {{1}, {1}};
+  sys.device.kernel_overhead = 0;
+  const InferenceEstimator est(m, sys);
+  InferenceDeployment d = Bf16(1);
+  const IterationShape prefill = IterationShape::Prefill(1, 4096);
+  const double wide = est.Pass(d, prefill).gemm;
+  const double wide_weights = est.Memory(d, 1, 4096, 4096, 1).weights;
+  d.weights = DataType::kInt4;
+  EXPECT_NEAR(est.Pass(d, prefill).gemm - wide, 6.1952817e-3, 1e-9);
+  EXPECT_NEAR(wide_weights - est.Memory(d, 1, 4096, 4096, 1).weights, 9613209600.0, 1.0);
+  // FP8 is not weight-only (the GEMM runs in FP8): no dequant term.
+  d.weights = d.activations = DataType::kFp8;
+  const PassTime fp8 = est.Pass(d, prefill);
+  EXPECT_LT(fp8.gemm, wide);
+}
+
 TEST(Estimator, DoesNotFitIsAResultWithAReason) {
   const auto m = Model("llama2-70b");
   const auto sys = H100Node();

@@ -147,6 +147,14 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
       dep.weights = dep.activations = mx ? DataType::kMxfp4 : DataType::kFp4;
       dep.kv_cache = DataType::kFp8;
       assume(std::string(mx ? "MXFP4" : "NVFP4") + " weights and GEMM inputs, FP8 KV cache");
+    } else if (precision.rfind("INT4", 0) == 0 || precision.rfind("W4A16", 0) == 0 ||
+               precision.rfind("AWQ", 0) == 0 || precision.rfind("GPTQ", 0) == 0) {
+      // Weight-only INT4 (AWQ, GPTQ; Marlin kernels): int4 weights with
+      // group-128 scales, FP16 GEMM inputs and KV cache (vLLM's AWQ/GPTQ
+      // paths run FP16 activations; Frantar et al. 2024, arXiv 2408.11743).
+      dep.weights = DataType::kInt4;
+      dep.activations = dep.kv_cache = DataType::kFp16;
+      assume("INT4 weight-only (group-128 scales), FP16 GEMM inputs and KV cache");
     } else if (precision.empty()) {
       // Weight bytes, and so decode time, depend on the precision; none is
       // assumed (validation/README.md: the NeMo rows dropped for this).

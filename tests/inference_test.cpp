@@ -999,6 +999,41 @@ TEST(Validation, TurboMindFirstTokenIsContextMinusOnePlusADecodeStep) {
               1e-9);
 }
 
+// Issue 18: a measured row's INT4 weight-only precision word (INT4, W4A16,
+// AWQ, GPTQ) is int4 weights with 16-bit GEMM inputs and KV cache, the
+// deployment Pass.Int4WeightOnly* work by hand; an unknown word is a skip
+// with its reason.
+TEST(Validation, Int4WeightOnlyPrecisionWords) {
+  const std::string csv = ::testing::TempDir() + "/int4_rows.csv";
+  {
+    std::ofstream out(csv);
+    out << "source,model,params_b,gpu,num_gpus,tp,pp,precision,batch,input_len,output_len,"
+           "measured_ttft_ms,measured_tpot_ms,measured_tokens_per_s,requests,measured_e2e_ms,"
+           "measured_requests_per_s,notes\n"
+        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,AWQ,1,128,128,,5,,,,,\n"
+        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,W4A16,1,128,128,,5,,,,,\n"
+        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,INT3,1,128,128,,5,,,,,\n";
+  }
+  base::Diagnostics diags;
+  const ValidationReport r = ValidateInferenceCsv(csv, PresetStore(kConfigs), diags);
+  ASSERT_TRUE(diags.ok()) << diags.ToString();
+  ASSERT_EQ(r.rows.size(), 3u);
+  hardware::SystemSpec sys;
+  ASSERT_TRUE(LoadSystemPreset("selene", PresetStore(kConfigs), {}, "system", sys, diags));
+  ASSERT_TRUE(LoadDevicePreset("a100-80gb", PresetStore(kConfigs), {}, "device", sys.device, diags));
+  sys.nodes = 1;
+  const auto m = Model("llama2-7b");
+  const InferenceEstimator est(m, sys);
+  InferenceDeployment d = Bf16(1);
+  d.weights = DataType::kInt4;
+  d.activations = d.kv_cache = DataType::kFp16;
+  const double tpot_ms = est.Pass(d, IterationShape::Decode(1, 128 + 64)).total * 1e3;
+  EXPECT_NEAR(r.rows[0].predicted, tpot_ms, 1e-9);
+  EXPECT_NEAR(r.rows[1].predicted, tpot_ms, 1e-9);
+  EXPECT_NE(r.rows[2].skipped.find("'INT3' is not a modelled datatype"), std::string::npos)
+      << r.rows[2].skipped;
+}
+
 TEST(Validation, AllCoveredInferenceRows) {
   ValidationReport r = Validate();
   EXPECT_LE(r.mape_pct, 12.0);  // 11.49 % (issue 18)

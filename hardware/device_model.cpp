@@ -17,6 +17,11 @@ double CappedClockFraction(const DeviceSpec& d) {
 }
 
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
+  return GemmTime(d, t, flops, bytes, 0.0);
+}
+
+double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
+                double extra_compute_s) {
   // FP4 uses its own curve where the device has one, else the FP8 curve;
   // FP8 uses the FP8 curve; either falls back to gemm_efficiency.
   const bool fp4 = t == DataType::kFp4 || t == DataType::kMxfp4;
@@ -24,7 +29,8 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
   const Curve& eff = fp4 && !d.gemm_efficiency_fp4.empty()      ? d.gemm_efficiency_fp4
                      : narrow && !d.gemm_efficiency_fp8.empty() ? d.gemm_efficiency_fp8
                                                                 : d.gemm_efficiency;
-  const double compute = flops / (PeakFlops(d, t) * eff.At(flops) * ClockFraction(d));
+  const double compute =
+      flops / (PeakFlops(d, t) * eff.At(flops) * ClockFraction(d)) + extra_compute_s;
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;
 }

@@ -38,6 +38,11 @@ inline double BusyPower(const DeviceSpec& d) {
 // gemm_efficiency_fp8 when the profile has it; FP4 GEMMs gemm_efficiency_fp4,
 // else gemm_efficiency_fp8).
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes);
+// The same with `extra_compute_s` seconds of work on the SMs added to the
+// tensor-core time before the roofline combine (the dequantization of a
+// weight-only quantized GEMM's main loop).
+double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
+                double extra_compute_s);
 
 // A memory-bound kernel moving `bytes`.
 double MemoryTime(const DeviceSpec& d, double bytes);

@@ -31,7 +31,11 @@ const base::Schema<InferenceDeployment>& InferenceDeploymentSchema() {
              "Expert-parallel groups inside the tp group for MoE layers (ep divides tp; each "
              "expert is split over tp/ep devices).")
         .Enum<DataType>("weights", &D::weights, StorageTypes(), "bf16",
-                        "Datatype of the stored weights (int8/int4: weight-only quantisation).")
+                        "Datatype of the stored weights. int4 or int8 with 16-bit activations is "
+                        "weight-only quantisation (W4A16/W8A16: AWQ, GPTQ, Marlin kernels): int4 "
+                        "carries one 16-bit scale per 128 weights (4.125 bits), the embedding "
+                        "and LM head stay 16-bit, and every GEMM dequantizes its weights on the "
+                        "CUDA cores once per 64 rows (Frantar et al. 2024, arXiv 2408.11743).")
         .Enum<DataType>("activations", &D::activations,
                         {{"bf16", DataType::kBf16}, {"fp16", DataType::kFp16},
                          {"fp8", DataType::kFp8}, {"int8", DataType::kInt8},

@@ -19,6 +19,7 @@
 #include "core/estimate/inference_estimator.h"
 #include "core/validation/inference_validation.h"
 #include "core/estimate/serving_sim.h"
+#include "hardware/device_model.h"
 #include "models/kv_cache.h"
 #include "models/transformer.h"
 
@@ -222,6 +223,107 @@ TEST(Pass, NarrowGemmInputsPayTheirQuantize) {
   EXPECT_NEAR(est.Pass(d, prefill).elementwise - wide, 2.7962027e-3, 1e-9);
   d.weights = d.activations = hardware::DataType::kFp4;
   EXPECT_NEAR(est.Pass(d, prefill).elementwise - wide, 2.3884231e-3, 1e-9);
+}
+
+// Issue 18: INT4 weight-only (W4A16, AWQ/GPTQ on Marlin kernels). Llama 2 7B,
+// one decode step at batch 1 on an H100 profile made ideal (GEMM and memory
+// efficiency 1, no kernel overhead) so that the step can be worked by hand.
+// Per layer the GEMMs hold 4096 x (12288 + 4096 + 22016) + 11008 x 4096 =
+// 202,375,168 weights at 0.5 + 2/128 = 0.515625 bytes (int4 plus a 16-bit
+// scale per 128) = 104,349,696 B, and read and write (4096 + 12288) +
+// (4096 + 4096) + (4096 + 22016) + (11008 + 4096) = 65,792 16-bit activations
+// = 131,584 B. The LM head stays 16-bit: 4096 x 32000 x 2 + (4096 + 32000) x 2
+// = 262,216,192 B. Every GEMM is memory-bound (the largest, mlp_up, computes
+// 2 x 90.2 M FLOP in 0.09 us and dequantizes 90.2 M weights in 1.35 us at
+// 66.9 TFLOP/s, against 13.9 us of bytes), so the step's GEMM time is
+// (32 x (104,349,696 + 131,584) + 262,216,192) / 3.35e12 = 1.0763036 ms,
+// against (32 x (404,750,336 + 131,584) + 262,216,192) / 3.35e12 = 3.9458023
+// ms in bf16: 3.67x, near the 4x Marlin reaches at small batches (Frantar
+// et al. 2024, arXiv 2408.11743, abstract: "close to maximum (4x)" up to
+// batch 16-32).
+TEST(Pass, Int4WeightOnlyDecodeStepByHand) {
+  const auto m = Model("llama2-7b");
+  auto sys = H100Node();
+  sys.device.gemm_efficiency = {{1}, {1}};
+  sys.device.memory_efficiency = {{1}, {1}};
+  sys.device.kernel_overhead = 0;
+  ASSERT_DOUBLE_EQ(sys.device.peak_fp32, 66.9e12);
+  ASSERT_DOUBLE_EQ(sys.device.memory_bandwidth, 3.35e12);
+  const InferenceEstimator est(m, sys);
+  InferenceDeployment d = Bf16(1);
+  const IterationShape step = IterationShape::Decode(1, 128);
+  EXPECT_NEAR(est.Pass(d, step).gemm, 3.9458023e-3, 1e-9);
+  d.weights = DataType::kInt4;
+  const PassTime p = est.Pass(d, step);
+  EXPECT_NEAR(p.gemm, 1.0763036e-3, 1e-9);
+  EXPECT_DOUBLE_EQ(p.weight_bytes, 32 * 104349696.0 + 4096.0 * 32000 * 2);
+}
+
+// The compute-bound side: a 4,096-token prefill runs at the 16-bit tensor
+// rate and dequantizes every weight once per 64-row slice, 4096 / 64 = 64
+// times, two half-precision operations each at twice the 66.9 TFLOP/s FP32
+// rate: 32 layers x 202,375,168 weights x 64 / 66.9e12 = 6.1952817 ms more
+// GEMM time than bf16 (each layer GEMM is compute-bound in both: qkv_proj
+// computes 2 x 4096 x 50.3 M FLOP = 417 us at 989.4 TFLOP/s against 70 us of
+// bytes; the LM head, one row per sequence, is the same 16-bit GEMM in both).
+// That is 11.6 % over the 53.6 ms of tensor time, the "plus dequant" of a
+// W4A16 prefill. Weights in memory: the 32 layers' 202,383,360 parameters
+// (GEMMs plus two 4096 RMSNorm vectors) at 0.515625 instead of 2 bytes,
+// 32 x 202,383,360 x 1.484375 = 9,613,209,600 B less; embedding and head
+// stay 16-bit.
+TEST(Pass, Int4WeightOnlyPrefillPaysDequant) {
+  const auto m = Model("llama2-7b");
+  auto sys = H100Node();
+  sys.device.gemm_efficiency = {{1}, {1}};
+  sys.device.memory_efficiency = {{1}, {1}};
+  sys.device.kernel_overhead = 0;
+  const InferenceEstimator est(m, sys);
+  InferenceDeployment d = Bf16(1);
+  const IterationShape prefill = IterationShape::Prefill(1, 4096);
+  const double wide = est.Pass(d, prefill).gemm;
+  const double wide_weights = est.Memory(d, 1, 4096, 4096, 1).weights;
+  d.weights = DataType::kInt4;
+  EXPECT_NEAR(est.Pass(d, prefill).gemm - wide, 6.1952817e-3, 1e-9);
+  EXPECT_NEAR(wide_weights - est.Memory(d, 1, 4096, 4096, 1).weights, 9613209600.0, 1.0);
+  // FP8 is not weight-only (the GEMM runs in FP8): no dequant term.
+  d.weights = d.activations = DataType::kFp8;
+  const PassTime fp8 = est.Pass(d, prefill);
+  EXPECT_LT(fp8.gemm, wide);
+}
+
+// Issue 18 asked for tile and wave quantization (NVIDIA, "Matrix
+// Multiplication Background User's Guide", Sec. "Tile Quantization" and
+// "Wave Quantization") on GEMMs with few rows, the 128-token prefills. The
+// cuBLASLt GEMMs this repository measured on an H200 (hardware/calibration/
+// measurements/h200/cuda_full_run1.json, bf16 TN, median of 20) say the
+// existing roofline -- the FLOP-size efficiency curve against the byte
+// time, whichever is longer -- already holds for 128-row GEMMs: errors of
+// -1.4, +1.5, +4.4, -3.4, -6.7 and -2.0 % on the six shapes below. A
+// fixed 128 x 128 tile in waves of 132 SMs, taken relative to the square
+// GEMM of the same FLOP count the curve was measured on, predicts 45.0 us
+// for 128 x 4096 x 4096 (+199 %), 61.6 us for 128 x 8192 x 8192 (+52 %) and
+// 182 us for 128 x 8192 x 28672 (+43 %), and doubles the mean error over
+// the file's 67 bf16 GEMMs of 16 rows or more (5.5 % to 10.9 %; 256 x 128
+// tiles 24.5 %): cuBLASLt picks tiles and split-K so that its last wave is
+// not idle. So no tile term is added, and this holds the fit.
+TEST(Pass, FewRowGemmsMatchTheH200Probe) {
+  base::Diagnostics diags;
+  hardware::DeviceSpec dev;
+  ASSERT_TRUE(LoadDevicePreset("h200", PresetStore(kConfigs), {}, "device", dev, diags))
+      << diags.ToString();
+  struct Measured {
+    double m, n, k, bytes, seconds;
+  };
+  const Measured runs[] = {{128, 4096, 4096, 35651584, 15.0535e-6},
+                           {128, 12288, 4096, 104857600, 30.1800e-6},
+                           {128, 12288, 12288, 308281344, 78.4560e-6},
+                           {128, 8192, 8192, 138412032, 40.4862e-6},
+                           {128, 28672, 8192, 479199232, 133.7817e-6},
+                           {128, 8192, 28672, 479199232, 127.3696e-6}};
+  for (const Measured& r : runs) {
+    const double t = hardware::GemmTime(dev, DataType::kBf16, 2 * r.m * r.n * r.k, r.bytes);
+    EXPECT_NEAR(t / r.seconds, 1.0, 0.08) << r.m << " x " << r.n << " x " << r.k;
+  }
 }
 
 TEST(Estimator, DoesNotFitIsAResultWithAReason) {
@@ -805,7 +907,7 @@ TEST(Validation, ValidateVerbReadsInferenceFiles) {
   ASSERT_EQ(cli::RunValidate({kRuns, "--format", "json"}, out, err), 0) << err.str();
   const auto j = nlohmann::json::parse(out.str());
   EXPECT_GE(j["evaluated"].get<int>(), 100);
-  EXPECT_LE(j["mape_pct"].get<double>(), 13.0);  // 12.07 % (issue 18)
+  EXPECT_LE(j["mape_pct"].get<double>(), 12.0);  // 11.49 % (issue 18)
   // Issue 18: at most a tenth of the file skipped, each skip with its reason
   // (since the NeMo rows left the file none is).
   int skipped = 0;
@@ -854,12 +956,87 @@ TEST(Validation, EveryTenthInferenceRowThroughTheVerb) {
   }
   EXPECT_EQ(static_cast<int>(lines.size()), kept);
   EXPECT_GE(j["evaluated"].get<int>(), 20);
-  EXPECT_LE(j["mape_pct"].get<double>(), 12.5);  // 11.61 % over 37 figures (issue 18)
+  EXPECT_LE(j["mape_pct"].get<double>(), 12.5);  // 11.57 % over 37 figures (issue 18)
+}
+
+// Issue 18: lmdeploy's TurboMind context-decodes a prompt's first input - 1
+// tokens and samples the first output token in the decode step that takes
+// the last one; a one-token prompt has no context decoding
+// (InternLM/lmdeploy src/turbomind/models/llama/LlamaBatch.cc,
+// LlamaBatch::contextDecode). Its rows' first-token latency is that sum,
+// and another engine's the whole prefill.
+TEST(Validation, TurboMindFirstTokenIsContextMinusOnePlusADecodeStep) {
+  const std::string csv = ::testing::TempDir() + "/turbomind_rows.csv";
+  {
+    std::ofstream out(csv);
+    out << "source,model,params_b,gpu,num_gpus,tp,pp,precision,batch,input_len,output_len,"
+           "measured_ttft_ms,measured_tpot_ms,measured_tokens_per_s,requests,measured_e2e_ms,"
+           "measured_requests_per_s,notes\n"
+        << "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n"
+        << "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,1,128,21,,,,,,\n"
+        << "another engine,Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n";
+  }
+  base::Diagnostics diags;
+  const ValidationReport r = ValidateInferenceCsv(csv, PresetStore(kConfigs), diags);
+  ASSERT_TRUE(diags.ok()) << diags.ToString();
+  ASSERT_EQ(r.rows.size(), 3u);
+  hardware::SystemSpec sys;
+  ASSERT_TRUE(LoadSystemPreset("selene", PresetStore(kConfigs), {}, "system", sys, diags))
+      << diags.ToString();
+  ASSERT_TRUE(LoadDevicePreset("a100-80gb", PresetStore(kConfigs), {}, "device", sys.device, diags))
+      << diags.ToString();
+  sys.nodes = 1;
+  const auto m = Model("llama2-7b");
+  const InferenceEstimator est(m, sys);
+  InferenceDeployment d = Bf16(1);
+  d.weights = d.activations = d.kv_cache = DataType::kFp16;
+  d.batch = 16;
+  const double context = est.Pass(d, IterationShape::Prefill(16, 127)).total;
+  const double step = est.Pass(d, IterationShape::Decode(16, 128)).total;
+  EXPECT_NEAR(r.rows[0].predicted, (context + step) * 1e3, 1e-9);
+  EXPECT_NEAR(r.rows[1].predicted, est.Pass(d, IterationShape::Decode(16, 1)).total * 1e3, 1e-9);
+  EXPECT_NEAR(r.rows[2].predicted, est.Pass(d, IterationShape::Prefill(16, 128)).total * 1e3,
+              1e-9);
+}
+
+// Issue 18: a measured row's INT4 weight-only precision word (INT4, W4A16,
+// AWQ, GPTQ) is int4 weights with 16-bit GEMM inputs and KV cache, the
+// deployment Pass.Int4WeightOnly* work by hand; an unknown word is a skip
+// with its reason.
+TEST(Validation, Int4WeightOnlyPrecisionWords) {
+  const std::string csv = ::testing::TempDir() + "/int4_rows.csv";
+  {
+    std::ofstream out(csv);
+    out << "source,model,params_b,gpu,num_gpus,tp,pp,precision,batch,input_len,output_len,"
+           "measured_ttft_ms,measured_tpot_ms,measured_tokens_per_s,requests,measured_e2e_ms,"
+           "measured_requests_per_s,notes\n"
+        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,AWQ,1,128,128,,5,,,,,\n"
+        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,W4A16,1,128,128,,5,,,,,\n"
+        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,INT3,1,128,128,,5,,,,,\n";
+  }
+  base::Diagnostics diags;
+  const ValidationReport r = ValidateInferenceCsv(csv, PresetStore(kConfigs), diags);
+  ASSERT_TRUE(diags.ok()) << diags.ToString();
+  ASSERT_EQ(r.rows.size(), 3u);
+  hardware::SystemSpec sys;
+  ASSERT_TRUE(LoadSystemPreset("selene", PresetStore(kConfigs), {}, "system", sys, diags));
+  ASSERT_TRUE(LoadDevicePreset("a100-80gb", PresetStore(kConfigs), {}, "device", sys.device, diags));
+  sys.nodes = 1;
+  const auto m = Model("llama2-7b");
+  const InferenceEstimator est(m, sys);
+  InferenceDeployment d = Bf16(1);
+  d.weights = DataType::kInt4;
+  d.activations = d.kv_cache = DataType::kFp16;
+  const double tpot_ms = est.Pass(d, IterationShape::Decode(1, 128 + 64)).total * 1e3;
+  EXPECT_NEAR(r.rows[0].predicted, tpot_ms, 1e-9);
+  EXPECT_NEAR(r.rows[1].predicted, tpot_ms, 1e-9);
+  EXPECT_NE(r.rows[2].skipped.find("'INT3' is not a modelled datatype"), std::string::npos)
+      << r.rows[2].skipped;
 }
 
 TEST(Validation, AllCoveredInferenceRows) {
   ValidationReport r = Validate();
-  EXPECT_LE(r.mape_pct, 13.0);  // 12.07 % (issue 18)
+  EXPECT_LE(r.mape_pct, 12.0);  // 11.49 % (issue 18)
   // Issue 18's target for TensorRT-LLM max-load throughput is 10 %: 7.28 %
   // over 177 figures since FP4 GEMMs take their own curve and narrow GEMM
   // inputs pay their quantize.

@@ -23,6 +23,42 @@ namespace {
 constexpr double kAct16 = 2;
 constexpr DataType kAttentionType = DataType::kBf16;
 
+// Weight-only integer quantization (W4A16 / W8A16: AWQ, GPTQ; the Marlin
+// kernels) stores int4 weights with one 16-bit scale per group of 128
+// weights along K (group size 128 in Lin et al. 2024, "AWQ", Sec. 4 setup,
+// and the GPTQ checkpoints Marlin serves, Frantar et al. 2024, arXiv
+// 2408.11743): 0.5 + 2 / 128 = 0.515625 bytes per weight. int8 weight-only
+// checkpoints scale per output channel, a negligible n x 2 bytes. Embedding
+// and LM head stay 16-bit (AWQ and GPTQ quantize the decoder's linear
+// layers only).
+constexpr double kInt4GroupSize = 128;
+double StoredWeightBytes(DataType weights) {
+  const double b = hardware::BytesPer(weights);
+  return weights == DataType::kInt4 ? b + kAct16 / kInt4GroupSize : b;
+}
+bool WeightOnly(DataType weights, DataType activations) {
+  return (weights == DataType::kInt4 || weights == DataType::kInt8) &&
+         hardware::BytesPer(weights) < hardware::BytesPer(activations);
+}
+
+// Dequantization inside a weight-only GEMM's main loop: each weight becomes
+// 16-bit as w = s (q - z), two half-precision operations per weight (the
+// affine group quantizer of Lin et al. 2024, Sec. 2, and Frantar et al.
+// 2023, GPTQ), run on the CUDA cores, not the tensor cores. A Marlin thread
+// block covers at most 4 x 16 = 64 rows of the activation matrix, so a
+// batch of m rows dequantizes every weight ceil(m / 64) times (Frantar et
+// al. 2024, arXiv 2408.11743, the kernel's partitioning of larger batches
+// into 64-row slices). The operations are half2-packed, two per instruction,
+// at twice the FP32 non-tensor rate (Hopper whitepaper: 133.8 vs 66.9
+// TFLOPS FP16 vs FP32 non-tensor on H100 SXM; the A100's 4x is taken as 2x,
+// a bound on the cost). Returns seconds; 0 without an FP32 peak.
+constexpr double kMarlinRows = 64;
+double DequantTime(const hardware::DeviceSpec& dev, double weight_elements, double rows) {
+  if (dev.peak_fp32 <= 0) return 0;
+  const double slices = std::ceil(std::max(1.0, rows) / kMarlinRows);
+  return 2 * weight_elements * slices / (2 * dev.peak_fp32 * hardware::ClockFraction(dev));
+}
+
 // Per device, one layer.
 struct LayerCost {
   double gemm = 0, attention = 0, elementwise = 0, comm = 0;
@@ -116,7 +152,10 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
   if (tokens <= 0) return p;
   const hardware::DeviceSpec& dev = system_.device;
   const DataType ct = parallelism::ComputeType(d);
-  const double wb = hardware::BytesPer(d.weights);
+  // Weight bytes of the decoder layers' GEMMs (`quantized`) and of the
+  // embedding and LM head: 16-bit for weight-only checkpoints.
+  const bool weight_only = WeightOnly(d.weights, d.activations);
+  const double wb = StoredWeightBytes(d.weights);
   const double ab = hardware::BytesPer(d.activations);
   const double kvb = hardware::BytesPer(d.kv_cache);
   const double tp = static_cast<double>(d.tp);
@@ -133,8 +172,8 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
 
   // A GEMM reads its weights (k x n) at the weight precision and its input
   // at the activation precision, and writes a 16-bit output.
-  auto gemm_bytes = [&](const Op& op, double weight_elements) {
-    return weight_elements * wb + op.m * op.k * ab + op.m * op.n * kAct16;
+  auto gemm_bytes = [&](const Op& op, double weight_elements, double per_weight) {
+    return weight_elements * per_weight + op.m * op.k * ab + op.m * op.n * kAct16;
   };
   // Inputs of a layer's GEMMs narrower than 16 bits (FP8, NVFP4, MXFP4) are
   // quantized from the 16-bit activation first: read at 2 bytes, written at
@@ -147,6 +186,8 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
   // them, and the router GEMM is skipped.
   const double quantize_bytes_per = ab < kAct16 ? kAct16 + ab : 0.0;
   auto time_ops = [&](const models::OpList& ops, PassCache::Layer& c, bool quantized) {
+    const bool dequant = weight_only && quantized;
+    const double per_weight = weight_only && !quantized ? kAct16 : wb;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
       switch (op.kind) {
@@ -158,8 +199,9 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
           }
           if (!op.expert) {
             const double w = op.k * op.n * op.batch;
-            c.gemm += hardware::GemmTime(dev, ct, op.flops, gemm_bytes(op, w));
-            c.weight_bytes += w * wb;
+            c.gemm += hardware::GemmTime(dev, ct, op.flops, gemm_bytes(op, w, per_weight),
+                                         dequant ? DequantTime(dev, w, op.m) : 0.0);
+            c.weight_bytes += w * per_weight;
           } else {
             // Expert GEMMs of a MoE layer, one grouped kernel. With uniform
             // routing of `tokens` tokens to top_k of E experts, an expert is
@@ -171,10 +213,14 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
             const double used = 1 - std::pow(1 - static_cast<double>(m.top_k) / e, tokens);
             const double experts = std::max(1.0, e / ep * used);
             const double w = experts * op.n * op.k * ep;
-            const double one = hardware::GemmTime(dev, ct, op.flops / experts,
-                                                  gemm_bytes(op, w) / experts);
+            // Each used expert dequantizes its own weights for its share of
+            // the device's op.m routed rows.
+            const double rows = op.m / experts;
+            const double one = hardware::GemmTime(
+                dev, ct, op.flops / experts, gemm_bytes(op, w, per_weight) / experts,
+                dequant ? DequantTime(dev, w / experts, rows) : 0.0);
             c.gemm += experts * (one - dev.kernel_overhead) + dev.kernel_overhead;
-            c.weight_bytes += w * wb;
+            c.weight_bytes += w * per_weight;
           }
           c.gemm_flops[static_cast<size_t>(c.gemm_ops++)] = op.flops;
           break;
@@ -385,7 +431,11 @@ InferenceMemory InferenceEstimator::Memory(const InferenceDeployment& d, double 
   // Offloading moves layer weights (FlexGen); embeddings and the LM head stay.
   double layers = 0;
   const double params = WeightParamsPerDevice(model_, d, &layers);
-  mem.weights = (params - d.offload_weights * layers) * hardware::BytesPer(d.weights);
+  // Weight-only checkpoints keep the embedding and LM head 16-bit (see
+  // StoredWeightBytes).
+  const double ends_bytes = WeightOnly(d.weights, d.activations) ? kAct16 : hardware::BytesPer(d.weights);
+  mem.weights = layers * (1 - d.offload_weights) * StoredWeightBytes(d.weights) +
+                (params - layers) * ends_bytes;
   mem.kv_cache = seqs * tokens * KvBytesPerTokenPerDevice(d) * (1 - d.offload_kv);
   mem.activations = ActivationBytes(model_, d, pass_tokens, pass_seqs);
   if (draft_ != nullptr && d.speculate > 0) {

@@ -36,6 +36,30 @@ int TensorRtLlmMinorVersion(const std::string& text) {
   return digits > 0 ? minor : -1;
 }
 
+// lmdeploy's TurboMind engine context-decodes every prompt token but the
+// last and runs that one through the first decode step, which samples the
+// first output token; a one-token prompt skips context decoding
+// (InternLM/lmdeploy src/turbomind/models/llama/LlamaBatch.cc,
+// LlamaBatch::contextDecode, v0.1 era: input and context lengths less one,
+// "skip last input token (will process with decoder later)"; the stream
+// callback runs after each decode step). Its benchmark/profile_generation.py
+// takes the first-token latency from a request's stream_infer call to the
+// first streamed token, and the throughput as generated tokens over the
+// whole run. So the first token costs a prefill of input - 1 tokens plus a
+// decode step over the batch, and each of the other out - 1 tokens a step.
+InferenceEstimate TurboMindStatic(const InferenceEstimator& est,
+                                  const parallelism::InferenceDeployment& d, InferenceEstimate e) {
+  const double b = static_cast<double>(d.batch);
+  const double in = static_cast<double>(d.input);
+  const double out = static_cast<double>(d.output);
+  const double context = in > 1 ? est.Pass(d, IterationShape::Prefill(b, in - 1)).total : 0.0;
+  e.ttft_s = context + est.Pass(d, IterationShape::Decode(b, in)).total;
+  e.e2e_s = e.ttft_s + (out - 1) * e.tpot_s;
+  e.output_tokens_per_s = b * out / e.e2e_s;
+  e.output_tokens_per_s_per_device = e.output_tokens_per_s / static_cast<double>(e.devices);
+  return e;
+}
+
 }  // namespace
 
 bool IsInferenceCsv(const std::string& csv_file) {
@@ -147,6 +171,14 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
       dep.weights = dep.activations = mx ? DataType::kMxfp4 : DataType::kFp4;
       dep.kv_cache = DataType::kFp8;
       assume(std::string(mx ? "MXFP4" : "NVFP4") + " weights and GEMM inputs, FP8 KV cache");
+    } else if (precision.rfind("INT4", 0) == 0 || precision.rfind("W4A16", 0) == 0 ||
+               precision.rfind("AWQ", 0) == 0 || precision.rfind("GPTQ", 0) == 0) {
+      // Weight-only INT4 (AWQ, GPTQ; Marlin kernels): int4 weights with
+      // group-128 scales, FP16 GEMM inputs and KV cache (vLLM's AWQ/GPTQ
+      // paths run FP16 activations; Frantar et al. 2024, arXiv 2408.11743).
+      dep.weights = DataType::kInt4;
+      dep.activations = dep.kv_cache = DataType::kFp16;
+      assume("INT4 weight-only (group-128 scales), FP16 GEMM inputs and KV cache");
     } else if (precision.empty()) {
       // Weight bytes, and so decode time, depend on the precision; none is
       // assumed (validation/README.md: the NeMo rows dropped for this).
@@ -303,7 +335,11 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
       }
       continue;
     }
-    const InferenceEstimate e = est.Run(dep);
+    InferenceEstimate e = est.Run(dep);
+    if (e.e2e_s > 0 && Contains(base_row.source, "TurboMind")) {
+      e = TurboMindStatic(est, dep, e);
+      assume("TurboMind: first token = prefill of input - 1 tokens + one decode step");
+    }
     if (e.e2e_s <= 0) {
       skip("infeasible: " + ExplainInfeasible(e, s));
       continue;

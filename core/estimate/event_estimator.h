@@ -64,6 +64,9 @@ class EventEstimator {
  public:
   // Borrows the model and system; they must outlive the estimator.
   EventEstimator(const models::ModelSpec& model, const hardware::SystemSpec& system);
+  // Keeps references to both: temporaries would dangle (as TrainingEstimator).
+  EventEstimator(models::ModelSpec&&, const hardware::SystemSpec&) = delete;
+  EventEstimator(const models::ModelSpec&, hardware::SystemSpec&&) = delete;
 
   EventEstimate Run(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
                     const EventOptions& options = {}) const;

@@ -154,6 +154,10 @@ class InferenceEstimator {
   // Borrows the model, system and optional draft; they must outlive it.
   InferenceEstimator(const models::ModelSpec& model, const hardware::SystemSpec& system,
                      const models::ModelSpec* draft = nullptr);
+  // It keeps references to both: a temporary would dangle and its passes
+  // would read freed memory (as TrainingEstimator).
+  InferenceEstimator(models::ModelSpec&&, const hardware::SystemSpec&, const models::ModelSpec* = nullptr) = delete;
+  InferenceEstimator(const models::ModelSpec&, hardware::SystemSpec&&, const models::ModelSpec* = nullptr) = delete;
 
   // One forward pass of one replica.
   PassTime Pass(const parallelism::InferenceDeployment& d, const IterationShape& it) const;

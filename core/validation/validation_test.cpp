@@ -345,6 +345,11 @@ TEST(ValidationCsv, FrameworkHoldsWhatItAllowsOnly) {
   ASSERT_TRUE(r.rows[0].error_pct) << r.rows[0].skipped;
   const std::string& a = r.rows[0].assumptions;
   EXPECT_NE(a.find("ZeRO-3 (llm-foundry shards with FSDP)"), std::string::npos) << a;
+  // And runs PyTorch FSDP as Composer configures it (parallel_comm.h,
+  // Zero3GathersPerMicrobatch / Zero3ReduceBytesPerParam).
+  EXPECT_NE(a.find("FSDP: recompute on the backward's gathered weights, gradients reduced in fp32"),
+            std::string::npos)
+      << a;
   EXPECT_NE(a.find("searched (the fastest of the 4 plans consistent with the stated fields): dp 8, "
                    "micro batch "),
             std::string::npos)
@@ -497,8 +502,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Then 22.52 / 23.70 / 28.83 % with the Gemstone rows' architecture
   // columns and litgpt's eager element-wise kernels (below; 22.50 % for the
   // file before the capacity-factor and host-launch change above).
-  EXPECT_LE(file.mape_pct, 22.53);
-  EXPECT_LE(file_hb.mape_pct, 23.70);
+  // Then 22.41 / 23.58 / 28.83 %: llm-foundry and torchtitan rows run PyTorch
+  // FSDP as those frameworks configure it (no weight gather for the
+  // recomputed forward, gradients reduce-scattered in fp32; parallel_comm.h
+  // Zero3GathersPerMicrobatch / Zero3ReduceBytesPerParam): llm-foundry
+  // 21.46 -> 21.24 %, torchtitan 19.55 -> 18.82 %. The fp32 reduce-scatter
+  // moves the rows without recompute (mpt-13b on 8-64 H100 at micro batch 2,
+  // one microbatch: -30.0..-27.8 -> -28.4..-24.8 %); under full recompute the
+  // dropped third gather and the doubled reduce-scatter move the same bytes.
+  EXPECT_LE(file.mape_pct, 22.42);
+  EXPECT_LE(file_hb.mape_pct, 23.59);
   EXPECT_LE(file_moe.mape_pct, 28.83);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models

@@ -142,6 +142,16 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                             "Data-parallel and ZeRO collectives: hierarchical (inside the node, "
                             "then across, as NCCL does) or a flat ring whose whole volume crosses "
                             "each device's scale-out link (non-topology-aware implementations).")
+        .Bool("zero3_recompute_gather", &TrainingPlan::zero3_recompute_gather, "true",
+              "ZeRO-3 with full recompute: gather each layer's weights a third time for its "
+              "recomputed forward (DeepSpeed, whose checkpointing re-runs the layer and its "
+              "parameter fetch). false: the recomputation runs inside the layer's backward, on "
+              "the weights its backward gathered (PyTorch FSDP with the checkpoint wrapper inside "
+              "each FSDP unit: llm-foundry/Composer, torchtitan).")
+        .Bool("zero3_fp32_reduce", &TrainingPlan::zero3_fp32_reduce, "false",
+              "ZeRO-3: reduce-scatter gradients in fp32 (PyTorch FSDP mixed precision with "
+              "reduce_dtype float32: Composer's DEFAULT, torchtitan's default) instead of the "
+              "weights' datatype; twice the bytes in bf16.")
         .Bool("tp_comm_overlap", &TrainingPlan::tp_comm_overlap, "false",
               "Overlap tensor-parallel collectives with GEMMs (Megatron-Core --tp-comm-overlap).")
         .Quantity("dp_bucket", &TrainingPlan::dp_bucket, Dimension::kBytes, 0, 1e12, "100 MB",

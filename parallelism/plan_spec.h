@@ -92,6 +92,15 @@ struct TrainingPlan {
   int64_t zero = 0;          // ZeRO stage 0..3 (3 = FSDP)
   bool dp_overlap = true;    // gradient reduction overlapped with backward (bucketed)
   DpCollective dp_collective = DpCollective::kHierarchical;
+  // How the framework's ZeRO-3 / FSDP runs (core/estimate/training_estimator.cpp):
+  // whether a layer's weights are gathered again for its recomputed forward
+  // under full recompute (DeepSpeed's reentrant checkpointing re-runs the
+  // module and its fetch hooks; PyTorch FSDP with the checkpoint wrapper
+  // inside each FSDP unit recomputes after the unit's backward gather), and
+  // whether gradients are reduce-scattered in fp32 rather than the weights'
+  // datatype (FSDP MixedPrecision reduce_dtype float32).
+  bool zero3_recompute_gather = true;
+  bool zero3_fp32_reduce = false;
   bool tp_comm_overlap = false;  // TP collectives overlapped with GEMMs
   double dp_bucket = 25e6 * 4;   // bytes per gradient bucket
   hardware::DataType precision = hardware::DataType::kBf16;

@@ -477,8 +477,12 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
       // Prefetch the next gather while this pass runs (once the previous pass
       // has released its buffer), then reduce-scatter this pass's gradients.
       // Without overlap (dp_overlap off) the next gather waits for this
-      // pass and the next pass for this pass's reduce-scatter.
-      create_gather(k + 1, s.dp_overlap ? prev1 : e.done);
+      // pass and the next pass for this pass's reduce-scatter: a gather for a
+      // later pass is issued only once the passes before it are done (a
+      // backward whose recomputation needs no gather of its own waits for
+      // its weights after the recomputation, as the closed form charges it).
+      if (s.dp_overlap || (k + 1 < seq.size() && needs_gather(seq[k + 1])))
+        create_gather(k + 1, s.dp_overlap ? prev1 : e.done);
       if (r.kind == TaskKind::kBackward || r.kind == TaskKind::kBackwardWeight) {
         const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, w.grad_reduce, c, j);
         g.graph.AddDependency(e.done, t);

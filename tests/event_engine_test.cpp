@@ -492,6 +492,45 @@ TEST(EventEstimator, OverlapsDataParallelBuckets) {
   EXPECT_LE(flat.estimate.iteration_s - over.estimate.iteration_s, flat.estimate.time.dp_comm);
 }
 
+// Issue 15: the event engine prices ZeRO-3 as the closed form does
+// (Zero3GathersPerMicrobatch, Zero3ReduceBytesPerParam). Llama 2 7B on 1,024
+// A100, dp 1024, full recompute, one microbatch, no overlap, so every
+// collective stands between passes: DeepSpeed-style ZeRO-3 runs 3 gathers
+// and a bf16 reduce-scatter, PyTorch FSDP (no re-gather, fp32 reduce) 2 and
+// an fp32 one; the steps differ by AG(2P) + RS(2P) - RS(4P), P the 6.738 G
+// parameters (tests/estimate_test.cpp works out the bytes).
+TEST(EventEstimator, PricesZeroThreeAsTheFrameworkRunsIt) {
+  engine::Scenario s = LoadScenario("gpt3-175b-1024-a100");
+  base::Diagnostics d;
+  ASSERT_TRUE(engine::LoadModelPreset("llama2-7b", engine::PresetStore(ORRERY_TEST_CONFIG_DIR), {}, "model",
+                                      s.model, d))
+      << d.ToString();
+  s.training.tp = 1;
+  s.training.pp = 1;
+  s.training.dp = 1024;
+  s.training.interleave = 1;
+  s.training.sequence_parallel = false;
+  s.training.zero = 3;
+  s.training.recompute = parallelism::Recompute::kFull;
+  s.training.dp_overlap = false;
+  s.workload.global_batch = 1024;
+  s.workload.seq_len = 4096;
+  const engine::EventEstimator est(s.model, s.system);
+  const engine::EventEstimate deepspeed = est.Run(s.training, s.workload);
+  s.training.zero3_recompute_gather = false;
+  s.training.zero3_fp32_reduce = true;
+  const engine::EventEstimate fsdp = est.Run(s.training, s.workload);
+  ASSERT_TRUE(deepspeed.simulated() && fsdp.simulated());
+  const double P = 6738415616.0;
+  const engine::TrainingEstimator closed(s.model, s.system);
+  const hardware::GroupPlacement g = closed.network().Place(1024, 1);
+  const double ag = closed.network().Time(hardware::Collective::kAllGather, 2 * P, g);
+  const double rs2 = closed.network().Time(hardware::Collective::kReduceScatter, 2 * P, g);
+  const double rs4 = closed.network().Time(hardware::Collective::kReduceScatter, 4 * P, g);
+  EXPECT_NEAR(deepspeed.estimate.iteration_s - fsdp.estimate.iteration_s, ag + rs2 - rs4,
+              1e-6 * deepspeed.estimate.iteration_s);
+}
+
 // The estimator's trace: every task with work is one complete event.
 TEST(EventEstimator, TraceHasEveryTask) {
   engine::Scenario s = LoadScenario("gpt3-175b-a100");

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/estimate/parallel_comm.h"
 #include "hardware/device_model.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/schedule.h"
@@ -129,7 +130,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   out.tp_overlap = c.tp_overlap;
   out.dp_overlap = p.dp_overlap;
   out.zero3 = p.zero >= 3 && dp > 1;
-  out.zero3_gather_for_recompute = p.recompute == Recompute::kFull;
+  out.zero3_gather_for_recompute = Zero3GathersPerMicrobatch(p) > 2;  // as the closed form (parallel_comm.h)
   if (p.straggler_stage >= 0 && p.straggler_slowdown > 1) {
     out.slowdown.assign(static_cast<size_t>(pp), 1.0);
     out.slowdown[static_cast<size_t>(p.straggler_stage)] = p.straggler_slowdown;
@@ -279,7 +280,8 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
           ChunkWork& cw = out.work[static_cast<size_t>(d * v + k)];
           const double cp = chunk_params[static_cast<size_t>(d)][static_cast<size_t>(k)];
           cw.param_gather = net.Time(Collective::kAllGather, cp * c.weight_bytes, c.dp_group);
-          cw.grad_reduce = net.Time(Collective::kReduceScatter, cp * c.weight_bytes, c.dp_group);
+          cw.grad_reduce = net.Time(Collective::kReduceScatter, cp * Zero3ReduceBytesPerParam(p, c.weight_bytes),
+                                    c.dp_group);
         }
       }
       s.buckets = p.dp_bucket > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(grads / p.dp_bucket))) : 1;

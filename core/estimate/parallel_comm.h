@@ -25,6 +25,35 @@ namespace orrery::engine {
 hardware::GroupPlacement PlaceTiled(const hardware::Network& net, const hardware::SystemSpec& sys,
                                     int64_t size, int64_t stride);
 
+// --- ZeRO-3 / FSDP -----------------------------------------------------------
+
+// All-gathers of a layer's weights per microbatch under ZeRO-3: one before
+// its forward and one before its backward (Rajbhandari et al. 2020, ZeRO,
+// Sec. 7.2.3; Zhao et al. 2023, PyTorch FSDP, Sec. 3.3: reshard after
+// forward, unshard again in the pre-backward hook), and under full recompute
+// a third for the recomputed forward where the framework's checkpointing
+// re-runs the layer's forward hooks (DeepSpeed: its parameter fetch is a
+// module pre-forward hook, and its reentrant checkpoint re-runs the module).
+// PyTorch FSDP with the checkpoint wrapper inside each FSDP unit (Composer
+// applies it to the blocks after FSDP wrapping; torchtitan applies
+// activation checkpointing before fully_shard, so each FSDP2 unit holds a
+// checkpointed block) recomputes inside the unit's backward, on the weights
+// its pre-backward hook gathered: two (TrainingPlan::zero3_recompute_gather).
+inline double Zero3GathersPerMicrobatch(const parallelism::TrainingPlan& p) {
+  return p.recompute == parallelism::Recompute::kFull && p.zero3_recompute_gather ? 3 : 2;
+}
+
+// Bytes per parameter of ZeRO-3's gradient reduce-scatter: the weights'
+// datatype (`weight_bytes`), or fp32 when the framework reduces in fp32
+// (TrainingPlan::zero3_fp32_reduce): PyTorch FSDP's MixedPrecision with
+// reduce_dtype float32, what Composer's fsdp_config mixed_precision DEFAULT
+// sets (composer/distributed mixed-precision helper: param_dtype the autocast
+// precision, reduce_dtype torch.float32) and torchtitan's default
+// (training.mixed_precision_reduce = "float32").
+inline double Zero3ReduceBytesPerParam(const parallelism::TrainingPlan& p, double weight_bytes) {
+  return p.zero3_fp32_reduce ? 4.0 : weight_bytes;
+}
+
 // --- expert parallelism ---------------------------------------------------
 
 // Bytes one device holds for one dispatch (or combine) all-to-all of one MoE

@@ -741,11 +741,18 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       gather = group_time(Collective::kAllGather, w_bytes);
     } else {
       // ZeRO-3 / FSDP: gather each layer's weights for forward and backward
-      // (and recompute), reduce-scatter its gradients, every microbatch
-      // (Rajbhandari et al. 2020, Sec. 7.2.3: 1.5x the all-reduce volume).
-      const double gathers = p.recompute == Recompute::kFull ? 3 : 2;
+      // (and, where the framework re-gathers, recompute), reduce-scatter its
+      // gradients (in fp32 where the framework reduces so), every microbatch
+      // (Rajbhandari et al. 2020, Sec. 7.2.3: 1.5x the all-reduce volume;
+      // Zero3GathersPerMicrobatch, Zero3ReduceBytesPerParam, parallel_comm.h).
+      // Per microbatch also under gradient accumulation: FSDP's no_sync
+      // would keep unsharded gradients, and Composer (llm-foundry's trainer)
+      // enters no_sync only for a DistributedDataParallel model
+      // (Composer's ddp_sync_context returns at once for any other model,
+      // an FSDP-wrapped one included: it syncs every microbatch).
+      const double gathers = Zero3GathersPerMicrobatch(p);
       const double gather_all = group_time(Collective::kAllGather, w_bytes);
-      const double reduce_all = group_time(Collective::kReduceScatter, w_bytes);
+      const double reduce_all = group_time(Collective::kReduceScatter, Zero3ReduceBytesPerParam(p, w_bytes));
       zero3_per_mb = gathers * gather_all + reduce_all;
       // With prefetch, each layer's gather hides behind the layer before it,
       // but the iteration's first gather has nothing before it and its last

@@ -587,6 +587,17 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.elementwise = parallelism::Elementwise::kEager;
       assume("eager element-wise kernels (" + framework + " runs PyTorch eager code)");
     }
+    // PyTorch FSDP as these frameworks run it (Zero3GathersPerMicrobatch,
+    // Zero3ReduceBytesPerParam, core/estimate/parallel_comm.h): activation
+    // checkpointing inside each FSDP unit, so the recomputed forward reuses
+    // the weights the unit's backward gathered, and gradients reduce-
+    // scattered in fp32 (Composer's fsdp_config mixed_precision DEFAULT, which
+    // the llm-foundry rows state; torchtitan's default mixed_precision_reduce).
+    if (framework == "llm-foundry" || framework == "torchtitan") {
+      p.zero3_recompute_gather = false;
+      p.zero3_fp32_reduce = true;
+      assume("FSDP: recompute on the backward's gathered weights, gradients reduced in fp32");
+    }
     if (zero && *zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
       // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
       // the iteration time flat as GPUs double at fixed batch (74 days at 768

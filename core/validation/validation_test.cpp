@@ -345,6 +345,11 @@ TEST(ValidationCsv, FrameworkHoldsWhatItAllowsOnly) {
   ASSERT_TRUE(r.rows[0].error_pct) << r.rows[0].skipped;
   const std::string& a = r.rows[0].assumptions;
   EXPECT_NE(a.find("ZeRO-3 (llm-foundry shards with FSDP)"), std::string::npos) << a;
+  // And runs PyTorch FSDP as Composer configures it (parallel_comm.h,
+  // Zero3GathersPerMicrobatch / Zero3ReduceBytesPerParam).
+  EXPECT_NE(a.find("FSDP: recompute on the backward's gathered weights, gradients reduced in fp32"),
+            std::string::npos)
+      << a;
   EXPECT_NE(a.find("searched (the fastest of the 4 plans consistent with the stated fields): dp 8, "
                    "micro batch "),
             std::string::npos)
@@ -515,6 +520,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 26.02 Llama 3.1 405B GB200 MXFP8 row +14.5 -> -8.4 %: Megatron-Bridge
   // 25.09 -> 16.77 %, 25.11 -> 20.24 %, 26.02 -> 23.44 %.
   // 20.33 % with the MI250X GCD's contention (the Gemstone rows below).
+  // Then 22.41 / 23.58 / 28.83 %: llm-foundry and torchtitan rows run PyTorch
+  // FSDP as those frameworks configure it (no weight gather for the
+  // recomputed forward, gradients reduce-scattered in fp32; parallel_comm.h
+  // Zero3GathersPerMicrobatch / Zero3ReduceBytesPerParam): llm-foundry
+  // 21.46 -> 21.24 %, torchtitan 19.55 -> 18.82 %. The fp32 reduce-scatter
+  // moves the rows without recompute (mpt-13b on 8-64 H100 at micro batch 2,
+  // one microbatch: -30.0..-27.8 -> -28.4..-24.8 %); under full recompute the
+  // dropped third gather and the doubled reduce-scatter move the same bytes.
   EXPECT_LE(file.mape_pct, 20.34);
   EXPECT_LE(file_hb.mape_pct, 20.72);
   EXPECT_LE(file_moe.mape_pct, 27.43);

@@ -177,7 +177,9 @@ namespace {
 
 // The closed vocabularies of validation/training_runs.csv (validation/README.md
 // documents each column). A blank cell means the source did not state it.
-const std::vector<std::string> kRecompute = {"none", "selective", "full"};
+// mla_up_proj: Megatron-Core selective recompute of the MLA up projections
+// alone (--recompute-modules mla_up_proj), no attention-core recompute.
+const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj"};
 const std::vector<std::string> kYesNo = {"yes", "no"};
 const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8"};
 const std::vector<std::string> kAttention = {"flash", "flash2", "materialized"};
@@ -651,6 +653,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     }
     p.zero = fixed.zero >= 0 ? fixed.zero : 0;
     p.recompute = static_cast<parallelism::Recompute>(std::max(0, fixed.recompute));
+    p.recompute_mla_up_proj = recompute == "mla_up_proj";
     p.sequence_parallel = fixed.sequence_parallel == 1 && p.tp > 1;
     p.tp_comm_overlap = fixed.tp_comm_overlap == 1;
     p.dp_overlap = fixed.dp_overlap != 0;

@@ -172,7 +172,7 @@ TEST(ValidationCsv, BadValueIsALocatedErrorNamingTheAllowedWords) {
   ASSERT_EQ(r.rows.size(), 3u);
   ASSERT_EQ(d.size(), 3u) << d.ToString();
   const std::string expected[] = {
-      file + ":2: column 'recompute': got 'partial': must be one of none, selective, full (blank: not stated)",
+      file + ":2: column 'recompute': got 'partial': must be one of none, selective, full, mla_up_proj (blank: not stated)",
       file + ":3: column 'flops_metric': got 'hfu': must be one of model, hardware (blank: not stated)",
       file + ":4: column 'hidden': got '4096': the model 'Megatron-22B' is preset 'megatron-22b', whose "
              "hidden is 6144 (leave the cell blank, or name a model no preset answers to)"};
@@ -497,9 +497,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Then 22.52 / 23.70 / 28.83 % with the Gemstone rows' architecture
   // columns and litgpt's eager element-wise kernels (below; 22.50 % for the
   // file before the capacity-factor and host-launch change above).
-  EXPECT_LE(file.mape_pct, 22.53);
-  EXPECT_LE(file_hb.mape_pct, 23.70);
-  EXPECT_LE(file_moe.mape_pct, 28.83);
+  // Then 22.47 / 23.61 / 28.35 %: the DeepSeek-V3 H100 row runs its
+  // recipe's recompute_modules mla_up_proj (training.recompute_mla_up_proj),
+  // which fits in 80 GB (70.1 GB) where the harness had to assume full
+  // recompute: +24.8 -> +10.4 % (docs/moe-long-context.md).
+  EXPECT_LE(file.mape_pct, 22.48);
+  EXPECT_LE(file_hb.mape_pct, 23.61);
+  EXPECT_LE(file_moe.mape_pct, 28.35);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture
@@ -518,8 +522,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Target 6 %: not met, measured 11.95 % (13.53 % before the overlap
   // contention term; the DeepSeek-V3 row's attention in BF16 added 0.18;
   // 11.71 before that row's expert permute/unpermute traffic, +0.22, and
-  // its grouped expert GEMMs at per-expert efficiency, +0.03).
-  EXPECT_LE(all.mape_pct, 11.96);
+  // its grouped expert GEMMs at per-expert efficiency, +0.03); 11.59 % once
+  // that row runs its recipe's MLA up-projection recompute instead of full
+  // recompute (-0.36).
+  EXPECT_LE(all.mape_pct, 11.60);
   // Target: no row beyond 20 %: not met, measured 41.93 % (Megatron-LM
   // README GPT 1.7B on 48 H100).
   EXPECT_LE(all.max_abs_error_pct, 41.93);
@@ -533,10 +539,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // GEMMs at per-expert efficiency, 1.9 s more than it hides. The row is over-predicted for other reasons: the harness must
   // assume full recompute (the memory model puts the recipe's selective
   // recompute at 91 GB of 80) and 11 s of its 31 s is EP 64 all-to-all over
-  // InfiniBand; docs/moe-long-context.md).
-  EXPECT_LE(hb.mape_pct, 23.86);
+  // InfiniBand; docs/moe-long-context.md). Now 22.41 %: the row runs the
+  // recipe's recompute_modules mla_up_proj, which the memory model fits in
+  // 70.1 GB (the per-head Q, K and V after the up projections are not
+  // kept), at +10.37 %; the EP 64 all-to-all over InfiniBand is still 11.0 s
+  // of its 27.9 s.
+  EXPECT_LE(hb.mape_pct, 22.42);
   EXPECT_LE(readme.mape_pct, 23.76);
-  EXPECT_LE(bridge.mape_pct, 24.79);
+  EXPECT_LE(bridge.mape_pct, 10.37);
   // No source target; measured 9.74 %.
   EXPECT_LE(narayanan.mape_pct, 9.74);
 }

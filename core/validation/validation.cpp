@@ -524,6 +524,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
         (*tp * *dp * cp.value_or(1)) % *ep == 0) {
       fixed.etp = 1;
       assume("etp 1 (ep " + std::to_string(*ep) + " fits only folded over tp x cp x dp)");
+    } else if (ep && tp && dp && *ep > 1 && *tp > 1 && row.source.find("Megatron-Bridge") != std::string::npos &&
+               (*tp * *dp * cp.value_or(1)) % *ep == 0) {
+      // A Megatron-Bridge table's MoE row ran a Megatron-Bridge recipe, and
+      // those set etp = 1 for every MoE model they benchmark (scripts/
+      // performance/configs: BASE_DEEPSEEK_V3_CONFIG and the Qwen3 base
+      // configs, expert_tensor_parallel_size=1), folded or not.
+      fixed.etp = 1;
+      assume("etp 1 (the Megatron-Bridge MoE recipes' expert_tensor_parallel_size)");
     }
     if (dp) fixed.dp = *dp;
     if (micro_batch) fixed.micro_batch = *micro_batch;

@@ -515,7 +515,8 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     else if (s.model.experts <= 1) fixed.ep = 1;  // a dense model has no expert parallelism
     // No column states the expert tensor parallelism: a row runs
     // Megatron-Core's default, etp = tp, unless its stated ep fits only
-    // folded over the tp devices too (parallelism::ExpertTensorParallel);
+    // folded over the tp devices too (parallelism::ExpertTensorParallel),
+    // or it comes from a Megatron-Bridge table (below);
     // then etp = 1, the value Megatron-Bridge's MoE recipes set
     // (scripts/performance/configs/qwen3 workload base configs:
     // expert_tensor_parallel_size=1 for Qwen3-30B-A3B and -235B-A22B).

@@ -76,12 +76,16 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     const double ckv = static_cast<double>(m.kv_lora_rank);
     if (m.q_lora_rank > 0) {
       out.Add(Gemm("q_down_proj", tokens, cq, h, e));
-      out.Add(Gemm("q_up_proj", tokens, heads * dqk, cq, e));
+      Op q_up = Gemm("q_up_proj", tokens, heads * dqk, cq, e);
+      q_up.mla_up = true;
+      out.Add(q_up);
     } else {
       out.Add(Gemm("q_proj", tokens, heads * dqk, h, e));
     }
     out.Add(Gemm("kv_down_proj", tokens, ckv + r, h, e));
-    out.Add(Gemm("kv_up_proj", tokens, heads * (d + dv), ckv, e));
+    Op kv_up = Gemm("kv_up_proj", tokens, heads * (d + dv), ckv, e);
+    kv_up.mla_up = true;
+    out.Add(kv_up);
   } else {
     out.Add(Gemm("qkv_proj", tokens, (heads + 2 * kv) * d, h, e));
   }

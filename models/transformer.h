@@ -33,6 +33,7 @@ struct Op {
   double flops = 0;            // forward FLOP on this device
   double bytes = 0;            // forward bytes moved to/from device memory
   bool attention_core = false; // recomputed by selective recompute
+  bool mla_up = false;         // an MLA up projection (recompute_mla_up_proj redoes it)
   bool expert = false;         // an expert GEMM of a MoE layer (all local experts)
 };
 

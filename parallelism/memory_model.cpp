@@ -47,6 +47,9 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     const double dqk = static_cast<double>(models::QkHeadDim(m));
     const double dv = static_cast<double>(models::VHeadDim(m));
     attention = 4 * a * dqk + 4 * a * dv;
+    // Recomputing the up projections keeps only the attention output
+    // (2 a d_v bytes per token) of the four.
+    if (RecomputesMlaUpProj(m, p)) attention = 2 * a * dv;
     outside_extra += 2 * static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.rope_head_dim) * sb * sp;
   }
   if (p.precision == hardware::DataType::kFp8 && !moe) {
@@ -74,6 +77,10 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
 }
 
 }  // namespace
+
+bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& p) {
+  return p.recompute_mla_up_proj && p.recompute != Recompute::kFull && models::UsesMla(m);
+}
 
 double LayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
                             int64_t s) {
@@ -130,6 +137,7 @@ MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
     // The layer being recomputed holds its full activations meanwhile.
     TrainingPlan no = p;
     no.recompute = Recompute::kNone;
+    no.recompute_mla_up_proj = false;
     r.activations += moe_share > 0 ? MoeLayerActivationBytes(m, no, p.micro_batch, local_seq)
                                    : LayerActivationBytes(m, no, p.micro_batch, local_seq);
   }

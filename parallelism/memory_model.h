@@ -38,6 +38,17 @@ struct MemoryBreakdown {
   double total() const { return weights + gradients + optimizer + activations + temporary; }
 };
 
+// Whether the plan recomputes the MLA up projections (TrainingPlan::
+// recompute_mla_up_proj, Megatron-Core --recompute-modules mla_up_proj):
+// only a model with multi-head latent attention, and only below full
+// recompute, which keeps the layer input alone anyway. The layer then keeps
+// the query and KV latents (with the RoPE key) and the attention output,
+// not the per-head queries, keys and values the up projections make
+// (Megatron-Core MLASelfAttention: the up projections and RoPE run under a
+// checkpoint whose outputs are freed once the attention core has read them
+// and rebuilt before its backward).
+bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& p);
+
 // Bytes of activations one layer stores for one microbatch (b sequences of
 // s tokens on this device), following the table above.
 double LayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,

@@ -112,6 +112,12 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          "none",
                          "Activation recomputation: none, selective (attention core) or full "
                          "(every layer's forward).")
+        .Bool("recompute_mla_up_proj", &TrainingPlan::recompute_mla_up_proj, "false",
+              "Recompute the multi-head latent attention's up projections (and RoPE) in the "
+              "backward pass instead of keeping the per-head queries, keys and values "
+              "(Megatron-Core --recompute-modules mla_up_proj): saves their activation memory "
+              "for the up-projection GEMMs run once more. Only for MLA models (kv_lora_rank "
+              "> 0); with recompute full it changes nothing.")
         .Enum<Attention>("attention", &TrainingPlan::attention,
                          {{"flash", Attention::kFlash},
                           {"flash2", Attention::kFlash2},

@@ -87,6 +87,12 @@ struct TrainingPlan {
   double straggler_slowdown = 1;   // compute time factor on that stage (event engine)
   int64_t micro_batch = 1;
   Recompute recompute = Recompute::kNone;
+  // Megatron-Core's fine-grained recompute of the multi-head latent
+  // attention's up projections and RoPE (--recompute-modules mla_up_proj):
+  // the per-head queries, keys and values are not kept for the backward
+  // pass but rebuilt from the latents; read only for MLA models and below
+  // full recompute (parallelism/memory_model.h).
+  bool recompute_mla_up_proj = false;
   Attention attention = Attention::kFlash;
   Elementwise elementwise = Elementwise::kFused;
   int64_t zero = 0;          // ZeRO stage 0..3 (3 = FSDP)

@@ -656,18 +656,22 @@ TEST(Validation, AllTrainingRows) {
   Summarise(tuned);
   // 39 dense rows and (issue 16) one DeepSeek-V3 row run from its preset.
   EXPECT_EQ(tuned.rows.size(), 40u);
-  EXPECT_LE(tuned.mape_pct, 11.78);
+  // The 40 rows: 11.95 -> 11.78 % with the step's FP8 casts, BF16 LM head
+  // and fp32 loss (step_kernels.h); the DeepSeek-V3 H100 row running its
+  // recipe's MLA up-projection recompute (training.recompute_mla_up_proj)
+  // instead of full recompute and the recipe's etp = 1 (+24.8 -> +4.1 % on
+  // the branch that added them) brings them to 11.23 %.
+  EXPECT_LE(tuned.mape_pct, 11.24);
   EXPECT_GE(tuned.evaluated, 33);
-  // 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0 and the
-  // dropless host-launch bound (validation_test.cpp, PerSourceErrors...);
-  // 22.48 % with the MI250X GCD's cited GEMM curve and overlap contention
-  // (the 22 Gemstone rows 54.27 -> 53.73 %).
-  // 20.67 % with the step's FP8 casts, BF16 LM head and fp32 loss; 20.37 %
-  // with FP8 activations in 1 byte (memory_model.cpp).
-  // 20.33 % with both the MI250X GCD's overlap contention and the FP8 terms.
-  // 22.41 % with PyTorch FSDP's ZeRO-3 as llm-foundry and torchtitan run it
-  // (no re-gather for the recomputed forward, fp32 reduce-scatter).
-  EXPECT_LE(r.mape_pct, 20.34);
+  // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
+  // and the dropless host-launch bound (validation_test.cpp,
+  // PerSourceErrors...); 22.48 % with the MI250X GCD's cited GEMM curve and
+  // overlap contention (the 22 Gemstone rows 54.27 -> 53.73 %); 20.33 % with
+  // the step's FP8 casts, BF16 LM head, fp32 loss and FP8 activations in 1
+  // byte (memory_model.cpp); then PyTorch FSDP's ZeRO-3 as llm-foundry and
+  // torchtitan run it (no re-gather for the recomputed forward, fp32
+  // reduce-scatter) and the DeepSeek-V3 row's recipe: 20.13 %.
+  EXPECT_LE(r.mape_pct, 20.14);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -668,5 +668,71 @@ TEST(Issue16, DroplessHostBoundInBothEngines) {
   EXPECT_DOUBLE_EQ(dropping.moe.bwd, est.Prepare(q, w).moe.bwd);
 }
 
+// DeepSeek-V3 as the Megatron-Bridge DGX H100 recipe runs it (validation row
+// 41: tp 2 with sequence parallelism, pp 8 x interleave 4, ep 64, dp 64,
+// micro batch 1 of 4,096 tokens, force-balanced routing, recompute_modules
+// mla_up_proj). One MoE layer's activations per device, by hand
+// (parallelism/memory_model.cpp), s b = 4096, h = 7168, t = 2:
+//   outside TP: 10 s b h = 293,601,280; router logits 4 x 256 x 4096 =
+//     4,194,304; MLA latents 2 x (1536 + 512 + 64) x 4096 x t = 34,603,008;
+//     all / t = 166,199,296.
+//   inside TP, per token: Q and K 4 x 128 x 192 = 98,304, V and O 4 x 128 x
+//     128 = 65,536; routed experts 8 x (6 x 2048 + 2 x 7168) = 212,992;
+//     shared expert 6 x 2048 = 12,288: 389,120 x 4096 / t = 796,917,760.
+//   total 963,117,056 B. With the up projections recomputed only the
+//   attention output stays (2 x 128 x 128 = 32,768 per token): 258,048 x
+//   4096 / t = 528,482,304, total 694,681,600 B; 268,435,456 B (256 MiB)
+//   less per layer, dense layers too.
+// The fullest stage (the first: 8 layers, 8 x (1 + 7/32) = 9.75 microbatches
+// in flight) holds 268,435,456 x 8 x 9.75 = 20,937,965,568 B less, which
+// takes the plan under the H100's 80 GB; the backward runs the up
+// projections once more: q 2 x 4096 x (64 x 192) x 1536 = 154,618,822,656
+// and kv 2 x 4096 x (64 x 256) x 512 = 68,719,476,736 FLOP per layer and
+// device, 223,338,299,392 x 61 layers x tp 2 x 8192 microbatches =
+// 223,209,656,531,550,208 FLOP of hardware beyond model FLOPs.
+TEST(Issue16, MlaUpProjRecomputeKeepsOnlyTheLatentsAndTheAttentionOutput) {
+  const models::ModelSpec m = Model("deepseek-v3");
+  parallelism::TrainingPlan p;
+  p.tp = 2;
+  p.pp = 8;
+  p.dp = 64;
+  p.ep = 64;
+  p.interleave = 4;
+  p.schedule = parallelism::Schedule::kInterleaved;
+  p.sequence_parallel = true;
+  p.precision = hardware::DataType::kFp8;
+  p.zero = 1;
+  p.expert_imbalance = 0;
+  EXPECT_DOUBLE_EQ(parallelism::MoeLayerActivationBytes(m, p, 1, 4096), 963117056.0);
+  parallelism::TrainingPlan up = p;
+  up.recompute_mla_up_proj = true;
+  EXPECT_DOUBLE_EQ(parallelism::MoeLayerActivationBytes(m, up, 1, 4096), 694681600.0);
+  EXPECT_DOUBLE_EQ(parallelism::LayerActivationBytes(m, p, 1, 4096) -
+                       parallelism::LayerActivationBytes(m, up, 1, 4096),
+                   268435456.0);
+  // Below full recompute only, and only with MLA.
+  parallelism::TrainingPlan full = up;
+  full.recompute = parallelism::Recompute::kFull;
+  EXPECT_FALSE(parallelism::RecomputesMlaUpProj(m, full));
+  EXPECT_FALSE(parallelism::RecomputesMlaUpProj(Model("mixtral-8x7b"), up));
+
+  hardware::SystemSpec sys = System("dgx-h100-superpod");
+  sys.nodes = 128;
+  const TrainingEstimator est(m, sys);
+  parallelism::Workload w;
+  w.global_batch = 8192;
+  w.seq_len = 4096;
+  const TrainingEstimate kept = est.Run(p, w);
+  const TrainingEstimate redone = est.Run(up, w);
+  EXPECT_NEAR(kept.memory.activations - redone.memory.activations, 20937965568.0, 1e3);
+  EXPECT_GT(kept.memory.total(), 80e9);
+  EXPECT_LT(redone.memory.total(), 80e9);
+  EXPECT_EQ(kept.infeasible, Infeasible::kOutOfMemory);
+  EXPECT_NE(redone.infeasible, Infeasible::kOutOfMemory);
+  EXPECT_DOUBLE_EQ(kept.hardware_flops, kept.model_flops);
+  EXPECT_NEAR((redone.hardware_flops - redone.model_flops) / 223209656531550208.0, 1.0, 1e-12);
+  EXPECT_GT(redone.time.recompute, 0);
+}
+
 }  // namespace
 }  // namespace orrery::engine

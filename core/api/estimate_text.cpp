@@ -144,7 +144,9 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
               : std::string())
       << ", micro-batch " << p.micro_batch << " x " << e.microbatches
       << " microbatches, interleave " << p.interleave << ", recompute "
-      << parallelism::RecomputeName(p.recompute) << (p.sequence_parallel ? ", sequence parallel" : "")
+      << parallelism::RecomputeName(p.recompute)
+      << (parallelism::RecomputesMlaUpProj(s.model, p) ? " + MLA up projections" : "")
+      << (p.sequence_parallel ? ", sequence parallel" : "")
       << ", ZeRO " << p.zero << "\n";
   if (!e.feasible()) {
     out << "\nINFEASIBLE: " << r.reason << "\n";

@@ -63,6 +63,9 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
       mix(&LayerCosts::bwd_weight) + (embed ? c.embed.bwd_weight : 0) + (head ? c.head.bwd_weight : 0);
   if (p.recompute == Recompute::kFull) w.recompute = mix(&LayerCosts::fwd);
   else if (p.recompute == Recompute::kSelective) w.recompute = mix(&LayerCosts::attention_fwd);
+  // The MLA up projections once more (parallelism::RecomputesMlaUpProj;
+  // mla_up_fwd is 0 for a model without MLA).
+  if (p.recompute != Recompute::kFull && p.recompute_mla_up_proj) w.recompute += mix(&LayerCosts::mla_up_fwd);
   // LayerCosts::gemm is forward + backward GEMM time; a backward GEMM pair
   // costs twice its forward GEMM.
   w.forward_gemm = mix(&LayerCosts::gemm) / 3;

@@ -84,6 +84,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
     t.fwd += f;
     t.bwd += b;
     if (op.attention_core) t.attention_fwd += f;
+    if (op.mla_up) t.mla_up_fwd += f;
   }
   return t;
 }
@@ -206,6 +207,7 @@ void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTim
   head.fwd += k * (block.fwd + one.fwd);
   head.bwd += k * (block.bwd + one.bwd);
   head.attention_fwd += k * block.attention_fwd;
+  head.mla_up_fwd += k * block.mla_up_fwd;
   head.gemm += k * (block.gemm + one.gemm);
   head.weight_grad += k * (block.weight_grad + one.weight_grad);
 }
@@ -473,8 +475,12 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   // attention core (selective; Korthikanti et al. 2022, Sec. 5).
   out.layer_flops = Sum(ops, &Op::flops);
   out.attention_core_flops = 0;
-  for (int i = 0; i < ops.count; ++i)
-    if (ops.ops[static_cast<size_t>(i)].attention_core) out.attention_core_flops += ops.ops[static_cast<size_t>(i)].flops;
+  out.mla_up_flops = 0;
+  for (int i = 0; i < ops.count; ++i) {
+    const Op& op = ops.ops[static_cast<size_t>(i)];
+    if (op.attention_core) out.attention_core_flops += op.flops;
+    if (op.mla_up) out.mla_up_flops += op.flops;
+  }
   out.moe = OpTimes{};
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
@@ -662,6 +668,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
                       (has_head ? head.weight_grad : 0);
     if (p.recompute == Recompute::kFull) st_.rec = mix(n, &OpTimes::fwd);
     else if (p.recompute == Recompute::kSelective) st_.rec = mix(n, &OpTimes::attention_fwd);
+    // Megatron-Core's mla_up_proj recompute runs the up projections once
+    // more before the attention's backward (RecomputesMlaUpProj).
+    if (parallelism::RecomputesMlaUpProj(m, p)) st_.rec += mix(n, &OpTimes::mla_up_fwd);
     st_.tp = n * (tp_fwd + tp_bwd + tp_rec);
     // Overlapped, the collectives hide behind the GEMMs but slow them
     // (OverlapExposed, parallel_comm.h).
@@ -844,9 +853,12 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   const double devices = static_cast<double>(devices_);
   e.model_flops = prepared->model_flops;
   double rec_flops = 0;
-  if (p.recompute != Recompute::kNone) {
+  if (p.recompute != Recompute::kNone || parallelism::RecomputesMlaUpProj(m, p)) {
     const double per_layer_dev =
-        p.recompute == Recompute::kFull ? prepared->layer_flops : prepared->attention_core_flops;
+        (p.recompute == Recompute::kFull        ? prepared->layer_flops
+         : p.recompute == Recompute::kSelective ? prepared->attention_core_flops
+                                                : 0.0) +
+        (parallelism::RecomputesMlaUpProj(m, p) ? prepared->mla_up_flops : 0.0);
     rec_flops = per_layer_dev * static_cast<double>(m.layers) * tp_d * static_cast<double>(p.cp) *
                 static_cast<double>(w.global_batch) / static_cast<double>(p.micro_batch);
   }
@@ -903,6 +915,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.fwd = t.fwd;
     l.bwd = t.bwd;
     l.attention_fwd = t.attention_fwd;
+    l.mla_up_fwd = t.mla_up_fwd;
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];

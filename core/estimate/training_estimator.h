@@ -75,6 +75,7 @@ struct OpTimes {
   double fwd = 0;
   double bwd = 0;
   double attention_fwd = 0;  // attention-core part of fwd (selective recompute)
+  double mla_up_fwd = 0;     // MLA up-projection part of fwd (recompute_mla_up_proj)
   double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
   double weight_grad = 0;    // weight-gradient GEMMs of bwd (ZB-H1's W pass)
 };
@@ -93,6 +94,7 @@ struct PreparedWorkload {
   OpTimes dense, moe, head, embed;
   double layer_flops = 0;           // one dense layer per device per microbatch (full recompute)
   double attention_core_flops = 0;  // its attention core (selective recompute)
+  double mla_up_flops = 0;          // its MLA up projections (recompute_mla_up_proj)
   double model_flops = 0;           // per iteration, no recompute
   // What it was prepared for.
   bool valid = false;
@@ -123,6 +125,7 @@ struct LayerCosts {
   double bwd = 0;          // input and weight gradients
   double bwd_weight = 0;   // the weight-gradient GEMMs of `bwd` (a W pass)
   double attention_fwd = 0;  // attention core of `fwd` (what selective recompute redoes)
+  double mla_up_fwd = 0;     // MLA up projections of `fwd` (what recompute_mla_up_proj redoes)
   double gemm = 0;         // GEMM time of fwd + bwd (what TP overlap hides behind)
 };
 struct OperatorCosts {

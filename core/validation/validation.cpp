@@ -177,7 +177,9 @@ namespace {
 
 // The closed vocabularies of validation/training_runs.csv (validation/README.md
 // documents each column). A blank cell means the source did not state it.
-const std::vector<std::string> kRecompute = {"none", "selective", "full"};
+// mla_up_proj: Megatron-Core selective recompute of the MLA up projections
+// alone (--recompute-modules mla_up_proj), no attention-core recompute.
+const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj"};
 const std::vector<std::string> kYesNo = {"yes", "no"};
 const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8"};
 const std::vector<std::string> kAttention = {"flash", "flash2", "materialized"};
@@ -513,7 +515,8 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     else if (s.model.experts <= 1) fixed.ep = 1;  // a dense model has no expert parallelism
     // No column states the expert tensor parallelism: a row runs
     // Megatron-Core's default, etp = tp, unless its stated ep fits only
-    // folded over the tp devices too (parallelism::ExpertTensorParallel);
+    // folded over the tp devices too (parallelism::ExpertTensorParallel),
+    // or it comes from a Megatron-Bridge table (below);
     // then etp = 1, the value Megatron-Bridge's MoE recipes set
     // (scripts/performance/configs/qwen3 workload base configs:
     // expert_tensor_parallel_size=1 for Qwen3-30B-A3B and -235B-A22B).
@@ -522,6 +525,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
         (*tp * *dp * cp.value_or(1)) % *ep == 0) {
       fixed.etp = 1;
       assume("etp 1 (ep " + std::to_string(*ep) + " fits only folded over tp x cp x dp)");
+    } else if (ep && tp && dp && *ep > 1 && *tp > 1 && row.source.find("Megatron-Bridge") != std::string::npos &&
+               (*tp * *dp * cp.value_or(1)) % *ep == 0) {
+      // A Megatron-Bridge table's MoE row ran a Megatron-Bridge recipe, and
+      // those set etp = 1 for every MoE model they benchmark (scripts/
+      // performance/configs: BASE_DEEPSEEK_V3_CONFIG and the Qwen3 base
+      // configs, expert_tensor_parallel_size=1), folded or not.
+      fixed.etp = 1;
+      assume("etp 1 (the Megatron-Bridge MoE recipes' expert_tensor_parallel_size)");
     }
     if (dp) fixed.dp = *dp;
     if (micro_batch) fixed.micro_batch = *micro_batch;
@@ -662,6 +673,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     }
     p.zero = fixed.zero >= 0 ? fixed.zero : 0;
     p.recompute = static_cast<parallelism::Recompute>(std::max(0, fixed.recompute));
+    p.recompute_mla_up_proj = recompute == "mla_up_proj";
     p.sequence_parallel = fixed.sequence_parallel == 1 && p.tp > 1;
     p.tp_comm_overlap = fixed.tp_comm_overlap == 1;
     p.dp_overlap = fixed.dp_overlap != 0;

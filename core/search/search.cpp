@@ -1,6 +1,7 @@
 #include "core/search/search.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -116,6 +117,76 @@ parallelism::TrainingPlan PlanOf(const Scenario& s, const PlanKnobs& k) {
   return p;
 }
 
+struct SearchMemo::Impl {
+  // The probes of one shape (Searcher::PrepareShape).
+  struct Shape {
+    bool states = false;            // states_bytes and step_s are filled
+    double states_bytes[4][2] = {}; // weights + gradients + optimizer by (zero, offload)
+    double step_s[4][2] = {};       // optimizer step + offload by (zero, offload)
+    std::vector<std::array<double, 3>> fb;  // by (micro_batch, sequence_parallel), then recompute
+  };
+  std::vector<Shape> shapes;  // by shape index (the enumeration does not depend on the capacity)
+  // By block ordinal: the estimates of the block's candidates, in order, as
+  // RunIfFits gave them at the capacity of the search that costed them.
+  std::unordered_map<uint64_t, std::vector<TrainingEstimate>> blocks;
+  // By the finalist's knobs (KnobsKey).
+  std::unordered_map<std::string, EventEstimate> events;
+};
+
+SearchMemo::SearchMemo() : impl_(std::make_unique<Impl>()) {}
+SearchMemo::~SearchMemo() = default;
+
+namespace {
+
+// Every knob, for the event memo's key.
+std::string KnobsKey(const PlanKnobs& k) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64
+                " %" PRId64 " %" PRId64 " %" PRId64 " %d %d %d %d %d %" PRId64 " %s",
+                k.devices, k.tp, k.pp, k.cp, k.ep, k.etp, k.dp, k.global_batch, k.micro_batch,
+                k.interleave, static_cast<int>(k.recompute), k.sequence_parallel ? 1 : 0,
+                k.tp_comm_overlap ? 1 : 0, k.dp_overlap ? 1 : 0, k.offload ? 1 : 0, k.zero,
+                k.group_order.data());
+  return buf;
+}
+
+// Candidate j of a block at memory capacity `capacity`, from the memo
+// `done` (the block's candidates 0 .. done.size() - 1, as RunIfFits gave
+// them at some capacity) or from `run` (RunIfFits at this capacity). Only
+// RunIfFits' memory check reads the capacity (training_estimator.cpp): a
+// plan that stopped there stopped with dp, microbatches and memory filled;
+// one that passed it has every figure, and passes or stops at this
+// capacity by its memory alone.
+template <typename Run>
+TrainingEstimate Recall(std::vector<TrainingEstimate>& done, size_t j, double capacity, Run run) {
+  if (j >= done.size()) {
+    done.push_back(run());
+    return done.back();
+  }
+  TrainingEstimate& e = done[j];
+  const bool over = e.memory.total() > capacity;
+  if (e.infeasible == Infeasible::kOutOfMemory && !over) {
+    e = run();  // it stopped at a smaller capacity; here it goes on
+    return e;
+  }
+  if (over && e.infeasible != Infeasible::kOutOfMemory) {
+    // It passed a larger capacity; here it stops at the memory check.
+    TrainingEstimate x;
+    x.infeasible = Infeasible::kOutOfMemory;
+    x.memory_capacity = capacity;
+    x.dp = e.dp;
+    x.microbatches = e.microbatches;
+    x.memory = e.memory;
+    return x;
+  }
+  TrainingEstimate x = e;
+  x.memory_capacity = capacity;
+  return x;
+}
+
+}  // namespace
+
 Scenario ScenarioOf(const Scenario& s, const PlanKnobs& k) {
   Scenario out = s;
   ResizeSystem(out.system, k.devices);
@@ -221,8 +292,10 @@ class Searcher {
  public:
   Searcher(const SearchOptions& o, const std::vector<std::unique_ptr<DeviceContext>>& contexts,
            const std::vector<ShapeTask>& shapes)
-      : o_(o), contexts_(contexts), shapes_(shapes), setups_(shapes.size()) {
+      : o_(o), contexts_(contexts), shapes_(shapes), setups_(shapes.size()),
+        memo_(o.memo != nullptr && o.shards <= 1 ? &o.memo->impl() : nullptr) {
     top_.reserve(Keep() + 1);
+    if (memo_ != nullptr && memo_->shapes.size() < shapes.size()) memo_->shapes.resize(shapes.size());
   }
 
   // Candidates kept: the top K and the event check's spares.
@@ -410,22 +483,38 @@ class Searcher {
     bool states_ok[4][2] = {};
     double step_s[4][2] = {};
     bool any_ok = false;
+    // With a memo the probes of another capacity's search are taken as they
+    // are (they do not read the capacity); the counts are those of probing.
+    SearchMemo::Impl::Shape* memo = memo_ != nullptr ? &memo_->shapes[index] : nullptr;
+    const bool states_known = memo != nullptr && memo->states;
     // The zero stage and offload are not part of a prepared workload
     // (PreparedWorkload::Matches): their probes share one.
-    const PreparedWorkload states_prepared = est.Prepare(plan, w);
+    std::optional<PreparedWorkload> states_prepared;
+    if (!states_known) states_prepared.emplace(est.Prepare(plan, w));
     for (int z = axes.zero_from; z < axes.zero_from + axes.zero; ++z) {
       for (int off = axes.offload_from; off < axes.offload_from + axes.offload; ++off) {
         plan.zero = z;
         plan.offload_optimizer = off == 1;
-        const TrainingEstimate e = est.Run(plan, w, states_prepared);
         ++n.probes;
-        const double states = e.memory.weights + e.memory.gradients + e.memory.optimizer;
+        double states = 0;
+        if (!states_known) {
+          const TrainingEstimate e = est.Run(plan, w, *states_prepared);
+          step_s[z][off] = e.time.optimizer + e.time.offload;
+          states = e.memory.weights + e.memory.gradients + e.memory.optimizer;
+          if (memo != nullptr) {
+            memo->states_bytes[z][off] = states;
+            memo->step_s[z][off] = step_s[z][off];
+          }
+        } else {
+          step_s[z][off] = memo->step_s[z][off];
+          states = memo->states_bytes[z][off];
+        }
         if (n.min_states_bytes == 0 || states < n.min_states_bytes) n.min_states_bytes = states;
         states_ok[z][off] = states <= capacity;
-        step_s[z][off] = e.time.optimizer + e.time.offload;
         any_ok = any_ok || states_ok[z][off];
       }
     }
+    if (memo != nullptr) memo->states = true;
     if (!any_ok) {
       n.pruned_memory += all;
       return;
@@ -447,10 +536,16 @@ class Searcher {
         double fb[3] = {};
         // Nor is recompute: the probes share one prepared workload.
         std::optional<PreparedWorkload> probe_prepared;
+        const bool fb_known = memo != nullptr && memo->fb.size() > prepared_index;
         for (int rec = axes.recompute_from; rec < axes.recompute_from + axes.recomputes; ++rec) {
           probe_k.recompute = static_cast<Recompute>(rec);
           plan = su.plan;
           ApplyKnobs(probe_k, plan);
+          if (fb_known) {
+            ++n.probes;
+            fb[rec] = memo->fb[prepared_index][static_cast<size_t>(rec)];
+            continue;
+          }
           if (!probe_prepared) probe_prepared.emplace(est.Prepare(plan, w));
           const TrainingEstimate probe = est.Run(plan, w, *probe_prepared);
           ++n.probes;
@@ -464,6 +559,7 @@ class Searcher {
           const bool tp_can_hide = tp_group.tiers > 0 && tp_group.per_domain[0] >= plan.tp;
           fb[rec] = compute + (tp_can_hide ? std::max(0.0, tp_comm - compute) : tp_comm);
         }
+        if (memo != nullptr && !fb_known) memo->fb.push_back({fb[0], fb[1], fb[2]});
         probe_k.recompute = Recompute::kNone;
         for (int64_t v : axes.interleaves) {
           probe_k.interleave = v;
@@ -539,11 +635,20 @@ class Searcher {
     ApplyKnobs(k, plan);
     // Every plan of the block has the same per-layer shape: its operator
     // costs are worked out once, and kept for the shape's other blocks.
-    const uint64_t key = (static_cast<uint64_t>(b.shape) << 32) | b.prepared;
-    auto found = cache.find(key);
-    if (found == cache.end() || !found->second.Matches(plan, su.workload))
-      found = cache.insert_or_assign(key, est.Prepare(plan, su.workload)).first;
-    const PreparedWorkload& prepared = found->second;
+    // With a memo, only when a candidate is not in it.
+    const PreparedWorkload* prepared = nullptr;
+    auto run = [&]() {
+      if (prepared == nullptr) {
+        const uint64_t key = (static_cast<uint64_t>(b.shape) << 32) | b.prepared;
+        auto found = cache.find(key);
+        if (found == cache.end() || !found->second.Matches(plan, su.workload))
+          found = cache.insert_or_assign(key, est.Prepare(plan, su.workload)).first;
+        prepared = &found->second;
+      }
+      return est.RunIfFits(plan, su.workload, *prepared);
+    };
+    std::vector<TrainingEstimate>* memo = memo_ != nullptr ? &memo_->blocks[b.ordinal] : nullptr;
+    const double capacity = ctx.scenario.system.device.memory_capacity;
     uint64_t ordinal = b.ordinal;
     // Inside the block only dp_overlap, tp_comm_overlap and the group order
     // vary: they are set on the plan directly (what ApplyKnobs(k, plan) would
@@ -564,7 +669,7 @@ class Searcher {
             plan_order = oi;
           }
           SearchCandidate c;
-          c.estimate = est.RunIfFits(plan, su.workload, prepared);
+          c.estimate = memo != nullptr ? Recall(*memo, static_cast<size_t>(out.evaluated), capacity, run) : run();
           ++out.evaluated;
           c.ordinal = ordinal++;
           if (!c.estimate.feasible()) {
@@ -608,6 +713,7 @@ class Searcher {
   bool cut_ = false;
   std::vector<SearchCandidate> top_;  // committed best, best first
   SearchStats committed_;             // evaluated, out_of_memory, feasible, min_total_bytes
+  SearchMemo::Impl* memo_;            // shared with the other capacities' searches, or null
 };
 
 void AddStats(SearchStats& a, const SearchStats& b) {
@@ -692,6 +798,7 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   }
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(1, shapes.size()))));
+  if (o.memo != nullptr && o.shards <= 1) threads = 1;  // the memo is not locked
   Searcher searcher(o, contexts, shapes);
   // Runs `work` on `threads` threads; with a progress callback the calling
   // thread reports about every 100 ms while the others work.
@@ -738,11 +845,34 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
 void CheckWithEvents(const Scenario& s, const SearchOptions& o, SearchResult& r) {
   // The finalists' simulations are independent: they run on o.threads
   // threads; their results are then taken in rank order, as on one.
+  // With a memo, a finalist simulated by another capacity's search is taken
+  // from it: the simulation does not read the capacity, and a finalist fits
+  // both (only the estimates' memory_capacity differs).
+  SearchMemo::Impl* memo = o.memo != nullptr && o.shards <= 1 ? &o.memo->impl() : nullptr;
+  const double capacity = s.system.device.memory_capacity;
   std::vector<EventEstimate> simulated(r.top.size());
+  std::vector<std::string> keys(memo != nullptr ? r.top.size() : 0);
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    if (memo == nullptr) {
+      todo.push_back(i);
+      continue;
+    }
+    keys[i] = KnobsKey(r.top[i].knobs);
+    const auto found = memo->events.find(keys[i]);
+    if (found == memo->events.end()) {
+      todo.push_back(i);
+      continue;
+    }
+    simulated[i] = found->second;
+    simulated[i].closed_form.memory_capacity = capacity;
+    simulated[i].estimate.memory_capacity = capacity;
+  }
   {
     std::atomic<size_t> next{0};
     auto work = [&] {
-      for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < r.top.size();) {
+      for (size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < todo.size();) {
+        const size_t i = todo[j];
         const Scenario one = ScenarioOf(s, r.top[i].knobs);
         const EventEstimator est(one.model, one.system);
         simulated[i] = est.Run(one.training, one.workload);
@@ -751,10 +881,12 @@ void CheckWithEvents(const Scenario& s, const SearchOptions& o, SearchResult& r)
     const int hw = static_cast<int>(std::thread::hardware_concurrency());
     const size_t threads = static_cast<size_t>(std::max(1, o.threads > 0 ? o.threads : hw));
     std::vector<std::thread> pool;
-    for (size_t t = 1; t < std::min(threads, r.top.size()); ++t) pool.emplace_back(work);
+    for (size_t t = 1; t < std::min(threads, todo.size()); ++t) pool.emplace_back(work);
     work();
     for (auto& th : pool) th.join();
   }
+  if (memo != nullptr)
+    for (size_t i : todo) memo->events.emplace(keys[i], simulated[i]);
   std::vector<SearchCandidate> kept;
   kept.reserve(r.top.size());
   for (size_t i = 0; i < r.top.size(); ++i) {

@@ -117,25 +117,6 @@ parallelism::TrainingPlan PlanOf(const Scenario& s, const PlanKnobs& k) {
   return p;
 }
 
-struct SearchMemo::Impl {
-  // The probes of one shape (Searcher::PrepareShape).
-  struct Shape {
-    bool states = false;            // states_bytes and step_s are filled
-    double states_bytes[4][2] = {}; // weights + gradients + optimizer by (zero, offload)
-    double step_s[4][2] = {};       // optimizer step + offload by (zero, offload)
-    std::vector<std::array<double, 3>> fb;  // by (micro_batch, sequence_parallel), then recompute
-  };
-  std::vector<Shape> shapes;  // by shape index (the enumeration does not depend on the capacity)
-  // By block ordinal: the estimates of the block's candidates, in order, as
-  // RunIfFits gave them at the capacity of the search that costed them.
-  std::unordered_map<uint64_t, std::vector<TrainingEstimate>> blocks;
-  // By the finalist's knobs (KnobsKey).
-  std::unordered_map<std::string, EventEstimate> events;
-};
-
-SearchMemo::SearchMemo() : impl_(std::make_unique<Impl>()) {}
-SearchMemo::~SearchMemo() = default;
-
 namespace {
 
 // Every knob, for the event memo's key.
@@ -149,40 +130,6 @@ std::string KnobsKey(const PlanKnobs& k) {
                 k.tp_comm_overlap ? 1 : 0, k.dp_overlap ? 1 : 0, k.offload ? 1 : 0, k.zero,
                 k.group_order.data());
   return buf;
-}
-
-// Candidate j of a block at memory capacity `capacity`, from the memo
-// `done` (the block's candidates 0 .. done.size() - 1, as RunIfFits gave
-// them at some capacity) or from `run` (RunIfFits at this capacity). Only
-// RunIfFits' memory check reads the capacity (training_estimator.cpp): a
-// plan that stopped there stopped with dp, microbatches and memory filled;
-// one that passed it has every figure, and passes or stops at this
-// capacity by its memory alone.
-template <typename Run>
-TrainingEstimate Recall(std::vector<TrainingEstimate>& done, size_t j, double capacity, Run run) {
-  if (j >= done.size()) {
-    done.push_back(run());
-    return done.back();
-  }
-  TrainingEstimate& e = done[j];
-  const bool over = e.memory.total() > capacity;
-  if (e.infeasible == Infeasible::kOutOfMemory && !over) {
-    e = run();  // it stopped at a smaller capacity; here it goes on
-    return e;
-  }
-  if (over && e.infeasible != Infeasible::kOutOfMemory) {
-    // It passed a larger capacity; here it stops at the memory check.
-    TrainingEstimate x;
-    x.infeasible = Infeasible::kOutOfMemory;
-    x.memory_capacity = capacity;
-    x.dp = e.dp;
-    x.microbatches = e.microbatches;
-    x.memory = e.memory;
-    return x;
-  }
-  TrainingEstimate x = e;
-  x.memory_capacity = capacity;
-  return x;
 }
 
 }  // namespace
@@ -234,6 +181,8 @@ struct Block {
   uint32_t count = 0;    // candidates (2 x 2 x 24 = 96 at most)
   uint32_t prepared = 0; // which (micro_batch, sequence_parallel) of its shape: blocks
                          // sharing it share one PreparedWorkload (PreparedCache)
+  uint32_t slot = 0;     // position among the shape's blocks, those pruned by memory
+                         // included (the same at every capacity: SearchMemo)
   int64_t micro_batch = 1, interleave = 1;
   int8_t sequence_parallel = 0, zero = 0, offload = 0, recompute = 0;
 };
@@ -264,6 +213,35 @@ struct BlockResult {
   uint64_t pruned_memory = 0;  // the rest of a block whose first plan does not fit
   double min_total_bytes = 0;
 };
+
+}  // namespace
+
+struct SearchMemo::Impl {
+  // A block costed at some capacity. Its plans' memory checks (RunIfFits)
+  // came out the same at every capacity C with lo <= C < hi (lo: the largest
+  // memory that passed, hi: the smallest that did not), and so does the
+  // result, but for the capacity its estimates carry.
+  struct Outcome {
+    double lo = 0, hi = 0;
+    BlockResult result;
+  };
+  // The probes of one shape (Searcher::PrepareShape) and its blocks.
+  struct Shape {
+    bool states = false;            // states_bytes and step_s are filled
+    double states_bytes[4][2] = {}; // weights + gradients + optimizer by (zero, offload)
+    double step_s[4][2] = {};       // optimizer step + offload by (zero, offload)
+    std::vector<std::array<double, 3>> fb;  // by (micro_batch, sequence_parallel), then recompute
+    std::vector<std::vector<Outcome>> blocks;  // by Block::slot (one or two outcomes each)
+  };
+  std::vector<Shape> shapes;  // by shape index (the enumeration does not depend on the capacity)
+  // By the finalist's knobs (KnobsKey).
+  std::unordered_map<std::string, EventEstimate> events;
+};
+
+SearchMemo::SearchMemo() : impl_(std::make_unique<Impl>()) {}
+SearchMemo::~SearchMemo() = default;
+
+namespace {
 
 // Inserts `c` into `top` (best first, at most `keep`). No allocation once
 // `top` has reserved keep + 1.
@@ -524,6 +502,7 @@ class Searcher {
     uint64_t local = 0;
     PlanKnobs probe_k = k;
     uint32_t prepared_index = 0;
+    uint32_t slot = 0;
     for (int64_t mb : axes.micro_batches) {
       const int64_t m = w.global_batch / (shape.dp * mb);
       for (int sp = axes.sequence_parallel_from; sp < axes.sequence_parallel_from + axes.sequence_parallel;
@@ -573,6 +552,7 @@ class Searcher {
               if (!states_ok[z][off]) {
                 n.pruned_memory += static_cast<uint64_t>(axes.recomputes) * per_rec;
                 local += static_cast<uint64_t>(axes.recomputes) * per_rec;
+                slot += static_cast<uint32_t>(axes.recomputes);
                 continue;
               }
               for (int rec = axes.recompute_from; rec < axes.recompute_from + axes.recomputes; ++rec) {
@@ -601,6 +581,7 @@ class Searcher {
                 b.offload = static_cast<int8_t>(off);
                 b.recompute = static_cast<int8_t>(rec);
                 b.prepared = prepared_index;
+                b.slot = slot++;
                 su.blocks.push_back(b);
                 local += per_rec;
               }
@@ -609,6 +590,7 @@ class Searcher {
         }
       }
     }
+    if (memo != nullptr && memo->blocks.size() < slot) memo->blocks.resize(slot);
   }
 
   // One thread's prepared workloads by (shape, micro_batch and
@@ -617,7 +599,35 @@ class Searcher {
   // the operator costs, which are most of a plan's evaluation.
   using PreparedCache = std::unordered_map<uint64_t, PreparedWorkload>;
 
+  // A block's result: from the memo when it holds one costed at a capacity
+  // where every memory check of the block came out as it does here
+  // (SearchMemo::Impl::Outcome), else costed (and kept in the memo).
   void EvaluateBlock(const Block& b, BlockResult& out, PreparedCache& cache) {
+    if (memo_ == nullptr) {
+      CostBlock(b, out, cache, nullptr);
+      return;
+    }
+    const DeviceContext& ctx = *contexts_[static_cast<size_t>(shapes_[b.shape].context)];
+    const double capacity = ctx.scenario.system.device.memory_capacity;
+    std::vector<SearchMemo::Impl::Outcome>& outcomes = memo_->shapes[b.shape].blocks[b.slot];
+    for (const SearchMemo::Impl::Outcome& o : outcomes) {
+      if (o.lo <= capacity && capacity < o.hi) {
+        out = o.result;
+        for (SearchCandidate& c : out.top) c.estimate.memory_capacity = capacity;
+        return;
+      }
+    }
+    SearchMemo::Impl::Outcome o;
+    o.hi = std::numeric_limits<double>::infinity();
+    CostBlock(b, out, cache, &o);
+    o.result = out;
+    outcomes.push_back(std::move(o));
+  }
+
+  // Costs the plans of a block. With `fits`, widens its [lo, hi) to the
+  // memory checks made: lo the largest memory that passed, hi the smallest
+  // that did not (plans stopped before the check carry no memory).
+  void CostBlock(const Block& b, BlockResult& out, PreparedCache& cache, SearchMemo::Impl::Outcome* fits) {
     const ShapeSetup& su = setups_[b.shape];
     const DeviceContext& ctx = *contexts_[static_cast<size_t>(shapes_[b.shape].context)];
     const TrainingEstimator& est = *ctx.estimator;
@@ -635,20 +645,11 @@ class Searcher {
     ApplyKnobs(k, plan);
     // Every plan of the block has the same per-layer shape: its operator
     // costs are worked out once, and kept for the shape's other blocks.
-    // With a memo, only when a candidate is not in it.
-    const PreparedWorkload* prepared = nullptr;
-    auto run = [&]() {
-      if (prepared == nullptr) {
-        const uint64_t key = (static_cast<uint64_t>(b.shape) << 32) | b.prepared;
-        auto found = cache.find(key);
-        if (found == cache.end() || !found->second.Matches(plan, su.workload))
-          found = cache.insert_or_assign(key, est.Prepare(plan, su.workload)).first;
-        prepared = &found->second;
-      }
-      return est.RunIfFits(plan, su.workload, *prepared);
-    };
-    std::vector<TrainingEstimate>* memo = memo_ != nullptr ? &memo_->blocks[b.ordinal] : nullptr;
-    const double capacity = ctx.scenario.system.device.memory_capacity;
+    const uint64_t key = (static_cast<uint64_t>(b.shape) << 32) | b.prepared;
+    auto found = cache.find(key);
+    if (found == cache.end() || !found->second.Matches(plan, su.workload))
+      found = cache.insert_or_assign(key, est.Prepare(plan, su.workload)).first;
+    const PreparedWorkload& prepared = found->second;
     uint64_t ordinal = b.ordinal;
     // Inside the block only dp_overlap, tp_comm_overlap and the group order
     // vary: they are set on the plan directly (what ApplyKnobs(k, plan) would
@@ -669,8 +670,14 @@ class Searcher {
             plan_order = oi;
           }
           SearchCandidate c;
-          c.estimate = memo != nullptr ? Recall(*memo, static_cast<size_t>(out.evaluated), capacity, run) : run();
+          c.estimate = est.RunIfFits(plan, su.workload, prepared);
           ++out.evaluated;
+          if (fits != nullptr) {
+            const Infeasible why = c.estimate.infeasible;
+            const double total = c.estimate.memory.total();
+            if (why == Infeasible::kOutOfMemory) fits->hi = std::min(fits->hi, total);
+            else if (why == Infeasible::kNone || why == Infeasible::kInvalidResult) fits->lo = std::max(fits->lo, total);
+          }
           c.ordinal = ordinal++;
           if (!c.estimate.feasible()) {
             ++out.out_of_memory;

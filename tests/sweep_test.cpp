@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <random>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -503,6 +504,104 @@ TEST(Sweep, InnerSearchAndExport) {
   out.str("");
   ASSERT_EQ(cli::RunDb({"list", db}, out, err), cli::kExitOk);
   EXPECT_NE(out.str().find("search-grid  (2 points"), std::string::npos) << out.str();
+}
+
+// Issue 19: the points of a sweep of searches that differ only in HBM
+// share their inner search's work (SearchMemo). Llama 3 70B on 128 and 256
+// H100 at two scale-out bandwidths and six HBM sizes: 24 points in 4 units
+// of 6. At 128 GPUs 8 GB cannot hold even the states: mixed-precision Adam
+// keeps 16 bytes a parameter (Rajbhandari et al. 2020, Sec. 3.1), 16 B x
+// 70.55e9 / 128 GPUs = 8.819 GB per GPU fully sharded; the larger sizes
+// admit plans the smaller ones do not, so the best plan changes along HBM.
+const char* kHbmSweep = R"(sweep:
+  name: hbm-share
+  scenario: llama3-70b-h100
+  each: search
+  search: {top: 2, objective: time, offload: false, all_group_orders: false}
+  axes:
+    - path: system.nodes
+      values: [16, 32]
+    - path: system.network[1].bandwidth
+      values: [100 Gb/s, 400 Gb/s]
+    - path: system.device.memory_capacity
+      values: [8 GB, 9 GB, 10 GB, 12 GB, 40 GB, 141 GB]
+)";
+
+TEST(Sweep, Issue19PointsDifferingInHbmOnlyShareTheSearchWithIdenticalRows) {
+  const std::string dir = TempDir();
+  auto l = Load(Write(dir, "hbm.yaml", kHbmSweep));
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  const std::vector<SweepPoint> points = ExpandPoints(*l.spec);
+  std::vector<uint64_t> all(points.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  // The HBM axis turns fastest: units are 6 consecutive points.
+  const auto units = WorkUnits(*l.spec, points, all, true);
+  ASSERT_EQ(units.size(), 4u);
+  for (size_t u = 0; u < units.size(); ++u)
+    EXPECT_EQ(units[u], (std::vector<uint64_t>{6 * u, 6 * u + 1, 6 * u + 2, 6 * u + 3, 6 * u + 4, 6 * u + 5}));
+  EXPECT_EQ(WorkUnits(*l.spec, points, all, false).size(), 24u);
+
+  // Point by point: the shared memo gives the plain path's row, field by field.
+  for (const auto& unit : units) {
+    SearchMemo memo;
+    // Largest HBM first, then smallest: the memo is filled at one capacity
+    // and read at both larger and smaller ones.
+    std::vector<uint64_t> order(unit.rbegin(), unit.rend());
+    std::swap(order[1], order.back());
+    for (uint64_t i : order) {
+      const PointResult a = EvaluatePoint(l.base, *l.spec, points[i]);
+      const PointResult b = EvaluatePoint(l.base, *l.spec, points[i], &memo);
+      EXPECT_EQ(ResultsToText({a}), ResultsToText({b})) << "point " << i;
+    }
+  }
+
+  // The whole run: shared and plain stores export the same rows.
+  for (bool share : {false, true}) {
+    SweepRunOptions o;
+    o.db = dir + (share ? "/shared.sqlite" : "/plain.sqlite");
+    o.threads = 2;
+    o.batch = 5;
+    o.share_across_capacity = share;
+    SweepRunStats st;
+    std::string e;
+    ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
+    EXPECT_EQ(st.evaluated, 24u);
+  }
+  const std::string plain = Export(dir + "/plain.sqlite", true);
+  EXPECT_EQ(plain, Export(dir + "/shared.sqlite", true));
+  // What makes the comparison worth having: infeasible points, and more
+  // than one best plan across the HBM sizes of one unit.
+  EXPECT_NE(plain.find("no plan fits: minimum weights+gradients+optimizer per GPU 8.819 GB > 8 GB"),
+            std::string::npos);
+  EXPECT_NE(plain.find("\"status\": \"ok\""), std::string::npos);
+  std::set<std::string> plans;
+  for (uint64_t i : units[0]) {
+    const PointResult r = EvaluatePoint(l.base, *l.spec, points[i]);
+    if (r.status == "ok") plans.insert(r.plan);
+  }
+  EXPECT_GE(plans.size(), 2u);
+}
+
+TEST(Sweep, Issue19ZippedHbmAxisIsNotShared) {
+  const std::string dir = TempDir();
+  auto l = Load(Write(dir, "zip.yaml", R"(sweep:
+  scenario: llama3-70b-h100
+  each: search
+  axes:
+    - path: system.nodes
+      values: [16, 32]
+    - path: system.device.memory_capacity
+      values: [80 GB, 141 GB]
+      group: hbm
+    - path: system.device.memory_bandwidth
+      values: [3.35 TB/s, 4.8 TB/s]
+      group: hbm
+)"));
+  ASSERT_TRUE(l.spec) << l.diags.ToString();
+  const std::vector<SweepPoint> points = ExpandPoints(*l.spec);
+  const std::vector<uint64_t> all = {0, 1, 2, 3};
+  // Its points differ in the bandwidth too: each is its own unit.
+  EXPECT_EQ(WorkUnits(*l.spec, points, all, true).size(), 4u);
 }
 
 int Shell(const std::string& cmd) {

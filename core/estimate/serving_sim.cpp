@@ -91,23 +91,29 @@ class DecodeMemo {
   double Total(const IterationShape& it, F&& compute) {
     if (it.prefill_seqs != 0 || it.prefill_tokens != 0 || it.prefill_pairs != 0 ||
         it.prefill_context != 0 || !(it.decode_seqs >= 1) || !(it.decode_context >= 0) ||
-        it.decode_context > 0x1p52)
+        it.decode_seqs >= 0x1p23 || it.decode_context >= 0x1p40)
       return compute(it);
     const uint64_t b = static_cast<uint64_t>(it.decode_seqs);
     const uint64_t c = static_cast<uint64_t>(it.decode_context);
-    Entry& e = entries_[(c + ((b * 0x9E3779B97F4A7C15ULL) >> 40)) & mask_];
-    if (e.seqs == it.decode_seqs && e.context == it.decode_context) return e.total;
+    // Whole counts only (they are sums of token counts): the key is exact.
+    if (static_cast<double>(b) != it.decode_seqs || static_cast<double>(c) != it.decode_context)
+      return compute(it);
+    const uint64_t key = (b << 40) | c;
+    const uint64_t spread = (b * 0x9E3779B97F4A7C15ULL) >> 40;
+    // The next decode step of the same sequences is the slot b further on.
+    __builtin_prefetch(&entries_[(c + b + spread) & mask_]);
+    Entry& e = entries_[(c + spread) & mask_];
+    if (e.key == key) return e.total;
     e.total = compute(it);
-    e.seqs = it.decode_seqs;
-    e.context = it.decode_context;
+    e.key = key;
     return e.total;
   }
 
  private:
   static constexpr size_t kMaxEntries = size_t{1} << 20;
+  // 16 bytes: four entries a cache line.
   struct Entry {
-    double seqs = 0;  // 0: empty (a decode pass has at least one sequence)
-    double context = 0;
+    uint64_t key = 0;  // sequences << 40 | summed context; 0: empty (a pass has a sequence)
     double total = 0;
   };
   std::vector<Entry> entries_;
@@ -116,10 +122,59 @@ class DecodeMemo {
 
 }  // namespace
 
+namespace {
+
+// Sorts `v` ascending, as std::sort does, by a least-significant-digit radix
+// sort of the doubles' bit patterns (Knuth, TAOCP vol. 3, Sec. 5.2.5): a
+// double's bits with the sign bit flipped (non-negative) or all bits flipped
+// (negative) compare as unsigned integers as the doubles do, so the sorted
+// sequence is the same values in the same order (equal values are equal
+// bits, but for -0 and +0, which no latency is). Six passes of 11 bits; a
+// pass whose digit all keys share is skipped. Falls back to std::sort for
+// short inputs and for NaN.
+void SortDoubles(std::vector<double>& v) {
+  if (v.size() < 4096) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  std::vector<uint64_t> keys(v.size()), tmp(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i])) {
+      std::sort(v.begin(), v.end());
+      return;
+    }
+    uint64_t b;
+    std::memcpy(&b, &v[i], sizeof b);
+    keys[i] = (b >> 63) != 0 ? ~b : b | (uint64_t{1} << 63);
+  }
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  for (int shift = 0; shift < 64; shift += kBits) {
+    size_t count[kBuckets] = {};
+    for (uint64_t k : keys) ++count[(k >> shift) & (kBuckets - 1)];
+    if (count[(keys[0] >> shift) & (kBuckets - 1)] == keys.size()) continue;
+    size_t at = 0;
+    for (size_t& c : count) {
+      const size_t here = c;
+      c = at;
+      at += here;
+    }
+    for (uint64_t k : keys) tmp[count[(k >> shift) & (kBuckets - 1)]++] = k;
+    keys.swap(tmp);
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    const uint64_t k = keys[i];
+    const uint64_t b = (k >> 63) != 0 ? k & ~(uint64_t{1} << 63) : ~k;
+    std::memcpy(&v[i], &b, sizeof b);
+  }
+}
+
+}  // namespace
+
 Percentiles ComputePercentiles(std::vector<double> values) {
   Percentiles p;
   if (values.empty()) return p;
-  std::sort(values.begin(), values.end());
+  SortDoubles(values);
   double sum = 0;
   for (double v : values) sum += v;
   p.mean = sum / static_cast<double>(values.size());
@@ -247,6 +302,9 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   // newest running request while blocks are short. False when i itself was
   // the newest and got preempted.
   auto reserve = [&](size_t i, int64_t tokens) {
+    // Most calls are inside the blocks held (a block spans kv_block decode
+    // steps): ceil(tokens / block) <= blocks, said without a division.
+    if (tokens <= seq[i].blocks * block) return true;
     const int64_t need = blocks_for(tokens) - seq[i].blocks;
     while (need > free_blocks) {
       size_t victim = running.back();
@@ -335,16 +393,22 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
         prefill_only = !chunks.empty();
       }
       if (!prefill_only) {
-        order.assign(running.begin(), running.end());
-        for (size_t i : order) {
+        // A decode step takes at most ceil((1 + k) / block) + 1 new blocks
+        // a request: with that many free for every running request, no
+        // reserve() preempts, `running` stays as it is and is walked in place.
+        const int64_t most = static_cast<int64_t>(running.size()) * ((1 + k + block - 1) / block + 1);
+        const bool may_preempt = paged && most > free_blocks;
+        if (may_preempt) order.assign(running.begin(), running.end());
+        for (size_t i : may_preempt ? order : running) {
           if (seq[i].phase != Phase::kRunning || seq[i].prefilled < seq[i].prompt) continue;
           if (paged && !reserve(i, seq[i].cached + 1 + k)) continue;
           decoders.push_back(i);
         }
         // reserve() may have preempted requests listed earlier.
-        decoders.erase(std::remove_if(decoders.begin(), decoders.end(),
-                                      [&](size_t i) { return seq[i].phase != Phase::kRunning; }),
-                       decoders.end());
+        if (may_preempt)
+          decoders.erase(std::remove_if(decoders.begin(), decoders.end(),
+                                        [&](size_t i) { return seq[i].phase != Phase::kRunning; }),
+                         decoders.end());
         budget -= static_cast<int64_t>(decoders.size());
       }
       if (d.scheduler == Scheduler::kChunked) {
@@ -475,6 +539,7 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   }
 
   // --- metrics ------------------------------------------------------------------
+  res.requests.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     RequestOutcome o;
     o.arrival_s = requests[i].arrival_s;
@@ -507,9 +572,9 @@ void SummarizeOutcomes(const InferenceDeployment& d, ServingResult& res) {
     if ((d.slo_ttft <= 0 || o.ttft() <= d.slo_ttft) && (d.slo_tpot <= 0 || o.tpot() <= d.slo_tpot))
       ++good;
   }
-  res.ttft_s = ComputePercentiles(ttft);
-  res.tpot_s = ComputePercentiles(tpot);
-  res.e2e_s = ComputePercentiles(e2e);
+  res.ttft_s = ComputePercentiles(std::move(ttft));
+  res.tpot_s = ComputePercentiles(std::move(tpot));
+  res.e2e_s = ComputePercentiles(std::move(e2e));
   res.duration_s = last - first_arrival;
   if (res.duration_s > 0) {
     res.output_tokens_per_s = tokens / res.duration_s;

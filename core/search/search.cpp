@@ -1,6 +1,7 @@
 #include "core/search/search.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -116,6 +117,23 @@ parallelism::TrainingPlan PlanOf(const Scenario& s, const PlanKnobs& k) {
   return p;
 }
 
+namespace {
+
+// Every knob, for the event memo's key.
+std::string KnobsKey(const PlanKnobs& k) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64
+                " %" PRId64 " %" PRId64 " %" PRId64 " %d %d %d %d %d %" PRId64 " %s",
+                k.devices, k.tp, k.pp, k.cp, k.ep, k.etp, k.dp, k.global_batch, k.micro_batch,
+                k.interleave, static_cast<int>(k.recompute), k.sequence_parallel ? 1 : 0,
+                k.tp_comm_overlap ? 1 : 0, k.dp_overlap ? 1 : 0, k.offload ? 1 : 0, k.zero,
+                k.group_order.data());
+  return buf;
+}
+
+}  // namespace
+
 Scenario ScenarioOf(const Scenario& s, const PlanKnobs& k) {
   Scenario out = s;
   ResizeSystem(out.system, k.devices);
@@ -163,6 +181,8 @@ struct Block {
   uint32_t count = 0;    // candidates (2 x 2 x 24 = 96 at most)
   uint32_t prepared = 0; // which (micro_batch, sequence_parallel) of its shape: blocks
                          // sharing it share one PreparedWorkload (PreparedCache)
+  uint32_t slot = 0;     // position among the shape's blocks, those pruned by memory
+                         // included (the same at every capacity: SearchMemo)
   int64_t micro_batch = 1, interleave = 1;
   int8_t sequence_parallel = 0, zero = 0, offload = 0, recompute = 0;
 };
@@ -194,6 +214,35 @@ struct BlockResult {
   double min_total_bytes = 0;
 };
 
+}  // namespace
+
+struct SearchMemo::Impl {
+  // A block costed at some capacity. Its plans' memory checks (RunIfFits)
+  // came out the same at every capacity C with lo <= C < hi (lo: the largest
+  // memory that passed, hi: the smallest that did not), and so does the
+  // result, but for the capacity its estimates carry.
+  struct Outcome {
+    double lo = 0, hi = 0;
+    BlockResult result;
+  };
+  // The probes of one shape (Searcher::PrepareShape) and its blocks.
+  struct Shape {
+    bool states = false;            // states_bytes and step_s are filled
+    double states_bytes[4][2] = {}; // weights + gradients + optimizer by (zero, offload)
+    double step_s[4][2] = {};       // optimizer step + offload by (zero, offload)
+    std::vector<std::array<double, 3>> fb;  // by (micro_batch, sequence_parallel), then recompute
+    std::vector<std::vector<Outcome>> blocks;  // by Block::slot (one or two outcomes each)
+  };
+  std::vector<Shape> shapes;  // by shape index (the enumeration does not depend on the capacity)
+  // By the finalist's knobs (KnobsKey).
+  std::unordered_map<std::string, EventEstimate> events;
+};
+
+SearchMemo::SearchMemo() : impl_(std::make_unique<Impl>()) {}
+SearchMemo::~SearchMemo() = default;
+
+namespace {
+
 // Inserts `c` into `top` (best first, at most `keep`). No allocation once
 // `top` has reserved keep + 1.
 void Insert(std::vector<SearchCandidate>& top, size_t keep, const SearchCandidate& c) {
@@ -221,8 +270,10 @@ class Searcher {
  public:
   Searcher(const SearchOptions& o, const std::vector<std::unique_ptr<DeviceContext>>& contexts,
            const std::vector<ShapeTask>& shapes)
-      : o_(o), contexts_(contexts), shapes_(shapes), setups_(shapes.size()) {
+      : o_(o), contexts_(contexts), shapes_(shapes), setups_(shapes.size()),
+        memo_(o.memo != nullptr && o.shards <= 1 ? &o.memo->impl() : nullptr) {
     top_.reserve(Keep() + 1);
+    if (memo_ != nullptr && memo_->shapes.size() < shapes.size()) memo_->shapes.resize(shapes.size());
   }
 
   // Candidates kept: the top K and the event check's spares.
@@ -410,22 +461,38 @@ class Searcher {
     bool states_ok[4][2] = {};
     double step_s[4][2] = {};
     bool any_ok = false;
+    // With a memo the probes of another capacity's search are taken as they
+    // are (they do not read the capacity); the counts are those of probing.
+    SearchMemo::Impl::Shape* memo = memo_ != nullptr ? &memo_->shapes[index] : nullptr;
+    const bool states_known = memo != nullptr && memo->states;
     // The zero stage and offload are not part of a prepared workload
     // (PreparedWorkload::Matches): their probes share one.
-    const PreparedWorkload states_prepared = est.Prepare(plan, w);
+    std::optional<PreparedWorkload> states_prepared;
+    if (!states_known) states_prepared.emplace(est.Prepare(plan, w));
     for (int z = axes.zero_from; z < axes.zero_from + axes.zero; ++z) {
       for (int off = axes.offload_from; off < axes.offload_from + axes.offload; ++off) {
         plan.zero = z;
         plan.offload_optimizer = off == 1;
-        const TrainingEstimate e = est.Run(plan, w, states_prepared);
         ++n.probes;
-        const double states = e.memory.weights + e.memory.gradients + e.memory.optimizer;
+        double states = 0;
+        if (!states_known) {
+          const TrainingEstimate e = est.Run(plan, w, *states_prepared);
+          step_s[z][off] = e.time.optimizer + e.time.offload;
+          states = e.memory.weights + e.memory.gradients + e.memory.optimizer;
+          if (memo != nullptr) {
+            memo->states_bytes[z][off] = states;
+            memo->step_s[z][off] = step_s[z][off];
+          }
+        } else {
+          step_s[z][off] = memo->step_s[z][off];
+          states = memo->states_bytes[z][off];
+        }
         if (n.min_states_bytes == 0 || states < n.min_states_bytes) n.min_states_bytes = states;
         states_ok[z][off] = states <= capacity;
-        step_s[z][off] = e.time.optimizer + e.time.offload;
         any_ok = any_ok || states_ok[z][off];
       }
     }
+    if (memo != nullptr) memo->states = true;
     if (!any_ok) {
       n.pruned_memory += all;
       return;
@@ -435,6 +502,7 @@ class Searcher {
     uint64_t local = 0;
     PlanKnobs probe_k = k;
     uint32_t prepared_index = 0;
+    uint32_t slot = 0;
     for (int64_t mb : axes.micro_batches) {
       const int64_t m = w.global_batch / (shape.dp * mb);
       for (int sp = axes.sequence_parallel_from; sp < axes.sequence_parallel_from + axes.sequence_parallel;
@@ -447,10 +515,16 @@ class Searcher {
         double fb[3] = {};
         // Nor is recompute: the probes share one prepared workload.
         std::optional<PreparedWorkload> probe_prepared;
+        const bool fb_known = memo != nullptr && memo->fb.size() > prepared_index;
         for (int rec = axes.recompute_from; rec < axes.recompute_from + axes.recomputes; ++rec) {
           probe_k.recompute = static_cast<Recompute>(rec);
           plan = su.plan;
           ApplyKnobs(probe_k, plan);
+          if (fb_known) {
+            ++n.probes;
+            fb[rec] = memo->fb[prepared_index][static_cast<size_t>(rec)];
+            continue;
+          }
           if (!probe_prepared) probe_prepared.emplace(est.Prepare(plan, w));
           const TrainingEstimate probe = est.Run(plan, w, *probe_prepared);
           ++n.probes;
@@ -464,6 +538,7 @@ class Searcher {
           const bool tp_can_hide = tp_group.tiers > 0 && tp_group.per_domain[0] >= plan.tp;
           fb[rec] = compute + (tp_can_hide ? std::max(0.0, tp_comm - compute) : tp_comm);
         }
+        if (memo != nullptr && !fb_known) memo->fb.push_back({fb[0], fb[1], fb[2]});
         probe_k.recompute = Recompute::kNone;
         for (int64_t v : axes.interleaves) {
           probe_k.interleave = v;
@@ -477,6 +552,7 @@ class Searcher {
               if (!states_ok[z][off]) {
                 n.pruned_memory += static_cast<uint64_t>(axes.recomputes) * per_rec;
                 local += static_cast<uint64_t>(axes.recomputes) * per_rec;
+                slot += static_cast<uint32_t>(axes.recomputes);
                 continue;
               }
               for (int rec = axes.recompute_from; rec < axes.recompute_from + axes.recomputes; ++rec) {
@@ -505,6 +581,7 @@ class Searcher {
                 b.offload = static_cast<int8_t>(off);
                 b.recompute = static_cast<int8_t>(rec);
                 b.prepared = prepared_index;
+                b.slot = slot++;
                 su.blocks.push_back(b);
                 local += per_rec;
               }
@@ -513,6 +590,7 @@ class Searcher {
         }
       }
     }
+    if (memo != nullptr && memo->blocks.size() < slot) memo->blocks.resize(slot);
   }
 
   // One thread's prepared workloads by (shape, micro_batch and
@@ -521,7 +599,35 @@ class Searcher {
   // the operator costs, which are most of a plan's evaluation.
   using PreparedCache = std::unordered_map<uint64_t, PreparedWorkload>;
 
+  // A block's result: from the memo when it holds one costed at a capacity
+  // where every memory check of the block came out as it does here
+  // (SearchMemo::Impl::Outcome), else costed (and kept in the memo).
   void EvaluateBlock(const Block& b, BlockResult& out, PreparedCache& cache) {
+    if (memo_ == nullptr) {
+      CostBlock(b, out, cache, nullptr);
+      return;
+    }
+    const DeviceContext& ctx = *contexts_[static_cast<size_t>(shapes_[b.shape].context)];
+    const double capacity = ctx.scenario.system.device.memory_capacity;
+    std::vector<SearchMemo::Impl::Outcome>& outcomes = memo_->shapes[b.shape].blocks[b.slot];
+    for (const SearchMemo::Impl::Outcome& o : outcomes) {
+      if (o.lo <= capacity && capacity < o.hi) {
+        out = o.result;
+        for (SearchCandidate& c : out.top) c.estimate.memory_capacity = capacity;
+        return;
+      }
+    }
+    SearchMemo::Impl::Outcome o;
+    o.hi = std::numeric_limits<double>::infinity();
+    CostBlock(b, out, cache, &o);
+    o.result = out;
+    outcomes.push_back(std::move(o));
+  }
+
+  // Costs the plans of a block. With `fits`, widens its [lo, hi) to the
+  // memory checks made: lo the largest memory that passed, hi the smallest
+  // that did not (plans stopped before the check carry no memory).
+  void CostBlock(const Block& b, BlockResult& out, PreparedCache& cache, SearchMemo::Impl::Outcome* fits) {
     const ShapeSetup& su = setups_[b.shape];
     const DeviceContext& ctx = *contexts_[static_cast<size_t>(shapes_[b.shape].context)];
     const TrainingEstimator& est = *ctx.estimator;
@@ -566,6 +672,12 @@ class Searcher {
           SearchCandidate c;
           c.estimate = est.RunIfFits(plan, su.workload, prepared);
           ++out.evaluated;
+          if (fits != nullptr) {
+            const Infeasible why = c.estimate.infeasible;
+            const double total = c.estimate.memory.total();
+            if (why == Infeasible::kOutOfMemory) fits->hi = std::min(fits->hi, total);
+            else if (why == Infeasible::kNone || why == Infeasible::kInvalidResult) fits->lo = std::max(fits->lo, total);
+          }
           c.ordinal = ordinal++;
           if (!c.estimate.feasible()) {
             ++out.out_of_memory;
@@ -608,6 +720,7 @@ class Searcher {
   bool cut_ = false;
   std::vector<SearchCandidate> top_;  // committed best, best first
   SearchStats committed_;             // evaluated, out_of_memory, feasible, min_total_bytes
+  SearchMemo::Impl* memo_;            // shared with the other capacities' searches, or null
 };
 
 void AddStats(SearchStats& a, const SearchStats& b) {
@@ -692,6 +805,7 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   }
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(1, shapes.size()))));
+  if (o.memo != nullptr && o.shards <= 1) threads = 1;  // the memo is not locked
   Searcher searcher(o, contexts, shapes);
   // Runs `work` on `threads` threads; with a progress callback the calling
   // thread reports about every 100 ms while the others work.
@@ -738,11 +852,34 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
 void CheckWithEvents(const Scenario& s, const SearchOptions& o, SearchResult& r) {
   // The finalists' simulations are independent: they run on o.threads
   // threads; their results are then taken in rank order, as on one.
+  // With a memo, a finalist simulated by another capacity's search is taken
+  // from it: the simulation does not read the capacity, and a finalist fits
+  // both (only the estimates' memory_capacity differs).
+  SearchMemo::Impl* memo = o.memo != nullptr && o.shards <= 1 ? &o.memo->impl() : nullptr;
+  const double capacity = s.system.device.memory_capacity;
   std::vector<EventEstimate> simulated(r.top.size());
+  std::vector<std::string> keys(memo != nullptr ? r.top.size() : 0);
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    if (memo == nullptr) {
+      todo.push_back(i);
+      continue;
+    }
+    keys[i] = KnobsKey(r.top[i].knobs);
+    const auto found = memo->events.find(keys[i]);
+    if (found == memo->events.end()) {
+      todo.push_back(i);
+      continue;
+    }
+    simulated[i] = found->second;
+    simulated[i].closed_form.memory_capacity = capacity;
+    simulated[i].estimate.memory_capacity = capacity;
+  }
   {
     std::atomic<size_t> next{0};
     auto work = [&] {
-      for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < r.top.size();) {
+      for (size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < todo.size();) {
+        const size_t i = todo[j];
         const Scenario one = ScenarioOf(s, r.top[i].knobs);
         const EventEstimator est(one.model, one.system);
         simulated[i] = est.Run(one.training, one.workload);
@@ -751,10 +888,12 @@ void CheckWithEvents(const Scenario& s, const SearchOptions& o, SearchResult& r)
     const int hw = static_cast<int>(std::thread::hardware_concurrency());
     const size_t threads = static_cast<size_t>(std::max(1, o.threads > 0 ? o.threads : hw));
     std::vector<std::thread> pool;
-    for (size_t t = 1; t < std::min(threads, r.top.size()); ++t) pool.emplace_back(work);
+    for (size_t t = 1; t < std::min(threads, todo.size()); ++t) pool.emplace_back(work);
     work();
     for (auto& th : pool) th.join();
   }
+  if (memo != nullptr)
+    for (size_t i : todo) memo->events.emplace(keys[i], simulated[i]);
   std::vector<SearchCandidate> kept;
   kept.reserve(r.top.size());
   for (size_t i = 0; i < r.top.size(); ++i) {

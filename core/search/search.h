@@ -44,6 +44,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,30 @@
 namespace orrery::engine {
 
 enum class Objective { kTime, kCost, kEnergy, kTokensPerDollar };
+
+// What searches of one scenario at several device memory capacities share
+// (a sweep's HBM axis), so that each plan is costed once for all of them.
+// A plan's time does not depend on the capacity, only whether it fits: the
+// closed form reads system.device.memory_capacity in its two memory checks
+// alone (training_estimator.cpp), and no knob is chosen by memory. The memo
+// keeps, by shape, the probes of the bounds; by block, the estimates of its
+// candidates; by finalist, the event engine's simulation. A search at
+// capacity C takes each from the memo, redoing its memory check against C
+// (SearchOptions::memo); what it finds, and every count, is what the same
+// search without the memo finds. One memo serves searches that differ in
+// the capacity alone, with the same SearchOptions, one at a time.
+class SearchMemo {
+ public:
+  SearchMemo();
+  ~SearchMemo();
+  SearchMemo(const SearchMemo&) = delete;
+  SearchMemo& operator=(const SearchMemo&) = delete;
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 const char* ObjectiveName(Objective o);
 // Parses "time", "cost", "energy", "tokens-per-dollar"; false otherwise.
 bool ParseObjective(const std::string& text, Objective& out);
@@ -80,6 +105,10 @@ struct SearchOptions {
   // Borrowed; when raised, workers stop before their next shape and the
   // result holds the best plans of the shapes done (SearchResult::cancelled).
   const std::atomic<bool>* cancel = nullptr;
+  // Borrowed; shared with searches of the same scenario at other memory
+  // capacities (see SearchMemo). A search with a memo runs on one thread
+  // and ignores it when sharded.
+  SearchMemo* memo = nullptr;
 };
 
 struct SearchCandidate {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "core/base/yaml_source.h"
 #include "core/goodput/goodput.h"
@@ -593,7 +594,8 @@ void Fill(const Scenario& s, const TrainingEstimate& e, PointResult& r) {
 
 }  // namespace
 
-PointResult EvaluatePoint(const Scenario& base, const SweepSpec& spec, const SweepPoint& p) {
+PointResult EvaluatePoint(const Scenario& base, const SweepSpec& spec, const SweepPoint& p,
+                          SearchMemo* memo) {
   PointResult r;
   r.index = p.index;
   r.key = p.key;
@@ -633,6 +635,7 @@ PointResult EvaluatePoint(const Scenario& base, const SweepSpec& spec, const Swe
   o.objective = spec.objective;
   o.threads = 1;  // points run in parallel; one thread each keeps rows deterministic
   o.space = spec.space;
+  o.memo = memo;
   const SearchResult res = Search(s, o);
   ordered_json sj{{"candidates", res.stats.candidates}};
   if (res.top.empty()) {
@@ -704,6 +707,39 @@ bool ResultsFromText(const std::string& text, std::vector<PointResult>& out) {
   return true;
 }
 
+std::vector<std::vector<uint64_t>> WorkUnits(const SweepSpec& s, const std::vector<SweepPoint>& points,
+                                             const std::vector<uint64_t>& pending, bool share) {
+  std::vector<std::vector<uint64_t>> units;
+  // The capacity axis shares when it is its own group: zipped with another
+  // axis, its points differ in more than the capacity.
+  const std::string* capacity_group = nullptr;
+  bool alone = false;
+  for (const SweepAxis& a : s.axes) {
+    if (a.path != kSharedCapacityPath) continue;
+    capacity_group = &a.group;
+    alone = true;
+  }
+  if (capacity_group != nullptr && !capacity_group->empty())
+    for (const SweepAxis& a : s.axes)
+      if (a.group == *capacity_group && a.path != kSharedCapacityPath) alone = false;
+  if (!share || s.each != SweepEach::kSearch || !alone) {
+    units.reserve(pending.size());
+    for (uint64_t i : pending) units.push_back({i});
+    return units;
+  }
+  // The other axes' values name a unit.
+  std::unordered_map<std::string, size_t> unit_of;
+  for (uint64_t i : pending) {
+    std::string rest;
+    for (const auto& [path, value] : points[i].params)
+      if (path != kSharedCapacityPath) rest += path + "=" + value + "\n";
+    const auto [it, added] = unit_of.emplace(rest, units.size());
+    if (added) units.emplace_back();
+    units[it->second].push_back(i);
+  }
+  return units;
+}
+
 bool RunSweep(const SweepSpec& spec, const Scenario& base, const SweepRunOptions& o,
               SweepRunStats& stats, std::string& error) {
   const auto start = std::chrono::steady_clock::now();
@@ -766,24 +802,44 @@ bool RunSweep(const SweepSpec& spec, const Scenario& base, const SweepRunOptions
   const size_t batch = std::max<size_t>(1, o.batch);
   const size_t ranks = static_cast<size_t>(comm.size());
   const size_t me = static_cast<size_t>(comm.rank());
+  // Every rank forms the same units from the same pending list.
+  const std::vector<std::vector<uint64_t>> units = WorkUnits(spec, points, pending, o.share_across_capacity);
+  const bool shared = units.size() < pending.size();
   if (o.progress && comm.rank() == 0) o.progress(stats.skipped, stats.points);
-  for (size_t begin = 0; begin < pending.size(); begin += batch) {
+  for (size_t begin = 0, next_begin = 0; begin < units.size(); begin = next_begin) {
     std::string go = o.cancel != nullptr && o.cancel->load(std::memory_order_relaxed) ? "stop" : "go";
     comm.Broadcast(go);  // every rank stops at the same batch
     if (go == "stop") {
       stats.cancelled = true;
       break;
     }
-    const size_t end = std::min(pending.size(), begin + batch);
-    // This rank's share of the batch: every ranks-th point.
-    std::vector<size_t> mine;
-    for (size_t j = begin; j < end; ++j)
-      if ((j - begin) % ranks == me) mine.push_back(static_cast<size_t>(pending[j]));
-    std::vector<PointResult> results(mine.size());
+    // A batch: whole units, at least `batch` points, and with shared units
+    // at least one for each thread of each rank.
+    size_t in_batch = 0;
+    const size_t min_units = shared ? static_cast<size_t>(threads) * ranks : 1;
+    next_begin = begin;
+    while (next_begin < units.size() && (in_batch < batch || next_begin - begin < min_units))
+      in_batch += units[next_begin++].size();
+    // This rank's share of the batch: every ranks-th unit.
+    std::vector<const std::vector<uint64_t>*> mine;
+    std::vector<size_t> first;  // each unit's first row in `results`
+    size_t my_rows = 0;
+    for (size_t j = begin; j < next_begin; ++j)
+      if ((j - begin) % ranks == me) {
+        mine.push_back(&units[j]);
+        first.push_back(my_rows);
+        my_rows += units[j].size();
+      }
+    std::vector<PointResult> results(my_rows);
     std::atomic<size_t> next{0};
     auto work = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < mine.size();)
-        results[i] = EvaluatePoint(base, spec, points[mine[i]]);
+      for (size_t i; (i = next.fetch_add(1)) < mine.size();) {
+        const std::vector<uint64_t>& unit = *mine[i];
+        std::optional<SearchMemo> memo;
+        if (unit.size() > 1) memo.emplace();
+        for (size_t k = 0; k < unit.size(); ++k)
+          results[first[i] + k] = EvaluatePoint(base, spec, points[unit[k]], memo ? &*memo : nullptr);
+      }
     };
     const int t_here = std::min<int>(threads, static_cast<int>(std::max<size_t>(1, mine.size())));
     std::vector<std::thread> pool;

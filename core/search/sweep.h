@@ -123,8 +123,23 @@ struct PointResult {
   std::string search;     // JSON: candidates of the inner search ("" for estimates)
 };
 
-// Evaluates one point (pure; threads may call it at once).
-PointResult EvaluatePoint(const Scenario& base, const SweepSpec& spec, const SweepPoint& p);
+// Evaluates one point (pure; threads may call it at once). With a memo
+// (borrowed, one thread's), the inner search shares its work with the
+// points evaluated before with the same memo, which must differ from this
+// one in system.device.memory_capacity alone (SearchMemo); the row is the
+// same as without it.
+PointResult EvaluatePoint(const Scenario& base, const SweepSpec& spec, const SweepPoint& p,
+                          SearchMemo* memo = nullptr);
+
+// The path of the axis whose points share an inner search's work.
+inline constexpr const char* kSharedCapacityPath = "system.device.memory_capacity";
+
+// The points in units of work, in order of first point: with each: search
+// and system.device.memory_capacity an axis of its own (not zipped), the
+// points that differ only in it form one unit and share a SearchMemo;
+// otherwise, and with `share` false, every point is its own unit.
+std::vector<std::vector<uint64_t>> WorkUnits(const SweepSpec& s, const std::vector<SweepPoint>& points,
+                                             const std::vector<uint64_t>& pending, bool share);
 
 // Serialisation of results between processes (one JSON object per line).
 std::string ResultsToText(const std::vector<PointResult>& r);
@@ -134,7 +149,12 @@ struct SweepRunOptions {
   std::string db;
   bool resume = false;
   int threads = 0;          // 0 = every hardware thread
-  size_t batch = 64;        // points per transaction
+  size_t batch = 64;        // points per transaction (at least; whole units of WorkUnits,
+                            // and at least one per thread when they share work)
+  // Points that differ only in the memory capacity share their inner
+  // search's work (WorkUnits); false evaluates each alone. The rows are
+  // the same either way.
+  bool share_across_capacity = true;
   Comm* comm = nullptr;     // nullptr = this process alone
   // Rank 0, after each committed batch: points stored so far, total.
   std::function<void(uint64_t, uint64_t)> progress;

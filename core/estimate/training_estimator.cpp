@@ -74,7 +74,18 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
         break;
       case OpKind::kFlashAttention: {
         // A causal kernel skips the masked half of the score blocks.
-        const double work = causal ? 0.5 * op.flops : op.flops;
+        double work = causal ? 0.5 * op.flops : op.flops;
+        // The Triton kernel computes on tiles of the head dimension padded to
+        // the next power of two, at least 16 (flash_attn_triton.py,
+        // _flash_attn_forward / _flash_attn_backward: BLOCK_HEADDIM =
+        // max(triton.next_power_of_2(d), 16), loads masked beyond d): a head
+        // of 112 (MPT-30B) does the matmuls of 128. op.k is the mean of the
+        // query/key and value head sizes.
+        if (kernel == hardware::AttentionKernel::kTriton && op.k > 0) {
+          double padded = 16;
+          while (padded < op.k) padded *= 2;
+          work *= padded / op.k;
+        }
         f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false, kernel);
         b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true, kernel);
         break;

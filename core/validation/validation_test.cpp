@@ -560,9 +560,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // FlashAttention-2's efficiency / 1.4 forward and / 2 backward (Dao 2023,
   // Sec. 4.1): llm-foundry 21.24 -> 10.40 %, its error no longer growing with
   // the sequence (H100 at 32k-64k -34.8 / -33.6 -> +3.6 / +7.4 % mean, A100
-  // 80GB at 65k -31.9 -> +5.0 %; at 2k H100 -23.6 -> -16.6 %).
-  EXPECT_LE(file.mape_pct, 17.67);
-  EXPECT_LE(file_hb.mape_pct, 18.02);
+  // 80GB at 65k -31.9 -> +5.0 %; at 2k H100 -23.6 -> -16.6 %). Then
+  // 17.61 / 17.95 / 28.83 %: the Triton kernel pads the head dimension to a
+  // power of two (MPT-30B's 112 computes as 128): llm-foundry 10.29 %, its
+  // mpt-30b rows at 8192 tokens -26 / -27 -> -23 / -24 %.
+  EXPECT_LE(file.mape_pct, 17.62);
+  EXPECT_LE(file_hb.mape_pct, 17.96);
   EXPECT_LE(file_moe.mape_pct, 28.83);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models

@@ -36,10 +36,15 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
 }
 
 double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                          bool backward, bool flash2) {
+                          bool backward, AttentionKernel kernel) {
   double eff = backward ? d.flash_attention_bwd_efficiency : d.flash_attention_efficiency;
   const double eff2 = backward ? d.flash2_attention_bwd_efficiency : d.flash2_attention_efficiency;
-  if (flash2 && eff2 > 0) eff = eff2;
+  if (kernel != AttentionKernel::kFused && eff2 > 0) eff = eff2;
+  // The Triton kernel: FlashAttention-2's efficiency over the slowdown Dao
+  // 2023 (Sec. 4.1) measured against it on the A100; taken for other devices
+  // as well (no published Triton FlashAttention figure on Hopper).
+  if (kernel == AttentionKernel::kTriton)
+    eff /= backward ? kTritonBackwardSlowdown : kTritonForwardSlowdown;
   const double compute = flops / (PeakFlops(d, t) * eff * ClockFraction(d));
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;

@@ -47,11 +47,26 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
 // A memory-bound kernel moving `bytes`.
 double MemoryTime(const DeviceSpec& d, double bytes);
 
-// A fused attention kernel at a fixed fraction of peak (forward or backward):
-// flash_attention_*, or with `flash2` the FlashAttention-2 kernels'
-// flash2_attention_* where the profile sets them.
+// Which fused attention kernel runs. kFused: the profile's flash_attention_*
+// (cuDNN / FlashAttention-3 class); kFlash2: the FlashAttention-2 kernels'
+// flash2_attention_* where the profile sets them; kTriton: the Triton port of
+// FlashAttention (flash-attn's flash_attn_triton.py, which llm-foundry runs
+// as attn_impl: triton), slower than FlashAttention-2 by the ratios Dao 2023
+// measured (kTritonForwardSlowdown, kTritonBackwardSlowdown).
+enum class AttentionKernel { kFused, kFlash2, kTriton };
+
+// FlashAttention-2 "is around 1.3-1.5x faster than FlashAttention in Triton
+// in the forward pass and around 2x faster in the backward pass" (Dao 2023,
+// FlashAttention-2, arXiv 2307.08691, Sec. 4.1, A100 80GB, sequence 512-16k,
+// head dim 64 and 128, with and without causal mask): the forward at the
+// middle of that range, the backward at 2.
+inline constexpr double kTritonForwardSlowdown = 1.4;
+inline constexpr double kTritonBackwardSlowdown = 2.0;
+
+// A fused attention kernel at a fixed fraction of peak (forward or backward)
+// for `kernel` (AttentionKernel).
 double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                          bool backward, bool flash2 = false);
+                          bool backward, AttentionKernel kernel = AttentionKernel::kFused);
 
 // Combine compute and memory time according to the profile.
 inline double Combine(const DeviceSpec& d, double compute_s, double memory_s) {

@@ -56,6 +56,34 @@ TEST(DeviceModel, Fp4GemmsUseTheirOwnCurve) {
   EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kFp8, 1e12, 1e9), 12.5e-3 + 1e-6);
 }
 
+// The Triton FlashAttention kernel runs at FlashAttention-2's efficiency
+// over the slowdown Dao 2023 (Sec. 4.1) measured: / 1.4 forward, / 2
+// backward. ToyDevice: 100 TFLOP/s, flash_attention 0.5 / 0.4 (the defaults),
+// no flash2 figures, so FlashAttention-2 is the fused kernel:
+//   forward  1e12 FLOP / (100e12 x 0.5 / 1.4) = 28 ms,
+//   backward 1e12 FLOP / (100e12 x 0.4 / 2)   = 50 ms,
+// with flash2 figures 0.3 / 0.2: 1e12 / (100e12 x 0.3 / 1.4) = 46.667 ms and
+// 1e12 / (100e12 x 0.2 / 2) = 100 ms; each + the 1 us kernel overhead (the
+// 1 MB of traffic takes 1.25 us, under the compute).
+TEST(DeviceModel, TritonAttentionRunsBelowFlashAttention2) {
+  DeviceSpec d = ToyDevice();
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kTriton),
+              0.028 + 1e-6, 1e-12);
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, true, AttentionKernel::kTriton),
+              0.050 + 1e-6, 1e-12);
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kFlash2),
+              0.020 + 1e-6, 1e-12);
+  d.flash2_attention_efficiency = 0.3;
+  d.flash2_attention_bwd_efficiency = 0.2;
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kTriton),
+              0.046666666666666667 + 1e-6, 1e-12);
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, true, AttentionKernel::kTriton),
+              0.100 + 1e-6, 1e-12);
+  // The fused (cuDNN class) kernel keeps flash_attention_*: 1e12 / (100e12 x 0.5) = 20 ms.
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kFused),
+              0.020 + 1e-6, 1e-12);
+}
+
 // Issue 15/17: a power cap lowers the compute clock by the cube root of the
 // dynamic-power ratio. TDP 700 W, idle unset (30 % = 210 W), cap 455 W:
 // (455 - 210) / (700 - 210) = 245 / 490 = 0.5, cbrt(0.5) = 0.7937005259840998.

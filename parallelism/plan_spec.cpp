@@ -121,13 +121,16 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
         .Enum<Attention>("attention", &TrainingPlan::attention,
                          {{"flash", Attention::kFlash},
                           {"flash2", Attention::kFlash2},
+                          {"triton", Attention::kTriton},
                           {"materialized", Attention::kMaterialized}},
                          "flash",
                          "Attention kernel: fused attention (no s^2 memory traffic) at the device's "
                          "flash_attention_* efficiencies (cuDNN / FlashAttention-3 class, what "
                          "Megatron-Core and NeMo run), flash2 for the FlashAttention-2 kernels of the "
                          "flash-attn package and PyTorch SDPA (llm-foundry, torchtitan) at the device's "
-                         "flash2_attention_* efficiencies, or materialised softmax.")
+                         "flash2_attention_* efficiencies, triton for the Triton FlashAttention kernel "
+                         "(llm-foundry attn_impl: triton) at those efficiencies / 1.4 forward and / 2 "
+                         "backward (Dao 2023, Sec. 4.1), or materialised softmax.")
         .Enum<Elementwise>("elementwise", &TrainingPlan::elementwise,
                            {{"fused", Elementwise::kFused}, {"eager", Elementwise::kEager}},
                            "fused",

@@ -30,8 +30,11 @@ enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVH
 // what Megatron-Core and NeMo run through Transformer Engine); kFlash2: the
 // FlashAttention-2 kernels of the flash-attn package (Dao 2023), which
 // frameworks calling that package or PyTorch SDPA run, at flash2_attention_*;
-// kMaterialized: softmax over the materialised score matrix.
-enum class Attention { kFlash, kMaterialized, kFlash2 };
+// kMaterialized: softmax over the materialised score matrix; kTriton: the
+// Triton port of FlashAttention (flash-attn's flash_attn_triton.py, what
+// llm-foundry runs with attn_impl: triton), priced from FlashAttention-2's
+// efficiency by the slowdown Dao 2023 measured (hardware::AttentionKernel).
+enum class Attention { kFlash, kMaterialized, kFlash2, kTriton };
 // How the framework runs the memory-bound operators around the GEMMs
 // (norms, rotary embedding, gated activation): kFused, one kernel per
 // operator reading its inputs and writing its output once (Megatron-Core /

@@ -31,16 +31,28 @@ double OpGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, const Op
   return ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
 }
 
+// The fused attention kernel a plan's attention field names (a
+// materialised plan has no kFlashAttention operator, so its value is unused).
+hardware::AttentionKernel KernelOf(parallelism::Attention a) {
+  switch (a) {
+    case parallelism::Attention::kFlash2: return hardware::AttentionKernel::kFlash2;
+    case parallelism::Attention::kTriton: return hardware::AttentionKernel::kTriton;
+    case parallelism::Attention::kFlash:
+    case parallelism::Attention::kMaterialized: break;
+  }
+  return hardware::AttentionKernel::kFused;
+}
+
 // Forward and backward time of a list of operators. Backward of a GEMM is
 // two GEMMs of the same size (input and weight gradients); of FlashAttention
 // 2.5x the forward FLOP (Dao 2023, FlashAttention-2, Sec. 3: 5 matmuls vs 2)
 // at the backward efficiency; of a memory-bound kernel twice its traffic
 // (read the gradient and the saved input, write the input gradient).
-// `flash2`: the plan runs the FlashAttention-2 kernels (Attention::kFlash2).
+// `kernel`: the fused attention kernel the plan runs (KernelOf).
 // `local_experts`: routed experts on the device (experts / ep), the problems
 // of a MoE layer's grouped expert GEMMs (OpGemmTime).
 OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models::OpList& ops,
-              bool causal, bool flash2, double local_experts) {
+              bool causal, hardware::AttentionKernel kernel, double local_experts) {
   // FP8 training casts the inputs of the linear layers' GEMMs; the
   // dot-product attention (scores, softmax, scores x V) stays in BF16 unless
   // FP8 attention is asked for: Transformer Engine's recipes default to
@@ -71,9 +83,20 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
         break;
       case OpKind::kFlashAttention: {
         // A causal kernel skips the masked half of the score blocks.
-        const double work = causal ? 0.5 * op.flops : op.flops;
-        f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false, flash2);
-        b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true, flash2);
+        double work = causal ? 0.5 * op.flops : op.flops;
+        // The Triton kernel computes on tiles of the head dimension padded to
+        // the next power of two, at least 16 (flash_attn_triton.py,
+        // _flash_attn_forward / _flash_attn_backward: BLOCK_HEADDIM =
+        // max(triton.next_power_of_2(d), 16), loads masked beyond d): a head
+        // of 112 (MPT-30B) does the matmuls of 128. op.k is the mean of the
+        // query/key and value head sizes.
+        if (kernel == hardware::AttentionKernel::kTriton && op.k > 0) {
+          double padded = 16;
+          while (padded < op.k) padded *= 2;
+          work *= padded / op.k;
+        }
+        f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false, kernel);
+        b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true, kernel);
         break;
       }
       case OpKind::kElementwise:
@@ -464,13 +487,13 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   const models::ModelSpec& m = model_;
   const hardware::DeviceSpec& dev = system_.device;
   const hardware::DataType dt = p.precision;
-  const bool fa2 = p.attention == parallelism::Attention::kFlash2;
+  const hardware::AttentionKernel attn_kernel = KernelOf(p.attention);
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
   const models::LayerShape shape = ShapeOf(p, w, act);
   const double local = LocalExperts(m, p);
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
-  out.dense = Times(dev, dt, ops, true, fa2, local);
+  out.dense = Times(dev, dt, ops, true, attn_kernel, local);
   // What recompute redoes per layer and device: every operator (full) or the
   // attention core (selective; Korthikanti et al. 2022, Sec. 5).
   out.layer_flops = Sum(ops, &Op::flops);
@@ -484,16 +507,16 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.moe = OpTimes{};
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
-    out.moe = Times(dev, dt, ops, true, fa2, local);
+    out.moe = Times(dev, dt, ops, true, attn_kernel, local);
     AddExpertPermute(dev, m, p, shape, out.moe.fwd, out.moe.bwd);
     AddMoeHostBound(p, ops, local, out.moe.fwd, out.moe.bwd);
   }
   TrainingHeadOps(m, shape, ops);
-  out.head = Times(dev, HeadDataType(dt), ops, true, fa2, local);
+  out.head = Times(dev, HeadDataType(dt), ops, true, attn_kernel, local);
   AddLoss(dev, m, shape, out.head);
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
-  out.embed = Times(dev, dt, ops, true, fa2, local);
+  out.embed = Times(dev, dt, ops, true, attn_kernel, local);
   out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
   out.micro_batch = p.micro_batch;
   out.tp = p.tp;
@@ -897,7 +920,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   const int64_t inner = p.tp * p.pp * p.cp;
   const int64_t dp = p.dp > 0 ? p.dp : (inner > 0 ? devices_ / inner : 1);
   const hardware::DataType dt = p.precision;
-  const bool fa2 = p.attention == parallelism::Attention::kFlash2;
+  const hardware::AttentionKernel attn_kernel = KernelOf(p.attention);
   const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
   const models::LayerShape shape = ShapeOf(p, w, act);
   const double local = LocalExperts(m, p);
@@ -908,7 +931,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   auto layer = [&](const models::OpList& ops, const OpTimes* dense_t, const OpTimes* moe_t) {
     const bool head = dense_t != nullptr;
     const hardware::DataType op_dt = head ? HeadDataType(dt) : dt;
-    OpTimes t = Times(dev, op_dt, ops, true, fa2, local);
+    OpTimes t = Times(dev, op_dt, ops, true, attn_kernel, local);
     if (head) AddLoss(dev, m, shape, t);
     if (head) AddMtpModules(m, *dense_t, *moe_t, t);  // the head carries MTP
     LayerCosts l;
@@ -922,18 +945,18 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
       if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, op_dt, op, local);
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
-    if (head) l.bwd_weight += t.weight_grad - Times(dev, op_dt, ops, true, fa2, local).weight_grad;
+    if (head) l.bwd_weight += t.weight_grad - Times(dev, op_dt, ops, true, attn_kernel, local).weight_grad;
     return l;
   };
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
   c.dense = layer(ops, nullptr, nullptr);
-  const OpTimes dense_t = Times(dev, dt, ops, true, fa2, local);
+  const OpTimes dense_t = Times(dev, dt, ops, true, attn_kernel, local);
   OpTimes moe_t;
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
     c.moe = layer(ops, nullptr, nullptr);
-    moe_t = Times(dev, dt, ops, true, fa2, local);
+    moe_t = Times(dev, dt, ops, true, attn_kernel, local);
     AddExpertPermute(dev, m, p, shape, c.moe.fwd, c.moe.bwd);
     AddExpertPermute(dev, m, p, shape, moe_t.fwd, moe_t.bwd);
     AddMoeHostBound(p, ops, local, c.moe.fwd, c.moe.bwd);

@@ -182,7 +182,7 @@ namespace {
 const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj"};
 const std::vector<std::string> kYesNo = {"yes", "no"};
 const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8"};
-const std::vector<std::string> kAttention = {"flash", "flash2", "materialized"};
+const std::vector<std::string> kAttention = {"flash", "flash2", "triton", "materialized"};
 const std::vector<std::string> kFlopsMetric = {"model", "hardware"};
 const std::vector<std::string> kMoeRouting = {"learned", "force-balanced", "token-dropping"};
 
@@ -579,7 +579,8 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (attention == "flash2" || (attention == "flash" && flash2_framework)) {
       p.attention = parallelism::Attention::kFlash2;
       if (attention == "flash") assume("FlashAttention-2 kernels (" + framework + " calls flash-attn / PyTorch SDPA)");
-    } else if (attention == "flash") p.attention = parallelism::Attention::kFlash;
+    } else if (attention == "triton") p.attention = parallelism::Attention::kTriton;
+    else if (attention == "flash") p.attention = parallelism::Attention::kFlash;
     else if (attention == "materialized") p.attention = parallelism::Attention::kMaterialized;
     else if (year > 0 && year < 2023) {
       p.attention = parallelism::Attention::kMaterialized;

@@ -239,6 +239,50 @@ TEST(ValidationCsv, PresetNamedRowWithBlankShapeRunsThePreset) {
   EXPECT_DOUBLE_EQ(l.rows[0].predicted, e.iteration_s);
 }
 
+// Rule: attention `triton` (llm-foundry's attn_impl: triton) runs the plan
+// with the Triton FlashAttention kernel (Attention::kTriton), a `flash2` row
+// with FlashAttention-2, each as stated (nothing assumed about the kernel).
+// The Triton kernel is slower (FlashAttention-2's efficiency / 1.4 forward,
+// / 2 backward; Dao 2023, Sec. 4.1), so the same row predicts a longer step.
+TEST(ValidationCsv, TritonAttentionRowsRunTheTritonKernel) {
+  auto row = [](const std::string& attention) {
+    return Row({{"model", "Llama-2-7B"}, {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""},
+                {"vocab", ""}, {"seq", "4096"}, {"tp", "1"}, {"dp", "8"}, {"global_batch", "64"},
+                {"micro_batch", "1"}, {"recompute", "none"}, {"attention", attention}, {"dp_overlap", "yes"},
+                {"measured_iter_s", "1"}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(TempCsv("triton.csv", row("triton") + row("flash2")), d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_TRUE(r.rows[0].error_pct && r.rows[1].error_pct) << r.rows[0].skipped << r.rows[1].skipped;
+  for (const auto& row_result : r.rows) EXPECT_EQ(row_result.assumptions.find("FlashAttention"), std::string::npos);
+  EXPECT_GT(r.rows[0].predicted, r.rows[1].predicted);
+  const PresetStore store(kConfigs);
+  Scenario s;
+  base::Diagnostics pd;
+  ASSERT_TRUE(LoadModelPreset("llama2-7b", store, {}, "model", s.model, pd));
+  ASSERT_TRUE(LoadSystemPreset("selene", store, {}, "system", s.system, pd));
+  s.system.nodes = 1;
+  auto& p = s.training;
+  p.tp = 1;
+  p.pp = 1;
+  p.dp = 8;
+  p.micro_batch = 1;
+  p.recompute = parallelism::Recompute::kNone;
+  p.dp_overlap = true;
+  p.zero = 0;
+  s.workload.global_batch = 64;
+  s.workload.seq_len = 4096;
+  p.attention = parallelism::Attention::kTriton;
+  const TrainingEstimate triton = TrainingEstimator(s.model, s.system).Run(p, s.workload);
+  p.attention = parallelism::Attention::kFlash2;
+  const TrainingEstimate fa2 = TrainingEstimator(s.model, s.system).Run(p, s.workload);
+  ASSERT_GT(triton.iteration_s, fa2.iteration_s);
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted, triton.iteration_s);
+  EXPECT_DOUBLE_EQ(r.rows[1].predicted, fa2.iteration_s);
+}
+
 // Rule: the architecture columns (kv_heads, activation, norm, position,
 // tied_embeddings, bias) replace the GPT defaults of a shape given by
 // columns: Llama 2 7B's shape with its architecture spelled out predicts
@@ -540,9 +584,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // which fits in 80 GB (70.1 GB) where the harness had to assume full
   // recompute: +24.8 -> +10.4 % (docs/moe-long-context.md); then 22.45 /
   // 23.57 / 28.14 % with the recipe's etp = 1 (+10.4 -> +4.1 %).
-  // All of the above together: 20.13 / 20.46 / 26.70 %.
-  EXPECT_LE(file.mape_pct, 20.14);
-  EXPECT_LE(file_hb.mape_pct, 20.47);
+  // Then 17.66 / 18.01 / 28.83 %: the llm-foundry rows state the Triton
+  // FlashAttention kernel their benchmark ran (attn_impl: triton, the
+  // default of scripts/train/benchmarking/submit_benchmarks.py), priced at
+  // FlashAttention-2's efficiency / 1.4 forward and / 2 backward (Dao 2023,
+  // Sec. 4.1): llm-foundry 21.24 -> 10.40 %, its error no longer growing with
+  // the sequence (H100 at 32k-64k -34.8 / -33.6 -> +3.6 / +7.4 % mean, A100
+  // 80GB at 65k -31.9 -> +5.0 %; at 2k H100 -23.6 -> -16.6 %). Then
+  // 17.61 / 17.95 / 28.83 %: the Triton kernel pads the head dimension to a
+  // power of two (MPT-30B's 112 computes as 128): llm-foundry 10.29 %, its
+  // mpt-30b rows at 8192 tokens -26 / -27 -> -23 / -24 %.
+  // All of the above together: 15.44 / 14.98 / 26.70 %.
+  EXPECT_LE(file.mape_pct, 15.45);
+  EXPECT_LE(file_hb.mape_pct, 14.98);
   EXPECT_LE(file_moe.mape_pct, 26.70);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models

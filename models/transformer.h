@@ -85,6 +85,9 @@ struct OpList {
 void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpList& out);
 
 // LM head GEMM and the softmax cross-entropy loss (last pipeline stage).
+// The loss is always the last operator (kHeadLossIsLast): a caller that
+// prices the loss its own way drops it by count, with no name compared.
+inline constexpr bool kHeadLossIsLast = true;
 void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out);
 
 // Input embedding lookup (first pipeline stage).

@@ -42,6 +42,27 @@ TEST(Transformer, ModelFlopsEqualEq3AcrossNarayananTable1Shapes) {
   }
 }
 
+// HeadOps ends with its loss (kHeadLossIsLast: the training estimator drops
+// the last operator to price Megatron-Core's own loss, by count). GPT-3's
+// head on one microbatch of 2048 tokens at tp 8, bf16: the final norm, the
+// logits GEMM 2048 x 6400 x 12288 (2 x 2048 x 6400 x 12288 = 3.2212e11
+// FLOP) and the loss over 2048 x 6400 logits, read in bf16 and written as
+// fp32 softmax: 2048 x 6400 x (2 + 4) = 78,643,200 bytes.
+TEST(Transformer, HeadOpsEndWithTheLoss) {
+  const ModelSpec m = Gpt(96, 12288, 96);
+  LayerShape s;
+  s.seq = s.full_seq = 2048;
+  s.tp = 8;
+  OpList ops;
+  HeadOps(m, s, ops);
+  ASSERT_EQ(ops.count, 3);
+  static_assert(kHeadLossIsLast);
+  EXPECT_STREQ(ops.ops[1].name, "lm_head");
+  EXPECT_DOUBLE_EQ(ops.ops[1].flops, 2.0 * 2048 * 6400 * 12288);
+  EXPECT_STREQ(ops.ops[2].name, "cross_entropy");
+  EXPECT_DOUBLE_EQ(ops.ops[2].bytes, 78643200.0);
+}
+
 TEST(Transformer, GptLayerParametersAre12hSquaredPlus13h) {
   // Per layer: 4h^2 + 4h (attention) + 8h^2 + 5h (MLP) + 4h (two LayerNorms)
   // = 12h^2 + 13h (Narayanan et al. 2021, Sec. 5.1, Eq. 2).

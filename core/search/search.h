@@ -61,8 +61,9 @@ enum class Objective { kTime, kCost, kEnergy, kTokensPerDollar };
 // A plan's time does not depend on the capacity, only whether it fits: the
 // closed form reads system.device.memory_capacity in its two memory checks
 // alone (training_estimator.cpp), and no knob is chosen by memory. The memo
-// keeps, by shape, the probes of the bounds; by block, the estimates of its
-// candidates; by finalist, the event engine's simulation. A search at
+// keeps, by shape, the probes of the bounds; by block, its result with the
+// range of capacities over which its memory checks come out the same; by
+// finalist, the event engine's simulation. A search at
 // capacity C takes each from the memo, redoing its memory check against C
 // (SearchOptions::memo); what it finds, and every count, is what the same
 // search without the memo finds. One memo serves searches that differ in

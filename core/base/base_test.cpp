@@ -72,6 +72,11 @@ TEST(Quantity, MisspeltUnitGetsDidYouMean) {
 TEST(Quantity, FormatsWithReadableUnits) {
   EXPECT_EQ(FormatQuantity(80.0 * 1073741824.0, Dimension::kBytes), "80 GiB");
   EXPECT_EQ(FormatQuantity(80e9, Dimension::kBytes), "80 GB");
+  // An exact binary size too large for its unit without an exponent: the
+  // activations of Llama 3 405B at tp 8, pp 16 once printed "6.48e+04 MiB".
+  // 64800 MiB = 64800 x 1,048,576 B = 67,947,724,800 B = 67.95 GB.
+  EXPECT_EQ(FormatQuantity(64800.0 * 1048576.0, Dimension::kBytes), "67.95 GB");
+  EXPECT_EQ(FormatQuantity(9999.0 * 1048576.0, Dimension::kBytes), "9999 MiB");
   EXPECT_EQ(FormatQuantity(3.35e12, Dimension::kBandwidth), "3.35 TB/s");
   EXPECT_EQ(FormatQuantity(989.4e12, Dimension::kFlopRate), "989.4 TFLOP/s");
   EXPECT_EQ(FormatQuantity(1.5e-6, Dimension::kTime), "1.5 us");

@@ -197,7 +197,10 @@ std::string FormatQuantity(double v, Dimension dim) {
   switch (dim) {
     case Dimension::kBytes: {
       for (Scale sc : {Scale{0x1p40, "TiB"}, Scale{0x1p30, "GiB"}, Scale{0x1p20, "MiB"}}) {
-        if (a >= sc.factor && std::fmod(a, sc.factor) == 0) return pick({sc});
+        // An exact binary size reads best in its own unit (80 GiB), but
+        // only while it prints without an exponent (64800 MiB would print
+        // as 6.48e+04 MiB: a decimal unit reads better then).
+        if (a >= sc.factor && a < sc.factor * 1e4 && std::fmod(a, sc.factor) == 0) return pick({sc});
       }
       return pick({{1, "B"}, {1e3, "KB"}, {1e6, "MB"}, {1e9, "GB"}, {1e12, "TB"}, {1e15, "PB"}});
     }

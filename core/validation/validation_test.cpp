@@ -13,6 +13,8 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "core/estimate/training_estimator.h"
 #include "core/search/search.h"
@@ -595,9 +597,37 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // power of two (MPT-30B's 112 computes as 128): llm-foundry 10.29 %, its
   // mpt-30b rows at 8192 tokens -26 / -27 -> -23 / -24 %.
   // All of the above together: 15.44 / 14.98 / 26.70 %.
-  EXPECT_LE(file.mape_pct, 15.45);
-  EXPECT_LE(file_hb.mape_pct, 14.98);
-  EXPECT_LE(file_moe.mape_pct, 26.70);
+  // Then 15.26 / 14.66 / 26.27 %: the B200 and GB200 presets' FP8 GEMMs at
+  // the H200 probe's FP8 fractions (gemm_efficiency_fp8, 0.64 at 1 TFLOP)
+  // instead of the BF16 ones they fell back to (0.70): every FP8 row on
+  // those parts slows by 3-6 %. NeMo 25.02 15.91 -> 15.26 %, 25.04 16.66 ->
+  // 14.80 %, Megatron-Bridge 25.09 16.77 -> 15.17 %, 25.11 20.24 -> 21.00 %,
+  // 26.02 23.44 -> 23.43 %, NeMo long-sequence Llama 3 8B 9.49 -> 7.56 %.
+  // The dense rows predicted fast move toward their measurements (Llama 3
+  // 8B B200 -26.0 -> -22.6 %, Nemotron 15B B200 -30.5 -> -27.1 %, Llama 3
+  // 70B GB200 MXFP8 -26.3 -> -22.1 %); those predicted slow move away
+  // (Llama 3.1 405B GB200 +20.9 -> +28.1 %, Nemotron 340B B200 +26.4 ->
+  // +30.0 %): what remains is not in the GEMM rate (docs/fp8-training.md).
+  EXPECT_LE(file.mape_pct, 15.27);
+  EXPECT_LE(file_hb.mape_pct, 14.67);
+  EXPECT_LE(file_moe.mape_pct, 26.28);
+  // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
+  // GB200), held at the figures measured with the Blackwell FP8 curve
+  // (before it: 10.73 / 15.91 / 16.66 / 16.77 / 20.24 / 23.44 / 9.49 %;
+  // docs/fp8-training.md says which rows moved and what is left).
+  for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
+           {"NVIDIA NeMo 24.07", 10.74},
+           {"NVIDIA NeMo 25.02", 15.27},
+           {"NVIDIA NeMo 25.04", 14.81},
+           {"NVIDIA Megatron-Bridge 25.09", 15.18},
+           {"NVIDIA Megatron-Bridge 25.11", 21.01},
+           {"NVIDIA Megatron-Bridge 26.02", 23.44},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 7.57}}) {
+    const char* source = prefix;
+    const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
+    EXPECT_GT(r.evaluated, 0) << source;
+    EXPECT_LE(r.mape_pct, ceiling) << source;
+  }
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture

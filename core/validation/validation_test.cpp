@@ -595,9 +595,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // power of two (MPT-30B's 112 computes as 128): llm-foundry 10.29 %, its
   // mpt-30b rows at 8192 tokens -26 / -27 -> -23 / -24 %.
   // All of the above together: 15.44 / 14.98 / 26.70 %.
-  EXPECT_LE(file.mape_pct, 15.45);
-  EXPECT_LE(file_hb.mape_pct, 14.98);
-  EXPECT_LE(file_moe.mape_pct, 26.70);
+  // Then 15.31 / 14.75 / 25.45 %: the seven Megatron-Bridge DeepSeek-V3 rows
+  // on B200 and GB200 run their recipes' recompute_modules mla_up_proj
+  // (every stored version of the DeepSeek-V3 Blackwell recipes names it; none
+  // runs full recompute, which the harness had to search its way to): DeepSeek-V3
+  // rows 12.91 -> 10.67 % (GB200 +30.6 -> +14.9, B200 +20.7 -> +8.7 %; the
+  // 25.09 GB200 token-dropping row -5.5 -> -19.0 %), and the 26.02 Qwen3-235B
+  // H100 row runs its recipe's 1F1B all-to-all overlap without TP overlap
+  // (moe_a2a_overlap True, tp_comm_overlap False): +24.9 -> -5.5 %
+  // (docs/moe-long-context.md, "What the recipes say").
+  EXPECT_LE(file.mape_pct, 15.32);
+  EXPECT_LE(file_hb.mape_pct, 14.76);
+  EXPECT_LE(file_moe.mape_pct, 25.46);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture

@@ -701,9 +701,12 @@ TEST(Validation, AllTrainingRows) {
   // their benchmark used (attention: triton; their 124 rows 21.24 -> 10.40 %),
   // 17.61 % with that kernel's head dimension padded to a power of two
   // (mpt-30b, head 112; llm-foundry 10.29 %).
-  // All of the above together: 15.44 %; 15.26 % with the B200 and GB200
-  // FP8 GEMM curve (BlackwellFp8GemmsUseTheFp8Curve above).
-  EXPECT_LE(r.mape_pct, 15.27);
+  // All of the above together: 15.44 %; 15.31 % once the Megatron-Bridge
+  // DeepSeek-V3 B200/GB200 rows run their recipes' mla_up_proj recompute and
+  // the 26.02 Qwen3-235B H100 row its recipe's all-to-all overlap
+  // (validation_test.cpp, PerSourceErrorsOnTheShippedRows); with the B200 and
+  // GB200 FP8 GEMM curve (BlackwellFp8GemmsUseTheFp8Curve above) as well:
+  EXPECT_LE(r.mape_pct, 15.32);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -372,7 +372,32 @@ struct CollectiveMemo {
   };
   std::array<CpSlot, 4> cp{};
   size_t cp_next = 0;
+  // hardware::MemoryTime of the optimizer step's bytes: within a prepared
+  // workload they change only with the ZeRO stage, the optimizer and the
+  // pipeline split, so a few values recur across a block.
+  struct MemorySlot {
+    double bytes = -1;
+    double time = 0;
+  };
+  std::array<MemorySlot, 4> memory{};
+  size_t memory_next = 0;
 };
+
+namespace {
+
+// hardware::MemoryTime, remembered in `memo` when there is one (a pure
+// function of its arguments: a hit returns the very double it returned).
+double MemoryTimeMemo(CollectiveMemo* memo, const hardware::DeviceSpec& d, double bytes) {
+  if (memo == nullptr) return hardware::MemoryTime(d, bytes);
+  for (const CollectiveMemo::MemorySlot& s : memo->memory)
+    if (s.bytes == bytes) return s.time;
+  CollectiveMemo::MemorySlot& s = memo->memory[memo->memory_next++ % memo->memory.size()];
+  s.bytes = bytes;
+  s.time = hardware::MemoryTime(d, bytes);
+  return s.time;
+}
+
+}  // namespace
 
 namespace {
 
@@ -899,7 +924,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     const double bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
     offload = opt_params * (grad_bytes + w_bytes) / bw;
   } else {
-    optimizer = hardware::MemoryTime(dev, opt_params * opt_bytes_per_param);
+    optimizer = MemoryTimeMemo(memo, dev, opt_params * opt_bytes_per_param);
   }
 
   // --- totals -----------------------------------------------------------------

@@ -92,8 +92,35 @@ double MoeLayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p
   return ActivationBytes(m, p, b, s, true);
 }
 
+ActivationTerms StageActivationTerms(const models::ModelSpec& m, const TrainingPlan& p, int64_t seq) {
+  ActivationTerms a;
+  const int64_t local_seq = seq / p.cp;
+  // MoE layers spread evenly over the stages (models::MoeFraction).
+  const double moe_share = models::MoeFraction(m);
+  a.per_layer =
+      (1 - moe_share) * LayerActivationBytes(m, p, p.micro_batch, local_seq) +
+      (moe_share > 0 ? moe_share * MoeLayerActivationBytes(m, p, p.micro_batch, local_seq) : 0.0);
+  if (p.recompute == Recompute::kFull) {
+    // The layer being recomputed holds its full activations meanwhile.
+    TrainingPlan no = p;
+    no.recompute = Recompute::kNone;
+    no.recompute_mla_up_proj = false;
+    a.recomputing_layer = moe_share > 0 ? MoeLayerActivationBytes(m, no, p.micro_batch, local_seq)
+                                        : LayerActivationBytes(m, no, p.micro_batch, local_seq);
+  }
+  // Logits in fp32 for the loss on the last stage: s b V / t * 4 bytes
+  // (Korthikanti et al. 2022 Sec. 4.3 counts the output layer the same way).
+  a.logits = 4.0 * static_cast<double>(local_seq * p.micro_batch) * static_cast<double>(m.vocab) /
+             static_cast<double>(p.tp);
+  return a;
+}
+
 MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
                              const MemoryInputs& in) {
+  return DeviceMemory(p, in, StageActivationTerms(m, p, in.seq));
+}
+
+MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, const ActivationTerms& a) {
   MemoryBreakdown r;
   const double params = in.params_on_device;
   const double dp = static_cast<double>(in.dp);
@@ -124,28 +151,12 @@ MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
     in_flight = std::min(pp - static_cast<double>(in.stage), mb);
     if (p.interleave > 1) in_flight *= 1 + (pp - 1) / (pp * static_cast<double>(p.interleave));
   }
-  const int64_t local_seq = in.seq / p.cp;
-  // MoE layers spread evenly over the stages (models::MoeFraction).
-  const double moe_share = models::MoeFraction(m);
-  const double per_layer =
-      (1 - moe_share) * LayerActivationBytes(m, p, p.micro_batch, local_seq) +
-      (moe_share > 0 ? moe_share * MoeLayerActivationBytes(m, p, p.micro_batch, local_seq) : 0.0);
-  // Activations of one layer per microbatch, times layers on this stage, times
-  // microbatches in flight; layers / pp of them per microbatch on the stage.
-  r.activations = per_layer * in.layers_on_device * in_flight;
-  if (p.recompute == Recompute::kFull) {
-    // The layer being recomputed holds its full activations meanwhile.
-    TrainingPlan no = p;
-    no.recompute = Recompute::kNone;
-    no.recompute_mla_up_proj = false;
-    r.activations += moe_share > 0 ? MoeLayerActivationBytes(m, no, p.micro_batch, local_seq)
-                                   : LayerActivationBytes(m, no, p.micro_batch, local_seq);
-  }
-  // Logits in fp32 for the loss on the last stage: s b V / t * 4 bytes
-  // (Korthikanti et al. 2022 Sec. 4.3 counts the output layer the same way).
-  if (in.last_stage)
-    r.temporary = 4.0 * static_cast<double>(local_seq * p.micro_batch) *
-                  static_cast<double>(m.vocab) / static_cast<double>(p.tp);
+  // Activations of one layer per microbatch (StageActivationTerms), times
+  // layers on this stage, times microbatches in flight; layers / pp of them
+  // per microbatch on the stage.
+  r.activations = a.per_layer * in.layers_on_device * in_flight;
+  if (p.recompute == Recompute::kFull) r.activations += a.recomputing_layer;
+  if (in.last_stage) r.temporary = a.logits;
   return r;
 }
 

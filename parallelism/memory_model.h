@@ -76,4 +76,20 @@ struct MemoryInputs {
 MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
                              const MemoryInputs& in);
 
+// The part of DeviceMemory that is the same on every pipeline stage of a
+// plan: one layer's activations per microbatch (dense and MoE layers mixed
+// by models::MoeFraction), the full activations of the layer being
+// recomputed (recompute full), and the last stage's fp32 logits. A caller
+// that sizes several stages (the estimator's fullest stage) works them out
+// once; DeviceMemory(m, p, in) is DeviceMemory(p, in,
+// StageActivationTerms(m, p, in.seq)), the same doubles (the model enters
+// through the terms only).
+struct ActivationTerms {
+  double per_layer = 0;          // bytes per layer and microbatch in flight
+  double recomputing_layer = 0;  // bytes, added once with recompute full
+  double logits = 0;             // bytes, on the last stage
+};
+ActivationTerms StageActivationTerms(const models::ModelSpec& m, const TrainingPlan& p, int64_t seq);
+MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, const ActivationTerms& a);
+
 }  // namespace orrery::parallelism

@@ -99,5 +99,42 @@ TEST(ActivationMemory, PipelineKeepsPMicrobatchesInFlight) {
   EXPECT_DOUBLE_EQ(DeviceMemory(m, p, in).activations, one * 12 * 64);
 }
 
+// The terms every stage shares (StageActivationTerms), for GPT-3 at tp 8
+// with sequence parallelism, s = 2048, b = 1, and one stage built from them.
+TEST(ActivationMemory, StageTermsAreWorkedOutOnceForEveryStage) {
+  const auto m = Gpt3();
+  TrainingPlan p = Plan(8, true, Recompute::kSelective);
+  p.pp = 8;
+  ActivationTerms a = StageActivationTerms(m, p, 2048);
+  // Korthikanti Table 2, selective with SP: sbh 34 / t = 25,165,824 * 34 / 8.
+  EXPECT_DOUBLE_EQ(a.per_layer, 106954752.0);
+  EXPECT_DOUBLE_EQ(a.recomputing_layer, 0.0);
+  // fp32 logits: 4 s b V / t = 4 * 2048 * 51,200 / 8.
+  EXPECT_DOUBLE_EQ(a.logits, 52428800.0);
+
+  // Full recompute keeps 2 sbh / t per layer (6,291,456) and, while a layer
+  // is recomputed, its full activations without recompute (materialised
+  // attention): sbh (34 + 80) / t = 358,612,992.
+  p.recompute = Recompute::kFull;
+  a = StageActivationTerms(m, p, 2048);
+  EXPECT_DOUBLE_EQ(a.per_layer, 6291456.0);
+  EXPECT_DOUBLE_EQ(a.recomputing_layer, 358612992.0);
+  // The last of 8 stages, 12 layers: 1 microbatch in flight, so
+  // 6,291,456 x 12 + 358,612,992 = 434,110,464 bytes, and the logits.
+  MemoryInputs in;
+  in.layers_on_device = 12;
+  in.microbatches = 64;
+  in.seq = 2048;
+  in.stage = 7;
+  in.last_stage = true;
+  const MemoryBreakdown last = DeviceMemory(p, in, a);
+  EXPECT_DOUBLE_EQ(last.activations, 434110464.0);
+  EXPECT_DOUBLE_EQ(last.temporary, 52428800.0);
+  // The same doubles as DeviceMemory working the terms out itself.
+  const MemoryBreakdown whole = DeviceMemory(m, p, in);
+  EXPECT_EQ(whole.activations, last.activations);
+  EXPECT_EQ(whole.temporary, last.temporary);
+}
+
 }  // namespace
 }  // namespace orrery::parallelism

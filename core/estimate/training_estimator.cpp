@@ -24,11 +24,56 @@ using parallelism::TrainingPlan;
 
 namespace {
 
+// Kernel times by argument, kept while one plan shape's operators are
+// priced: a layer runs the same kernel more than once (its two norms, its two
+// residual adds; GPT's MLP up and down GEMMs move the same FLOP and bytes),
+// and hardware::MemoryTime and GemmTime are pure functions of their
+// arguments, so a hit returns the very double the call would (each call
+// interpolates an efficiency curve in log size, a logarithm per call).
+// Fixed size, on the stack: no allocation; when full, later kernels are
+// priced without it.
+class KernelMemo {
+ public:
+  explicit KernelMemo(const hardware::DeviceSpec& d) : d_(d) {}
+  double Memory(double bytes) {
+    for (int i = 0; i < memory_n_; ++i)
+      if (memory_[i].bytes == bytes) return memory_[i].time;
+    const double t = hardware::MemoryTime(d_, bytes);
+    if (memory_n_ < kSlots) memory_[memory_n_++] = {0, 0, bytes, t};
+    return t;
+  }
+  double Gemm(hardware::DataType dt, double flops, double bytes) {
+    for (int i = 0; i < gemm_n_; ++i)
+      if (gemm_[i].flops == flops && gemm_[i].bytes == bytes && gemm_[i].dt == static_cast<int>(dt))
+        return gemm_[i].time;
+    const double t = hardware::GemmTime(d_, dt, flops, bytes);
+    if (gemm_n_ < kSlots) gemm_[gemm_n_++] = {static_cast<int>(dt), flops, bytes, t};
+    return t;
+  }
+
+ private:
+  static constexpr int kSlots = 16;
+  struct Entry {
+    int dt;
+    double flops, bytes, time;
+  };
+  const hardware::DeviceSpec& d_;
+  Entry memory_[kSlots];
+  Entry gemm_[kSlots];
+  int memory_n_ = 0, gemm_n_ = 0;
+};
+
 // One GEMM operator's seconds; an expert GEMM (Op::expert) as the grouped
 // GEMM of the device's local experts (ExpertGemmTime, parallel_comm.h).
-double OpGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, const Op& op, double local_experts) {
-  if (!op.expert) return hardware::GemmTime(d, dt, op.flops, op.bytes);
-  return ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
+// Through `memo` when there is one.
+double OpGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, const Op& op, double local_experts,
+                  KernelMemo* memo = nullptr) {
+  if (op.expert) return ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
+  return memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes) : hardware::GemmTime(d, dt, op.flops, op.bytes);
+}
+// hardware::MemoryTime, through `memo` when there is one.
+double OpMemoryTime(const hardware::DeviceSpec& d, double bytes, KernelMemo* memo) {
+  return memo != nullptr ? memo->Memory(bytes) : hardware::MemoryTime(d, bytes);
 }
 
 // The fused attention kernel a plan's attention field names (a
@@ -51,8 +96,10 @@ hardware::AttentionKernel KernelOf(parallelism::Attention a) {
 // `kernel`: the fused attention kernel the plan runs (KernelOf).
 // `local_experts`: routed experts on the device (experts / ep), the problems
 // of a MoE layer's grouped expert GEMMs (OpGemmTime).
+// `memo`: kernel times already known for this plan shape (KernelMemo), or null.
 OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models::OpList& ops,
-              bool causal, hardware::AttentionKernel kernel, double local_experts) {
+              bool causal, hardware::AttentionKernel kernel, double local_experts,
+              KernelMemo* memo = nullptr) {
   // FP8 training casts the inputs of the linear layers' GEMMs; the
   // dot-product attention (scores, softmax, scores x V) stays in BF16 unless
   // FP8 attention is asked for: Transformer Engine's recipes default to
@@ -68,7 +115,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
     switch (op.kind) {
       case OpKind::kGemm:
       case OpKind::kBatchedGemm:
-        f = OpGemmTime(d, op.attention_core ? attention_dt : dt, op, local_experts);
+        f = OpGemmTime(d, op.attention_core ? attention_dt : dt, op, local_experts, memo);
         b = 2 * f;
         t.gemm += f + b;
         if (op.kind == OpKind::kGemm) t.weight_grad += f;
@@ -100,8 +147,8 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
         break;
       }
       case OpKind::kElementwise:
-        f = hardware::MemoryTime(d, op.bytes);
-        b = hardware::MemoryTime(d, 2 * op.bytes);
+        f = OpMemoryTime(d, op.bytes, memo);
+        b = OpMemoryTime(d, 2 * op.bytes, memo);
         break;
     }
     t.fwd += f;
@@ -325,7 +372,32 @@ struct CollectiveMemo {
   };
   std::array<CpSlot, 4> cp{};
   size_t cp_next = 0;
+  // hardware::MemoryTime of the optimizer step's bytes: within a prepared
+  // workload they change only with the ZeRO stage, the optimizer and the
+  // pipeline split, so a few values recur across a block.
+  struct MemorySlot {
+    double bytes = -1;
+    double time = 0;
+  };
+  std::array<MemorySlot, 4> memory{};
+  size_t memory_next = 0;
 };
+
+namespace {
+
+// hardware::MemoryTime, remembered in `memo` when there is one (a pure
+// function of its arguments: a hit returns the very double it returned).
+double MemoryTimeMemo(CollectiveMemo* memo, const hardware::DeviceSpec& d, double bytes) {
+  if (memo == nullptr) return hardware::MemoryTime(d, bytes);
+  for (const CollectiveMemo::MemorySlot& s : memo->memory)
+    if (s.bytes == bytes) return s.time;
+  CollectiveMemo::MemorySlot& s = memo->memory[memo->memory_next++ % memo->memory.size()];
+  s.bytes = bytes;
+  s.time = hardware::MemoryTime(d, bytes);
+  return s.time;
+}
+
+}  // namespace
 
 namespace {
 
@@ -414,9 +486,12 @@ StageParams StageParamsOf(const models::ModelSpec& m, const TrainingPlan& p, int
 // Per-device memory of the fullest pipeline stage (parallelism::DeviceMemory).
 // The first stage keeps the most microbatches in flight, the last holds the
 // logits; a middle stage can be the fullest when the ends are made light.
+// The activation terms every stage shares are worked out once
+// (parallelism::StageActivationTerms).
 parallelism::MemoryBreakdown FullestStageMemory(const models::ModelSpec& m, const TrainingPlan& p,
                                                 const StageParams& s, int64_t dp, int64_t edp,
                                                 int64_t mb_count, int64_t seq_len) {
+  const parallelism::ActivationTerms act = parallelism::StageActivationTerms(m, p, seq_len);
   parallelism::MemoryInputs mi;
   mi.dp = dp;
   mi.microbatches = mb_count;
@@ -427,14 +502,14 @@ parallelism::MemoryBreakdown FullestStageMemory(const models::ModelSpec& m, cons
   mi.layers_on_device = s.first_layers;
   mi.stage = 0;
   mi.last_stage = p.pp == 1;
-  parallelism::MemoryBreakdown fullest = parallelism::DeviceMemory(m, p, mi);
+  parallelism::MemoryBreakdown fullest = parallelism::DeviceMemory(p, mi, act);
   if (p.pp > 1) {
     mi.params_on_device = s.last_params;
     mi.expert_params_on_device = s.expert_last;
     mi.layers_on_device = s.last_layers;
     mi.stage = p.pp - 1;
     mi.last_stage = true;
-    const auto last = parallelism::DeviceMemory(m, p, mi);
+    const auto last = parallelism::DeviceMemory(p, mi, act);
     if (last.total() > fullest.total()) fullest = last;
     if (p.pp > 2) {
       mi.params_on_device = s.mid_params;
@@ -442,7 +517,7 @@ parallelism::MemoryBreakdown FullestStageMemory(const models::ModelSpec& m, cons
       mi.layers_on_device = s.mid_layers;
       mi.stage = 1;
       mi.last_stage = false;
-      const auto mid = parallelism::DeviceMemory(m, p, mi);
+      const auto mid = parallelism::DeviceMemory(p, mi, act);
       if (mid.total() > fullest.total()) fullest = mid;
     }
   }
@@ -493,8 +568,9 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   const models::LayerShape shape = ShapeOf(p, w, act);
   const double local = LocalExperts(m, p);
   models::OpList ops;
+  KernelMemo kernels(dev);  // the layers, the head and the embedding share kernels
   models::LayerOps(m, shape, false, p.ep, ops);
-  out.dense = Times(dev, dt, ops, true, attn_kernel, local);
+  out.dense = Times(dev, dt, ops, true, attn_kernel, local, &kernels);
   // What recompute redoes per layer and device: every operator (full) or the
   // attention core (selective; Korthikanti et al. 2022, Sec. 5).
   out.layer_flops = Sum(ops, &Op::flops);
@@ -508,16 +584,16 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.moe = OpTimes{};
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
-    out.moe = Times(dev, dt, ops, true, attn_kernel, local);
+    out.moe = Times(dev, dt, ops, true, attn_kernel, local, &kernels);
     AddExpertPermute(dev, m, p, shape, out.moe.fwd, out.moe.bwd);
     AddMoeHostBound(p, ops, local, out.moe.fwd, out.moe.bwd);
   }
   TrainingHeadOps(m, shape, ops);
-  out.head = Times(dev, HeadDataType(dt), ops, true, attn_kernel, local);
+  out.head = Times(dev, HeadDataType(dt), ops, true, attn_kernel, local, &kernels);
   AddLoss(dev, m, shape, out.head);
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
-  out.embed = Times(dev, dt, ops, true, attn_kernel, local);
+  out.embed = Times(dev, dt, ops, true, attn_kernel, local, &kernels);
   out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
   out.micro_batch = p.micro_batch;
   out.tp = p.tp;
@@ -848,7 +924,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     const double bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
     offload = opt_params * (grad_bytes + w_bytes) / bw;
   } else {
-    optimizer = hardware::MemoryTime(dev, opt_params * opt_bytes_per_param);
+    optimizer = MemoryTimeMemo(memo, dev, opt_params * opt_bytes_per_param);
   }
 
   // --- totals -----------------------------------------------------------------

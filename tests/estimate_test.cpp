@@ -660,8 +660,10 @@ TEST(Validation, AllTrainingRows) {
   // and fp32 loss (step_kernels.h); the DeepSeek-V3 H100 row running its
   // recipe's MLA up-projection recompute (training.recompute_mla_up_proj)
   // instead of full recompute and the recipe's etp = 1 (+24.8 -> +4.1 % on
-  // the branch that added them) brings them to 11.23 %.
-  EXPECT_LE(tuned.mape_pct, 11.24);
+  // the branch that added them) brings them to 11.23 %; 11.78 % once the
+  // materialised attention's softmax and dropout backward move what their
+  // kernels move (models/transformer.cpp), faster on the pre-2023 rows.
+  EXPECT_LE(tuned.mape_pct, 11.79);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -679,8 +681,9 @@ TEST(Validation, AllTrainingRows) {
   // their benchmark used (attention: triton; their 124 rows 21.24 -> 10.40 %),
   // 17.61 % with that kernel's head dimension padded to a power of two
   // (mpt-30b, head 112; llm-foundry 10.29 %).
-  // All of the above together: 15.44 %.
-  EXPECT_LE(r.mape_pct, 15.45);
+  // All of the above together: 15.44 %; 15.52 % with the materialised
+  // attention's backward at its kernels' traffic.
+  EXPECT_LE(r.mape_pct, 15.52);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

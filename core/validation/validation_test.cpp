@@ -594,8 +594,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 17.61 / 17.95 / 28.83 %: the Triton kernel pads the head dimension to a
   // power of two (MPT-30B's 112 computes as 128): llm-foundry 10.29 %, its
   // mpt-30b rows at 8192 tokens -26 / -27 -> -23 / -24 %.
-  // All of the above together: 15.44 / 14.98 / 26.70 %.
-  EXPECT_LE(file.mape_pct, 15.45);
+  // All of the above together: 15.44 / 14.98 / 26.70 %. Then 15.52 %: the
+  // materialised attention's softmax and dropout backward charged the
+  // traffic their kernels move (3e and 2e + 1 per score element, not twice
+  // the forward's 2e and 2e + 1; models/transformer.cpp), which makes the
+  // pre-2023 Megatron rows faster (docs/frontier-gemstones.md).
+  EXPECT_LE(file.mape_pct, 15.52);
   EXPECT_LE(file_hb.mape_pct, 14.98);
   EXPECT_LE(file_moe.mape_pct, 26.70);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
@@ -628,16 +632,21 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // with the fp32 cross entropy, the FP8 casts and the BF16 LM head
   // (step_kernels.h); then 11.23 % once the DeepSeek-V3 row runs its recipe's
   // MLA up-projection recompute instead of full recompute and the recipe's
-  // etp = 1 (docs/moe-long-context.md).
-  EXPECT_LE(all.mape_pct, 11.24);
+  // etp = 1 (docs/moe-long-context.md). Then 11.78 % with the materialised
+  // attention's backward at its kernels' traffic (the Korthikanti and
+  // Narayanan rows below, already fast and high, move further).
+  EXPECT_LE(all.mape_pct, 11.79);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
   EXPECT_LE(all.max_abs_error_pct, 31.11);
   // Target 2.5 %: not met, measured 3.07 % (every plan field stated: the
   // search changes none of these rows; 3.18 % before the fp32 cross
-  // entropy, which each row was short of).
-  EXPECT_LE(korthikanti.mape_pct, 3.07);
+  // entropy, which each row was short of). Then 3.83 %: the materialised
+  // attention's softmax and dropout backward at their kernels' traffic
+  // (39 -> 32 bytes per score element) speeds every row up, and seven of
+  // the eight were already fast (Megatron-22B at 1,024 GPUs -5.7 -> -8.2 %).
+  EXPECT_LE(korthikanti.mape_pct, 3.84);
   // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
   // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
   // attention runs in BF16 as Transformer Engine's FP8 recipes do, 14.88 %
@@ -660,8 +669,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   EXPECT_LE(hb.mape_pct, 21.39);
   EXPECT_LE(readme.mape_pct, 21.79);
   EXPECT_LE(bridge.mape_pct, 17.85);
-  // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy).
-  EXPECT_LE(narayanan.mape_pct, 9.59);
+  // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
+  // 10.31 % once the materialised attention's backward is charged its
+  // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT
+  // 1.7B +7.1 -> +12.5 %).
+  EXPECT_LE(narayanan.mape_pct, 10.32);
 }
 
 }  // namespace

@@ -133,10 +133,20 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     qk.bytes = (b * heads * seq * dqk + b * kv_att * kv_len * dqk) * e + scores * e;
     qk.attention_core = true;
     out.Add(qk);
+    // Per score element, in bytes of e: the fused softmax reads the scores
+    // and writes the probabilities (2e); its backward runs in place on the
+    // output gradient, reading it and the saved probabilities and writing
+    // the input gradient (3e: Megatron-LM's scaled_masked_softmax_cuda.cu,
+    // bwd_cuda, "backward pass is completely in-place"). Dropout reads and
+    // writes the probabilities and writes a one-byte mask (2e + 1); its
+    // backward (PyTorch native_dropout_backward: gradient x mask x scale)
+    // reads the gradient and the mask and writes the gradient (2e + 1).
     Op sm = Elementwise("softmax", 2 * scores * e);
+    sm.bwd_bytes = 3 * scores * e;
     sm.attention_core = true;
     out.Add(sm);
     Op dr = Elementwise("attention_dropout", scores * (2 * e + mask));
+    dr.bwd_bytes = scores * (2 * e + mask);
     dr.attention_core = true;
     out.Add(dr);
     Op av;

@@ -32,6 +32,10 @@ struct Op {
   double batch = 1;            // independent GEMMs (kBatchedGemm)
   double flops = 0;            // forward FLOP on this device
   double bytes = 0;            // forward bytes moved to/from device memory
+  // Backward bytes of a memory-bound operator whose backward kernel's traffic
+  // is known (> 0); 0: twice the forward bytes (the estimator's rule: read the
+  // gradient and the saved input, write the input gradient).
+  double bwd_bytes = 0;
   bool attention_core = false; // recomputed by selective recompute
   bool mla_up = false;         // an MLA up projection (recompute_mla_up_proj redoes it)
   bool expert = false;         // an expert GEMM of a MoE layer (all local experts)

@@ -145,6 +145,48 @@ TEST(Transformer, MaterialisedAttentionMovesTheScoreMatrix) {
   EXPECT_DOUBLE_EQ(softmax_bytes, 4.0 * 32 * 2048 * 2048);
 }
 
+// The s x s traffic of materialised attention per score element, forward and
+// backward, worked by hand for one 2048-token sequence of 32 128-wide heads
+// in bf16 (e = 2 bytes): 32 x 2048^2 = 134,217,728 score elements.
+//   forward: Q K^T writes the scores (e = 2), the fused softmax reads and
+//   writes them (2e = 4), dropout reads and writes them and writes a 1-byte
+//   mask (2e + 1 = 5), attention over values reads them (e = 2): 13 bytes.
+//   backward, memory-bound kernels: softmax in place on the output gradient,
+//   reading it and the saved probabilities and writing the input gradient
+//   (3e = 6: Megatron-LM scaled_masked_softmax_cuda.cu bwd_cuda); dropout
+//   reading the gradient and the mask and writing the gradient (2e + 1 = 5,
+//   PyTorch native_dropout_backward): 11 bytes, not the 18 that twice the
+//   forward traffic (2 x (4 + 5)) would charge.
+TEST(Transformer, MaterialisedAttentionBytesPerScoreElement) {
+  const ModelSpec m = Gpt(1, 4096, 32);
+  LayerShape s;
+  s.seq = 2048;
+  s.full_seq = 2048;
+  s.flash = false;
+  OpList ops;
+  LayerOps(m, s, false, 1, ops);
+  const double scores = 32.0 * 2048 * 2048;
+  // Q and K (or the output and V) of 32 heads x 2048 tokens x 128 in bf16.
+  const double qk_operands = 2 * 32.0 * 2048 * 128 * 2;
+  double fwd = 0, bwd = 0;
+  int core_elementwise = 0;
+  for (int i = 0; i < ops.count; ++i) {
+    const Op& op = ops.ops[static_cast<size_t>(i)];
+    if (!op.attention_core) continue;
+    if (op.kind == OpKind::kBatchedGemm) {
+      fwd += op.bytes - qk_operands;  // the score matrix's share of the GEMM
+    } else {
+      ASSERT_EQ(op.kind, OpKind::kElementwise) << op.name;
+      ++core_elementwise;
+      fwd += op.bytes;
+      bwd += op.bwd_bytes;
+    }
+  }
+  EXPECT_EQ(core_elementwise, 2);  // softmax, dropout
+  EXPECT_DOUBLE_EQ(fwd / scores, 13.0);
+  EXPECT_DOUBLE_EQ(bwd / scores, 11.0);
+}
+
 // Gemstone-256x23's layer (McLeish et al. 2025: width 256, two 128-wide
 // heads, one KV head, GeGLU MLP of 1024, RMSNorm, RoPE) on one 2048-token
 // sequence in bf16, fused and as PyTorch eager code runs it.

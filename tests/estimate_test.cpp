@@ -682,8 +682,10 @@ TEST(Validation, AllTrainingRows) {
   // and fp32 loss (step_kernels.h); the DeepSeek-V3 H100 row running its
   // recipe's MLA up-projection recompute (training.recompute_mla_up_proj)
   // instead of full recompute and the recipe's etp = 1 (+24.8 -> +4.1 % on
-  // the branch that added them) brings them to 11.23 %.
-  EXPECT_LE(tuned.mape_pct, 11.24);
+  // the branch that added them) brings them to 11.23 %; 11.78 % once the
+  // materialised attention's softmax and dropout backward move what their
+  // kernels move (models/transformer.cpp), faster on the pre-2023 rows.
+  EXPECT_LE(tuned.mape_pct, 11.79);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -706,6 +708,8 @@ TEST(Validation, AllTrainingRows) {
   // the 26.02 Qwen3-235B H100 row its recipe's all-to-all overlap
   // (validation_test.cpp, PerSourceErrorsOnTheShippedRows); with the B200 and
   // GB200 FP8 GEMM curve (BlackwellFp8GemmsUseTheFp8Curve above) as well:
+  // and the materialised attention's backward at its kernels' traffic
+  // (15.44 -> 15.52 % on its own):
   EXPECT_LE(r.mape_pct, 15.32);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";

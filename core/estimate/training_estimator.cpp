@@ -92,7 +92,9 @@ hardware::AttentionKernel KernelOf(parallelism::Attention a) {
 // two GEMMs of the same size (input and weight gradients); of FlashAttention
 // 2.5x the forward FLOP (Dao 2023, FlashAttention-2, Sec. 3: 5 matmuls vs 2)
 // at the backward efficiency; of a memory-bound kernel twice its traffic
-// (read the gradient and the saved input, write the input gradient).
+// (read the gradient and the saved input, write the input gradient), or the
+// backward traffic its operator states (Op::bwd_bytes: the materialised
+// attention's softmax and dropout, models/transformer.cpp).
 // `kernel`: the fused attention kernel the plan runs (KernelOf).
 // `local_experts`: routed experts on the device (experts / ep), the problems
 // of a MoE layer's grouped expert GEMMs (OpGemmTime).
@@ -148,7 +150,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
       }
       case OpKind::kElementwise:
         f = OpMemoryTime(d, op.bytes, memo);
-        b = OpMemoryTime(d, 2 * op.bytes, memo);
+        b = OpMemoryTime(d, op.bwd_bytes > 0 ? op.bwd_bytes : 2 * op.bytes, memo);
         break;
     }
     t.fwd += f;

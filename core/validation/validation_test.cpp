@@ -650,6 +650,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
     EXPECT_EQ(row.assumptions.find("recompute full"), std::string::npos) << "line " << row.line << ": " << row.assumptions;
   }
   EXPECT_EQ(deepseek_blackwell, 7);
+  // And 15.52 % (before the two above): the
+  // materialised attention's softmax and dropout backward charged the
+  // traffic their kernels move (3e and 2e + 1 per score element, not twice
+  // the forward's 2e and 2e + 1; models/transformer.cpp), which makes the
+  // pre-2023 Megatron rows faster (docs/frontier-gemstones.md).
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture
@@ -680,16 +685,21 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // with the fp32 cross entropy, the FP8 casts and the BF16 LM head
   // (step_kernels.h); then 11.23 % once the DeepSeek-V3 row runs its recipe's
   // MLA up-projection recompute instead of full recompute and the recipe's
-  // etp = 1 (docs/moe-long-context.md).
-  EXPECT_LE(all.mape_pct, 11.24);
+  // etp = 1 (docs/moe-long-context.md). Then 11.78 % with the materialised
+  // attention's backward at its kernels' traffic (the Korthikanti and
+  // Narayanan rows below, already fast and high, move further).
+  EXPECT_LE(all.mape_pct, 11.79);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
   EXPECT_LE(all.max_abs_error_pct, 31.11);
   // Target 2.5 %: not met, measured 3.07 % (every plan field stated: the
   // search changes none of these rows; 3.18 % before the fp32 cross
-  // entropy, which each row was short of).
-  EXPECT_LE(korthikanti.mape_pct, 3.07);
+  // entropy, which each row was short of). Then 3.83 %: the materialised
+  // attention's softmax and dropout backward at their kernels' traffic
+  // (39 -> 32 bytes per score element) speeds every row up, and seven of
+  // the eight were already fast (Megatron-22B at 1,024 GPUs -5.7 -> -8.2 %).
+  EXPECT_LE(korthikanti.mape_pct, 3.84);
   // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
   // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
   // attention runs in BF16 as Transformer Engine's FP8 recipes do, 14.88 %
@@ -712,8 +722,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   EXPECT_LE(hb.mape_pct, 21.39);
   EXPECT_LE(readme.mape_pct, 21.79);
   EXPECT_LE(bridge.mape_pct, 17.85);
-  // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy).
-  EXPECT_LE(narayanan.mape_pct, 9.59);
+  // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
+  // 10.31 % once the materialised attention's backward is charged its
+  // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT
+  // 1.7B +7.1 -> +12.5 %).
+  EXPECT_LE(narayanan.mape_pct, 10.32);
 }
 
 }  // namespace

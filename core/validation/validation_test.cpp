@@ -191,6 +191,35 @@ TEST(ValidationCsv, BadValueIsALocatedErrorNamingTheAllowedWords) {
   }
 }
 
+// Rule (issue 15): `layers/N` is full recompute of every N-th layer
+// (torchtitan's selective layer checkpointing; TrainingPlan::
+// recompute_interval). The Megatron-22B row (tp 8, pp 1, dp 1, one
+// microbatch, nothing overlapped) recomputes 24 of its 48 layers at
+// layers/2, so its iteration is the mean of no recompute's and full
+// recompute's: every term that recompute adds (the forward and its TP
+// all-reduces) scales with the recomputed layers. N below 2 or not a whole
+// number is a located error.
+TEST(ValidationCsv, LayersOverNRecomputesEveryNthLayer) {
+  base::Diagnostics d;
+  const std::string file = TempCsv("layers.csv", Row({{"recompute", "none"}}) + Row({{"recompute", "full"}}) +
+                                                     Row({{"recompute", "layers/2"}}) +
+                                                     Row({{"recompute", "layers/1"}}) +
+                                                     Row({{"recompute", "layers/x"}}));
+  const ValidationReport r = ValidateFile(file, d);
+  ASSERT_EQ(r.rows.size(), 5u);
+  for (size_t i = 0; i < 3; ++i) ASSERT_TRUE(r.rows[i].error_pct) << r.rows[i].skipped;
+  const double none = r.rows[0].predicted, full = r.rows[1].predicted, half = r.rows[2].predicted;
+  EXPECT_GT(full, none);
+  EXPECT_NEAR(half, (none + full) / 2, 1e-9 * full);
+  ASSERT_EQ(d.size(), 2u) << d.ToString();
+  EXPECT_EQ(d.items()[0].message, file + ":5: column 'recompute': got 'layers/1': layers/N needs a whole N "
+                                         "from 2 to 1000000 (every N-th layer recomputed)");
+  EXPECT_EQ(d.items()[1].message, file + ":6: column 'recompute': got 'layers/x': layers/N needs a whole N "
+                                         "from 2 to 1000000 (every N-th layer recomputed)");
+  EXPECT_FALSE(r.rows[3].error_pct);
+  EXPECT_FALSE(r.rows[4].error_pct);
+}
+
 // Rule: a row naming a preset may leave the shape blank; the preset's shape
 // is used, the same prediction as with the shape spelled out.
 TEST(ValidationCsv, PresetNamedRowWithBlankShapeRunsThePreset) {
@@ -595,7 +624,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // power of two (MPT-30B's 112 computes as 128): llm-foundry 10.29 %, its
   // mpt-30b rows at 8192 tokens -26 / -27 -> -23 / -24 %.
   // All of the above together: 15.44 / 14.98 / 26.70 %.
-  EXPECT_LE(file.mape_pct, 15.45);
+  // Then 15.36 / 14.98 / 26.70 %: the two torchtitan rows whose table states
+  // "selective layer" activation checkpointing recompute every 2nd layer
+  // (recompute layers/2, training.recompute_interval 2: torchtitan's
+  // selective_ac_option default "2") instead of the search's no recompute:
+  // Llama 3 8B -25.84 -> -15.53 %, Llama 2 13B -26.66 -> -15.61 %; the eight
+  // torchtitan rows 18.56 -> 15.89 % (below).
+  EXPECT_LE(file.mape_pct, 15.37);
+  const ValidationReport torchtitan =
+      subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
+  ASSERT_EQ(torchtitan.evaluated, 8);
+  EXPECT_LE(torchtitan.mape_pct, 15.90);
   EXPECT_LE(file_hb.mape_pct, 14.98);
   EXPECT_LE(file_moe.mape_pct, 26.70);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every

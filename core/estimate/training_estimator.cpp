@@ -701,7 +701,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // Megatron-Core's mla_up_proj recompute runs the up projections once
     // more before the attention's backward (RecomputesMlaUpProj).
     if (parallelism::RecomputesMlaUpProj(m, p)) st_.rec += mix(n, &OpTimes::mla_up_fwd);
-    st_.tp = n * (tp_fwd + tp_bwd) + rec_layers * tp_rec;
+    st_.tp = n * (tp_fwd + tp_bwd + rec_share * tp_rec);
     // Overlapped, the collectives hide behind the GEMMs but slow them
     // (OverlapExposed, parallel_comm.h).
     if (tp_overlappable) st_.tp = OverlapExposed(st_.tp, mix(n, &OpTimes::gemm), dev.overlap_slowdown);

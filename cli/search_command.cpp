@@ -25,7 +25,8 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
       "optimizer states alone overflow the device before activations are counted, and\n"
       "blocks of plans whose compute time alone is worse than the K-th best are skipped.\n"
       "Prints the top K with their breakdowns and why #1 beats #2. The scenario's own plan\n"
-      "only supplies what is not searched (precision, attention kernel, optimizer).");
+      "only supplies what is not searched (precision, attention kernel, optimizer, and\n"
+      "training.recompute_interval: which layers a full-recompute plan recomputes).");
   SearchRequest req;
   std::string objective = "time";
   v.Positional("scenario").Formats().Threads().Quiet().Set(

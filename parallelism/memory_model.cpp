@@ -6,14 +6,16 @@ namespace orrery::parallelism {
 
 namespace {
 
-// The table of memory_model.h for a dense layer (moe = false) or a MoE layer.
+// The table of memory_model.h for a dense layer (moe = false) or a MoE layer
+// under recompute mode `r` (the plan's, or that of one layer of a plan that
+// recomputes every recompute_interval-th layer).
 double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b, int64_t s,
-                       bool moe) {
+                       bool moe, Recompute r) {
   const double sb = static_cast<double>(s) * static_cast<double>(b);
   const double h = static_cast<double>(m.hidden);
   const double t = static_cast<double>(p.tp);
   const double sp = p.sequence_parallel ? t : 1.0;
-  if (p.recompute == Recompute::kFull) return 2 * sb * h / sp;
+  if (r == Recompute::kFull) return 2 * sb * h / sp;
   const double d = static_cast<double>(models::HeadDim(m));
   const double a = static_cast<double>(m.heads);
   const double g = static_cast<double>(models::KvHeads(m));
@@ -71,9 +73,21 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
   const double inside = sb * (attention + mlp);
   // Attention scores: softmax output (2), dropout mask (1), dropout output (2)
   // per element of the b a s^2 score tensor; gone with flash or selective.
-  const bool keep_scores = p.attention == Attention::kMaterialized && p.recompute == Recompute::kNone;
+  const bool keep_scores = p.attention == Attention::kMaterialized && r == Recompute::kNone;
   const double scores = keep_scores ? 5 * a * static_cast<double>(s) * sb : 0;
   return (outside + outside_extra) / sp + (inside + scores) / t;
+}
+
+// A layer's activation bytes averaged over a stage's layers: under recompute
+// full with recompute_interval N, 1/N of them keep only their input
+// (2 sbh / sp, Korthikanti et al. 2022 Sec. 5) and the rest everything, as
+// without recompute (FullRecomputeShare, plan_spec.h).
+double MeanActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b, int64_t s,
+                           bool moe) {
+  const double share = FullRecomputeShare(p);
+  if (share <= 0 || share >= 1) return ActivationBytes(m, p, b, s, moe, p.recompute);
+  return share * ActivationBytes(m, p, b, s, moe, Recompute::kFull) +
+         (1 - share) * ActivationBytes(m, p, b, s, moe, Recompute::kNone);
 }
 
 }  // namespace
@@ -84,12 +98,12 @@ bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& p) {
 
 double LayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
                             int64_t s) {
-  return ActivationBytes(m, p, b, s, false);
+  return MeanActivationBytes(m, p, b, s, false);
 }
 
 double MoeLayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
                                int64_t s) {
-  return ActivationBytes(m, p, b, s, true);
+  return MeanActivationBytes(m, p, b, s, true);
 }
 
 ActivationTerms StageActivationTerms(const models::ModelSpec& m, const TrainingPlan& p, int64_t seq) {
@@ -101,12 +115,10 @@ ActivationTerms StageActivationTerms(const models::ModelSpec& m, const TrainingP
       (1 - moe_share) * LayerActivationBytes(m, p, p.micro_batch, local_seq) +
       (moe_share > 0 ? moe_share * MoeLayerActivationBytes(m, p, p.micro_batch, local_seq) : 0.0);
   if (p.recompute == Recompute::kFull) {
-    // The layer being recomputed holds its full activations meanwhile.
-    TrainingPlan no = p;
-    no.recompute = Recompute::kNone;
-    no.recompute_mla_up_proj = false;
-    a.recomputing_layer = moe_share > 0 ? MoeLayerActivationBytes(m, no, p.micro_batch, local_seq)
-                                        : LayerActivationBytes(m, no, p.micro_batch, local_seq);
+    // The layer being recomputed holds its full activations meanwhile
+    // (RecomputesMlaUpProj is false under recompute full: nothing else to
+    // switch off).
+    a.recomputing_layer = ActivationBytes(m, p, p.micro_batch, local_seq, moe_share > 0, Recompute::kNone);
   }
   // Logits in fp32 for the loss on the last stage: s b V / t * 4 bytes
   // (Korthikanti et al. 2022 Sec. 4.3 counts the output layer the same way).

@@ -59,6 +59,35 @@ TEST(ActivationMemory, Fp8KeepsTheLinearInputsInOneByte) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 2048), 2 * kSbh / 8);
 }
 
+// Issue 15: recompute full with recompute_interval 2 (torchtitan's
+// selective layer checkpointing, every 2nd block) on the Korthikanti GPT-3
+// layer above, tp 8 with SP, materialised attention: a recomputed layer keeps
+// its input, 2 sbh / 8; the other keeps everything, (34 + 80) sbh / 8. Per
+// layer on average (2 + 114) / 16 = 7.25 sbh; interval 1 is full recompute
+// (0.25 sbh) and none 14.25 sbh. Four layers, one microbatch in flight, one
+// layer's full activations while it is recomputed:
+//   4 x 7.25 + 14.25 = 43.25 sbh   (full: 4 x 0.25 + 14.25 = 15.25 sbh,
+//                                    none: 4 x 14.25 = 57 sbh).
+TEST(ActivationMemory, EveryOtherLayerRecomputedKeepsHalfTheLayersWhole) {
+  const auto m = Gpt3();
+  TrainingPlan p = Plan(8, true, Recompute::kFull);
+  p.recompute_interval = 2;
+  EXPECT_NEAR(LayerActivationBytes(m, p, 1, 2048), kSbh * 7.25, 1e-12 * kSbh * 7.25);
+  MemoryInputs in;
+  in.layers_on_device = 4;
+  in.seq = 2048;
+  EXPECT_NEAR(DeviceMemory(m, p, in).activations, kSbh * 43.25, 1e-12 * kSbh * 43.25);
+  p.recompute_interval = 1;
+  EXPECT_NEAR(DeviceMemory(m, p, in).activations, kSbh * 15.25, 1e-12 * kSbh * 15.25);
+  p.recompute = Recompute::kNone;
+  p.recompute_interval = 2;  // read only with recompute full
+  EXPECT_NEAR(DeviceMemory(m, p, in).activations, kSbh * 57, 1e-12 * kSbh * 57);
+  // Every 4th layer: (2 + 3 x 114) / 32 sbh.
+  p.recompute = Recompute::kFull;
+  p.recompute_interval = 4;
+  EXPECT_NEAR(LayerActivationBytes(m, p, 1, 2048), kSbh * (2 + 3 * 114) / 32, 1e-12 * kSbh);
+}
+
 // Rajbhandari et al. 2020 (ZeRO), Fig. 1: 7.5 B parameters, 64-way data
 // parallel, mixed-precision Adam (K = 12): 120 GB baseline, 31.4 GB with
 // P_os (ZeRO-1), 16.6 GB with P_os+g (ZeRO-2), 1.9 GB with P_os+g+p (ZeRO-3).

@@ -111,7 +111,13 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                           {"full", Recompute::kFull}},
                          "none",
                          "Activation recomputation: none, selective (attention core) or full "
-                         "(every layer's forward).")
+                         "(every layer's forward, or every recompute_interval-th layer's).")
+        .Int("recompute_interval", &TrainingPlan::recompute_interval, 1, 1e6, "1",
+             "With recompute full, recompute every N-th transformer layer and keep all the "
+             "activations of the others (torchtitan activation_checkpoint.mode = \"selective\", "
+             "selective_ac_option = \"N\"): 1/N of each stage's layers run their forward again "
+             "and keep only their input, the rest keep everything. 1 = every layer (Megatron's "
+             "full recompute). Read only with recompute full.")
         .Bool("recompute_mla_up_proj", &TrainingPlan::recompute_mla_up_proj, "false",
               "Recompute the multi-head latent attention's up projections (and RoPE) in the "
               "backward pass instead of keeping the per-head queries, keys and values "

@@ -90,6 +90,11 @@ struct TrainingPlan {
   double straggler_slowdown = 1;   // compute time factor on that stage (event engine)
   int64_t micro_batch = 1;
   Recompute recompute = Recompute::kNone;
+  // Under recompute full, every recompute_interval-th transformer layer is
+  // checkpointed and recomputed, the others keep all their activations
+  // (torchtitan activation_checkpoint.mode = "selective" with
+  // selective_ac_option = "N"); 1 = every layer (FullRecomputeShare).
+  int64_t recompute_interval = 1;
   // Megatron-Core's fine-grained recompute of the multi-head latent
   // attention's up projections and RoPE (--recompute-modules mla_up_proj):
   // the per-head queries, keys and values are not kept for the backward
@@ -153,6 +158,19 @@ inline double ExpertLoadFactor(const TrainingPlan& p) {
   const double busiest = 1.0 + p.expert_imbalance;
   return p.expert_capacity_factor > 0 && p.expert_capacity_factor < busiest ? p.expert_capacity_factor
                                                                              : busiest;
+}
+
+// The share of a stage's layers whose forward runs again in the backward
+// pass under recompute full: 1 / recompute_interval. torchtitan wraps every
+// N-th transformer block in checkpoint_wrapper and leaves the rest as they
+// are (torchtitan/parallelisms/parallelize_llama.py, _apply_ac_to_transformer_block:
+// a running count of blocks, checkpointed when count % ac_freq == 0), so of
+// n layers floor(n / N) are recomputed; priced as n / N, exact when N divides
+// the layers (every row and preset so far), and the same for the closed form
+// and the event engine, stage by stage. 0 when the plan is not recompute full.
+inline double FullRecomputeShare(const TrainingPlan& p) {
+  if (p.recompute != Recompute::kFull) return 0.0;
+  return p.recompute_interval > 1 ? 1.0 / static_cast<double>(p.recompute_interval) : 1.0;
 }
 
 const base::Schema<TrainingPlan>& TrainingPlanSchema();

@@ -107,6 +107,25 @@ TEST(Check, SwappedLettersAndPrefixesGetEverySuggestionThatFits) {
   EXPECT_EQ(p.err, "error: no preset named 'h100'; did you mean 'h100-sxm'?\n");
 }
 
+// Issue 15: training.recompute_interval below 1 is a located error (file,
+// line, column, key path, the rule and the value).
+TEST(Check, RecomputeIntervalBelowOneIsALocatedError) {
+  const std::string f = (fs::path(testing::TempDir()) / "orrery_recompute_interval.yaml").string();
+  std::ofstream(f) << "scenario:\n"
+                      "  model: gpt3-175b\n"
+                      "  system: {device: a100-80gb, nodes: 1, devices_per_node: 8}\n"
+                      "  training:\n"
+                      "    recompute: full\n"
+                      "    recompute_interval: 0\n";
+  base::Diagnostics d;
+  EXPECT_FALSE(engine::CheckFile(f, Store(), d).has_value());
+  const std::string text = d.ToString();
+  EXPECT_NE(text.find(f + ":6:25: error: scenario.training.recompute_interval: value out of range: must be in "
+                          "[1, 1000000] (got '0')"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Check, EachErrorClassIsReportedWithItsRule) {
   const std::string f = kData + "bad_values.yaml";
   base::Diagnostics d;

@@ -145,6 +145,9 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
       << ", micro-batch " << p.micro_batch << " x " << e.microbatches
       << " microbatches, interleave " << p.interleave << ", recompute "
       << parallelism::RecomputeName(p.recompute)
+      << (p.recompute == parallelism::Recompute::kFull && p.recompute_interval > 1
+              ? " (1 layer in " + std::to_string(p.recompute_interval) + ")"
+              : std::string())
       << (parallelism::RecomputesMlaUpProj(s.model, p) ? " + MLA up projections" : "")
       << (p.sequence_parallel ? ", sequence parallel" : "")
       << ", ZeRO " << p.zero << "\n";

@@ -207,7 +207,9 @@ Json ToJson(const EstimateResult& r) {
   j["plan"] = {{"tp", s.training.tp}, {"pp", s.training.pp}, {"dp", e.dp}, {"cp", s.training.cp},
                {"ep", s.training.ep}, {"etp", parallelism::ExpertTensorParallel(s.training)},
                {"micro_batch", s.training.micro_batch},
-               {"microbatches", e.microbatches}, {"interleave", s.training.interleave}};
+               {"microbatches", e.microbatches}, {"interleave", s.training.interleave},
+               {"recompute", parallelism::RecomputeName(s.training.recompute)},
+               {"recompute_interval", s.training.recompute_interval}};
   if (e.infeasible != engine::Infeasible::kNone && e.iteration_s == 0) return j;
   j.update(TrainingEstimateJson(s, e));
   if (r.goodput) j["goodput"] = GoodputJson(*r.goodput, r.goodput_mc ? &*r.goodput_mc : nullptr);

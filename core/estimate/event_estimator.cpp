@@ -61,7 +61,11 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   w.backward = mix(&LayerCosts::bwd) + (embed ? c.embed.bwd : 0) + (head ? c.head.bwd : 0);
   w.backward_weight =
       mix(&LayerCosts::bwd_weight) + (embed ? c.embed.bwd_weight : 0) + (head ? c.head.bwd_weight : 0);
-  if (p.recompute == Recompute::kFull) w.recompute = mix(&LayerCosts::fwd);
+  // Under full recompute the recomputed share of the layers (all, or every
+  // recompute_interval-th: parallelism::FullRecomputeShare) runs its forward
+  // and its TP collectives again, as the closed form.
+  const double rec_share = parallelism::FullRecomputeShare(p);
+  if (p.recompute == Recompute::kFull) w.recompute = rec_share * mix(&LayerCosts::fwd);
   else if (p.recompute == Recompute::kSelective) w.recompute = mix(&LayerCosts::attention_fwd);
   // The MLA up projections once more (parallelism::RecomputesMlaUpProj;
   // mla_up_fwd is 0 for a model without MLA).
@@ -72,7 +76,7 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   w.backward_gemm = 2 * mix(&LayerCosts::gemm) / 3;
   w.tp_forward = n * c.tp_fwd;
   w.tp_backward = n * c.tp_bwd;
-  w.tp_recompute = n * c.tp_rec;
+  w.tp_recompute = rec_share * n * c.tp_rec;
   if (c.tp_overlap) {
     // The GEMMs beside an overlapped TP collective run slower: each pass
     // loses c s/(1+s) of compute to it (OverlapExposed, parallel_comm.h).
@@ -368,7 +372,7 @@ EventEstimate EventEstimator::Run(const TrainingPlan& p, const parallelism::Work
     const auto crit = static_cast<size_t>(r.step.critical_stage);
     double dp_total = spec.dp[crit].grad_reduce + spec.dp[crit].param_gather;
     if (spec.zero3) {
-      const double gathers = spec.zero3_gather_for_recompute ? 3 : 2;
+      const double gathers = spec.zero3_gather_for_recompute ? Zero3GathersPerMicrobatch(p) : 2;
       for (int64_t k = 0; k < spec.chunks; ++k) {
         const ChunkWork& cw = spec.work[crit * static_cast<size_t>(spec.chunks) + static_cast<size_t>(k)];
         dp_total += m_d * (gathers * cw.param_gather + cw.grad_reduce);

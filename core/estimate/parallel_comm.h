@@ -39,8 +39,10 @@ hardware::GroupPlacement PlaceTiled(const hardware::Network& net, const hardware
 // activation checkpointing before fully_shard, so each FSDP2 unit holds a
 // checkpointed block) recomputes inside the unit's backward, on the weights
 // its pre-backward hook gathered: two (TrainingPlan::zero3_recompute_gather).
+// With recompute_interval N only every N-th layer recomputes: 2 + 1/N
+// (parallelism::FullRecomputeShare).
 inline double Zero3GathersPerMicrobatch(const parallelism::TrainingPlan& p) {
-  return p.recompute == parallelism::Recompute::kFull && p.zero3_recompute_gather ? 3 : 2;
+  return p.zero3_recompute_gather ? 2 + parallelism::FullRecomputeShare(p) : 2;
 }
 
 // Bytes per parameter of ZeRO-3's gradient reduce-scatter: the weights'

@@ -729,6 +729,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
                            : CollectiveTime(memo, Collective::kAllReduce, layer_act_bytes, g);
     tp_fwd = 2 * one;
     tp_bwd = 2 * one;
+    // A recomputed layer's forward runs its two collectives again.
     if (p.recompute == Recompute::kFull) tp_rec = 2 * one;
   }
   double cp_layer = 0;
@@ -752,6 +753,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // Layers per stage: StageParamsOf.
   const double first_layers = sp.first_layers, last_layers = sp.last_layers, mid_layers = sp.mid_layers;
   const double moe_fraction = models::MoeFraction(m);
+  const double rec_share = parallelism::FullRecomputeShare(p);
   auto mix = [&](double n, double OpTimes::*f) {
     return n * ((1 - moe_fraction) * dense.*f + moe_fraction * moe.*f);
   };
@@ -768,12 +770,16 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // The embedding's backward is all weight gradient (as in Costs()).
     st_.weight_grad = mix(n, &OpTimes::weight_grad) + (has_embed ? embed.bwd : 0) +
                       (has_head ? head.weight_grad : 0);
-    if (p.recompute == Recompute::kFull) st_.rec = mix(n, &OpTimes::fwd);
+    // Full recompute runs the forward of the recomputed share of the
+    // layers once more (all of them, or every recompute_interval-th:
+    // FullRecomputeShare, plan_spec.h), with its TP collectives.
+    const double rec_layers = n * rec_share;
+    if (p.recompute == Recompute::kFull) st_.rec = mix(rec_layers, &OpTimes::fwd);
     else if (p.recompute == Recompute::kSelective) st_.rec = mix(n, &OpTimes::attention_fwd);
     // Megatron-Core's mla_up_proj recompute runs the up projections once
     // more before the attention's backward (RecomputesMlaUpProj).
     if (parallelism::RecomputesMlaUpProj(m, p)) st_.rec += mix(n, &OpTimes::mla_up_fwd);
-    st_.tp = n * (tp_fwd + tp_bwd + tp_rec);
+    st_.tp = n * (tp_fwd + tp_bwd + rec_share * tp_rec);
     // Overlapped, the collectives hide behind the GEMMs but slow them
     // (OverlapExposed, parallel_comm.h).
     if (tp_overlappable) st_.tp = OverlapExposed(st_.tp, mix(n, &OpTimes::gemm), dev.overlap_slowdown);
@@ -957,7 +963,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   double rec_flops = 0;
   if (p.recompute != Recompute::kNone || parallelism::RecomputesMlaUpProj(m, p)) {
     const double per_layer_dev =
-        (p.recompute == Recompute::kFull        ? prepared->layer_flops
+        (p.recompute == Recompute::kFull        ? prepared->layer_flops * parallelism::FullRecomputeShare(p)
          : p.recompute == Recompute::kSelective ? prepared->attention_core_flops
                                                 : 0.0) +
         (parallelism::RecomputesMlaUpProj(m, p) ? prepared->mla_up_flops : 0.0);

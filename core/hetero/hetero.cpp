@@ -111,8 +111,10 @@ double LayerSeconds(const engine::OperatorCosts& c, const parallelism::TrainingP
   const double f = c.moe_fraction;
   double t = (1 - f) * (c.dense.fwd + c.dense.bwd) + f * (c.moe.fwd + c.moe.bwd + c.ep_layer);
   t += c.tp_fwd + c.tp_bwd + c.cp_fwd + c.cp_bwd;
+  // Full recompute: the recomputed share of the layers (all, or every
+  // recompute_interval-th, parallelism::FullRecomputeShare) runs its forward again.
   if (p.recompute == parallelism::Recompute::kFull)
-    t += (1 - f) * c.dense.fwd + f * c.moe.fwd + c.tp_rec;
+    t += parallelism::FullRecomputeShare(p) * ((1 - f) * c.dense.fwd + f * c.moe.fwd + c.tp_rec);
   else if (p.recompute == parallelism::Recompute::kSelective)
     t += (1 - f) * c.dense.attention_fwd + f * c.moe.attention_fwd;
   return t;

@@ -179,6 +179,7 @@ namespace {
 // documents each column). A blank cell means the source did not state it.
 // mla_up_proj: Megatron-Core selective recompute of the MLA up projections
 // alone (--recompute-modules mla_up_proj), no attention-core recompute.
+// `layers/N` (every N-th layer fully recomputed) is read beside these words.
 const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj"};
 const std::vector<std::string> kYesNo = {"yes", "no"};
 const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8"};
@@ -292,7 +293,27 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                zero = ranged("zero", plan, "zero"), gpus = integer("gpus", 1, 1'000'000'000),
                kv_heads = ranged("kv_heads", model, "kv_heads");
     // The schedule names are the plan parser's (parallelism/plan_spec.cpp).
-    const std::string recompute = word("recompute", kRecompute),
+    // `layers/N`: every N-th layer fully recomputed, the rest keep all
+    // their activations (torchtitan's selective layer activation
+    // checkpointing, selective_ac_option = "N"; TrainingPlan::recompute_interval).
+    int64_t recompute_interval = 1;
+    const std::string recompute_cell = cell("recompute");
+    const bool layer_recompute = recompute_cell.rfind("layers/", 0) == 0;
+    if (layer_recompute) {
+      const std::string n = recompute_cell.substr(7);
+      const auto* f = plan.Find("recompute_interval");
+      const bool digits = !n.empty() && n.size() <= 7 &&
+                          n.find_first_not_of("0123456789") == std::string::npos;
+      const int64_t v = digits ? std::stoll(n) : 0;
+      if (v >= 2 && static_cast<double>(v) <= f->info.max) {
+        recompute_interval = v;
+      } else if (bad.empty()) {
+        bad = t.source + ":" + std::to_string(r.line) + ": column 'recompute': got '" + recompute_cell +
+              "': layers/N needs a whole N from 2 to 1000000 (every N-th layer recomputed)";
+      }
+    }
+    const std::string recompute = layer_recompute ? std::string("full")
+                                                  : word("recompute", kRecompute),
                       seq_parallel = word("seq_parallel", kYesNo),
                       schedule = word("schedule", plan.Find("schedule")->info.choices),
                       precision = word("precision", kPrecision),
@@ -675,6 +696,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.zero = fixed.zero >= 0 ? fixed.zero : 0;
     p.recompute = static_cast<parallelism::Recompute>(std::max(0, fixed.recompute));
     p.recompute_mla_up_proj = recompute == "mla_up_proj";
+    p.recompute_interval = recompute_interval;
     p.sequence_parallel = fixed.sequence_parallel == 1 && p.tp > 1;
     p.tp_comm_overlap = fixed.tp_comm_overlap == 1;
     p.dp_overlap = fixed.dp_overlap != 0;

@@ -193,6 +193,35 @@ TEST(ValidationCsv, BadValueIsALocatedErrorNamingTheAllowedWords) {
   }
 }
 
+// Rule (issue 15): `layers/N` is full recompute of every N-th layer
+// (torchtitan's selective layer checkpointing; TrainingPlan::
+// recompute_interval). The Megatron-22B row (tp 8, pp 1, dp 1, one
+// microbatch, nothing overlapped) recomputes 24 of its 48 layers at
+// layers/2, so its iteration is the mean of no recompute's and full
+// recompute's: every term that recompute adds (the forward and its TP
+// all-reduces) scales with the recomputed layers. N below 2 or not a whole
+// number is a located error.
+TEST(ValidationCsv, LayersOverNRecomputesEveryNthLayer) {
+  base::Diagnostics d;
+  const std::string file = TempCsv("layers.csv", Row({{"recompute", "none"}}) + Row({{"recompute", "full"}}) +
+                                                     Row({{"recompute", "layers/2"}}) +
+                                                     Row({{"recompute", "layers/1"}}) +
+                                                     Row({{"recompute", "layers/x"}}));
+  const ValidationReport r = ValidateFile(file, d);
+  ASSERT_EQ(r.rows.size(), 5u);
+  for (size_t i = 0; i < 3; ++i) ASSERT_TRUE(r.rows[i].error_pct) << r.rows[i].skipped;
+  const double none = r.rows[0].predicted, full = r.rows[1].predicted, half = r.rows[2].predicted;
+  EXPECT_GT(full, none);
+  EXPECT_NEAR(half, (none + full) / 2, 1e-9 * full);
+  ASSERT_EQ(d.size(), 2u) << d.ToString();
+  EXPECT_EQ(d.items()[0].message, file + ":5: column 'recompute': got 'layers/1': layers/N needs a whole N "
+                                         "from 2 to 1000000 (every N-th layer recomputed)");
+  EXPECT_EQ(d.items()[1].message, file + ":6: column 'recompute': got 'layers/x': layers/N needs a whole N "
+                                         "from 2 to 1000000 (every N-th layer recomputed)");
+  EXPECT_FALSE(r.rows[3].error_pct);
+  EXPECT_FALSE(r.rows[4].error_pct);
+}
+
 // Rule: a row naming a preset may leave the shape blank; the preset's shape
 // is used, the same prediction as with the shape spelled out.
 TEST(ValidationCsv, PresetNamedRowWithBlankShapeRunsThePreset) {
@@ -608,21 +637,21 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 70B GB200 MXFP8 -26.3 -> -22.1 %); those predicted slow move away
   // (Llama 3.1 405B GB200 +20.9 -> +28.1 %, Nemotron 340B B200 +26.4 ->
   // +30.0 %): what remains is not in the GEMM rate (docs/fp8-training.md).
-  EXPECT_LE(file.mape_pct, 15.27);
-  EXPECT_LE(file_hb.mape_pct, 14.67);
-  EXPECT_LE(file_moe.mape_pct, 26.28);
+  EXPECT_LE(file.mape_pct, 0.0);
+  EXPECT_LE(file_hb.mape_pct, 0.0);
+  EXPECT_LE(file_moe.mape_pct, 0.0);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), held at the figures measured with the Blackwell FP8 curve
   // (before it: 10.73 / 15.91 / 16.66 / 16.77 / 20.24 / 23.44 / 9.49 %;
   // docs/fp8-training.md says which rows moved and what is left).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 10.74},
-           {"NVIDIA NeMo 25.02", 15.27},
-           {"NVIDIA NeMo 25.04", 14.81},
-           {"NVIDIA Megatron-Bridge 25.09", 15.18},
-           {"NVIDIA Megatron-Bridge 25.11", 21.01},
-           {"NVIDIA Megatron-Bridge 26.02", 23.44},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 7.57}}) {
+           {"NVIDIA NeMo 24.07", 0.0},
+           {"NVIDIA NeMo 25.02", 0.0},
+           {"NVIDIA NeMo 25.04", 0.0},
+           {"NVIDIA Megatron-Bridge 25.09", 0.0},
+           {"NVIDIA Megatron-Bridge 25.11", 0.0},
+           {"NVIDIA Megatron-Bridge 26.02", 0.0},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 0.0}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;
@@ -655,6 +684,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // traffic their kernels move (3e and 2e + 1 per score element, not twice
   // the forward's 2e and 2e + 1; models/transformer.cpp), which makes the
   // pre-2023 Megatron rows faster (docs/frontier-gemstones.md).
+  // Then 15.36 / 14.98 / 26.70 %: the two torchtitan rows whose table states
+  // "selective layer" activation checkpointing recompute every 2nd layer
+  // (recompute layers/2, training.recompute_interval 2: torchtitan's
+  // selective_ac_option default "2") instead of the search's no recompute:
+  // Llama 3 8B -25.84 -> -15.53 %, Llama 2 13B -26.66 -> -15.61 %; the eight
+  // torchtitan rows 18.56 -> 15.89 % (below).
+  const ValidationReport torchtitan =
+      subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
+  ASSERT_EQ(torchtitan.evaluated, 8);
+  EXPECT_LE(torchtitan.mape_pct, 0.0);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture

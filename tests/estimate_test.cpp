@@ -679,8 +679,10 @@ TEST(Validation, AllTrainingRows) {
   // their benchmark used (attention: triton; their 124 rows 21.24 -> 10.40 %),
   // 17.61 % with that kernel's head dimension padded to a power of two
   // (mpt-30b, head 112; llm-foundry 10.29 %).
-  // All of the above together: 15.44 %.
-  EXPECT_LE(r.mape_pct, 15.45);
+  // All of the above together: 15.44 %. Then 15.49 %: models that do not
+  // drop write and keep no dropout masks (issue 15; validation_test.cpp,
+  // PerSourceErrorsOnTheShippedRows, says which rows moved).
+  EXPECT_LE(r.mape_pct, 15.50);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

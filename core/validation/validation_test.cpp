@@ -595,8 +595,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // power of two (MPT-30B's 112 computes as 128): llm-foundry 10.29 %, its
   // mpt-30b rows at 8192 tokens -26 / -27 -> -23 / -24 %.
   // All of the above together: 15.44 / 14.98 / 26.70 %.
-  EXPECT_LE(file.mape_pct, 15.45);
-  EXPECT_LE(file_hb.mape_pct, 14.98);
+  // Then 15.49 / 14.99 %, up (issue 15): a model that does not drop
+  // (ModelSpec::hidden_dropout / attention_dropout 0: the Llama-style, MoE,
+  // MPT and Gemstone models) no longer writes dropout masks or keeps them
+  // (2 sbh per layer). Its rows, most under-predicted already, move 0.1 to
+  // 0.9 points faster; where the freed memory lets the search drop recompute
+  // or ZeRO-3 a row moves more: NeMo 25.04 GB200 Llama 3 70B FSDP (line 61)
+  // +1.5 -> -22.8 %, Megatron-Bridge Llama 3.1 405B (line 128) -37.3 ->
+  // -6.7 %. The Megatron GPT rows keep their 0.1 dropout and do not move.
+  EXPECT_LE(file.mape_pct, 15.50);
+  EXPECT_LE(file_hb.mape_pct, 15.00);
   EXPECT_LE(file_moe.mape_pct, 26.70);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
@@ -615,7 +623,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   ASSERT_EQ(gemstones.evaluated, 22);
   // Then 49.42 % with the fp32 cross entropy over their 50,304-word
   // vocabulary (step_kernels.h), large beside layers of width 256-3072.
-  EXPECT_LE(gemstones.mape_pct, 49.43);
+  // Then 49.57 %: litgpt's layers drop nothing, so their residual adds write
+  // no 1-byte masks (issue 15), a little less traffic for rows already fast.
+  EXPECT_LE(gemstones.mape_pct, 49.58);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

@@ -159,6 +159,23 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
   m.head_dim = integer({"head_dim"}, false, 0, 1);
   m.vocab = integer({"vocab_size"}, true, 1, 1);
   m.max_seq = integer({"max_position_embeddings", "n_positions"}, false, 0, 1);
+  // Dropout probabilities as the config states them (GPT-2: resid_pdrop,
+  // attn_pdrop; GPT-NeoX: hidden_dropout, attention_dropout; Llama-style:
+  // attention_dropout only); a key left out means no dropout.
+  auto probability = [&](std::initializer_list<const char*> names) {
+    for (const char* k : names) {
+      if (!cfg.contains(k) || cfg[k].is_null()) continue;
+      const json& v = cfg[k];
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1) {
+        diags.Add(Where(text, file, k), prefix + k, v.dump(), "expected a probability in [0, 1)");
+        return 0.0;
+      }
+      return v.get<double>();
+    }
+    return 0.0;
+  };
+  m.hidden_dropout = probability({"hidden_dropout", "resid_pdrop"});
+  m.attention_dropout = probability({"attention_dropout", "attn_pdrop"});
   if (info->family == Family::kLlama) {
     m.activation = Activation::kSwiglu;
     m.norm = Norm::kRmsNorm;

@@ -39,6 +39,15 @@ const base::Schema<ModelSpec>& ModelSchema() {
         .Bool("bias", &ModelSpec::bias, "true", "Linear layers and norms carry biases.")
         .Bool("tied_embeddings", &ModelSpec::tied_embeddings, "true",
               "The LM head shares the input embedding matrix.")
+        .Real("hidden_dropout", &ModelSpec::hidden_dropout, 0, 0.999, "0",
+              "Dropout probability on the two residual branches of a layer (Megatron-LM "
+              "--hidden-dropout, GPT default 0.1; Llama-style models 0). Above 0 each branch's "
+              "fused bias-dropout-add also writes a 1-byte mask per element, kept for the backward.")
+        .Real("attention_dropout", &ModelSpec::attention_dropout, 0, 0.999, "0",
+              "Dropout probability on the attention probabilities (Megatron-LM --attention-dropout, "
+              "GPT default 0.1; Llama-style models 0). With materialised attention it adds a dropout "
+              "kernel over the s x s scores and keeps its mask and output (3 bytes per score); "
+              "FlashAttention regenerates the mask in its backward and keeps nothing.")
         .Int("experts", &ModelSpec::experts, 1, 1e5, "1", "Experts per MoE layer (1 = dense).")
         .Int("top_k", &ModelSpec::top_k, 1, 1e5, "1", "Experts each token is routed to.")
         .Int("moe_every", &ModelSpec::moe_every, 1, 1e5, "1",

@@ -30,6 +30,15 @@ struct ModelSpec {
   Position position = Position::kLearned;
   bool bias = true;         // linear layers and norms carry biases (GPT) or not (Llama)
   bool tied_embeddings = true;
+  // Dropout probabilities of training (Srivastava et al. 2014): on the two
+  // residual branches (after the attention output projection and after the
+  // MLP) and on the attention probabilities. Each dropout keeps its 1-byte
+  // mask for the backward pass (Korthikanti et al. 2022, Sec. 4.1); 0 = no
+  // dropout, no mask. Megatron-LM's GPT defaults are 0.1 and 0.1
+  // (megatron/training/arguments.py: --hidden-dropout, --attention-dropout);
+  // Llama-style recipes run without dropout.
+  double hidden_dropout = 0;
+  double attention_dropout = 0;
   // Mixture of experts (1 expert = dense). Every `moe_every`-th layer is MoE.
   int64_t experts = 1;
   int64_t top_k = 1;

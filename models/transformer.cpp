@@ -55,7 +55,11 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // Norms, dropout and residuals run on the whole sequence, or on 1/t of it
   // with sequence parallelism (Korthikanti et al. 2022, Sec. 4.2.2).
   const double norm_tokens = s.sequence_parallel ? tokens / t : tokens;
-  const double mask = 1;  // dropout mask, one byte per element
+  // Dropout masks, one byte per element, written only where the model drops
+  // (ModelSpec::hidden_dropout / attention_dropout): a fused
+  // bias-dropout-add without dropout reads the branch and the residual and
+  // writes their sum (3e), with dropout it also writes the mask (3e + 1).
+  const double mask = m.hidden_dropout > 0 ? 1 : 0;
 
   // A fused norm reads its input and writes its output once; an eager one
   // makes the passes EagerNormBytesPerElement counts.
@@ -120,7 +124,8 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     out.Add(op);
   } else {
     // Materialised attention (Megatron-LM 2021-22): Q K^T, fused
-    // scale-mask-softmax, dropout, then attention over values.
+    // scale-mask-softmax, dropout (when the model drops attention
+    // probabilities), then attention over values.
     const double scores = b * heads * seq * kv_len;
     Op qk;
     qk.name = "attention_scores";
@@ -145,10 +150,13 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     sm.bwd_bytes = 3 * scores * e;
     sm.attention_core = true;
     out.Add(sm);
-    Op dr = Elementwise("attention_dropout", scores * (2 * e + mask));
-    dr.bwd_bytes = scores * (2 * e + mask);
-    dr.attention_core = true;
-    out.Add(dr);
+    if (m.attention_dropout > 0) {
+      // Reads the softmax output, writes the dropped copy and its mask.
+      Op dr = Elementwise("attention_dropout", scores * (2 * e + 1));
+      dr.bwd_bytes = scores * (2 * e + 1);
+      dr.attention_core = true;
+      out.Add(dr);
+    }
     Op av;
     av.name = "attention_over_values";
     av.kind = OpKind::kBatchedGemm;

@@ -158,7 +158,9 @@ TEST(Transformer, MaterialisedAttentionMovesTheScoreMatrix) {
 //   PyTorch native_dropout_backward): 11 bytes, not the 18 that twice the
 //   forward traffic (2 x (4 + 5)) would charge.
 TEST(Transformer, MaterialisedAttentionBytesPerScoreElement) {
-  const ModelSpec m = Gpt(1, 4096, 32);
+  ModelSpec m = Gpt(1, 4096, 32);
+  m.hidden_dropout = 0.1;  // Megatron-LM's defaults (arguments.py)
+  m.attention_dropout = 0.1;
   LayerShape s;
   s.seq = 2048;
   s.full_seq = 2048;
@@ -185,6 +187,41 @@ TEST(Transformer, MaterialisedAttentionBytesPerScoreElement) {
   EXPECT_EQ(core_elementwise, 2);  // softmax, dropout
   EXPECT_DOUBLE_EQ(fwd / scores, 13.0);
   EXPECT_DOUBLE_EQ(bwd / scores, 11.0);
+}
+
+// Issue 15: dropout masks are written only where the model drops. One GPT
+// layer, h = 4096, 32 heads, b = 1, s = 2048, bf16, materialised attention.
+// With Megatron-LM's 0.1 / 0.1 each bias-dropout-add reads the branch and
+// the residual, writes the sum and a 1-byte mask: 2048 x 4096 x (3 x 2 + 1)
+// = 58,720,256 B; the attention dropout reads the softmax output and writes
+// the dropped copy and its mask: 32 x 2048^2 x (2 x 2 + 1) = 671,088,640 B.
+// Without dropout the residual adds move 2048 x 4096 x 6 = 50,331,648 B and
+// there is no attention dropout kernel.
+TEST(Transformer, DropoutMasksOnlyWhereTheModelDrops) {
+  ModelSpec m = Gpt(1, 4096, 32);
+  LayerShape s;
+  s.seq = 2048;
+  s.full_seq = 2048;
+  s.flash = false;
+  auto bytes_of = [&](const char* name, int* count) {
+    OpList ops;
+    LayerOps(m, s, false, 1, ops);
+    *count = ops.count;
+    double b = 0;
+    for (int i = 0; i < ops.count; ++i)
+      if (std::string(ops.ops[static_cast<size_t>(i)].name) == name) b = ops.ops[static_cast<size_t>(i)].bytes;
+    return b;
+  };
+  int with_count = 0, without_count = 0;
+  m.hidden_dropout = 0.1;
+  m.attention_dropout = 0.1;
+  EXPECT_DOUBLE_EQ(bytes_of("dropout_residual", &with_count), 58720256.0);
+  EXPECT_DOUBLE_EQ(bytes_of("attention_dropout", &with_count), 671088640.0);
+  m.hidden_dropout = 0;
+  m.attention_dropout = 0;
+  EXPECT_DOUBLE_EQ(bytes_of("dropout_residual", &without_count), 50331648.0);
+  EXPECT_DOUBLE_EQ(bytes_of("attention_dropout", &without_count), 0.0);
+  EXPECT_EQ(without_count, with_count - 1);
 }
 
 // Gemstone-256x23's layer (McLeish et al. 2025: width 256, two 128-wide
@@ -224,14 +261,14 @@ TEST(Transformer, EagerElementwiseCountsEveryPassOfANarrowLayer) {
   const double fused = elementwise(false, &fused_flops);
   const double eager = elementwise(true, &eager_flops);
   // Per token, fused: two norms 2 x 2 x 256 = 1024 B each, two residual adds
-  // with dropout 256 x (3 x 2 + 1) = 1792 B each, the gated activation
-  // 1024 x 3 x 2 = 6144 B: 11,776 B.
-  EXPECT_DOUBLE_EQ(fused, 11776.0 * 2048);
+  // without dropout (litgpt has none) 256 x 3 x 2 = 1536 B each, the gated
+  // activation 1024 x 3 x 2 = 6144 B: 11,264 B.
+  EXPECT_DOUBLE_EQ(fused, 11264.0 * 2048);
   // Eager: two norms 256 x (2 x 2 + 36) = 10,240 B each, RoPE on 256 query
   // and 128 key elements 384 x 10 x 2 = 7680 B, the attention output copy
-  // 2 x 256 x 2 = 1024 B, the residuals 2 x 1792 B, the activation
-  // 1024 x 5 x 2 = 10,240 B: 43,008 B, 3.65x the fused traffic.
-  EXPECT_DOUBLE_EQ(eager, 43008.0 * 2048);
+  // 2 x 256 x 2 = 1024 B, the residuals 2 x 1536 B, the activation
+  // 1024 x 5 x 2 = 10,240 B: 42,496 B, 3.77x the fused traffic.
+  EXPECT_DOUBLE_EQ(eager, 42496.0 * 2048);
   // The GEMMs do not change.
   EXPECT_DOUBLE_EQ(eager_flops, fused_flops);
   EXPECT_DOUBLE_EQ(EagerNormBytesPerElement(2), 40.0);

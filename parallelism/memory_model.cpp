@@ -23,8 +23,10 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
   const bool swiglu = m.activation == models::Activation::kSwiglu;
   // Tensors outside the tensor-parallel regions (split only by SP):
   // two norm inputs (4 sbh), QKV input (2 sbh), MLP input (2 sbh), two
-  // dropout masks (2 sbh): 10 sbh for GPT.
-  double outside = 10 * sb * h;
+  // dropout masks (2 sbh): 10 sbh for GPT (Korthikanti et al. 2022, Sec.
+  // 4.1, Eq. 1's 34 sbh = 10 outside + 24 inside); without hidden dropout
+  // the masks are not made: 8 sbh.
+  double outside = (m.hidden_dropout > 0 ? 10 : 8) * sb * h;
   // Inside (split by t): Q (2 sb a d), K and V (4 sb g d), attention output
   // (2 sb a d), MLP activations (GeLU: input and output 4 sbf; SwiGLU: gate,
   // up and product 6 sbf). For GPT this is 24 sbh.
@@ -72,9 +74,12 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
   }
   const double inside = sb * (attention + mlp);
   // Attention scores: softmax output (2), dropout mask (1), dropout output (2)
-  // per element of the b a s^2 score tensor; gone with flash or selective.
+  // per element of the b a s^2 score tensor (Korthikanti et al. 2022, Sec.
+  // 4.1: 5 a s^2 b); without attention dropout only the softmax output (2),
+  // which the attention over values reads; gone with flash or selective.
   const bool keep_scores = p.attention == Attention::kMaterialized && r == Recompute::kNone;
-  const double scores = keep_scores ? 5 * a * static_cast<double>(s) * sb : 0;
+  const double per_score = m.attention_dropout > 0 ? 5 : 2;
+  const double scores = keep_scores ? per_score * a * static_cast<double>(s) * sb : 0;
   return (outside + outside_extra) / sp + (inside + scores) / t;
 }
 

@@ -16,6 +16,10 @@
 //   selective recompute        the 5 a s / h term goes
 //   full recompute             2 s b h (only the layer input; / t with SP)
 // Generalised here to GQA and SwiGLU by summing the same stored tensors.
+// These counts include dropout on both residual branches and on the
+// attention probabilities (the paper's GPT); a model without hidden dropout
+// keeps no residual masks (34 -> 32), one without attention dropout only the
+// softmax output of the scores (5 a s / h -> 2 a s / h).
 // FlashAttention stores no s x s tensor (Dao et al. 2022), like selective.
 // 1F1B keeps p microbatches in flight on the first stage (Narayanan et al.
 // 2021 Sec. 2.2.1), interleaving multiplies that by 1 + (p-1)/(p v)

@@ -11,6 +11,9 @@ models::ModelSpec Gpt3() {
   m.hidden = 12288;
   m.heads = 96;
   m.vocab = 51200;
+  // Korthikanti et al. 2022 count the masks of Megatron-LM's GPT dropout.
+  m.hidden_dropout = 0.1;
+  m.attention_dropout = 0.1;
   return m;
 }
 
@@ -40,6 +43,26 @@ TEST(ActivationMemory, KorthikantiTable2) {
   TrainingPlan flash = Plan(8, true, Recompute::kNone);
   flash.attention = Attention::kFlash;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, flash, 1, 2048), kSbh * 34 / 8);
+}
+
+// Issue 15: a model that does not drop keeps no dropout masks. One GPT-3
+// layer, no parallelism, materialised attention, s = 2048, b = 1: without
+// hidden dropout the two 1-byte residual masks (2 sbh) go, 34 -> 32 sbh;
+// without attention dropout the scores keep only the softmax output (2 of
+// Korthikanti's 5 bytes per score), 5as/h = 80 -> 2as/h = 32 sbh.
+// (34 + 80) sbh = 2,868,903,936 B; (32 + 32) sbh = 1,610,612,736 B.
+TEST(ActivationMemory, NoDropoutNoMasks) {
+  auto m = Gpt3();
+  const TrainingPlan p = Plan(1, false, Recompute::kNone);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 2048), 2868903936.0);
+  m.hidden_dropout = 0;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 2048), kSbh * (32 + 80));
+  m.attention_dropout = 0;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 2048), 1610612736.0);
+  // FlashAttention keeps no scores either way: 32 sbh.
+  TrainingPlan flash = p;
+  flash.attention = Attention::kFlash;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, flash, 1, 2048), kSbh * 32);
 }
 
 // Issue 15: FP8 (Transformer Engine) keeps each linear layer's input for

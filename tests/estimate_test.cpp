@@ -744,17 +744,16 @@ TEST(Validation, AllTrainingRows) {
   // their benchmark used (attention: triton; their 124 rows 21.24 -> 10.40 %),
   // 17.61 % with that kernel's head dimension padded to a power of two
   // (mpt-30b, head 112; llm-foundry 10.29 %).
-  // All of the above together: 15.44 %; 15.31 % once the Megatron-Bridge
-  // DeepSeek-V3 B200/GB200 rows run their recipes' mla_up_proj recompute and
-  // the 26.02 Qwen3-235B H100 row its recipe's all-to-all overlap
-  // (validation_test.cpp, PerSourceErrorsOnTheShippedRows); with the B200 and
-  // GB200 FP8 GEMM curve (BlackwellFp8GemmsUseTheFp8Curve above) as well:
-  // and the materialised attention's backward at its kernels' traffic
-  // (15.44 -> 15.52 % on its own):
-    // and the torchtitan rows' selective layer checkpointing priced as every
-  // 2nd layer recomputed (recompute layers/2; their two rows -25.8 / -26.7
-  // -> -15.5 / -15.6 %):
-  EXPECT_LE(r.mape_pct, 0.0);
+  // All of the above together: 15.44 %. Then 15.12 % with the B200 and
+  // GB200 FP8 GEMM curve (BlackwellFp8GemmsUseTheFp8Curve above), the
+  // Megatron-Bridge DeepSeek-V3 B200/GB200 rows on their recipes'
+  // mla_up_proj recompute and the 26.02 Qwen3-235B H100 row on its recipe's
+  // all-to-all overlap, the torchtitan rows' selective layer checkpointing
+  // as every 2nd layer recomputed (recompute layers/2), the materialised
+  // attention's backward at its kernels' traffic and models that do not
+  // drop keeping no dropout masks (validation_test.cpp,
+  // PerSourceErrorsOnTheShippedRows, says which rows each moved).
+  EXPECT_LE(r.mape_pct, 15.13);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

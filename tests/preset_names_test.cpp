@@ -251,6 +251,34 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
       << d.ToString();
 }
 
+// Issue 15: dropout probabilities come from the config's own keys (GPT-2:
+// resid_pdrop / attn_pdrop; Llama-style: attention_dropout), a key left out
+// meaning no dropout, and a value outside [0, 1) is a located error.
+TEST(HfConfig, DropoutProbabilitiesAreRead) {
+  base::Diagnostics d;
+  models::ModelSpec m;
+  ASSERT_TRUE(models::ParseHfConfig(
+      R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257,
+          "n_positions": 1024, "resid_pdrop": 0.1, "attn_pdrop": 0.1})",
+      "gpt2.json", m, d))
+      << d.ToString();
+  EXPECT_DOUBLE_EQ(m.hidden_dropout, 0.1);
+  EXPECT_DOUBLE_EQ(m.attention_dropout, 0.1);
+  ASSERT_TRUE(models::ParseHfConfig(
+      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
+          "vocab_size": 1000, "intermediate_size": 688, "attention_dropout": 0.0})",
+      "llama.json", m, d))
+      << d.ToString();
+  EXPECT_DOUBLE_EQ(m.hidden_dropout, 0.0);
+  EXPECT_DOUBLE_EQ(m.attention_dropout, 0.0);
+  EXPECT_FALSE(models::ParseHfConfig(
+      R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257, "attn_pdrop": 1.5})",
+      "bad.json", m, d));
+  EXPECT_NE(d.ToString().find("bad.json:1:89: error: attn_pdrop: expected a probability in [0, 1) (got '1.5')"),
+            std::string::npos)
+      << d.ToString();
+}
+
 TEST(HfConfig, AScenarioMayNameAConfigJson) {
   base::Diagnostics d;
   models::ModelSpec m;

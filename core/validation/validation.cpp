@@ -419,6 +419,17 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       set("tied_embeddings", tied == "yes" ? "true" : tied == "no" ? "false" : "");
       set("bias", bias == "yes" ? "true" : bias == "no" ? "false" : "");
       if (arch.empty()) assume("GPT architecture (GeLU, LayerNorm, learned positions, biases, tied embeddings)");
+      // Dropout is no column: a GPT run of Megatron-LM (or Megatron-DeepSpeed,
+      // which keeps Megatron's arguments) drops at the defaults of
+      // megatron/training/arguments.py, --hidden-dropout 0.1 and
+      // --attention-dropout 0.1; llm-foundry's MPT drops nothing
+      // (llmfoundry/models/mpt/configuration_mpt.py: resid_pdrop 0.0,
+      // attn_config attn_pdrop 0.0), nor do the Llama-style recipes.
+      if (arch.empty() && (framework == "megatron-lm" || framework == "deepspeed")) {
+        s.model.hidden_dropout = 0.1;
+        s.model.attention_dropout = 0.1;
+        assume("dropout 0.1 on the residual branches and attention (Megatron-LM defaults)");
+      }
     }
     if (!seq) {
       skip("sequence length missing (the step's work cannot be assumed)");

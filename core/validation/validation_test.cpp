@@ -626,46 +626,65 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // power of two (MPT-30B's 112 computes as 128): llm-foundry 10.29 %, its
   // mpt-30b rows at 8192 tokens -26 / -27 -> -23 / -24 %.
   // All of the above together: 15.44 / 14.98 / 26.70 %.
-  // Then 15.26 / 14.66 / 26.27 %: the B200 and GB200 presets' FP8 GEMMs at
-  // the H200 probe's FP8 fractions (gemm_efficiency_fp8, 0.64 at 1 TFLOP)
-  // instead of the BF16 ones they fell back to (0.70): every FP8 row on
-  // those parts slows by 3-6 %. NeMo 25.02 15.91 -> 15.26 %, 25.04 16.66 ->
-  // 14.80 %, Megatron-Bridge 25.09 16.77 -> 15.17 %, 25.11 20.24 -> 21.00 %,
-  // 26.02 23.44 -> 23.43 %, NeMo long-sequence Llama 3 8B 9.49 -> 7.56 %.
-  // The dense rows predicted fast move toward their measurements (Llama 3
-  // 8B B200 -26.0 -> -22.6 %, Nemotron 15B B200 -30.5 -> -27.1 %, Llama 3
-  // 70B GB200 MXFP8 -26.3 -> -22.1 %); those predicted slow move away
-  // (Llama 3.1 405B GB200 +20.9 -> +28.1 %, Nemotron 340B B200 +26.4 ->
-  // +30.0 %): what remains is not in the GEMM rate (docs/fp8-training.md).
-  EXPECT_LE(file.mape_pct, 0.0);
-  EXPECT_LE(file_hb.mape_pct, 0.0);
-  EXPECT_LE(file_moe.mape_pct, 0.0);
+  // Then, each on its own against 15.44 / 14.98 / 26.70 %:
+  // - 15.26 / 14.66 / 26.27 %: the B200 and GB200 presets' FP8 GEMMs at the
+  //   H200 probe's FP8 fractions (gemm_efficiency_fp8, 0.64 at 1 TFLOP)
+  //   instead of the BF16 ones they fell back to (0.70): every FP8 row on
+  //   those parts slows by 3-6 %. The dense rows predicted fast move toward
+  //   their measurements (Llama 3 8B B200 -26.0 -> -22.6 %, Nemotron 15B
+  //   B200 -30.5 -> -27.1 %, Llama 3 70B GB200 MXFP8 -26.3 -> -22.1 %);
+  //   those predicted slow move away (Llama 3.1 405B GB200 +20.9 -> +28.1 %,
+  //   Nemotron 340B B200 +26.4 -> +30.0 %): what remains is not in the GEMM
+  //   rate (docs/fp8-training.md).
+  // - 15.31 / 14.75 / 25.45 %: the seven Megatron-Bridge DeepSeek-V3 rows on
+  //   B200 and GB200 run their recipes' recompute_modules mla_up_proj (every
+  //   stored version of those recipes names it; none runs the full recompute
+  //   the harness had searched its way to): DeepSeek-V3 rows 12.91 -> 10.67 %
+  //   (GB200 +30.6 -> +14.9, B200 +20.7 -> +8.7 %; the 25.09 GB200
+  //   token-dropping row -5.5 -> -19.0 %); the 26.02 Qwen3-235B H100 row runs
+  //   its recipe's 1F1B all-to-all overlap without TP overlap
+  //   (moe_a2a_overlap True, tp_comm_overlap False): +24.9 -> -5.5 %
+  //   (docs/moe-long-context.md, "What the recipes say").
+  // - 15.52 %, up: materialised attention's softmax and dropout backward
+  //   charged at the traffic their kernels move (3e and 2e + 1 per score
+  //   element, not twice the forward's 2e and 2e + 1; models/transformer.cpp),
+  //   which makes the pre-2023 Megatron rows faster (Korthikanti 3.07 ->
+  //   3.83 %, Narayanan 9.59 -> 10.31 %; docs/frontier-gemstones.md).
+  // - 15.36 %: the two torchtitan rows whose table states "selective layer"
+  //   activation checkpointing recompute every 2nd layer (recompute
+  //   layers/2, training.recompute_interval 2: torchtitan's
+  //   selective_ac_option default "2") instead of the search's no recompute:
+  //   Llama 3 8B -25.84 -> -15.53 %, Llama 2 13B -26.66 -> -15.61 %;
+  //   torchtitan 18.56 -> 15.89 %.
+  // - 15.49 / 14.99 %, up: a model that does not drop (ModelSpec::
+  //   hidden_dropout / attention_dropout 0: the Llama-style, MoE, MPT and
+  //   Gemstone models) no longer writes or keeps dropout masks (2 sbh per
+  //   layer). Its rows, most under-predicted already, move 0.1 to 0.9 points
+  //   faster; where the freed memory lets the search drop recompute or
+  //   ZeRO-3 a row moves more: NeMo 25.04 GB200 Llama 3 70B FSDP (line 61)
+  //   +1.5 -> -22.8 %, Llama 3.1 405B on 8,192 H100 (line 128) -37.3 ->
+  //   -6.7 %. The Megatron GPT rows keep their 0.1 dropout.
+  // All of them together: 15.12 / 14.33 / 24.44 %.
+  EXPECT_LE(file.mape_pct, 15.13);
+  EXPECT_LE(file_hb.mape_pct, 14.34);
+  EXPECT_LE(file_moe.mape_pct, 24.45);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
-  // GB200), held at the figures measured with the Blackwell FP8 curve
-  // (before it: 10.73 / 15.91 / 16.66 / 16.77 / 20.24 / 23.44 / 9.49 %;
-  // docs/fp8-training.md says which rows moved and what is left).
+  // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
+  // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
+  // left).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 0.0},
-           {"NVIDIA NeMo 25.02", 0.0},
-           {"NVIDIA NeMo 25.04", 0.0},
-           {"NVIDIA Megatron-Bridge 25.09", 0.0},
-           {"NVIDIA Megatron-Bridge 25.11", 0.0},
-           {"NVIDIA Megatron-Bridge 26.02", 0.0},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 0.0}}) {
+           {"NVIDIA NeMo 24.07", 10.83},
+           {"NVIDIA NeMo 25.02", 15.32},
+           {"NVIDIA NeMo 25.04", 16.3},
+           {"NVIDIA Megatron-Bridge 25.09", 15.46},
+           {"NVIDIA Megatron-Bridge 25.11", 19.97},
+           {"NVIDIA Megatron-Bridge 26.02", 20.72},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 7.76}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;
     EXPECT_LE(r.mape_pct, ceiling) << source;
   }
-  // With the Blackwell FP8 curve, then (merged): the seven Megatron-Bridge DeepSeek-V3 rows
-  // on B200 and GB200 run their recipes' recompute_modules mla_up_proj
-  // (every stored version of the DeepSeek-V3 Blackwell recipes names it; none
-  // runs full recompute, which the harness had to search its way to): DeepSeek-V3
-  // rows 12.91 -> 10.67 % (GB200 +30.6 -> +14.9, B200 +20.7 -> +8.7 %; the
-  // 25.09 GB200 token-dropping row -5.5 -> -19.0 %), and the 26.02 Qwen3-235B
-  // H100 row runs its recipe's 1F1B all-to-all overlap without TP overlap
-  // (moe_a2a_overlap True, tp_comm_overlap False): +24.9 -> -5.5 %
-  // (docs/moe-long-context.md, "What the recipes say").
   // The seven Megatron-Bridge DeepSeek-V3 rows on B200 and GB200 state their
   // recipes' mla_up_proj recompute: each fits its device without the full
   // recompute the harness would otherwise search its way to.
@@ -679,21 +698,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
     EXPECT_EQ(row.assumptions.find("recompute full"), std::string::npos) << "line " << row.line << ": " << row.assumptions;
   }
   EXPECT_EQ(deepseek_blackwell, 7);
-  // And 15.52 % (before the two above): the
-  // materialised attention's softmax and dropout backward charged the
-  // traffic their kernels move (3e and 2e + 1 per score element, not twice
-  // the forward's 2e and 2e + 1; models/transformer.cpp), which makes the
-  // pre-2023 Megatron rows faster (docs/frontier-gemstones.md).
-  // Then 15.36 / 14.98 / 26.70 %: the two torchtitan rows whose table states
-  // "selective layer" activation checkpointing recompute every 2nd layer
-  // (recompute layers/2, training.recompute_interval 2: torchtitan's
-  // selective_ac_option default "2") instead of the search's no recompute:
-  // Llama 3 8B -25.84 -> -15.53 %, Llama 2 13B -26.66 -> -15.61 %; the eight
-  // torchtitan rows 18.56 -> 15.89 % (below).
+  // torchtitan: 18.56 % at this stop's start (selective layer checkpointing
+  // priced as none), 16.03 % with every change above.
   const ValidationReport torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
   ASSERT_EQ(torchtitan.evaluated, 8);
-  EXPECT_LE(torchtitan.mape_pct, 0.0);
+  EXPECT_LE(torchtitan.mape_pct, 16.03);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture
@@ -711,7 +721,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   ASSERT_EQ(gemstones.evaluated, 22);
   // Then 49.42 % with the fp32 cross entropy over their 50,304-word
   // vocabulary (step_kernels.h), large beside layers of width 256-3072.
-  EXPECT_LE(gemstones.mape_pct, 49.43);
+  // Then 49.57 %: litgpt's layers drop nothing, so their residual adds write
+  // no 1-byte masks (issue 15), a little less traffic for rows already fast.
+  EXPECT_LE(gemstones.mape_pct, 49.58);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);
@@ -757,10 +769,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 80 GB (the per-head Q, K and V after the up projections are not kept;
   // full recompute had to be assumed before), and the recipe's etp = 1 (the
   // Megatron-Bridge MoE recipes' expert_tensor_parallel_size): +17.8 %; the
-  // EP 64 all-to-all over InfiniBand is still a third of its step.
-  EXPECT_LE(hb.mape_pct, 21.39);
+  // EP 64 all-to-all over InfiniBand is still a third of its step. Then
+  // 21.37 % (the row 17.70 %) with the Blackwell FP8 curve and the dropout
+  // masks of models that drop only (the README rows keep theirs).
+  EXPECT_LE(hb.mape_pct, 21.38);
   EXPECT_LE(readme.mape_pct, 21.79);
-  EXPECT_LE(bridge.mape_pct, 17.85);
+  EXPECT_LE(bridge.mape_pct, 17.71);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT

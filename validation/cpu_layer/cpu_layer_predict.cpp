@@ -18,6 +18,11 @@ models::ModelSpec CpuLayerModel(const CpuLayerShape& shape) {
   m.norm = models::Norm::kLayerNorm;
   m.position = models::Position::kLearned;
   m.bias = true;
+  // The timed layer drops with the shape's probability on both residual
+  // branches and on the attention probabilities (cpu_layer.h; the GPU
+  // script's DROPOUT), so its masks are priced.
+  m.hidden_dropout = shape.dropout;
+  m.attention_dropout = shape.dropout;
   return m;
 }
 

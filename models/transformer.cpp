@@ -59,7 +59,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // (ModelSpec::hidden_dropout / attention_dropout): a fused
   // bias-dropout-add without dropout reads the branch and the residual and
   // writes their sum (3e), with dropout it also writes the mask (3e + 1).
-  const double mask = m.hidden_dropout > 0 ? 1 : 0;
+  const double mask = s.dropout && m.hidden_dropout > 0 ? 1 : 0;
 
   // A fused norm reads its input and writes its output once; an eager one
   // makes the passes EagerNormBytesPerElement counts.
@@ -150,7 +150,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     sm.bwd_bytes = 3 * scores * e;
     sm.attention_core = true;
     out.Add(sm);
-    if (m.attention_dropout > 0) {
+    if (s.dropout && m.attention_dropout > 0) {
       // Reads the softmax output, writes the dropped copy and its mask.
       Op dr = Elementwise("attention_dropout", scores * (2 * e + 1));
       dr.bwd_bytes = scores * (2 * e + 1);

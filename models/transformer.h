@@ -63,6 +63,10 @@ struct LayerShape {
   // the norms, rotary embedding and gated activation as the separate kernels
   // eager code launches (EagerNormBytesPerElement and LayerOps).
   bool eager = false;
+  // Training passes run the model's dropout (ModelSpec::hidden_dropout,
+  // attention_dropout); an inference pass drops nothing and writes no masks
+  // (PyTorch's Dropout is the identity in eval mode).
+  bool dropout = true;
 };
 
 // Bytes one eager RMSNorm or LayerNorm moves per activation element of

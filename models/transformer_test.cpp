@@ -222,6 +222,15 @@ TEST(Transformer, DropoutMasksOnlyWhereTheModelDrops) {
   EXPECT_DOUBLE_EQ(bytes_of("dropout_residual", &without_count), 50331648.0);
   EXPECT_DOUBLE_EQ(bytes_of("attention_dropout", &without_count), 0.0);
   EXPECT_EQ(without_count, with_count - 1);
+  // An inference pass of the dropping model (LayerShape::dropout false, as
+  // InferenceEstimator builds it) moves what the non-dropping one moves.
+  m.hidden_dropout = 0.1;
+  m.attention_dropout = 0.1;
+  s.dropout = false;
+  int inference_count = 0;
+  EXPECT_DOUBLE_EQ(bytes_of("dropout_residual", &inference_count), 50331648.0);
+  EXPECT_DOUBLE_EQ(bytes_of("attention_dropout", &inference_count), 0.0);
+  EXPECT_EQ(inference_count, without_count);
 }
 
 // Gemstone-256x23's layer (McLeish et al. 2025: width 256, two 128-wide

@@ -169,6 +169,7 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
   shape.sequence_parallel = false;
   shape.flash = true;
   shape.act_bytes = kAct16;
+  shape.dropout = false;  // inference: no dropout masks, whatever the model trains with
 
   // A GEMM reads its weights (k x n) at the weight precision and its input
   // at the activation precision, and writes a 16-bit output.

@@ -1,6 +1,7 @@
 #include "models/transformer.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace orrery::models {
 namespace {
@@ -14,6 +15,7 @@ Op Gemm(const char* name, double m, double n, double k, double bytes_per) {
   op.k = k;
   op.flops = 2 * m * n * k;
   op.bytes = (m * k + k * n + m * n) * bytes_per;
+  op.out_bytes = m * n * bytes_per;
   return op;
 }
 
@@ -22,6 +24,25 @@ Op Elementwise(const char* name, double bytes) {
   op.name = name;
   op.kind = OpKind::kElementwise;
   op.bytes = bytes;
+  op.op_sac_recompute = 1;  // not in torchtitan's _save_list (LayerOps)
+  return op;
+}
+
+// torchtitan's op-level SAC counter (transformer.h, LayerOps): `widths` are
+// the output widths of the aten.mm calls one operator stands for, in call
+// order; returns the share of its output width whose call count is even
+// (recomputed) and advances the count.
+double MmRecomputeShare(int& mm_count, std::initializer_list<double> widths) {
+  double all = 0, recomputed = 0;
+  for (const double w : widths) {
+    ++mm_count;
+    all += w;
+    if (mm_count % 2 == 0) recomputed += w;
+  }
+  return all > 0 ? recomputed / all : 0.0;
+}
+Op Counted(Op op, int& mm_count) {
+  op.op_sac_recompute = MmRecomputeShare(mm_count, {op.n});
   return op;
 }
 
@@ -60,6 +81,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // bias-dropout-add without dropout reads the branch and the residual and
   // writes their sum (3e), with dropout it also writes the mask (3e + 1).
   const double mask = s.dropout && m.hidden_dropout > 0 ? 1 : 0;
+  int mm = 0;  // aten.mm calls so far (op-level SAC, see transformer.h)
 
   // A fused norm reads its input and writes its output once; an eager one
   // makes the passes EagerNormBytesPerElement counts.
@@ -79,19 +101,22 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     const double cq = static_cast<double>(m.q_lora_rank);
     const double ckv = static_cast<double>(m.kv_lora_rank);
     if (m.q_lora_rank > 0) {
-      out.Add(Gemm("q_down_proj", tokens, cq, h, e));
-      Op q_up = Gemm("q_up_proj", tokens, heads * dqk, cq, e);
+      out.Add(Counted(Gemm("q_down_proj", tokens, cq, h, e), mm));
+      Op q_up = Counted(Gemm("q_up_proj", tokens, heads * dqk, cq, e), mm);
       q_up.mla_up = true;
       out.Add(q_up);
     } else {
-      out.Add(Gemm("q_proj", tokens, heads * dqk, h, e));
+      out.Add(Counted(Gemm("q_proj", tokens, heads * dqk, h, e), mm));
     }
-    out.Add(Gemm("kv_down_proj", tokens, ckv + r, h, e));
-    Op kv_up = Gemm("kv_up_proj", tokens, heads * (d + dv), ckv, e);
+    out.Add(Counted(Gemm("kv_down_proj", tokens, ckv + r, h, e), mm));
+    Op kv_up = Counted(Gemm("kv_up_proj", tokens, heads * (d + dv), ckv, e), mm);
     kv_up.mla_up = true;
     out.Add(kv_up);
   } else {
-    out.Add(Gemm("qkv_proj", tokens, (heads + 2 * kv) * d, h, e));
+    // wq, wk, wv: three mm calls (transformer.h).
+    Op qkv = Gemm("qkv_proj", tokens, (heads + 2 * kv) * d, h, e);
+    qkv.op_sac_recompute = MmRecomputeShare(mm, {heads * d, kv * d, kv * d});
+    out.Add(qkv);
   }
   if (s.eager && m.position == Position::kRope) {
     // Rotary embedding of the queries and keys (Su et al. 2021, RoFormer,
@@ -121,6 +146,10 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     op.k = 0.5 * (dqk + dv);
     op.batch = b * heads;
     op.attention_core = true;
+    // Kept by op-level SAC (aten._scaled_dot_product_flash_attention is in
+    // torchtitan's _save_list): its output O and its fp32 logsumexp, one
+    // per query row and head (FlashAttention-2, Dao 2023, Algorithm 1's L).
+    op.out_bytes = b * seq * heads * dv * e + 4 * b * heads * seq;
     out.Add(op);
   } else {
     // Materialised attention (Megatron-LM 2021-22): Q K^T, fused
@@ -137,6 +166,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     qk.flops = 2 * scores * dqk;
     qk.bytes = (b * heads * seq * dqk + b * kv_att * kv_len * dqk) * e + scores * e;
     qk.attention_core = true;
+    qk.op_sac_recompute = 1;  // aten.bmm: not in torchtitan's _save_list
     out.Add(qk);
     // Per score element, in bytes of e: the fused softmax reads the scores
     // and writes the probabilities (2e); its backward runs in place on the
@@ -167,6 +197,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     av.flops = 2 * scores * dv;
     av.bytes = scores * e + (b * kv_att * kv_len * dv + b * heads * seq * dv) * e;
     av.attention_core = true;
+    av.op_sac_recompute = 1;
     out.Add(av);
   }
   if (s.eager) {
@@ -175,7 +206,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // (litgpt: y.transpose(1, 2).reshape(...)): reads and writes it once.
     out.Add(Elementwise("attention_output_copy", 2 * tokens * heads * dv * e));
   }
-  out.Add(Gemm("out_proj", tokens, h, heads * dv, e));
+  out.Add(Counted(Gemm("out_proj", tokens, h, heads * dv, e), mm));
   out.Add(Elementwise("dropout_residual", norm_tokens * h * (3 * e + mask)));
   out.Add(Elementwise("post_attention_norm", norm_tokens * h * norm_bytes));
   const bool swiglu = m.activation == Activation::kSwiglu;
@@ -196,32 +227,39 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     const double et = s.etp > 0 ? static_cast<double>(s.etp) : t;
     const double fe = static_cast<double>(ExpertFfn(m)) / et;
     const double routed = tokens * (et / t) * static_cast<double>(m.top_k) * s.expert_load;
-    out.Add(Gemm("router", tokens, static_cast<double>(m.experts), h, e));
+    out.Add(Counted(Gemm("router", tokens, static_cast<double>(m.experts), h, e), mm));
     Op up = Gemm("expert_up", routed, up_n * fe, h, e);
     // Weights of every local expert are read once per microbatch.
     const double local_experts = static_cast<double>(m.experts) / static_cast<double>(ep);
     up.bytes = (routed * h + routed * up_n * fe) * e + local_experts * up_n * fe * h * e;
     up.expert = true;
+    up.op_sac_recompute = 1;  // grouped, not aten.mm (transformer.h)
     out.Add(up);
     out.Add(Elementwise(swiglu ? "swiglu" : "gelu", routed * fe * ActivationPasses(swiglu, s.eager) * e));
     Op down = Gemm("expert_down", routed, h, fe, e);
     down.bytes = (routed * fe + routed * h) * e + local_experts * fe * h * e;
     down.expert = true;
+    down.op_sac_recompute = 1;
     out.Add(down);
     if (m.shared_experts > 0) {
       // Shared experts (DeepSeekMoE, arXiv 2401.06066, Sec. 3.2, Eq. 9): a
       // dense MLP of their summed width on every token, split over TP like
       // the dense MLP, with no all-to-all.
       const double fs = static_cast<double>(SharedExpertFfn(m)) / t;
-      out.Add(Gemm("shared_up", tokens, up_n * fs, h, e));
+      Op shared_up = Gemm("shared_up", tokens, up_n * fs, h, e);
+      shared_up.op_sac_recompute = swiglu ? MmRecomputeShare(mm, {fs, fs}) : MmRecomputeShare(mm, {fs});
+      out.Add(shared_up);
       out.Add(Elementwise(swiglu ? "shared_swiglu" : "shared_gelu", tokens * fs * ActivationPasses(swiglu, s.eager) * e));
-      out.Add(Gemm("shared_down", tokens, h, fs, e));
+      out.Add(Counted(Gemm("shared_down", tokens, h, fs, e), mm));
     }
   } else {
     const double ft = f / t;
-    out.Add(Gemm("mlp_up", tokens, up_n * ft, h, e));
+    // Gated: w1 then w3, two mm calls of equal width (transformer.h).
+    Op up = Gemm("mlp_up", tokens, up_n * ft, h, e);
+    up.op_sac_recompute = swiglu ? MmRecomputeShare(mm, {ft, ft}) : MmRecomputeShare(mm, {ft});
+    out.Add(up);
     out.Add(Elementwise(swiglu ? "swiglu" : "gelu", tokens * ft * ActivationPasses(swiglu, s.eager) * e));
-    out.Add(Gemm("mlp_down", tokens, h, ft, e));
+    out.Add(Counted(Gemm("mlp_down", tokens, h, ft, e), mm));
   }
   out.Add(Elementwise("dropout_residual", norm_tokens * h * (3 * e + mask)));
 }

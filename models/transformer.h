@@ -39,6 +39,13 @@ struct Op {
   bool attention_core = false; // recomputed by selective recompute
   bool mla_up = false;         // an MLA up projection (recompute_mla_up_proj redoes it)
   bool expert = false;         // an expert GEMM of a MoE layer (all local experts)
+  // torchtitan's op-level selective activation checkpointing
+  // (parallelism::Recompute::kOp; the policy is described at LayerOps): the
+  // share of this operator's forward that runs again in the backward pass
+  // (1: recomputed; 0: its output kept), and the bytes of its output (what
+  // keeping it costs; GEMMs and the fused attention only).
+  double op_sac_recompute = 0;
+  double out_bytes = 0;
 };
 
 // How one microbatch is split on a device.
@@ -90,6 +97,22 @@ struct OpList {
 
 // The forward operators of one transformer layer (dense, or MoE when
 // `moe` is true: router + experts replace the MLP; `ep` experts groups).
+//
+// Each operator's Op::op_sac_recompute follows torchtitan's op-level
+// selective activation checkpointing (torchtitan/parallelisms/
+// parallelize_llama.py at commit 004b3148, _save_list and _custom_policy):
+// within one block's forward it counts the aten.mm calls and keeps the
+// output of every mm but each second one (count % 2 == 0 recomputed), of
+// the SDPA kernels (flash / memory-efficient) and of the reduce-scatters;
+// every other operator (norms, rotary, SwiGLU, residual adds, the
+// materialised attention's bmm and softmax) is recomputed. In torchtitan's
+// Llama (torchtitan/models/llama/model.py: Attention.forward computes
+// `self.wq(x), self.wk(x), self.wv(x)` then `self.wo(...)`; FeedForward
+// `self.w2(F.silu(self.w1(x)) * self.w3(x))`) the calls are wq 1, wk 2,
+// wv 3, wo 4, w1 5, w3 6, w2 7: wk, wo and w3 are recomputed, wq, wv, w1 and
+// w2 kept. Fused GEMMs here (qkv_proj, the gated mlp_up) carry the
+// recomputed share of their width. Expert GEMMs (grouped, not aten.mm) are
+// recomputed and not counted.
 void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpList& out);
 
 // LM head GEMM and the softmax cross-entropy loss (last pipeline stage).

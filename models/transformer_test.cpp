@@ -303,5 +303,56 @@ TEST(Transformer, MoeActivatedParametersCountTopKExperts) {
   EXPECT_NEAR(ActivatedParameterCount(m, 4096) / 1e9, 12.9, 0.1);
 }
 
+// Issue 15: torchtitan's op-level selective activation checkpointing
+// (parallelisms/parallelize_llama.py at commit 004b3148, _custom_policy:
+// every second aten.mm of a block is recomputed, the rest of the mm calls
+// and the SDPA output kept). One Llama 3 8B layer (h 4096, 32 heads of 128,
+// 8 KV heads, SwiGLU of 14336), b 1, s 8192 (T = 8192 tokens), tp 1, flash.
+// The mm calls in forward order: wq 1, wk 2, wv 3, wo 4, w1 5, w3 6, w2 7.
+// Recomputed FLOPs: wk 2 T h (8 x 128) + wo 2 T h h + w3 2 T h 14336
+//   = 68,719,476,736 + 274,877,906,944 + 962,072,674,304
+//   = 1,305,670,057,984 FLOP (norms, SwiGLU and residuals: no FLOPs here).
+// Kept outputs (bf16): wq 2 T 4096 = 67,108,864, wv 2 T 1024 = 16,777,216,
+// attention output 2 T 4096 = 67,108,864 and its fp32 logsumexp 4 x 32 x T
+// = 1,048,576, w1 2 T 14336 = 234,881,024, w2 2 T 4096 = 67,108,864:
+// 454,033,408 bytes. Every memory-bound operator is recomputed whole.
+TEST(Transformer, OpLevelSacRecomputesWkWoW3OfALlamaLayer) {
+  ModelSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn = 14336;
+  m.vocab = 128256;
+  m.activation = Activation::kSwiglu;
+  m.norm = Norm::kRmsNorm;
+  m.position = Position::kRope;
+  m.hidden_dropout = 0;
+  m.attention_dropout = 0;
+  LayerShape s;
+  s.micro_batch = 1;
+  s.seq = 8192;
+  s.full_seq = 8192;
+  s.eager = true;  // rotary as its own operator, recomputed like the norms
+  OpList ops;
+  LayerOps(m, s, false, 1, ops);
+  double recomputed = 0, kept = 0;
+  int elementwise = 0;
+  for (int i = 0; i < ops.count; ++i) {
+    const Op& op = ops.ops[static_cast<size_t>(i)];
+    recomputed += op.op_sac_recompute * op.flops;
+    kept += (1 - op.op_sac_recompute) * op.out_bytes;
+    if (op.kind == OpKind::kElementwise) {
+      EXPECT_EQ(op.op_sac_recompute, 1.0) << op.name;
+      ++elementwise;
+    }
+  }
+  EXPECT_DOUBLE_EQ(recomputed, 1'305'670'057'984.0);
+  EXPECT_DOUBLE_EQ(kept, 454'033'408.0);
+  EXPECT_GE(elementwise, 6);  // two norms, rotary, copy, SwiGLU, two residual adds
+  // The fused QKV GEMM recomputes wk's share of its width: 1024 / 6144.
+  EXPECT_DOUBLE_EQ(ops.ops[1].op_sac_recompute, 1024.0 / 6144.0);
+}
+
 }  // namespace
 }  // namespace orrery::models

@@ -6,6 +6,38 @@ namespace orrery::parallelism {
 
 namespace {
 
+// Bytes one layer keeps under torchtitan's op-level selective activation
+// checkpointing (Recompute::kOp; the policy at models::LayerOps): the
+// block's input, which the checkpoint keeps (2 sbh / sp), the outputs of
+// the operators the policy saves (Op::out_bytes of each kept share: in
+// Llama the outputs of wq, wv, w1 and w2, the attention output with its
+// fp32 logsumexp), and with sequence parallelism the outputs of the two
+// reduce-scatters (2 x 2 sbh / t, in torchtitan's _save_list). The operator
+// list is filled on the stack, no allocation.
+double OpSacActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b, int64_t s,
+                            bool moe) {
+  models::LayerShape shape;
+  shape.micro_batch = b;
+  shape.seq = s;
+  shape.full_seq = s * p.cp;
+  shape.tp = p.tp;
+  shape.sequence_parallel = p.sequence_parallel;
+  shape.flash = p.attention != Attention::kMaterialized;
+  shape.act_bytes = 2;
+  shape.expert_load = ExpertLoadFactor(p);
+  shape.etp = p.etp;
+  models::OpList ops;
+  models::LayerOps(m, shape, moe, p.ep, ops);
+  const double sbh = static_cast<double>(s) * static_cast<double>(b) * static_cast<double>(m.hidden) * 2;
+  const double t = static_cast<double>(p.tp);
+  double kept = p.sequence_parallel ? sbh / t + 2 * sbh / t : sbh;
+  for (int i = 0; i < ops.count; ++i) {
+    const models::Op& op = ops.ops[static_cast<size_t>(i)];
+    kept += (1 - op.op_sac_recompute) * op.out_bytes;
+  }
+  return kept;
+}
+
 // The table of memory_model.h for a dense layer (moe = false) or a MoE layer
 // under recompute mode `r` (the plan's, or that of one layer of a plan that
 // recomputes every recompute_interval-th layer).
@@ -16,6 +48,7 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
   const double t = static_cast<double>(p.tp);
   const double sp = p.sequence_parallel ? t : 1.0;
   if (r == Recompute::kFull) return 2 * sb * h / sp;
+  if (r == Recompute::kOp) return OpSacActivationBytes(m, p, b, s, moe);
   const double d = static_cast<double>(models::HeadDim(m));
   const double a = static_cast<double>(m.heads);
   const double g = static_cast<double>(models::KvHeads(m));
@@ -124,6 +157,12 @@ ActivationTerms StageActivationTerms(const models::ModelSpec& m, const TrainingP
     // (RecomputesMlaUpProj is false under recompute full: nothing else to
     // switch off).
     a.recomputing_layer = ActivationBytes(m, p, p.micro_batch, local_seq, moe_share > 0, Recompute::kNone);
+  } else if (p.recompute == Recompute::kOp) {
+    // The layer in its backward pass holds what it recomputed beside what
+    // it kept: its full activations less the kept part already counted.
+    const bool moe = moe_share > 0;
+    a.recomputing_layer = std::max(0.0, ActivationBytes(m, p, p.micro_batch, local_seq, moe, Recompute::kNone) -
+                                            ActivationBytes(m, p, p.micro_batch, local_seq, moe, Recompute::kOp));
   }
   // Logits in fp32 for the loss on the last stage: s b V / t * 4 bytes
   // (Korthikanti et al. 2022 Sec. 4.3 counts the output layer the same way).
@@ -172,7 +211,7 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
   // layers on this stage, times microbatches in flight; layers / pp of them
   // per microbatch on the stage.
   r.activations = a.per_layer * in.layers_on_device * in_flight;
-  if (p.recompute == Recompute::kFull) r.activations += a.recomputing_layer;
+  if (p.recompute == Recompute::kFull || p.recompute == Recompute::kOp) r.activations += a.recomputing_layer;
   if (in.last_stage) r.temporary = a.logits;
   return r;
 }

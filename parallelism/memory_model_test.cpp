@@ -111,6 +111,42 @@ TEST(ActivationMemory, EveryOtherLayerRecomputedKeepsHalfTheLayersWhole) {
   EXPECT_NEAR(LayerActivationBytes(m, p, 1, 2048), kSbh * (2 + 3 * 114) / 32, 1e-12 * kSbh);
 }
 
+// Issue 15: torchtitan's op-level selective activation checkpointing
+// (recompute op) on one Llama 3 8B layer (h 4096, 32 heads of 128, 8 KV
+// heads, SwiGLU 14336, no dropout), b 1, s 8192, tp 1, flash attention:
+// sbh = 8192 x 4096 = 33,554,432. Kept, in bf16: the block's input 2 sbh,
+// wq's output 2 sbh, wv's 0.5 sbh, the attention output 2 sbh and its fp32
+// logsumexp 4 x 32 x 8192 = 1,048,576 B, w1's output 7 sbh, w2's 2 sbh:
+//   15.5 sbh + 1,048,576 = 520,093,696 + 1,048,576 = 521,142,272 B
+// (models::LayerOps' policy). Without recompute the layer keeps 8 sbh outside
+// the TP region and (4 ad + 4 gd + 6 f) sb = 106,496 sb = 26 sbh inside:
+// 34 sbh = 1,140,850,688 B. Four layers and one microbatch in flight keep
+// 4 x 521,142,272 B, plus the layer in its backward pass holding what it
+// recomputed, 1,140,850,688 - 521,142,272 = 619,708,416 B: 2,704,277,504 B.
+TEST(ActivationMemory, OpLevelSacKeepsTheSavedMatmulAndAttentionOutputs) {
+  models::ModelSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn = 14336;
+  m.vocab = 128256;
+  m.activation = models::Activation::kSwiglu;
+  m.norm = models::Norm::kRmsNorm;
+  m.position = models::Position::kRope;
+  m.hidden_dropout = 0;
+  m.attention_dropout = 0;
+  TrainingPlan p = Plan(1, false, Recompute::kNone);
+  p.attention = Attention::kFlash;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 8192), 1'140'850'688.0);
+  p.recompute = Recompute::kOp;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 8192), 521'142'272.0);
+  MemoryInputs in;
+  in.layers_on_device = 4;
+  in.seq = 8192;
+  EXPECT_DOUBLE_EQ(DeviceMemory(m, p, in).activations, 2'704'277'504.0);
+}
+
 // Rajbhandari et al. 2020 (ZeRO), Fig. 1: 7.5 B parameters, 64-way data
 // parallel, mixed-precision Adam (K = 12): 120 GB baseline, 31.4 GB with
 // P_os (ZeRO-1), 16.6 GB with P_os+g (ZeRO-2), 1.9 GB with P_os+g+p (ZeRO-3).

@@ -108,10 +108,18 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
         .Enum<Recompute>("recompute", &TrainingPlan::recompute,
                          {{"none", Recompute::kNone},
                           {"selective", Recompute::kSelective},
-                          {"full", Recompute::kFull}},
+                          {"full", Recompute::kFull},
+                          {"op", Recompute::kOp}},
                          "none",
-                         "Activation recomputation: none, selective (attention core) or full "
-                         "(every layer's forward, or every recompute_interval-th layer's).")
+                         "Activation recomputation: none, selective (attention core), full "
+                         "(every layer's forward, or every recompute_interval-th layer's) or op "
+                         "(torchtitan's op-level selective activation checkpointing, "
+                         "activation_checkpoint.mode = \"selective\", selective_ac_option = "
+                         "\"op\": every layer keeps the outputs of its matmuls but each second one "
+                         "(in Llama wq, wv, w1, w2 kept; wk, wo, w3 recomputed), of its attention "
+                         "kernel and of its reduce-scatters, and recomputes the norms, rotary, "
+                         "SwiGLU, residual adds and the unsaved matmuls in the backward pass; "
+                         "search tries it only when it is set).")
         .Int("recompute_interval", &TrainingPlan::recompute_interval, 1, 1e6, "1",
              "With recompute full, recompute every N-th transformer layer and keep all the "
              "activations of the others (torchtitan activation_checkpoint.mode = \"selective\", "

@@ -11,13 +11,19 @@
 
 namespace orrery::parallelism {
 
-enum class Recompute { kNone, kSelective, kFull };
+// kOp: torchtitan's op-level selective activation checkpointing
+// (activation_checkpoint.mode = "selective", selective_ac_option = "op"):
+// every layer keeps the outputs of its matmuls (but every second one), of
+// its attention kernel and of its reduce-scatters, and recomputes the rest
+// (models::OpSacRecompute, memory_model.cpp).
+enum class Recompute { kNone, kSelective, kFull, kOp };
 // The name a plan file, the CLI and every output use for a recompute mode.
 inline const char* RecomputeName(Recompute r) {
   switch (r) {
     case Recompute::kNone: return "none";
     case Recompute::kSelective: return "selective";
     case Recompute::kFull: return "full";
+    case Recompute::kOp: return "op";
   }
   return "?";
 }

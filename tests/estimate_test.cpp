@@ -85,6 +85,38 @@ TEST(Estimator, RecomputeIntervalRecomputesThatShareOfTheLayers) {
   EXPECT_LT(half.memory.activations, none.memory.activations);
 }
 
+// Issue 15: recompute op (torchtitan's op-level selective activation
+// checkpointing: every second aten.mm of a block recomputed, models::
+// LayerOps) on the shipped Llama 3 70B scenario (h 8192, 64 heads of 128, 8
+// KV heads, SwiGLU 28672, L 80, s 8192, b 1, global batch 1024, tp 8). The
+// recomputed matmuls of a layer and microbatch, all tp ranks together:
+// wk 2 s h (8 x 128) + wo 2 s h h + w3 2 s h 28672 = 2 x 8192 x 8192 x 37888
+//   = 5,085,241,278,464 FLOP;
+// times 80 layers and 1024 microbatches: 4.16583e17 FLOP the hardware runs
+// beyond the model FLOPs. The recomputed time lies between none's (0) and
+// full recompute's, and so does the activation memory.
+TEST(Estimator, OpLevelSacRecomputesEverySecondMatmul) {
+  Scenario s = Load("llama3-70b-h100");
+  const TrainingEstimator est(s.model, s.system);
+  s.training.recompute = parallelism::Recompute::kNone;
+  const TrainingEstimate none = est.Run(s.training, s.workload);
+  s.training.recompute = parallelism::Recompute::kFull;
+  const TrainingEstimate full = est.Run(s.training, s.workload);
+  s.training.recompute = parallelism::Recompute::kOp;
+  const TrainingEstimate op = est.Run(s.training, s.workload);
+  const double per_layer = 2.0 * 8192 * 8192 * (1024 + 8192 + 28672);
+  EXPECT_DOUBLE_EQ(per_layer, 5'085'241'278'464.0);
+  EXPECT_NEAR(op.hardware_flops - op.model_flops, per_layer * 80 * 1024, 1e-9 * per_layer * 80 * 1024);
+  EXPECT_NEAR(op.hardware_flops - op.model_flops, 4.16583e17, 1e12);
+  EXPECT_DOUBLE_EQ(op.model_flops, none.model_flops);
+  EXPECT_GT(op.time.recompute, 0);
+  EXPECT_LT(op.time.recompute, full.time.recompute);
+  EXPECT_DOUBLE_EQ(op.time.forward, none.time.forward);
+  EXPECT_DOUBLE_EQ(op.time.backward, none.time.backward);
+  EXPECT_LT(op.memory.activations, none.memory.activations);
+  EXPECT_GT(op.memory.activations, full.memory.activations);
+}
+
 // training.elementwise: eager adds exactly the extra bytes LayerOps and
 // HeadOps count, at the device's memory bandwidth. One Gemstone-256 layer
 // (width 256, two 128-wide heads, one KV head, gated MLP of 1024, RoPE) on
@@ -752,8 +784,10 @@ TEST(Validation, AllTrainingRows) {
   // as every 2nd layer recomputed (recompute layers/2), the materialised
   // attention's backward at its kernels' traffic and models that do not
   // drop keeping no dropout masks (validation_test.cpp,
-  // PerSourceErrorsOnTheShippedRows, says which rows each moved).
-  EXPECT_LE(r.mape_pct, 15.13);
+  // PerSourceErrorsOnTheShippedRows, says which rows each moved). Then
+  // 15.11 % with the torchtitan "selective op" rows as recompute op
+  // (lines 121, 125, 126: -24.2 / -27.2 / -6.2 -> -17.1 / -18.8 / -19.7 %).
+  EXPECT_LE(r.mape_pct, 15.12);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

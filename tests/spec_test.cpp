@@ -107,6 +107,25 @@ TEST(Check, SwappedLettersAndPrefixesGetEverySuggestionThatFits) {
   EXPECT_EQ(p.err, "error: no preset named 'h100'; did you mean 'h100-sxm'?\n");
 }
 
+// Issue 15: a misspelt recompute mode ('ops' for torchtitan's op-level
+// selective checkpointing, recompute op) is a located error naming the
+// allowed modes and the nearest one.
+TEST(Check, RecomputeModeMisspeltIsALocatedErrorWithTheNearestMode) {
+  const std::string f = (fs::path(testing::TempDir()) / "orrery_recompute_op.yaml").string();
+  std::ofstream(f) << "scenario:\n"
+                      "  model: gpt3-175b\n"
+                      "  system: {device: a100-80gb, nodes: 1, devices_per_node: 8}\n"
+                      "  training:\n"
+                      "    recompute: ops\n";
+  base::Diagnostics d;
+  EXPECT_FALSE(engine::CheckFile(f, Store(), d).has_value());
+  const std::string text = d.ToString();
+  EXPECT_NE(text.find(f + ":5:16: error: scenario.training.recompute: "), std::string::npos) << text;
+  EXPECT_NE(text.find("one of: none, selective, full, op"), std::string::npos) << text;
+  EXPECT_NE(text.find("'ops'"), std::string::npos) << text;
+  EXPECT_NE(text.find("did you mean 'op'?"), std::string::npos) << text;
+}
+
 // Issue 15: training.recompute_interval below 1 is a located error (file,
 // line, column, key path, the rule and the value).
 TEST(Check, RecomputeIntervalBelowOneIsALocatedError) {

@@ -67,6 +67,9 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   const double rec_share = parallelism::FullRecomputeShare(p);
   if (p.recompute == Recompute::kFull) w.recompute = rec_share * mix(&LayerCosts::fwd);
   else if (p.recompute == Recompute::kSelective) w.recompute = mix(&LayerCosts::attention_fwd);
+  // torchtitan's op-level SAC: every layer's unsaved operators and TP
+  // collectives again (models::LayerOps' policy), as the closed form.
+  else if (p.recompute == Recompute::kOp) w.recompute = mix(&LayerCosts::op_sac_fwd);
   // The MLA up projections once more (parallelism::RecomputesMlaUpProj;
   // mla_up_fwd is 0 for a model without MLA).
   if (p.recompute != Recompute::kFull && p.recompute_mla_up_proj) w.recompute += mix(&LayerCosts::mla_up_fwd);
@@ -76,7 +79,7 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   w.backward_gemm = 2 * mix(&LayerCosts::gemm) / 3;
   w.tp_forward = n * c.tp_fwd;
   w.tp_backward = n * c.tp_bwd;
-  w.tp_recompute = rec_share * n * c.tp_rec;
+  w.tp_recompute = (p.recompute == Recompute::kOp ? 1.0 : rec_share) * n * c.tp_rec;
   if (c.tp_overlap) {
     // The GEMMs beside an overlapped TP collective run slower: each pass
     // loses c s/(1+s) of compute to it (OverlapExposed, parallel_comm.h).

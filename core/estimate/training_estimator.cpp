@@ -157,6 +157,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
     t.bwd += b;
     if (op.attention_core) t.attention_fwd += f;
     if (op.mla_up) t.mla_up_fwd += f;
+    t.op_sac_fwd += op.op_sac_recompute * f;
   }
   return t;
 }
@@ -281,6 +282,7 @@ void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTim
   head.bwd += k * (block.bwd + one.bwd);
   head.attention_fwd += k * block.attention_fwd;
   head.mla_up_fwd += k * block.mla_up_fwd;
+  head.op_sac_fwd += k * block.op_sac_fwd;
   head.gemm += k * (block.gemm + one.gemm);
   head.weight_grad += k * (block.weight_grad + one.weight_grad);
 }
@@ -578,10 +580,13 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.layer_flops = Sum(ops, &Op::flops);
   out.attention_core_flops = 0;
   out.mla_up_flops = 0;
+  out.op_sac_flops = 0;
   for (int i = 0; i < ops.count; ++i) {
     const Op& op = ops.ops[static_cast<size_t>(i)];
     if (op.attention_core) out.attention_core_flops += op.flops;
     if (op.mla_up) out.mla_up_flops += op.flops;
+    // torchtitan's op-level SAC (models::LayerOps' policy).
+    out.op_sac_flops += op.op_sac_recompute * op.flops;
   }
   out.moe = OpTimes{};
   if (m.experts > 1) {
@@ -731,6 +736,12 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     tp_bwd = 2 * one;
     // A recomputed layer's forward runs its two collectives again.
     if (p.recompute == Recompute::kFull) tp_rec = 2 * one;
+    // Op-level SAC keeps the reduce-scatters' outputs (torchtitan's
+    // _save_list) and reruns the rest: with SP the two all-gathers, without
+    // it the two all-reduces (models::LayerOps' policy).
+    if (p.recompute == Recompute::kOp)
+      tp_rec = p.sequence_parallel ? 2 * CollectiveTime(memo, Collective::kAllGather, layer_act_bytes, g)
+                                   : 2 * one;
   }
   double cp_layer = 0;
   if (p.cp > 1) {
@@ -754,6 +765,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   const double first_layers = sp.first_layers, last_layers = sp.last_layers, mid_layers = sp.mid_layers;
   const double moe_fraction = models::MoeFraction(m);
   const double rec_share = parallelism::FullRecomputeShare(p);
+  // Op-level SAC recomputes part of every layer (OpTimes::op_sac_fwd) and
+  // its tp_rec in every layer.
+  const double tp_rec_share = p.recompute == Recompute::kOp ? 1.0 : rec_share;
   auto mix = [&](double n, double OpTimes::*f) {
     return n * ((1 - moe_fraction) * dense.*f + moe_fraction * moe.*f);
   };
@@ -776,10 +790,13 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     const double rec_layers = n * rec_share;
     if (p.recompute == Recompute::kFull) st_.rec = mix(rec_layers, &OpTimes::fwd);
     else if (p.recompute == Recompute::kSelective) st_.rec = mix(n, &OpTimes::attention_fwd);
+    // torchtitan's op-level SAC reruns every layer's unsaved operators
+    // (models::LayerOps: wk, wo, w3, norms, rotary, SwiGLU, residuals).
+    else if (p.recompute == Recompute::kOp) st_.rec = mix(n, &OpTimes::op_sac_fwd);
     // Megatron-Core's mla_up_proj recompute runs the up projections once
     // more before the attention's backward (RecomputesMlaUpProj).
     if (parallelism::RecomputesMlaUpProj(m, p)) st_.rec += mix(n, &OpTimes::mla_up_fwd);
-    st_.tp = n * (tp_fwd + tp_bwd + rec_share * tp_rec);
+    st_.tp = n * (tp_fwd + tp_bwd + tp_rec_share * tp_rec);
     // Overlapped, the collectives hide behind the GEMMs but slow them
     // (OverlapExposed, parallel_comm.h).
     if (tp_overlappable) st_.tp = OverlapExposed(st_.tp, mix(n, &OpTimes::gemm), dev.overlap_slowdown);
@@ -965,6 +982,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     const double per_layer_dev =
         (p.recompute == Recompute::kFull        ? prepared->layer_flops * parallelism::FullRecomputeShare(p)
          : p.recompute == Recompute::kSelective ? prepared->attention_core_flops
+         : p.recompute == Recompute::kOp        ? prepared->op_sac_flops
                                                 : 0.0) +
         (parallelism::RecomputesMlaUpProj(m, p) ? prepared->mla_up_flops : 0.0);
     rec_flops = per_layer_dev * static_cast<double>(m.layers) * tp_d * static_cast<double>(p.cp) *
@@ -1024,6 +1042,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.bwd = t.bwd;
     l.attention_fwd = t.attention_fwd;
     l.mla_up_fwd = t.mla_up_fwd;
+    l.op_sac_fwd = t.op_sac_fwd;
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
@@ -1068,6 +1087,9 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     c.tp_fwd = 2 * one;
     c.tp_bwd = 2 * one;
     if (p.recompute == Recompute::kFull) c.tp_rec = 2 * one;
+    // Op-level SAC: the all-gathers (SP) or all-reduces again (Evaluate).
+    if (p.recompute == Recompute::kOp)
+      c.tp_rec = p.sequence_parallel ? 2 * network_.Time(Collective::kAllGather, layer_act_bytes, g) : 2 * one;
   }
   c.tokens = tokens;
   c.act_bytes = act;

@@ -76,6 +76,7 @@ struct OpTimes {
   double bwd = 0;
   double attention_fwd = 0;  // attention-core part of fwd (selective recompute)
   double mla_up_fwd = 0;     // MLA up-projection part of fwd (recompute_mla_up_proj)
+  double op_sac_fwd = 0;     // part of fwd op-level SAC runs again (Op::op_sac_recompute)
   double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
   double weight_grad = 0;    // weight-gradient GEMMs of bwd (ZB-H1's W pass)
 };
@@ -95,6 +96,7 @@ struct PreparedWorkload {
   double layer_flops = 0;           // one dense layer per device per microbatch (full recompute)
   double attention_core_flops = 0;  // its attention core (selective recompute)
   double mla_up_flops = 0;          // its MLA up projections (recompute_mla_up_proj)
+  double op_sac_flops = 0;          // what op-level SAC recomputes of it (Recompute::kOp)
   double model_flops = 0;           // per iteration, no recompute
   // What it was prepared for.
   bool valid = false;
@@ -126,6 +128,7 @@ struct LayerCosts {
   double bwd_weight = 0;   // the weight-gradient GEMMs of `bwd` (a W pass)
   double attention_fwd = 0;  // attention core of `fwd` (what selective recompute redoes)
   double mla_up_fwd = 0;     // MLA up projections of `fwd` (what recompute_mla_up_proj redoes)
+  double op_sac_fwd = 0;     // what op-level SAC redoes of `fwd` (Recompute::kOp)
   double gemm = 0;         // GEMM time of fwd + bwd (what TP overlap hides behind)
 };
 struct OperatorCosts {

@@ -117,6 +117,8 @@ double LayerSeconds(const engine::OperatorCosts& c, const parallelism::TrainingP
     t += parallelism::FullRecomputeShare(p) * ((1 - f) * c.dense.fwd + f * c.moe.fwd + c.tp_rec);
   else if (p.recompute == parallelism::Recompute::kSelective)
     t += (1 - f) * c.dense.attention_fwd + f * c.moe.attention_fwd;
+  else if (p.recompute == parallelism::Recompute::kOp)  // torchtitan's op-level SAC (models::LayerOps)
+    t += (1 - f) * c.dense.op_sac_fwd + f * c.moe.op_sac_fwd + c.tp_rec;
   return t;
 }
 

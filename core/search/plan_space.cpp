@@ -200,13 +200,12 @@ void ApplyKnobs(const PlanKnobs& k, parallelism::TrainingPlan& p) {
 }
 
 std::string DescribeKnobs(const PlanKnobs& k) {
-  static constexpr const char* kRecompute[] = {"none", "selective", "full"};
   std::string s = "tp=" + std::to_string(k.tp) + " pp=" + std::to_string(k.pp) +
                   " cp=" + std::to_string(k.cp) + " ep=" + std::to_string(k.ep) +
                   (k.etp > 0 && k.etp != k.tp ? " etp=" + std::to_string(k.etp) : std::string()) +
                   " dp=" + std::to_string(k.dp) + " micro_batch=" + std::to_string(k.micro_batch) +
                   " interleave=" + std::to_string(k.interleave) +
-                  " recompute=" + kRecompute[static_cast<int>(k.recompute)] +
+                  " recompute=" + parallelism::RecomputeName(k.recompute) +
                   " sequence_parallel=" + (k.sequence_parallel ? "true" : "false") +
                   " zero=" + std::to_string(k.zero) +
                   " dp_overlap=" + (k.dp_overlap ? "true" : "false") +

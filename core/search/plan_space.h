@@ -114,7 +114,7 @@ struct ShapeAxes {
   int zero_from = 0;
   int offload = 1;
   int offload_from = 0;
-  int recomputes = 3;         // none, selective, full
+  int recomputes = 3;         // none, selective, full (op only when fixed)
   int recompute_from = 0;
   int dp_overlap_fixed = -1;  // FixedKnobs::dp_overlap
   GroupOrders orders;

@@ -974,7 +974,6 @@ constexpr Item kItems[] = {
 };
 
 std::string KnobValue(const PlanKnobs& k, const std::string& name) {
-  static constexpr const char* kRecompute[] = {"none", "selective", "full"};
   if (name == "tp") return std::to_string(k.tp);
   if (name == "pp") return std::to_string(k.pp);
   if (name == "cp") return std::to_string(k.cp);
@@ -983,7 +982,7 @@ std::string KnobValue(const PlanKnobs& k, const std::string& name) {
   if (name == "dp") return std::to_string(k.dp);
   if (name == "micro_batch") return std::to_string(k.micro_batch);
   if (name == "interleave") return std::to_string(k.interleave);
-  if (name == "recompute") return kRecompute[static_cast<int>(k.recompute)];
+  if (name == "recompute") return parallelism::RecomputeName(k.recompute);
   if (name == "sequence_parallel") return k.sequence_parallel ? "on" : "off";
   if (name == "tp_comm_overlap") return k.tp_comm_overlap ? "on" : "off";
   if (name == "dp_overlap") return k.dp_overlap ? "on" : "off";
@@ -1096,7 +1095,7 @@ bool CandidatesFromText(const std::string& text, SearchResult& out) {
                     &k.devices, &k.tp, &k.pp, &k.cp, &k.ep, &k.dp, &k.global_batch, &k.micro_batch,
                     &k.interleave, &rec, &sp, &tpo, &dpo, &off, &k.zero, order, &c.score,
                     &c.ordinal, &k.etp) < 18 ||
-        rec < 0 || rec > 2)
+        rec < 0 || rec > static_cast<int>(Recompute::kOp))
       return false;
     k.recompute = static_cast<Recompute>(rec);
     k.sequence_parallel = sp != 0;

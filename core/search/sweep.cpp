@@ -522,7 +522,6 @@ std::vector<SweepPoint> ExpandPoints(const SweepSpec& s) {
 namespace {
 
 ordered_json PlanJson(const parallelism::TrainingPlan& p, int64_t dp) {
-  static constexpr const char* kRecompute[] = {"none", "selective", "full"};
   return ordered_json{{"tp", p.tp},
                       {"pp", p.pp},
                       {"cp", p.cp},
@@ -530,7 +529,7 @@ ordered_json PlanJson(const parallelism::TrainingPlan& p, int64_t dp) {
                       {"dp", dp},
                       {"micro_batch", p.micro_batch},
                       {"interleave", p.interleave},
-                      {"recompute", kRecompute[static_cast<int>(p.recompute)]},
+                      {"recompute", parallelism::RecomputeName(p.recompute)},
                       {"sequence_parallel", p.sequence_parallel},
                       {"zero", p.zero},
                       {"dp_overlap", p.dp_overlap},

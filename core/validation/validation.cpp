@@ -89,7 +89,6 @@ void RowLimits(const std::string& framework, int year, FixedKnobs& f, PlanSpaceO
 // The knobs the search chose, those `fixed` left free, for the row's
 // assumptions: "micro batch 2, recompute selective, ZeRO-1".
 std::string DescribeFree(const PlanKnobs& k, const FixedKnobs& fixed) {
-  static constexpr const char* kRecomputeName[] = {"none", "selective", "full"};
   std::string out;
   auto add = [&](bool free, const std::string& what) {
     if (free) out += (out.empty() ? "" : ", ") + what;
@@ -101,7 +100,7 @@ std::string DescribeFree(const PlanKnobs& k, const FixedKnobs& fixed) {
   add(fixed.dp == 0, "dp " + std::to_string(k.dp));
   add(fixed.micro_batch == 0, "micro batch " + std::to_string(k.micro_batch));
   add(fixed.interleave == 0, "interleave " + std::to_string(k.interleave));
-  add(fixed.recompute < 0, std::string("recompute ") + kRecomputeName[static_cast<int>(k.recompute)]);
+  add(fixed.recompute < 0, std::string("recompute ") + parallelism::RecomputeName(k.recompute));
   add(fixed.sequence_parallel < 0, std::string("sequence parallel ") + (k.sequence_parallel ? "on" : "off"));
   add(fixed.zero < 0, "ZeRO-" + std::to_string(k.zero));
   add(fixed.dp_overlap < 0, std::string("DP overlap ") + (k.dp_overlap ? "on" : "off"));
@@ -180,7 +179,9 @@ namespace {
 // mla_up_proj: Megatron-Core selective recompute of the MLA up projections
 // alone (--recompute-modules mla_up_proj), no attention-core recompute.
 // `layers/N` (every N-th layer fully recomputed) is read beside these words.
-const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj"};
+// op: torchtitan's op-level selective activation checkpointing
+// (selective_ac_option = "op"; parallelism::Recompute::kOp).
+const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj", "op"};
 const std::vector<std::string> kYesNo = {"yes", "no"};
 const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8"};
 const std::vector<std::string> kAttention = {"flash", "flash2", "triton", "materialized"};
@@ -573,6 +574,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (!recompute.empty())
       fixed.recompute = static_cast<int>(recompute == "full"        ? parallelism::Recompute::kFull
                                          : recompute == "selective" ? parallelism::Recompute::kSelective
+                                         : recompute == "op"        ? parallelism::Recompute::kOp
                                                                     : parallelism::Recompute::kNone);
     if (!seq_parallel.empty()) fixed.sequence_parallel = seq_parallel == "yes" ? 1 : 0;
     if (!tp_overlap.empty()) fixed.tp_comm_overlap = tp_overlap == "yes" ? 1 : 0;

@@ -181,7 +181,7 @@ TEST(ValidationCsv, BadValueIsALocatedErrorNamingTheAllowedWords) {
   ASSERT_EQ(r.rows.size(), 3u);
   ASSERT_EQ(d.size(), 3u) << d.ToString();
   const std::string expected[] = {
-      file + ":2: column 'recompute': got 'partial': must be one of none, selective, full, mla_up_proj (blank: not stated)",
+      file + ":2: column 'recompute': got 'partial': must be one of none, selective, full, mla_up_proj, op (blank: not stated)",
       file + ":3: column 'flops_metric': got 'hfu': must be one of model, hardware (blank: not stated)",
       file + ":4: column 'hidden': got '4096': the model 'Megatron-22B' is preset 'megatron-22b', whose "
              "hidden is 6144 (leave the cell blank, or name a model no preset answers to)"};
@@ -665,7 +665,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   +1.5 -> -22.8 %, Llama 3.1 405B on 8,192 H100 (line 128) -37.3 ->
   //   -6.7 %. The Megatron GPT rows keep their 0.1 dropout.
   // All of them together: 15.12 / 14.33 / 24.44 %.
-  EXPECT_LE(file.mape_pct, 15.13);
+  // - 15.11 / 14.33 / 24.44 %: the three torchtitan rows whose table states
+  //   "selective op" activation checkpointing price it (recompute op,
+  //   torchtitan's op-level SAC: wk, wo, w3 and the memory-bound operators
+  //   recomputed, models::LayerOps) instead of the search's choice:
+  //   Llama 3 8B (line 121) -24.2 -> -17.1 %, Llama 2 13B (line 125)
+  //   -27.2 -> -18.8 %, Llama 2 70B (line 126) -6.2 -> -19.7 % (the search
+  //   had priced full recompute there; op SAC costs less, and the row now
+  //   sits with the other torchtitan rows, all 11 to 20 % fast).
+  EXPECT_LE(file.mape_pct, 15.12);
   EXPECT_LE(file_hb.mape_pct, 14.34);
   EXPECT_LE(file_moe.mape_pct, 24.45);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
@@ -699,11 +707,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   }
   EXPECT_EQ(deepseek_blackwell, 7);
   // torchtitan: 18.56 % at this stop's start (selective layer checkpointing
-  // priced as none), 16.03 % with every change above.
+  // priced as none), 16.03 % with every change above, 15.77 % with its
+  // three "selective op" rows as recompute op (lines 121, 125, 126 above).
   const ValidationReport torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
   ASSERT_EQ(torchtitan.evaluated, 8);
-  EXPECT_LE(torchtitan.mape_pct, 16.03);
+  EXPECT_LE(torchtitan.mape_pct, 15.78);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture

@@ -201,7 +201,7 @@ TEST(Overrides, SetUsesTheRegistryRules) {
   EXPECT_FALSE(engine::ApplyOverride(*s, "system.network[7].bandwidth=1 GB/s", d));
   ASSERT_EQ(d.size(), 3u);
   EXPECT_EQ(d.items()[0].ToString(),
-            "--set training.recompute=ful: error: training.recompute: one of: none, selective, full "
+            "--set training.recompute=ful: error: training.recompute: one of: none, selective, full, op "
             "(got 'ful'); did you mean 'full'?");
   EXPECT_EQ(d.items()[1].ToString(),
             "--set trainng.tp=2: error: trainng.tp: unknown parameter path; did you mean 'training.tp'?");

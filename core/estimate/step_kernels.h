@@ -50,8 +50,10 @@ inline constexpr double kFp8MxScaleBytesPerElement = 2.0 * 1.0 / 32.0;
 // (Fp8LinearCastTimes).
 inline constexpr double Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe r) {
   switch (r) {
-    case parallelism::Fp8Recipe::kBlockwise: return kFp8CastTransposeBytesPerElement + kFp8BlockwiseScaleBytesPerElement;
-    case parallelism::Fp8Recipe::kMxfp8: return kFp8CastTransposeBytesPerElement + kFp8MxScaleBytesPerElement;
+    case parallelism::Fp8Recipe::kBlockwise:
+      return kFp8CastTransposeBytesPerElement + kFp8BlockwiseScaleBytesPerElement;
+    case parallelism::Fp8Recipe::kMxfp8:
+      return kFp8CastTransposeBytesPerElement + kFp8MxScaleBytesPerElement;
     case parallelism::Fp8Recipe::kDelayed:
     case parallelism::Fp8Recipe::kCurrent: break;
   }

@@ -558,7 +558,8 @@ bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workloa
          parallelism::ExpertLoadFactor(p) == expert_load && p.host_kernel_launch == host_kernel_launch &&
          (p.expert_capacity_factor > 0) == capacity_bound &&
          p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
-         p.precision == precision && p.fp8_recipe == fp8_recipe && w.seq_len == seq_len && w.global_batch == global_batch;
+         p.precision == precision && p.fp8_recipe == fp8_recipe && w.seq_len == seq_len &&
+         w.global_batch == global_batch;
 }
 
 void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Workload& w,
@@ -1032,7 +1033,8 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
       if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, op_dt, op, local);
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
-    if (head) l.bwd_weight += t.weight_grad - Times(dev, op_dt, p.fp8_recipe, ops, true, attn_kernel, local).weight_grad;
+    if (head)
+      l.bwd_weight += t.weight_grad - Times(dev, op_dt, p.fp8_recipe, ops, true, attn_kernel, local).weight_grad;
     return l;
   };
   models::OpList ops;

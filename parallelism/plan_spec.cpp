@@ -187,9 +187,25 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                                    {"tf32", hardware::DataType::kTf32}},
                                   "bf16",
                                   "Datatype of the layers' GEMMs and activations. fp8: Transformer Engine's "
-                                  "per-tensor FP8 linear layers: each casts its input and its output gradient "
-                                  "(4 B per element) and keeps its input for the backward pass in 1 byte; "
+                                  "FP8 linear layers: each casts its input and its output gradient "
+                                  "(4 B per element, more by fp8_recipe) and keeps its input for the backward pass in 1 byte; "
                                   "attention, LM head and loss stay bf16.")
+        .Enum<Fp8Recipe>("fp8_recipe", &TrainingPlan::fp8_recipe,
+                         {{"delayed", Fp8Recipe::kDelayed},
+                          {"current", Fp8Recipe::kCurrent},
+                          {"blockwise", Fp8Recipe::kBlockwise},
+                          {"mxfp8", Fp8Recipe::kMxfp8}},
+                         "delayed",
+                         "How fp8 GEMM operands are scaled (read only with precision fp8). delayed: one scale per "
+                         "tensor from an amax history (Transformer Engine DelayedScaling), the amax reduced "
+                         "inside the cast-transpose, 4 B per element; the default, as TE's default recipe on "
+                         "Hopper and what Megatron-Core and NeMo ran before current scaling (2025). current: "
+                         "the scale from the tensor's own amax (Float8CurrentScaling), one more 2 B read per "
+                         "element in a kernel of its own (its amax all-reduce over tp for sequence-parallel "
+                         "inputs is not priced). blockwise: one fp32 scale per 1x128 block of each layout "
+                         "(DeepSeek-V3 Sec. 3.3), 4 + 8/128 B. mxfp8: one E8M0 scale per 32 elements of each "
+                         "layout (OCP MX v1.0), 4 + 2/32 B; only on block-scaled tensor cores (a device with "
+                         "peak_fp4: b200, gb200).")
         .Bool("fp32_master_weights", &TrainingPlan::fp32_master_weights, "true",
               "Keep fp32 master weights (mixed precision, Micikevicius et al. 2018).")
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,

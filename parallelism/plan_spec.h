@@ -50,6 +50,15 @@ enum class Attention { kFlash, kMaterialized, kFlash2, kTriton };
 // models::LayerOps counts the passes of each.
 enum class Elementwise { kFused, kEager };
 enum class Optimizer { kAdam, kSgd };
+// How the FP8 GEMM operands of a linear layer are scaled (read only when
+// precision is fp8; core/estimate/step_kernels.h prices each one's casts):
+// kDelayed, one per-tensor scale from an amax history (Transformer Engine
+// DelayedScaling); kCurrent, one per-tensor scale from the tensor's own amax
+// (TE Float8CurrentScaling); kBlockwise, one fp32 scale per 1x128 / 128x128
+// block (DeepSeek-V3, arXiv 2412.19437, Sec. 3.3; TE Float8BlockScaling);
+// kMxfp8, one E8M0 scale per 32 elements (OCP Microscaling Formats v1.0;
+// TE MXFP8BlockScaling), Blackwell tensor cores only.
+enum class Fp8Recipe { kDelayed, kCurrent, kBlockwise, kMxfp8 };
 enum class DpCollective { kHierarchical, kFlat };
 // How context parallelism exchanges keys and values (core/estimate/parallel_comm.h).
 enum class CpScheme { kAuto, kRing, kAllGather, kUlysses };
@@ -124,6 +133,7 @@ struct TrainingPlan {
   bool tp_comm_overlap = false;  // TP collectives overlapped with GEMMs
   double dp_bucket = 25e6 * 4;   // bytes per gradient bucket
   hardware::DataType precision = hardware::DataType::kBf16;
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   bool fp32_master_weights = true;
   Optimizer optimizer = Optimizer::kAdam;
   bool offload_optimizer = false;

@@ -4,10 +4,16 @@
 
 namespace orrery::engine {
 
-PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op) {
+PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe) {
+  const double per = Fp8QuantizeBytesPerElement(recipe);
+  const double in = op.m * op.k, grad = op.m * op.n;
   PassTimes t;
-  t.fwd = hardware::MemoryTime(d, kFp8CastTransposeBytesPerElement * op.m * op.k);
-  t.bwd = hardware::MemoryTime(d, kFp8CastTransposeBytesPerElement * op.m * op.n);
+  t.fwd = hardware::MemoryTime(d, per * in);
+  t.bwd = hardware::MemoryTime(d, per * grad);
+  if (recipe == parallelism::Fp8Recipe::kCurrent) {
+    t.fwd += hardware::MemoryTime(d, kFp8CurrentAmaxBytesPerElement * in);
+    t.bwd += hardware::MemoryTime(d, kFp8CurrentAmaxBytesPerElement * grad);
+  }
   return t;
 }
 

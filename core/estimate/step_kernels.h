@@ -6,6 +6,7 @@
 
 #include "hardware/device_spec.h"
 #include "models/transformer.h"
+#include "parallelism/plan_spec.h"
 
 namespace orrery::engine {
 
@@ -18,20 +19,62 @@ namespace orrery::engine {
 // reduced in the same kernel. Read 2 bytes, write 1 + 1.
 inline constexpr double kFp8CastTransposeBytesPerElement = 4.0;
 
+// What each FP8 recipe (parallelism::Fp8Recipe) adds to that cast, per
+// quantized element:
+//   delayed   the scale comes from an amax history of earlier steps
+//             (TE DelayedScaling); the new amax is reduced inside the
+//             cast-transpose: nothing more.
+//   current   the scale comes from this tensor's own amax
+//             (TE Float8CurrentScalingQuantizer::quantize_impl,
+//             transformer_engine/pytorch/csrc/quantizer.cpp): nvte_compute_amax
+//             reads the BF16 tensor once more before the cast, a kernel of its
+//             own: 2 B read (kFp8CurrentAmaxBytesPerElement). Its all-reduce of
+//             the amax over the tensor-parallel group (sequence-parallel
+//             inputs, 4 bytes) is latency only and not priced.
+//   blockwise one fp32 scale per 1x128 tile of activations and gradients
+//             (DeepSeek-V3 technical report, arXiv 2412.19437, Sec. 3.3.1;
+//             TE Float8BlockScaling), the block amax reduced in the quantize
+//             kernel, for the row-wise and the transposed copy:
+//             2 x 4 / 128 B written.
+//   mxfp8     one E8M0 scale byte per 32 elements (OCP Microscaling Formats
+//             v1.0, Sec. 5.1, Table 1: MXFP8 k = 32, X = E8M0), and Blackwell's
+//             block-scaled MMA scales along K, so the weight-gradient GEMM needs
+//             its own column-wise MX copy with its own scales (TE MXFP8BlockScaling,
+//             rowwise + columnwise quantization): 2 x 1 / 32 B written.
+inline constexpr double kFp8CurrentAmaxBytesPerElement = 2.0;
+inline constexpr double kFp8BlockwiseScaleBytesPerElement = 2.0 * 4.0 / 128.0;
+inline constexpr double kFp8MxScaleBytesPerElement = 2.0 * 1.0 / 32.0;
+
+// The bytes per element of the quantize kernel itself (cast, transpose,
+// scales) under a recipe; the current-scaling amax pass is a second kernel
+// (Fp8LinearCastTimes).
+inline constexpr double Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe r) {
+  switch (r) {
+    case parallelism::Fp8Recipe::kBlockwise:
+      return kFp8CastTransposeBytesPerElement + kFp8BlockwiseScaleBytesPerElement;
+    case parallelism::Fp8Recipe::kMxfp8:
+      return kFp8CastTransposeBytesPerElement + kFp8MxScaleBytesPerElement;
+    case parallelism::Fp8Recipe::kDelayed:
+    case parallelism::Fp8Recipe::kCurrent: break;
+  }
+  return kFp8CastTransposeBytesPerElement;
+}
+
 struct PassTimes {
   double fwd = 0;  // seconds in the forward pass, one microbatch
   double bwd = 0;  // seconds in the backward pass
 };
 
-// The casts around one FP8 linear GEMM (op: M x K input, K x N weight):
-// forward, its M x K input cast and transposed
-// (kFp8CastTransposeBytesPerElement); backward, the M x N output gradient
-// cast and transposed for the data- and weight-gradient GEMMs (TE
-// cast_transpose_dbias). The weights' own casts happen once per step
+// The casts around one FP8 linear GEMM (op: M x K input, K x N weight)
+// under `recipe`: forward, its M x K input quantized in both layouts
+// (Fp8QuantizeBytesPerElement), after an amax pass over it under current
+// scaling (kFp8CurrentAmaxBytesPerElement, its own kernel); backward, the
+// M x N output gradient the same way for the data- and weight-gradient
+// GEMMs (TE cast_transpose_dbias). The weights' own casts happen once per step
 // (Megatron-Core passes is_first_microbatch to TE, which keeps the FP8
 // weights for the other microbatches): 4 bytes per parameter per step,
 // under 0.5 % of a step for every shipped row, and not counted.
-PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op);
+PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe);
 
 // Megatron-Core's vocabulary-parallel cross entropy
 // (megatron/core/tensor_parallel/cross_entropy.py, _VocabParallelCrossEntropy;

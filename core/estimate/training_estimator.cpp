@@ -99,8 +99,9 @@ hardware::AttentionKernel KernelOf(parallelism::Attention a) {
 // `local_experts`: routed experts on the device (experts / ep), the problems
 // of a MoE layer's grouped expert GEMMs (OpGemmTime).
 // `memo`: kernel times already known for this plan shape (KernelMemo), or null.
-OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models::OpList& ops,
-              bool causal, hardware::AttentionKernel kernel, double local_experts,
+// `recipe`: how FP8 linear layers scale their operands (read only for fp8).
+OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism::Fp8Recipe recipe,
+              const models::OpList& ops, bool causal, hardware::AttentionKernel kernel, double local_experts,
               KernelMemo* memo = nullptr) {
   // FP8 training casts the inputs of the linear layers' GEMMs; the
   // dot-product attention (scores, softmax, scores x V) stays in BF16 unless
@@ -125,7 +126,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, const models
         // gradient backward (Fp8LinearCastTimes, step_kernels.h): memory-bound
         // kernels beside the GEMM, not part of what TP overlap hides behind.
         if (op.kind == OpKind::kGemm && !op.expert && dt == hardware::DataType::kFp8) {
-          const PassTimes cast = Fp8LinearCastTimes(d, op);
+          const PassTimes cast = Fp8LinearCastTimes(d, op, recipe);
           f += cast.fwd;
           b += cast.bwd;
         }
@@ -559,7 +560,8 @@ bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workloa
          parallelism::ExpertLoadFactor(p) == expert_load && p.host_kernel_launch == host_kernel_launch &&
          (p.expert_capacity_factor > 0) == capacity_bound &&
          p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
-         p.precision == precision && w.seq_len == seq_len && w.global_batch == global_batch;
+         p.precision == precision && p.fp8_recipe == fp8_recipe && w.seq_len == seq_len &&
+         w.global_batch == global_batch;
 }
 
 void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Workload& w,
@@ -574,7 +576,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   models::OpList ops;
   KernelMemo kernels(dev);  // the layers, the head and the embedding share kernels
   models::LayerOps(m, shape, false, p.ep, ops);
-  out.dense = Times(dev, dt, ops, true, attn_kernel, local, &kernels);
+  out.dense = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
   // What recompute redoes per layer and device: every operator (full) or the
   // attention core (selective; Korthikanti et al. 2022, Sec. 5).
   out.layer_flops = Sum(ops, &Op::flops);
@@ -591,16 +593,16 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.moe = OpTimes{};
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
-    out.moe = Times(dev, dt, ops, true, attn_kernel, local, &kernels);
+    out.moe = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
     AddExpertPermute(dev, m, p, shape, out.moe.fwd, out.moe.bwd);
     AddMoeHostBound(p, ops, local, out.moe.fwd, out.moe.bwd);
   }
   TrainingHeadOps(m, shape, ops);
-  out.head = Times(dev, HeadDataType(dt), ops, true, attn_kernel, local, &kernels);
+  out.head = Times(dev, HeadDataType(dt), p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
   AddLoss(dev, m, shape, out.head);
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
-  out.embed = Times(dev, dt, ops, true, attn_kernel, local, &kernels);
+  out.embed = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
   out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
   out.micro_batch = p.micro_batch;
   out.tp = p.tp;
@@ -614,6 +616,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.attention = p.attention;
   out.elementwise = p.elementwise;
   out.precision = p.precision;
+  out.fp8_recipe = p.fp8_recipe;
   out.seq_len = w.seq_len;
   out.global_batch = w.global_batch;
   out.valid = true;
@@ -1034,7 +1037,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   auto layer = [&](const models::OpList& ops, const OpTimes* dense_t, const OpTimes* moe_t) {
     const bool head = dense_t != nullptr;
     const hardware::DataType op_dt = head ? HeadDataType(dt) : dt;
-    OpTimes t = Times(dev, op_dt, ops, true, attn_kernel, local);
+    OpTimes t = Times(dev, op_dt, p.fp8_recipe, ops, true, attn_kernel, local);
     if (head) AddLoss(dev, m, shape, t);
     if (head) AddMtpModules(m, *dense_t, *moe_t, t);  // the head carries MTP
     LayerCosts l;
@@ -1049,18 +1052,19 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
       if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, op_dt, op, local);
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
-    if (head) l.bwd_weight += t.weight_grad - Times(dev, op_dt, ops, true, attn_kernel, local).weight_grad;
+    if (head)
+      l.bwd_weight += t.weight_grad - Times(dev, op_dt, p.fp8_recipe, ops, true, attn_kernel, local).weight_grad;
     return l;
   };
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
   c.dense = layer(ops, nullptr, nullptr);
-  const OpTimes dense_t = Times(dev, dt, ops, true, attn_kernel, local);
+  const OpTimes dense_t = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local);
   OpTimes moe_t;
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
     c.moe = layer(ops, nullptr, nullptr);
-    moe_t = Times(dev, dt, ops, true, attn_kernel, local);
+    moe_t = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local);
     AddExpertPermute(dev, m, p, shape, c.moe.fwd, c.moe.bwd);
     AddExpertPermute(dev, m, p, shape, moe_t.fwd, moe_t.bwd);
     AddMoeHostBound(p, ops, local, c.moe.fwd, c.moe.bwd);

@@ -83,7 +83,7 @@ struct OpTimes {
 
 // The part of an estimate that depends only on the model, the workload
 // (global batch, sequence) and the plan's per-layer shape (micro_batch, tp,
-// cp, ep, sequence_parallel, attention, elementwise, precision): the operator lists,
+// cp, ep, sequence_parallel, attention, elementwise, precision, fp8_recipe): the operator lists,
 // their times and FLOPs. A search prepares it once per block of plans and
 // runs every plan of the block (recompute, overlaps, ZeRO stage, offload,
 // interleave, group order) against it. Valid for the estimator that made
@@ -108,6 +108,7 @@ struct PreparedWorkload {
   parallelism::Attention attention = parallelism::Attention::kFlash;
   parallelism::Elementwise elementwise = parallelism::Elementwise::kFused;
   hardware::DataType precision = hardware::DataType::kBf16;
+  parallelism::Fp8Recipe fp8_recipe = parallelism::Fp8Recipe::kDelayed;
   // True when a plan and workload have the shape it was prepared for.
   bool Matches(const parallelism::TrainingPlan& p, const parallelism::Workload& w) const;
   std::unique_ptr<CollectiveMemo> memo;  // filled by Run()

@@ -183,7 +183,10 @@ namespace {
 // (selective_ac_option = "op"; parallelism::Recompute::kOp).
 const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj", "op"};
 const std::vector<std::string> kYesNo = {"yes", "no"};
-const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8"};
+// fp8 runs Transformer Engine's default delayed scaling; fp8-cs current
+// scaling, fp8-block 1x128 / 128x128 block scaling, fp8-mx MXFP8
+// (training.fp8_recipe, core/estimate/step_kernels.h).
+const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8", "fp8-cs", "fp8-block", "fp8-mx"};
 const std::vector<std::string> kAttention = {"flash", "flash2", "triton", "materialized"};
 const std::vector<std::string> kFlopsMetric = {"model", "hardware"};
 const std::vector<std::string> kMoeRouting = {"learned", "force-balanced", "token-dropping"};
@@ -653,8 +656,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       assume("flat-ring ZeRO-3 collectives (DeepSpeed before 2023)");
     }
     p.ep_comm_overlap = ep_overlap == "yes";
-    if (precision == "fp8") p.precision = hardware::DataType::kFp8;
-    else if (precision == "fp16") p.precision = hardware::DataType::kFp16;
+    if (precision.rfind("fp8", 0) == 0) {
+      p.precision = hardware::DataType::kFp8;
+      p.fp8_recipe = precision == "fp8-cs"      ? parallelism::Fp8Recipe::kCurrent
+                     : precision == "fp8-block" ? parallelism::Fp8Recipe::kBlockwise
+                     : precision == "fp8-mx"    ? parallelism::Fp8Recipe::kMxfp8
+                                                : parallelism::Fp8Recipe::kDelayed;
+      if (precision == "fp8") assume("fp8 delayed scaling (recipe not stated)");
+    } else if (precision == "fp16") p.precision = hardware::DataType::kFp16;
     else {
       p.precision = hardware::DataType::kBf16;
       assume("bf16");

@@ -673,20 +673,36 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   -27.2 -> -18.8 %, Llama 2 70B (line 126) -6.2 -> -19.7 % (the search
   //   had priced full recompute there; op SAC costs less, and the row now
   //   sits with the other torchtitan rows, all 11 to 20 % fast).
-  EXPECT_LE(file.mape_pct, 15.12);
-  EXPECT_LE(file_hb.mape_pct, 14.34);
-  EXPECT_LE(file_moe.mape_pct, 24.45);
+  // - 15.08 / 14.27 / 24.32 %: each FP8 row runs the scaling recipe its
+  // source states (precision fp8-cs / fp8-block / fp8-mx, training.fp8_recipe,
+  // step_kernels.h). The 31 current-scaling rows pay an amax pass of 2 B per
+  // quantized element and move 0.4-2.5 points slower: the dense ones
+  // predicted fast toward their measurements (NeMo 25.04 GB200 GPT-3 175B
+  // -9.0 -> -6.6 %, Llama 3 8B -10.0 -> -7.6 %, Megatron-Bridge Llama 3 8B
+  // GB200 -14.7 -> -12.4 %, H100 -3.2 -> -0.8 %), those predicted slow away
+  // (Llama 3.1 405B GB200 +27.9 -> +30.2 %, B200 +25.4 -> +27.5 %). The 19
+  // MXFP8 rows and the blockwise DeepSeek-V3 H100 row write 1/16 B of scales
+  // per element more: under 0.1 point each.
+  // Both: 15.08 / 14.27 / 24.32 %.
+  EXPECT_LE(file.mape_pct, 15.08);
+  EXPECT_LE(file_hb.mape_pct, 14.27);
+  EXPECT_LE(file_moe.mape_pct, 24.33);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
   // left).
+  // With the FP8 recipes priced (above), from 10.83 / 15.32 / 16.30 / 15.46 /
+  // 19.97 / 20.72 / 7.76: NeMo 25.04 (all current scaling) 16.29 -> 15.16 %,
+  // Megatron-Bridge 25.09 15.45 -> 15.22 %, 25.11 19.97 -> 20.15 % (its
+  // current-scaling Llama 3.1 405B and 70B GB200 rows, predicted slow,
+  // +27.9 -> +30.2 and +10.1 -> +12.1 %), 26.02 20.71 -> 20.70 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 10.83},
            {"NVIDIA NeMo 25.02", 15.32},
-           {"NVIDIA NeMo 25.04", 16.3},
-           {"NVIDIA Megatron-Bridge 25.09", 15.46},
-           {"NVIDIA Megatron-Bridge 25.11", 19.97},
-           {"NVIDIA Megatron-Bridge 26.02", 20.72},
+           {"NVIDIA NeMo 25.04", 15.17},
+           {"NVIDIA Megatron-Bridge 25.09", 15.23},
+           {"NVIDIA Megatron-Bridge 25.11", 20.15},
+           {"NVIDIA Megatron-Bridge 26.02", 20.71},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 7.76}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
@@ -780,10 +796,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Megatron-Bridge MoE recipes' expert_tensor_parallel_size): +17.8 %; the
   // EP 64 all-to-all over InfiniBand is still a third of its step. Then
   // 21.37 % (the row 17.70 %) with the Blackwell FP8 curve and the dropout
-  // masks of models that drop only (the README rows keep theirs).
+  // masks of models that drop only (the README rows keep theirs). Then the
+  // row 17.73 %: its blockwise recipe's scales (fp8-block, 1/16 B per
+  // quantized element more).
   EXPECT_LE(hb.mape_pct, 21.38);
   EXPECT_LE(readme.mape_pct, 21.79);
-  EXPECT_LE(bridge.mape_pct, 17.71);
+  EXPECT_LE(bridge.mape_pct, 17.74);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT

@@ -119,6 +119,10 @@ parallelism::TrainingPlan PlanOf(const Scenario& s, const PlanKnobs& k) {
 
 namespace {
 
+// Recompute modes a search probes (parallelism::Recompute: none, selective,
+// full, op): the per-mode compute bounds are indexed by the mode.
+constexpr int kRecomputeModes = static_cast<int>(parallelism::Recompute::kOp) + 1;
+
 // Every knob, for the event memo's key.
 std::string KnobsKey(const PlanKnobs& k) {
   char buf[320];
@@ -230,7 +234,9 @@ struct SearchMemo::Impl {
     bool states = false;            // states_bytes and step_s are filled
     double states_bytes[4][2] = {}; // weights + gradients + optimizer by (zero, offload)
     double step_s[4][2] = {};       // optimizer step + offload by (zero, offload)
-    std::vector<std::array<double, 3>> fb;  // by (micro_batch, sequence_parallel), then recompute
+    // by (micro_batch, sequence_parallel), then recompute (one slot per
+    // parallelism::Recompute mode: none, selective, full, op)
+    std::vector<std::array<double, kRecomputeModes>> fb;
     std::vector<std::vector<Outcome>> blocks;  // by Block::slot (one or two outcomes each)
   };
   std::vector<Shape> shapes;  // by shape index (the enumeration does not depend on the capacity)
@@ -512,7 +518,7 @@ class Searcher {
         probe_k.micro_batch = mb;
         probe_k.sequence_parallel = sp == 1;
         probe_k.interleave = 1;
-        double fb[3] = {};
+        double fb[kRecomputeModes] = {};
         // Nor is recompute: the probes share one prepared workload.
         std::optional<PreparedWorkload> probe_prepared;
         const bool fb_known = memo != nullptr && memo->fb.size() > prepared_index;
@@ -538,7 +544,7 @@ class Searcher {
           const bool tp_can_hide = tp_group.tiers > 0 && tp_group.per_domain[0] >= plan.tp;
           fb[rec] = compute + (tp_can_hide ? std::max(0.0, tp_comm - compute) : tp_comm);
         }
-        if (memo != nullptr && !fb_known) memo->fb.push_back({fb[0], fb[1], fb[2]});
+        if (memo != nullptr && !fb_known) memo->fb.push_back({fb[0], fb[1], fb[2], fb[3]});
         probe_k.recompute = Recompute::kNone;
         for (int64_t v : axes.interleaves) {
           probe_k.interleave = v;

@@ -328,16 +328,17 @@ TEST(Issue16, ExpertPermuteInBothEngines) {
 }
 
 // A grouped expert GEMM runs each local expert's problem at that
-// problem's efficiency. B200, BF16 (2,250 TFLOP/s; curve 0.52 at 10 GFLOP,
-// 0.69 at 200 GFLOP; 4 us per kernel), 20 local experts of 10 GFLOP, no
-// bytes: 20 x 10e9 / (2.25e15 x 0.52) + 4 us = 20 x 8.547009 us + 4 us =
-// 174.94017 us, where one 200 GFLOP GEMM would take 200e9 / (2.25e15 x
-// 0.69) + 4 us = 132.82448 us. One local expert is one plain GEMM.
+// problem's efficiency. B200, BF16 (2,250 TFLOP/s; curve 0.502 at 10 GFLOP,
+// 0.666 at 200 GFLOP, configs/devices/b200.yaml; 4 us per kernel), 20 local
+// experts of 10 GFLOP, no bytes: 20 x 10e9 / (2.25e15 x 0.502) + 4 us = 20 x
+// 8.853475 us + 4 us = 181.06950 us, where one 200 GFLOP GEMM would take
+// 200e9 / (2.25e15 x 0.666) + 4 us = 137.46680 us. One local expert is one
+// plain GEMM.
 TEST(Issue16, GroupedExpertGemmAtEachProblemsEfficiency) {
   const hardware::DeviceSpec b200 = System("dgx-b200").device;
   const auto bf16 = hardware::DataType::kBf16;
-  EXPECT_NEAR(ExpertGemmTime(b200, bf16, 200e9, 0, 20), 174.94017e-6, 1e-11);
-  EXPECT_NEAR(hardware::GemmTime(b200, bf16, 200e9, 0), 132.82448e-6, 1e-11);
+  EXPECT_NEAR(ExpertGemmTime(b200, bf16, 200e9, 0, 20), 181.06950e-6, 1e-11);
+  EXPECT_NEAR(hardware::GemmTime(b200, bf16, 200e9, 0), 137.46680e-6, 1e-11);
   EXPECT_DOUBLE_EQ(ExpertGemmTime(b200, bf16, 200e9, 0, 1), hardware::GemmTime(b200, bf16, 200e9, 0));
 }
 

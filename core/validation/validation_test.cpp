@@ -684,9 +684,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // MXFP8 rows and the blockwise DeepSeek-V3 H100 row write 1/16 B of scales
   // per element more: under 0.1 point each.
   // Both: 15.08 / 14.27 / 24.32 %.
-  EXPECT_LE(file.mape_pct, 15.08);
-  EXPECT_LE(file_hb.mape_pct, 14.27);
-  EXPECT_LE(file_moe.mape_pct, 24.33);
+  // Then 15.03 / 14.19 / 23.94 %: the B200 and GB200 GEMM curves are the H200
+  // probe's scaled by each part's measured maximum achievable matmul FLOPS
+  // (configs/devices/b200.yaml; B200 BF16 x 0.965, FP8 x 1.039; GB200 BF16
+  // x 0.907, FP8 x 0.985). The GB200 rows slow by 0.4-5.4 points, toward
+  // their measurements where predicted fast (Nemotron 15B line 63 -21.3 ->
+  // -19.7 %, Llama 3 70B 61 -16.9 -> -15.9 %, Megatron-Bridge Llama 3 8B
+  // FP8-MX 68/81 -18.6 / -18.9 -> -17.4 / -17.8 %); the B200 FP8 rows run
+  // faster and the fast ones move away (Llama 3 8B line 51 -22.9 -> -24.2 %,
+  // Nemotron 15B 54 -27.4 -> -28.5 %; docs/fp8-training.md).
+  EXPECT_LE(file.mape_pct, 15.04);
+  EXPECT_LE(file_hb.mape_pct, 14.19);
+  EXPECT_LE(file_moe.mape_pct, 23.94);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -696,14 +705,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Megatron-Bridge 25.09 15.45 -> 15.22 %, 25.11 19.97 -> 20.15 % (its
   // current-scaling Llama 3.1 405B and 70B GB200 rows, predicted slow,
   // +27.9 -> +30.2 and +10.1 -> +12.1 %), 26.02 20.71 -> 20.70 %.
+  // With the measured-MAMF GEMM curves (above): NeMo 25.04 (GB200) 15.16 ->
+  // 14.41 %, Megatron-Bridge 25.09 15.22 -> 14.97 %, 25.11 20.15 -> 19.77 %,
+  // 26.02 20.70 -> 20.53 %; up, the B200 tables: NeMo 25.02 15.31 -> 15.53 %,
+  // the NeMo long-sequence Llama 3 8B table 7.75 -> 8.46 % (its short
+  // sequences, predicted fast, faster still: 8K +17.4 -> +19.3 %).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 10.83},
-           {"NVIDIA NeMo 25.02", 15.32},
-           {"NVIDIA NeMo 25.04", 15.17},
-           {"NVIDIA Megatron-Bridge 25.09", 15.23},
-           {"NVIDIA Megatron-Bridge 25.11", 20.15},
-           {"NVIDIA Megatron-Bridge 26.02", 20.71},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 7.76}}) {
+           {"NVIDIA NeMo 25.02", 15.54},
+           {"NVIDIA NeMo 25.04", 14.42},
+           {"NVIDIA Megatron-Bridge 25.09", 14.97},
+           {"NVIDIA Megatron-Bridge 25.11", 19.78},
+           {"NVIDIA Megatron-Bridge 26.02", 20.54},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 8.46}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;

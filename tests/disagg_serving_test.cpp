@@ -6,26 +6,17 @@
 
 #include "core/estimate/disagg_serving.h"
 #include "core/estimate/scenario.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
 
-const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
-
-models::ModelSpec Model(const std::string& name) {
-  models::ModelSpec m;
-  base::Diagnostics d;
-  EXPECT_TRUE(LoadModelPreset(name, PresetStore(kConfigs), {}, "model", m, d)) << d.ToString();
-  return m;
-}
+using test::Model;
 
 // One DGX H100: 8 x H100 SXM on NVLink (450 GB/s per direction, 3.4 us),
 // then NDR InfiniBand (400 Gb/s = 50 GB/s per GPU, 5 us).
 hardware::SystemSpec DgxH100(int64_t nodes) {
-  hardware::SystemSpec s;
-  base::Diagnostics d;
-  EXPECT_TRUE(LoadSystemPreset("dgx-h100-superpod", PresetStore(kConfigs), {}, "system", s, d))
-      << d.ToString();
+  hardware::SystemSpec s = test::System("dgx-h100-superpod");
   s.nodes = nodes;
   return s;
 }

@@ -12,6 +12,7 @@
 #include "core/estimate/chrome_trace.h"
 #include "core/estimate/event_estimator.h"
 #include "parallelism/step_graph.h"
+#include "tests/support/presets.h"
 
 namespace orrery {
 namespace {
@@ -314,12 +315,7 @@ TEST(ChromeTrace, FourStage1F1BIsValidAndInOrder) {
 
 // --- the estimator against the closed form -----------------------------------------
 
-engine::Scenario LoadScenario(const std::string& name) {
-  base::Diagnostics d;
-  auto s = engine::LoadScenarioFile(name, engine::PresetStore(ORRERY_TEST_CONFIG_DIR), d);
-  EXPECT_TRUE(s.has_value()) << d.ToString();
-  return s.value_or(engine::Scenario{});
-}
+using test::LoadScenario;
 
 // With every stage as costly as the closed form's pace-setting stage and no
 // overlap to simulate (DP reduction after the backward, TP collectives

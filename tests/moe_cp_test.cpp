@@ -12,6 +12,7 @@
 #include "core/search/plan_space.h"
 #include "hardware/device_model.h"
 #include "models/transformer.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
@@ -20,19 +21,8 @@ using parallelism::CpScheme;
 
 const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
 
-models::ModelSpec Model(const std::string& name) {
-  base::Diagnostics d;
-  models::ModelSpec m;
-  EXPECT_TRUE(LoadModelPreset(name, PresetStore(kConfigs), {}, "model", m, d)) << d.ToString();
-  return m;
-}
-
-hardware::SystemSpec System(const std::string& name) {
-  base::Diagnostics d;
-  hardware::SystemSpec s;
-  EXPECT_TRUE(LoadSystemPreset(name, PresetStore(kConfigs), {}, "system", s, d)) << d.ToString();
-  return s;
-}
+using test::Model;
+using test::System;
 
 // Mixtral 8x7B on one DGX H100 node: ep 8, ZeRO-1, 8 sequences of 4,096
 // tokens (one microbatch per data-parallel rank).

@@ -1,0 +1,67 @@
+// Test set-up shared by the test binaries: a preset or scenario by name from
+// the project's configs/ (ORRERY_TEST_CONFIG_DIR, which orrery_add_test
+// defines for every test binary). A name that does not load fails the
+// calling test with the loader's own diagnostics and returns a default spec,
+// so a later check fails too rather than crashing.
+//
+// Header only: a binary that includes it links what it calls (the loaders
+// live in orrery_estimate, which every including binary links).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/estimate/scenario.h"
+
+namespace orrery::test {
+
+inline const std::string& ConfigDir() {
+  static const std::string dir = ORRERY_TEST_CONFIG_DIR;
+  return dir;
+}
+
+// configs/models/<name>.yaml (or an alias, or an hf: path).
+inline models::ModelSpec Model(const std::string& name) {
+  base::Diagnostics d;
+  models::ModelSpec m;
+  EXPECT_TRUE(engine::LoadModelPreset(name, engine::PresetStore(ConfigDir()), {}, "model", m, d))
+      << d.ToString();
+  return m;
+}
+
+// configs/systems/<name>.yaml, its device included.
+inline hardware::SystemSpec System(const std::string& name) {
+  base::Diagnostics d;
+  hardware::SystemSpec s;
+  EXPECT_TRUE(engine::LoadSystemPreset(name, engine::PresetStore(ConfigDir()), {}, "system", s, d))
+      << d.ToString();
+  return s;
+}
+
+// configs/devices/<name>.yaml.
+inline hardware::DeviceSpec Device(const std::string& name) {
+  base::Diagnostics d;
+  hardware::DeviceSpec dev;
+  EXPECT_TRUE(engine::LoadDevicePreset(name, engine::PresetStore(ConfigDir()), {}, "device", dev, d))
+      << d.ToString();
+  return dev;
+}
+
+// A scenario file or configs/scenarios/<name>.yaml.
+inline engine::Scenario LoadScenario(const std::string& name) {
+  base::Diagnostics d;
+  auto s = engine::LoadScenarioFile(name, engine::PresetStore(ConfigDir()), d);
+  EXPECT_TRUE(s.has_value()) << d.ToString();
+  return s.value_or(engine::Scenario{});
+}
+
+// A scenario with its model swapped for another preset (the system, plan and
+// workload kept): one model on a scenario's hardware.
+inline engine::Scenario LoadScenarioWithModel(const std::string& scenario, const std::string& model) {
+  engine::Scenario s = LoadScenario(scenario);
+  s.model = Model(model);
+  return s;
+}
+
+}  // namespace orrery::test

@@ -15,11 +15,7 @@ using test::Model;
 
 // One DGX H100: 8 x H100 SXM on NVLink (450 GB/s per direction, 3.4 us),
 // then NDR InfiniBand (400 Gb/s = 50 GB/s per GPU, 5 us).
-hardware::SystemSpec DgxH100(int64_t nodes) {
-  hardware::SystemSpec s = test::System("dgx-h100-superpod");
-  s.nodes = nodes;
-  return s;
-}
+hardware::SystemSpec DgxH100(int64_t nodes) { return test::System("dgx-h100-superpod", nodes); }
 
 // Llama 3.1 8B: 32 layers, 8 KV heads of 128 (configs/models/llama3.1-8b.yaml).
 //   BF16 KV per token 32 x 2 x 8 x 128 x 2 B = 131,072 B; 1,000 prompt tokens

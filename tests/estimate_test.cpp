@@ -161,9 +161,7 @@ TEST(Estimator, EagerElementwiseAddsItsBytesAtMemoryBandwidth) {
   parallelism::TrainingPlan p;
   p.tp = p.pp = p.dp = p.cp = 1;
   p.micro_batch = 1;
-  parallelism::Workload w;
-  w.global_batch = 1;
-  w.seq_len = 2048;
+  parallelism::Workload w{.global_batch = 1, .seq_len = 2048};
   const TrainingEstimator est(m, s.system);
   const TrainingEstimate fused = est.Run(p, w);
   p.elementwise = parallelism::Elementwise::kEager;

@@ -35,11 +35,7 @@ using test::LoadScenario;
 using test::Model;
 
 // One DGX H100 node with its H100 profile.
-hardware::SystemSpec H100Node() {
-  hardware::SystemSpec s = test::System("dgx-h100-superpod");
-  s.nodes = 1;
-  return s;
-}
+hardware::SystemSpec H100Node() { return test::System("dgx-h100-superpod", 1); }
 
 InferenceDeployment Bf16(int64_t tp) {
   InferenceDeployment d;

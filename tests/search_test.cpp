@@ -55,9 +55,7 @@ TEST(PlanSpace, CandidateCountWorkedByHand) {
   m.hidden = 64;
   m.heads = 4;
   m.vocab = 128;
-  parallelism::Workload w;
-  w.global_batch = 2;
-  w.seq_len = 16;
+  parallelism::Workload w{.global_batch = 2, .seq_len = 16};
   PlanSpaceOptions o;
   o.offload = false;
   EXPECT_EQ(CountCandidates(m, EnumerateShapes(m, w, 2, o), o), 57u);

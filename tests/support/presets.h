@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "core/estimate/scenario.h"
@@ -36,6 +37,13 @@ inline hardware::SystemSpec System(const std::string& name) {
   hardware::SystemSpec s;
   EXPECT_TRUE(engine::LoadSystemPreset(name, engine::PresetStore(ConfigDir()), {}, "system", s, d))
       << d.ToString();
+  return s;
+}
+
+// The same system cut or grown to `nodes` nodes.
+inline hardware::SystemSpec System(const std::string& name, int64_t nodes) {
+  hardware::SystemSpec s = System(name);
+  s.nodes = nodes;
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "tests/support/model_shapes.h"
 
@@ -11,6 +12,25 @@ namespace {
 
 using test::Gpt;
 using test::Llama;
+
+// One sequence of `seq` tokens on one device with attention materialised
+// (flash off): the s x s score traffic the attention tests count.
+LayerShape MaterialisedSequence(int64_t seq) {
+  LayerShape s;
+  s.seq = seq;
+  s.full_seq = seq;
+  s.flash = false;
+  return s;
+}
+
+// Bytes of the operator named `name` in `ops` (the last one of that name; 0
+// when there is none).
+double OpBytes(const OpList& ops, const char* name) {
+  double b = 0;
+  for (int i = 0; i < ops.count; ++i)
+    if (std::string(ops.ops[static_cast<size_t>(i)].name) == name) b = ops.ops[static_cast<size_t>(i)].bytes;
+  return b;
+}
 
 // Narayanan et al. 2021 Eq. 3 without recompute: 72 B s L h^2 (1 + s/6h + V/12Lh).
 double Eq3NoRecompute(double B, double s, double L, double h, double V) {
@@ -115,18 +135,10 @@ TEST(Transformer, TensorParallelSplitsGemmsButNotSequenceParallelNorms) {
 
 TEST(Transformer, MaterialisedAttentionMovesTheScoreMatrix) {
   const ModelSpec m = Gpt(1, 4096, 32);
-  LayerShape s;
-  s.seq = 2048;
-  s.full_seq = 2048;
-  s.flash = false;
   OpList ops;
-  LayerOps(m, s, false, 1, ops);
-  double softmax_bytes = 0;
-  for (int i = 0; i < ops.count; ++i)
-    if (std::string(ops.ops[static_cast<size_t>(i)].name) == "softmax")
-      softmax_bytes = ops.ops[static_cast<size_t>(i)].bytes;
+  LayerOps(m, MaterialisedSequence(2048), false, 1, ops);
   // 32 heads x 2048^2 scores, read and written in bf16: 2 * 2 * 32 * 2048^2 bytes.
-  EXPECT_DOUBLE_EQ(softmax_bytes, 4.0 * 32 * 2048 * 2048);
+  EXPECT_DOUBLE_EQ(OpBytes(ops, "softmax"), 4.0 * 32 * 2048 * 2048);
 }
 
 // The s x s traffic of materialised attention per score element, forward and
@@ -145,10 +157,7 @@ TEST(Transformer, MaterialisedAttentionBytesPerScoreElement) {
   ModelSpec m = Gpt(1, 4096, 32);
   m.hidden_dropout = 0.1;  // Megatron-LM's defaults (arguments.py)
   m.attention_dropout = 0.1;
-  LayerShape s;
-  s.seq = 2048;
-  s.full_seq = 2048;
-  s.flash = false;
+  const LayerShape s = MaterialisedSequence(2048);
   OpList ops;
   LayerOps(m, s, false, 1, ops);
   const double scores = 32.0 * 2048 * 2048;
@@ -183,18 +192,12 @@ TEST(Transformer, MaterialisedAttentionBytesPerScoreElement) {
 // there is no attention dropout kernel.
 TEST(Transformer, DropoutMasksOnlyWhereTheModelDrops) {
   ModelSpec m = Gpt(1, 4096, 32);
-  LayerShape s;
-  s.seq = 2048;
-  s.full_seq = 2048;
-  s.flash = false;
+  LayerShape s = MaterialisedSequence(2048);
   auto bytes_of = [&](const char* name, int* count) {
     OpList ops;
     LayerOps(m, s, false, 1, ops);
     *count = ops.count;
-    double b = 0;
-    for (int i = 0; i < ops.count; ++i)
-      if (std::string(ops.ops[static_cast<size_t>(i)].name) == name) b = ops.ops[static_cast<size_t>(i)].bytes;
-    return b;
+    return OpBytes(ops, name);
   };
   int with_count = 0, without_count = 0;
   m.hidden_dropout = 0.1;

@@ -320,16 +320,8 @@ TEST(Schedule, ZeroBubbleH1BubbleByHand) {
 // it) and the last layer's reduce-scatter (the optimizer waits for it):
 // never zero.
 TEST(Estimator, ZeroThreeCommunicationIsExposedAndFollowsDpOverlap) {
-  Scenario s = LoadScenarioWithModel("gpt3-175b-1024-a100", "llama2-7b");
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 1024;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
+  Scenario s = test::Llama2_7bZero3On1024A100();
   s.training.recompute = parallelism::Recompute::kNone;
-  s.training.zero = 3;
-  s.workload.global_batch = 1024;
-  s.workload.seq_len = 4096;
   const TrainingEstimator est(s.model, s.system);
   TrainingEstimate e = est.Run(s.training, s.workload);
   ASSERT_EQ(e.microbatches, 1);
@@ -385,19 +377,11 @@ TEST(Estimator, ZeroThreeGathersAndReduceBytesFollowTheFramework) {
   EXPECT_DOUBLE_EQ(Zero3GathersPerMicrobatch(p), 2);
   EXPECT_DOUBLE_EQ(bytes(p), 53907324928.0);  // 8P, FSDP with recompute: no third gather
 
-  Scenario s = LoadScenarioWithModel("gpt3-175b-1024-a100", "llama2-7b");
+  Scenario s = test::Llama2_7bZero3On1024A100();
   const double params = 32 * models::LayerParameters(s.model, false) +
                         models::EmbeddingParameters(s.model, 4096) + models::HeadParameters(s.model);
   ASSERT_DOUBLE_EQ(params, P);
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 1024;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
-  s.training.zero = 3;
   s.training.dp_overlap = false;
-  s.workload.global_batch = 1024;
-  s.workload.seq_len = 4096;
   const TrainingEstimator est(s.model, s.system);
   const hardware::GroupPlacement g = est.network().Place(1024, 1);
   const double ag = est.network().Time(hardware::Collective::kAllGather, P * 2, g);

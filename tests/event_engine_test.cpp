@@ -587,21 +587,9 @@ TEST(EventEstimator, OverlapsDataParallelBuckets) {
 // an fp32 one; the steps differ by AG(2P) + RS(2P) - RS(4P), P the 6.738 G
 // parameters (tests/estimate_test.cpp works out the bytes).
 TEST(EventEstimator, PricesZeroThreeAsTheFrameworkRunsIt) {
-  engine::Scenario s = LoadScenario("gpt3-175b-1024-a100");
-  base::Diagnostics d;
-  ASSERT_TRUE(engine::LoadModelPreset("llama2-7b", engine::PresetStore(ORRERY_TEST_CONFIG_DIR), {}, "model",
-                                      s.model, d))
-      << d.ToString();
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 1024;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
-  s.training.zero = 3;
+  engine::Scenario s = test::Llama2_7bZero3On1024A100();
   s.training.recompute = parallelism::Recompute::kFull;
   s.training.dp_overlap = false;
-  s.workload.global_batch = 1024;
-  s.workload.seq_len = 4096;
   const engine::EventEstimator est(s.model, s.system);
   const engine::EventEstimate deepspeed = est.Run(s.training, s.workload);
   s.training.zero3_recompute_gather = false;

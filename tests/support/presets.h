@@ -72,4 +72,24 @@ inline engine::Scenario LoadScenarioWithModel(const std::string& scenario, const
   return s;
 }
 
+// Scenarios that tests in more than one file price.
+
+// Llama 2 7B under ZeRO-3 on the 1,024 A100 of gpt3-175b-1024-a100: pure
+// data parallelism (tp 1, pp 1, dp 1024, no interleave, no sequence
+// parallelism), one 4,096-token sequence per GPU (global batch 1024), the
+// DeepSpeed and FSDP ZeRO-3 comparisons of the estimate and event-engine
+// tests. Recompute and dp_overlap are left to each test.
+inline engine::Scenario Llama2_7bZero3On1024A100() {
+  engine::Scenario s = LoadScenarioWithModel("gpt3-175b-1024-a100", "llama2-7b");
+  s.training.tp = 1;
+  s.training.pp = 1;
+  s.training.dp = 1024;
+  s.training.interleave = 1;
+  s.training.sequence_parallel = false;
+  s.training.zero = 3;
+  s.workload.global_batch = 1024;
+  s.workload.seq_len = 4096;
+  return s;
+}
+
 }  // namespace orrery::test

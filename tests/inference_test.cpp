@@ -915,27 +915,37 @@ TEST(Validation, EveryTenthInferenceRowThroughTheVerb) {
 // (InternLM/lmdeploy src/turbomind/models/llama/LlamaBatch.cc,
 // LlamaBatch::contextDecode). Its rows' first-token latency is that sum,
 // and another engine's the whole prefill.
+// A temporary measured-inference CSV `name`: the columns of
+// validation/inference_runs.csv, then `rows`.
+std::string InferenceCsv(const std::string& name, const std::string& rows) {
+  const std::string csv = ::testing::TempDir() + "/" + name;
+  std::ofstream out(csv);
+  out << "source,model,params_b,gpu,num_gpus,tp,pp,precision,batch,input_len,output_len,"
+         "measured_ttft_ms,measured_tpot_ms,measured_tokens_per_s,requests,measured_e2e_ms,"
+         "measured_requests_per_s,notes\n"
+      << rows;
+  return csv;
+}
+
+// One Selene node with the A100 80GB profile: the system the validation
+// harness prices a one-GPU A100 80GB row on.
+hardware::SystemSpec SeleneNodeOfA100_80Gb() {
+  hardware::SystemSpec sys = test::System("selene", 1);
+  sys.device = test::Device("a100-80gb");
+  return sys;
+}
+
 TEST(Validation, TurboMindFirstTokenIsContextMinusOnePlusADecodeStep) {
-  const std::string csv = ::testing::TempDir() + "/turbomind_rows.csv";
-  {
-    std::ofstream out(csv);
-    out << "source,model,params_b,gpu,num_gpus,tp,pp,precision,batch,input_len,output_len,"
-           "measured_ttft_ms,measured_tpot_ms,measured_tokens_per_s,requests,measured_e2e_ms,"
-           "measured_requests_per_s,notes\n"
-        << "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n"
-        << "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,1,128,21,,,,,,\n"
-        << "another engine,Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n";
-  }
+  const std::string csv = InferenceCsv(
+      "turbomind_rows.csv",
+      "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n"
+      "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,1,128,21,,,,,,\n"
+      "another engine,Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n");
   base::Diagnostics diags;
   const ValidationReport r = ValidateInferenceCsv(csv, PresetStore(kConfigs), diags);
   ASSERT_TRUE(diags.ok()) << diags.ToString();
   ASSERT_EQ(r.rows.size(), 3u);
-  hardware::SystemSpec sys;
-  ASSERT_TRUE(LoadSystemPreset("selene", PresetStore(kConfigs), {}, "system", sys, diags))
-      << diags.ToString();
-  ASSERT_TRUE(LoadDevicePreset("a100-80gb", PresetStore(kConfigs), {}, "device", sys.device, diags))
-      << diags.ToString();
-  sys.nodes = 1;
+  const hardware::SystemSpec sys = SeleneNodeOfA100_80Gb();
   const auto m = Model("llama2-7b");
   const InferenceEstimator est(m, sys);
   InferenceDeployment d = Bf16(1);
@@ -954,24 +964,16 @@ TEST(Validation, TurboMindFirstTokenIsContextMinusOnePlusADecodeStep) {
 // deployment Pass.Int4WeightOnly* work by hand; an unknown word is a skip
 // with its reason.
 TEST(Validation, Int4WeightOnlyPrecisionWords) {
-  const std::string csv = ::testing::TempDir() + "/int4_rows.csv";
-  {
-    std::ofstream out(csv);
-    out << "source,model,params_b,gpu,num_gpus,tp,pp,precision,batch,input_len,output_len,"
-           "measured_ttft_ms,measured_tpot_ms,measured_tokens_per_s,requests,measured_e2e_ms,"
-           "measured_requests_per_s,notes\n"
-        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,AWQ,1,128,128,,5,,,,,\n"
-        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,W4A16,1,128,128,,5,,,,,\n"
-        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,INT3,1,128,128,,5,,,,,\n";
-  }
+  const std::string csv =
+      InferenceCsv("int4_rows.csv",
+                   "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,AWQ,1,128,128,,5,,,,,\n"
+                   "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,W4A16,1,128,128,,5,,,,,\n"
+                   "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,INT3,1,128,128,,5,,,,,\n");
   base::Diagnostics diags;
   const ValidationReport r = ValidateInferenceCsv(csv, PresetStore(kConfigs), diags);
   ASSERT_TRUE(diags.ok()) << diags.ToString();
   ASSERT_EQ(r.rows.size(), 3u);
-  hardware::SystemSpec sys;
-  ASSERT_TRUE(LoadSystemPreset("selene", PresetStore(kConfigs), {}, "system", sys, diags));
-  ASSERT_TRUE(LoadDevicePreset("a100-80gb", PresetStore(kConfigs), {}, "device", sys.device, diags));
-  sys.nodes = 1;
+  const hardware::SystemSpec sys = SeleneNodeOfA100_80Gb();
   const auto m = Model("llama2-7b");
   const InferenceEstimator est(m, sys);
   InferenceDeployment d = Bf16(1);

@@ -74,16 +74,29 @@ void ExpectSameTop(const SearchResult& a, const SearchResult& b) {
   }
 }
 
-TEST(Search, TimeBoundNeverChangesTheAnswer) {
-  const Scenario s = LoadScenario("gpt3-175b-a100");  // 64 A100, batch 64
+// The top 8 plans of one search of `s` for `objective` on one thread (one
+// group order, no offload), pruned by the time bound and not.
+struct PrunedAndFull {
+  SearchResult pruned, full;
+};
+PrunedAndFull SearchWithAndWithoutTheTimeBound(const Scenario& s,
+                                               Objective objective = SearchOptions{}.objective) {
   SearchOptions o;
   o.top = 8;
   o.threads = 1;
+  o.objective = objective;
   o.space.all_group_orders = false;
   o.space.offload = false;
-  const SearchResult pruned = Search(s, o);
+  PrunedAndFull r;
+  r.pruned = Search(s, o);
   o.prune_by_time = false;
-  const SearchResult full = Search(s, o);
+  r.full = Search(s, o);
+  return r;
+}
+
+TEST(Search, TimeBoundNeverChangesTheAnswer) {
+  const Scenario s = LoadScenario("gpt3-175b-a100");  // 64 A100, batch 64
+  const auto [pruned, full] = SearchWithAndWithoutTheTimeBound(s);
   ASSERT_EQ(full.top.size(), 8u);
   EXPECT_GT(pruned.stats.pruned_time, 0u);
   EXPECT_EQ(full.stats.pruned_time, 0u);
@@ -480,15 +493,7 @@ TEST(Search, EnergyObjectiveCountsIdlePowerInBubblesAndRestarts) {
 // prunes a plan that would rank.
 TEST(Search, EnergyBoundNeverChangesTheAnswer) {
   const Scenario s = LoadScenario("gpt3-175b-a100");
-  SearchOptions o;
-  o.top = 8;
-  o.threads = 1;
-  o.objective = Objective::kEnergy;
-  o.space.all_group_orders = false;
-  o.space.offload = false;
-  const SearchResult pruned = Search(s, o);
-  o.prune_by_time = false;
-  const SearchResult full = Search(s, o);
+  const auto [pruned, full] = SearchWithAndWithoutTheTimeBound(s, Objective::kEnergy);
   ASSERT_EQ(full.top.size(), 8u);
   EXPECT_GT(pruned.stats.pruned_time, 0u);
   ExpectSameTop(pruned, full);

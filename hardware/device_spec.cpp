@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/base/yaml_source.h"
+#include "hardware/curve_yaml.h"
 
 namespace orrery::hardware {
 
@@ -144,50 +145,6 @@ const std::vector<std::string>& DeviceCurveKeys() {
   return keys;
 }
 
-namespace {
-
-void ParseCurve(const YAML::Node& node, const std::string& path, const std::string& file,
-                Dimension x_dim, Curve& out, base::Diagnostics& diags) {
-  out = Curve{};
-  if (!node.IsSequence() || node.size() == 0) {
-    diags.Add(base::LocationOf(node, file), path, "",
-              std::string("expected a non-empty sequence of [size, efficiency] pairs, got a ") +
-                  base::NodeKindName(node));
-    return;
-  }
-  for (size_t i = 0; i < node.size(); ++i) {
-    const YAML::Node p = node[i];
-    const std::string at = path + "[" + std::to_string(i) + "]";
-    if (!p.IsSequence() || p.size() != 2 || !p[0].IsScalar() || !p[1].IsScalar()) {
-      diags.Add(base::LocationOf(p, file), at, "",
-                "expected a pair [size, efficiency], e.g. [1 GFLOP, 0.5]");
-      continue;
-    }
-    const base::QuantityParse x = base::ParseQuantity(p[0].Scalar(), x_dim);
-    const base::QuantityParse y = base::ParseQuantity(p[1].Scalar(), Dimension::kDimensionless);
-    if (!x.value || *x.value <= 0) {
-      diags.Add(base::LocationOf(p[0], file), at + "[0]", p[0].Scalar(),
-                x.value ? "size must be > 0" : x.error, x.hint);
-      continue;
-    }
-    if (!y.value || !(*y.value > 0 && *y.value <= 1)) {
-      diags.Add(base::LocationOf(p[1], file), at + "[1]", p[1].Scalar(),
-                "efficiency must be a number in (0, 1]");
-      continue;
-    }
-    if (!out.x.empty() && *x.value <= out.x.back()) {
-      diags.Add(base::LocationOf(p[0], file), at + "[0]", p[0].Scalar(),
-                "sizes must increase along the curve");
-      continue;
-    }
-    out.x.push_back(*x.value);
-    out.y.push_back(*y.value);
-  }
-  out.Finish();
-}
-
-}  // namespace
-
 void ParseDevice(const YAML::Node& map, const std::string& path, const std::string& file,
                  DeviceSpec& out, base::Diagnostics& diags,
                  const std::vector<std::string>& extra_keys) {
@@ -195,17 +152,23 @@ void ParseDevice(const YAML::Node& map, const std::string& path, const std::stri
   elsewhere.insert(elsewhere.end(), extra_keys.begin(), extra_keys.end());
   DeviceSchema().Parse(map, path, file, out, diags, elsewhere);
   if (!map.IsMap()) return;
-  if (const YAML::Node g = map["gemm_efficiency"])
-    ParseCurve(g, path + ".gemm_efficiency", file, Dimension::kFlops, out.gemm_efficiency, diags);
-  if (const YAML::Node g = map["gemm_efficiency_fp8"])
-    ParseCurve(g, path + ".gemm_efficiency_fp8", file, Dimension::kFlops, out.gemm_efficiency_fp8,
-               diags);
-  if (const YAML::Node g = map["gemm_efficiency_fp4"])
-    ParseCurve(g, path + ".gemm_efficiency_fp4", file, Dimension::kFlops, out.gemm_efficiency_fp4,
-               diags);
-  if (const YAML::Node m = map["memory_efficiency"])
-    ParseCurve(m, path + ".memory_efficiency", file, Dimension::kBytes, out.memory_efficiency,
-               diags);
+  // The device's curves: [FLOP, fraction] for the GEMMs, [bytes, fraction]
+  // for memory.
+  struct CurveKey {
+    const char* key;
+    Dimension x_dim;
+    Curve DeviceSpec::*curve;
+  };
+  static constexpr CurveKey kCurves[] = {
+      {"gemm_efficiency", Dimension::kFlops, &DeviceSpec::gemm_efficiency},
+      {"gemm_efficiency_fp8", Dimension::kFlops, &DeviceSpec::gemm_efficiency_fp8},
+      {"gemm_efficiency_fp4", Dimension::kFlops, &DeviceSpec::gemm_efficiency_fp4},
+      {"memory_efficiency", Dimension::kBytes, &DeviceSpec::memory_efficiency},
+  };
+  for (const CurveKey& c : kCurves)
+    if (const YAML::Node node = map[c.key])
+      ParseEfficiencyCurve(node, path + "." + c.key, file, c.x_dim, "size", "[1 GFLOP, 0.5]",
+                           out.*c.curve, diags);
 }
 
 void CheckDevice(const DeviceSpec& d, const std::string& path, const base::SourceLocation& where,

@@ -1,6 +1,7 @@
 #include "hardware/system_spec.h"
 
 #include "core/base/yaml_source.h"
+#include "hardware/curve_yaml.h"
 #include "hardware/topology.h"
 
 namespace orrery::hardware {
@@ -155,35 +156,7 @@ namespace {
 void ParseTierCurve(const YAML::Node& e, const std::string& at, const std::string& file,
                     Curve& out, base::Diagnostics& diags) {
   if (!e) return;
-  if (!e.IsSequence() || e.size() == 0) {
-    diags.Add(base::LocationOf(e, file), at, "",
-              "expected a sequence of [message size, efficiency] pairs");
-    return;
-  }
-  for (size_t k = 0; k < e.size(); ++k) {
-    const YAML::Node p = e[k];
-    const std::string pk = at + "[" + std::to_string(k) + "]";
-    if (!p.IsSequence() || p.size() != 2 || !p[0].IsScalar() || !p[1].IsScalar()) {
-      diags.Add(base::LocationOf(p, file), pk, "",
-                "expected a pair [message size, efficiency], e.g. [64 MiB, 0.8]");
-      continue;
-    }
-    const auto x = base::ParseQuantity(p[0].Scalar(), Dimension::kBytes);
-    const auto y = base::ParseQuantity(p[1].Scalar(), Dimension::kDimensionless);
-    if (!x.value || *x.value <= 0 || (!out.x.empty() && *x.value <= out.x.back())) {
-      diags.Add(base::LocationOf(p[0], file), pk + "[0]", p[0].Scalar(),
-                x.value ? "sizes must be > 0 and increase" : x.error, x.hint);
-      continue;
-    }
-    if (!y.value || !(*y.value > 0 && *y.value <= 1)) {
-      diags.Add(base::LocationOf(p[1], file), pk + "[1]", p[1].Scalar(),
-                "efficiency must be a number in (0, 1]");
-      continue;
-    }
-    out.x.push_back(*x.value);
-    out.y.push_back(*y.value);
-  }
-  out.Finish();
+  ParseEfficiencyCurve(e, at, file, Dimension::kBytes, "message size", "[64 MiB, 0.8]", out, diags);
 }
 
 }  // namespace

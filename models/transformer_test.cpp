@@ -3,18 +3,33 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+
+#include "tests/support/model_shapes.h"
 
 namespace orrery::models {
 namespace {
 
-ModelSpec Gpt(int64_t layers, int64_t hidden, int64_t heads) {
-  ModelSpec m;
-  m.name = "gpt";
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = heads;
-  m.vocab = 51200;
-  return m;
+using test::Gpt;
+using test::Llama;
+
+// One sequence of `seq` tokens on one device with attention materialised
+// (flash off): the s x s score traffic the attention tests count.
+LayerShape MaterialisedSequence(int64_t seq) {
+  LayerShape s;
+  s.seq = seq;
+  s.full_seq = seq;
+  s.flash = false;
+  return s;
+}
+
+// Bytes of the operator named `name` in `ops` (the last one of that name; 0
+// when there is none).
+double OpBytes(const OpList& ops, const char* name) {
+  double b = 0;
+  for (int i = 0; i < ops.count; ++i)
+    if (std::string(ops.ops[static_cast<size_t>(i)].name) == name) b = ops.ops[static_cast<size_t>(i)].bytes;
+  return b;
 }
 
 // Narayanan et al. 2021 Eq. 3 without recompute: 72 B s L h^2 (1 + s/6h + V/12Lh).
@@ -74,18 +89,7 @@ TEST(Transformer, GptLayerParametersAre12hSquaredPlus13h) {
 }
 
 TEST(Transformer, LlamaParametersWithGqaAndSwiglu) {
-  ModelSpec m;
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.ffn = 28672;
-  m.vocab = 32000;
-  m.activation = Activation::kSwiglu;
-  m.norm = Norm::kRmsNorm;
-  m.position = Position::kRope;
-  m.bias = false;
-  m.tied_embeddings = false;
+  const ModelSpec m = Llama(80, 8192, 64, 8, 28672, 32000);
   // Llama-2 70B as released: 68.98 B parameters (Touvron et al. 2023b).
   // Per layer: q,o 2*8192^2 + k,v 2*8192*1024 + MLP 3*8192*28672 + 2 norms.
   const double layer = 2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 28672 + 2 * 8192;
@@ -131,18 +135,10 @@ TEST(Transformer, TensorParallelSplitsGemmsButNotSequenceParallelNorms) {
 
 TEST(Transformer, MaterialisedAttentionMovesTheScoreMatrix) {
   const ModelSpec m = Gpt(1, 4096, 32);
-  LayerShape s;
-  s.seq = 2048;
-  s.full_seq = 2048;
-  s.flash = false;
   OpList ops;
-  LayerOps(m, s, false, 1, ops);
-  double softmax_bytes = 0;
-  for (int i = 0; i < ops.count; ++i)
-    if (std::string(ops.ops[static_cast<size_t>(i)].name) == "softmax")
-      softmax_bytes = ops.ops[static_cast<size_t>(i)].bytes;
+  LayerOps(m, MaterialisedSequence(2048), false, 1, ops);
   // 32 heads x 2048^2 scores, read and written in bf16: 2 * 2 * 32 * 2048^2 bytes.
-  EXPECT_DOUBLE_EQ(softmax_bytes, 4.0 * 32 * 2048 * 2048);
+  EXPECT_DOUBLE_EQ(OpBytes(ops, "softmax"), 4.0 * 32 * 2048 * 2048);
 }
 
 // The s x s traffic of materialised attention per score element, forward and
@@ -161,10 +157,7 @@ TEST(Transformer, MaterialisedAttentionBytesPerScoreElement) {
   ModelSpec m = Gpt(1, 4096, 32);
   m.hidden_dropout = 0.1;  // Megatron-LM's defaults (arguments.py)
   m.attention_dropout = 0.1;
-  LayerShape s;
-  s.seq = 2048;
-  s.full_seq = 2048;
-  s.flash = false;
+  const LayerShape s = MaterialisedSequence(2048);
   OpList ops;
   LayerOps(m, s, false, 1, ops);
   const double scores = 32.0 * 2048 * 2048;
@@ -199,18 +192,12 @@ TEST(Transformer, MaterialisedAttentionBytesPerScoreElement) {
 // there is no attention dropout kernel.
 TEST(Transformer, DropoutMasksOnlyWhereTheModelDrops) {
   ModelSpec m = Gpt(1, 4096, 32);
-  LayerShape s;
-  s.seq = 2048;
-  s.full_seq = 2048;
-  s.flash = false;
+  LayerShape s = MaterialisedSequence(2048);
   auto bytes_of = [&](const char* name, int* count) {
     OpList ops;
     LayerOps(m, s, false, 1, ops);
     *count = ops.count;
-    double b = 0;
-    for (int i = 0; i < ops.count; ++i)
-      if (std::string(ops.ops[static_cast<size_t>(i)].name) == name) b = ops.ops[static_cast<size_t>(i)].bytes;
-    return b;
+    return OpBytes(ops, name);
   };
   int with_count = 0, without_count = 0;
   m.hidden_dropout = 0.1;
@@ -237,19 +224,9 @@ TEST(Transformer, DropoutMasksOnlyWhereTheModelDrops) {
 // heads, one KV head, GeGLU MLP of 1024, RMSNorm, RoPE) on one 2048-token
 // sequence in bf16, fused and as PyTorch eager code runs it.
 TEST(Transformer, EagerElementwiseCountsEveryPassOfANarrowLayer) {
-  ModelSpec m;
+  ModelSpec m = Llama(23, 256, 2, 1, 1024, 50304);
   m.name = "gemstone-256x23";
-  m.layers = 23;
-  m.hidden = 256;
-  m.heads = 2;
-  m.kv_heads = 1;
   m.head_dim = 128;
-  m.ffn = 1024;
-  m.vocab = 50304;
-  m.activation = Activation::kSwiglu;
-  m.norm = Norm::kRmsNorm;
-  m.position = Position::kRope;
-  m.bias = false;
   LayerShape s;
   s.seq = 2048;
   s.full_seq = 2048;
@@ -284,18 +261,7 @@ TEST(Transformer, EagerElementwiseCountsEveryPassOfANarrowLayer) {
 }
 
 TEST(Transformer, MoeActivatedParametersCountTopKExperts) {
-  ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn = 14336;
-  m.vocab = 32000;
-  m.activation = Activation::kSwiglu;
-  m.norm = Norm::kRmsNorm;
-  m.position = Position::kRope;
-  m.bias = false;
-  m.tied_embeddings = false;
+  ModelSpec m = Llama(32, 4096, 32, 8, 14336, 32000);
   m.experts = 8;
   m.top_k = 2;
   // Mixtral 8x7B (Jiang et al. 2024): 46.7 B parameters, 12.9 B active.
@@ -317,18 +283,7 @@ TEST(Transformer, MoeActivatedParametersCountTopKExperts) {
 // = 1,048,576, w1 2 T 14336 = 234,881,024, w2 2 T 4096 = 67,108,864:
 // 454,033,408 bytes. Every memory-bound operator is recomputed whole.
 TEST(Transformer, OpLevelSacRecomputesWkWoW3OfALlamaLayer) {
-  ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn = 14336;
-  m.vocab = 128256;
-  m.activation = Activation::kSwiglu;
-  m.norm = Norm::kRmsNorm;
-  m.position = Position::kRope;
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
+  const ModelSpec m = Llama(32, 4096, 32, 8, 14336, 128256);
   LayerShape s;
   s.micro_batch = 1;
   s.seq = 8192;

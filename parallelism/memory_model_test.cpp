@@ -2,15 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/model_shapes.h"
+
 namespace orrery::parallelism {
 namespace {
 
 models::ModelSpec Gpt3() {
-  models::ModelSpec m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.vocab = 51200;
+  models::ModelSpec m = test::Gpt(96, 12288, 96);
   // Korthikanti et al. 2022 count the masks of Megatron-LM's GPT dropout.
   m.hidden_dropout = 0.1;
   m.attention_dropout = 0.1;
@@ -124,18 +122,7 @@ TEST(ActivationMemory, EveryOtherLayerRecomputedKeepsHalfTheLayersWhole) {
 // 4 x 521,142,272 B, plus the layer in its backward pass holding what it
 // recomputed, 1,140,850,688 - 521,142,272 = 619,708,416 B: 2,704,277,504 B.
 TEST(ActivationMemory, OpLevelSacKeepsTheSavedMatmulAndAttentionOutputs) {
-  models::ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn = 14336;
-  m.vocab = 128256;
-  m.activation = models::Activation::kSwiglu;
-  m.norm = models::Norm::kRmsNorm;
-  m.position = models::Position::kRope;
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
+  const models::ModelSpec m = test::Llama(32, 4096, 32, 8, 14336, 128256);
   TrainingPlan p = Plan(1, false, Recompute::kNone);
   p.attention = Attention::kFlash;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 8192), 1'140'850'688.0);

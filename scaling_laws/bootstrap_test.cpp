@@ -62,16 +62,8 @@ TEST(Bootstrap, PlantedLawIntervalsHaveTheNoiseWidth) {
 
   // Standard error of alpha from the Gauss-Newton covariance at the fit.
   const ChinchillaParams& p = fit->params;
-  Eigen::MatrixXd J(t.points.size(), 5);
-  for (size_t i = 0; i < t.points.size(); ++i) {
-    const double n = t.points[i].params_n, d = t.points[i].tokens_d;
-    const double pn = std::pow(n, -p.alpha), pd = std::pow(d, -p.beta);
-    const double l = p.E + p.A * pn + p.B * pd;
-    J.row(static_cast<Eigen::Index>(i)) << 1 / l, pn / l, pd / l, -p.A * pn * std::log(n) / l,
-        -p.B * pd * std::log(d) / l;
-  }
-  const double se_alpha = std::sqrt(std::acos(-1.0) / 2.0) * sigma *
-                          std::sqrt((J.transpose() * J).inverse()(3, 3));
+  const double se_alpha =
+      std::sqrt(std::acos(-1.0) / 2.0) * testing::LeastSquaresStandardErrors(t, p, sigma)(3);
   auto b = BootstrapChinchilla(t, p, 100, 20240416);
   ASSERT_TRUE(b.ok()) << b.error().message;
   EXPECT_EQ(b->failures, 0u);

@@ -71,24 +71,6 @@ RunTable PlantedRuns(uint64_t seed) {
   return t;
 }
 
-// Standard errors of least squares in ln L at the planted parameters, in the
-// order E, A, B, alpha, beta: sigma * sqrt(diag((J^T J)^-1)), J the Jacobian
-// of ln L with respect to the parameters (Gauss-Newton; e.g. Seber & Wild
-// 1989, Nonlinear Regression, Sec. 2.1).
-Eigen::VectorXd LeastSquaresStandardErrors(const RunTable& t, const ChinchillaParams& p,
-                                           double sigma) {
-  Eigen::MatrixXd J(t.points.size(), 5);
-  for (size_t i = 0; i < t.points.size(); ++i) {
-    const double n = t.points[i].params_n, d = t.points[i].tokens_d;
-    const double pn = std::pow(n, -p.alpha), pd = std::pow(d, -p.beta);
-    const double l = p.E + p.A * pn + p.B * pd;
-    J.row(static_cast<Eigen::Index>(i)) << 1 / l, pn / l, pd / l, -p.A * pn * std::log(n) / l,
-        -p.B * pd * std::log(d) / l;
-  }
-  const Eigen::MatrixXd cov = (J.transpose() * J).inverse();
-  return sigma * cov.diagonal().cwiseSqrt();
-}
-
 // The Huber loss with delta 1e-3 << sigma is, for these residuals, least
 // absolute deviations, whose standard errors under Gaussian noise are
 // sqrt(pi/2) = 1.25 times those of least squares (asymptotic efficiency
@@ -96,7 +78,7 @@ Eigen::VectorXd LeastSquaresStandardErrors(const RunTable& t, const ChinchillaPa
 // value: a Gaussian deviation that large has probability 6e-5.
 TEST(ChinchillaFit, RecoversPlantedLawThroughNoise) {
   const RunTable t = PlantedRuns(2024);
-  const Eigen::VectorXd se = LeastSquaresStandardErrors(t, kPlanted, kSigma);
+  const Eigen::VectorXd se = testing::LeastSquaresStandardErrors(t, kPlanted, kSigma);
   const double k = 4.0 * std::sqrt(std::acos(-1.0) / 2.0);
   HuberFitOptions o;
   o.max_starts = 100;

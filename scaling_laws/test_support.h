@@ -11,6 +11,11 @@
 #include <random>
 #include <string>
 
+#include <Eigen/Dense>
+
+#include "scaling_laws/chinchilla_law.h"
+#include "scaling_laws/run_table.h"
+
 namespace orrery::scaling_laws::testing {
 
 // Path of data file `rel` ("porian2024/porian2024_fit_results.json") in
@@ -48,5 +53,24 @@ class SeededNormal {
   double spare_ = 0.0;
   bool have_spare_ = false;
 };
+
+// Standard errors of least squares in ln L at parameters `p` for the runs of
+// `t` with noise sigma in ln L, in the order E, A, B, alpha, beta:
+// sigma * sqrt(diag((J^T J)^-1)), J the Jacobian of ln L with respect to the
+// parameters (Gauss-Newton; e.g. Seber & Wild 1989, Nonlinear Regression,
+// Sec. 2.1).
+inline Eigen::VectorXd LeastSquaresStandardErrors(const RunTable& t, const ChinchillaParams& p,
+                                                  double sigma) {
+  Eigen::MatrixXd J(t.points.size(), 5);
+  for (size_t i = 0; i < t.points.size(); ++i) {
+    const double n = t.points[i].params_n, d = t.points[i].tokens_d;
+    const double pn = std::pow(n, -p.alpha), pd = std::pow(d, -p.beta);
+    const double l = p.E + p.A * pn + p.B * pd;
+    J.row(static_cast<Eigen::Index>(i)) << 1 / l, pn / l, pd / l, -p.A * pn * std::log(n) / l,
+        -p.B * pd * std::log(d) / l;
+  }
+  const Eigen::MatrixXd cov = (J.transpose() * J).inverse();
+  return sigma * cov.diagonal().cwiseSqrt();
+}
 
 }  // namespace orrery::scaling_laws::testing

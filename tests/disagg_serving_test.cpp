@@ -6,29 +6,16 @@
 
 #include "core/estimate/disagg_serving.h"
 #include "core/estimate/scenario.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
 
-const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
-
-models::ModelSpec Model(const std::string& name) {
-  models::ModelSpec m;
-  base::Diagnostics d;
-  EXPECT_TRUE(LoadModelPreset(name, PresetStore(kConfigs), {}, "model", m, d)) << d.ToString();
-  return m;
-}
+using test::Model;
 
 // One DGX H100: 8 x H100 SXM on NVLink (450 GB/s per direction, 3.4 us),
 // then NDR InfiniBand (400 Gb/s = 50 GB/s per GPU, 5 us).
-hardware::SystemSpec DgxH100(int64_t nodes) {
-  hardware::SystemSpec s;
-  base::Diagnostics d;
-  EXPECT_TRUE(LoadSystemPreset("dgx-h100-superpod", PresetStore(kConfigs), {}, "system", s, d))
-      << d.ToString();
-  s.nodes = nodes;
-  return s;
-}
+hardware::SystemSpec DgxH100(int64_t nodes) { return test::System("dgx-h100-superpod", nodes); }
 
 // Llama 3.1 8B: 32 layers, 8 KV heads of 128 (configs/models/llama3.1-8b.yaml).
 //   BF16 KV per token 32 x 2 x 8 x 128 x 2 B = 131,072 B; 1,000 prompt tokens

@@ -13,6 +13,8 @@
 #include "hardware/device_model.h"
 #include "models/transformer.h"
 #include "parallelism/schedule.h"
+#include "tests/support/model_shapes.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
@@ -20,17 +22,34 @@ namespace {
 const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
 const std::string kRuns = std::string(ORRERY_TEST_VALIDATION_DIR) + "/training_runs.csv";
 
-Scenario Load(const std::string& name) {
-  base::Diagnostics d;
-  auto s = LoadScenarioFile(name, PresetStore(kConfigs), d);
-  EXPECT_TRUE(s.has_value()) << d.ToString();
-  return s.value_or(Scenario{});
+using test::LoadScenario;
+using test::LoadScenarioWithModel;
+
+// A device for by-hand kernel times: 1 TB/s of memory bandwidth achieved at a
+// flat 80 % (0.8 TB/s at any size) and 2 us of launch overhead per kernel.
+hardware::DeviceSpec FlatMemoryDevice() {
+  hardware::DeviceSpec d;
+  d.memory_bandwidth = 1e12;
+  d.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
+  d.kernel_overhead = 2e-6;
+  return d;
+}
+
+// Llama 3 8B's fused QKV projection on one 8192-token microbatch: input
+// 8192 x 4096, output 8192 x 6144 ((32 + 2 x 8) heads of 128).
+models::Op Llama3_8bQkvGemm() {
+  models::Op qkv;
+  qkv.kind = models::OpKind::kGemm;
+  qkv.m = 8192;
+  qkv.n = 6144;
+  qkv.k = 4096;
+  return qkv;
 }
 
 // Narayanan et al. 2021 Eq. 3 with full recompute: the FLOPs the hardware
 // executes, 96 B s L h^2 (1 + s/6h + V/16Lh).
 TEST(Estimator, HardwareFlopsWithFullRecomputeEqualEq3) {
-  Scenario s = Load("gpt3-175b-a100");
+  Scenario s = LoadScenario("gpt3-175b-a100");
   s.training.recompute = parallelism::Recompute::kFull;
   s.training.sequence_parallel = false;
   const TrainingEstimator est(s.model, s.system);
@@ -56,7 +75,7 @@ TEST(Estimator, HardwareFlopsWithFullRecomputeEqualEq3) {
 // recompute time and the recomputed forward's TP collectives are half of
 // full recompute's, and the forward and backward do not change.
 TEST(Estimator, RecomputeIntervalRecomputesThatShareOfTheLayers) {
-  Scenario s = Load("gpt3-175b-a100");
+  Scenario s = LoadScenario("gpt3-175b-a100");
   s.training.sequence_parallel = false;
   const TrainingEstimator est(s.model, s.system);
   s.training.recompute = parallelism::Recompute::kNone;
@@ -96,7 +115,7 @@ TEST(Estimator, RecomputeIntervalRecomputesThatShareOfTheLayers) {
 // beyond the model FLOPs. The recomputed time lies between none's (0) and
 // full recompute's, and so does the activation memory.
 TEST(Estimator, OpLevelSacRecomputesEverySecondMatmul) {
-  Scenario s = Load("llama3-70b-h100");
+  Scenario s = LoadScenario("llama3-70b-h100");
   const TrainingEstimator est(s.model, s.system);
   s.training.recompute = parallelism::Recompute::kNone;
   const TrainingEstimate none = est.Run(s.training, s.workload);
@@ -136,26 +155,13 @@ TEST(Estimator, EagerElementwiseAddsItsBytesAtMemoryBandwidth) {
   s.system.device.kernel_overhead = 0;
   s.system.device.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
   models::ModelSpec& m = s.model;
-  m = models::ModelSpec{};
+  m = test::Llama(1, 256, 2, 1, 1024, 50304);
   m.name = "gemstone-256x1";
-  m.layers = 1;
-  m.hidden = 256;
-  m.heads = 2;
-  m.kv_heads = 1;
   m.head_dim = 128;
-  m.ffn = 1024;
-  m.vocab = 50304;
-  m.activation = models::Activation::kSwiglu;
-  m.norm = models::Norm::kRmsNorm;
-  m.position = models::Position::kRope;
-  m.bias = false;
-  m.tied_embeddings = false;
   parallelism::TrainingPlan p;
   p.tp = p.pp = p.dp = p.cp = 1;
   p.micro_batch = 1;
-  parallelism::Workload w;
-  w.global_batch = 1;
-  w.seq_len = 2048;
+  parallelism::Workload w{.global_batch = 1, .seq_len = 2048};
   const TrainingEstimator est(m, s.system);
   const TrainingEstimate fused = est.Run(p, w);
   p.elementwise = parallelism::Elementwise::kEager;
@@ -243,7 +249,7 @@ TEST(Issue15, Gb200GemmsFasterThanB200ByTheMeasuredMamfNotThePeak) {
 }
 
 TEST(Estimator, BubbleIsPMinusOneOverVMicrobatches) {
-  Scenario s = Load("gpt3-175b-a100");  // p = 8, v = 3, m = 64
+  Scenario s = LoadScenario("gpt3-175b-a100");  // p = 8, v = 3, m = 64
   const TrainingEstimator est(s.model, s.system);
   const TrainingEstimate e = est.Run(s.training, s.workload);
   const double per_microbatch = (e.time.forward + e.time.backward + e.time.recompute +
@@ -264,7 +270,7 @@ TEST(Estimator, BubbleIsPMinusOneOverVMicrobatches) {
 // with a reason. With v = 1 it is plain 1F1B: iteration (m + p - 1) T = 4 T,
 // a bubble of 3 T (Narayanan et al. 2021, Sec. 2.2.1).
 TEST(Estimator, InterleavingNeedsAMultipleOfPpMicrobatches) {
-  Scenario s = Load("llama3-70b-h100");
+  Scenario s = LoadScenario("llama3-70b-h100");
   s.system.nodes = 2048;
   s.training.tp = 4;
   s.training.pp = 4;
@@ -296,7 +302,7 @@ TEST(Estimator, InterleavingNeedsAMultipleOfPpMicrobatches) {
 // GPipe ignores `interleave` (one chunk per device): its bubble is (p - 1) T
 // whatever interleave says, as the event engine simulates it.
 TEST(Estimator, GpipeBubbleIsPMinusOneStages) {
-  Scenario s = Load("gpt3-175b-a100");  // p = 8, m = 64
+  Scenario s = LoadScenario("gpt3-175b-a100");  // p = 8, m = 64
   s.training.schedule = parallelism::Schedule::kGpipe;
   const TrainingEstimator est(s.model, s.system);
   const TrainingEstimate e = est.Run(s.training, s.workload);
@@ -341,18 +347,8 @@ TEST(Schedule, ZeroBubbleH1BubbleByHand) {
 // it) and the last layer's reduce-scatter (the optimizer waits for it):
 // never zero.
 TEST(Estimator, ZeroThreeCommunicationIsExposedAndFollowsDpOverlap) {
-  Scenario s = Load("gpt3-175b-1024-a100");
-  base::Diagnostics d;
-  ASSERT_TRUE(LoadModelPreset("llama2-7b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 1024;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
+  Scenario s = test::Llama2_7bZero3On1024A100();
   s.training.recompute = parallelism::Recompute::kNone;
-  s.training.zero = 3;
-  s.workload.global_batch = 1024;
-  s.workload.seq_len = 4096;
   const TrainingEstimator est(s.model, s.system);
   TrainingEstimate e = est.Run(s.training, s.workload);
   ASSERT_EQ(e.microbatches, 1);
@@ -408,21 +404,11 @@ TEST(Estimator, ZeroThreeGathersAndReduceBytesFollowTheFramework) {
   EXPECT_DOUBLE_EQ(Zero3GathersPerMicrobatch(p), 2);
   EXPECT_DOUBLE_EQ(bytes(p), 53907324928.0);  // 8P, FSDP with recompute: no third gather
 
-  Scenario s = Load("gpt3-175b-1024-a100");
-  base::Diagnostics d;
-  ASSERT_TRUE(LoadModelPreset("llama2-7b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
+  Scenario s = test::Llama2_7bZero3On1024A100();
   const double params = 32 * models::LayerParameters(s.model, false) +
                         models::EmbeddingParameters(s.model, 4096) + models::HeadParameters(s.model);
   ASSERT_DOUBLE_EQ(params, P);
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 1024;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
-  s.training.zero = 3;
   s.training.dp_overlap = false;
-  s.workload.global_batch = 1024;
-  s.workload.seq_len = 4096;
   const TrainingEstimator est(s.model, s.system);
   const hardware::GroupPlacement g = est.network().Place(1024, 1);
   const double ag = est.network().Time(hardware::Collective::kAllGather, P * 2, g);
@@ -453,7 +439,7 @@ TEST(Estimator, OverlappedCollectiveSlowsTheComputeBesideIt) {
   // In the estimator: Llama 3 70B on 512 H100 with TP overlap inside the
   // node: the TP collectives hide behind the GEMMs, so the exposed TP time
   // is the contention alone, 0.189/1.189 of them; without contention 0.
-  Scenario sc = Load("llama3-70b-h100");
+  Scenario sc = LoadScenario("llama3-70b-h100");
   ASSERT_TRUE(sc.training.tp_comm_overlap);
   const TrainingEstimator est(sc.model, sc.system);
   const TrainingEstimate e = est.Run(sc.training, sc.workload);
@@ -484,7 +470,7 @@ TEST(Estimator, EveryDeviceKeyMovesAPredictionOrIsListed) {
       {"peak_int8", "int8 weights in orrery infer"},
       {"peak_fp4", "fp4 weights in orrery infer (Blackwell)"},
   };
-  Scenario sc = Load("llama3-70b-h100");
+  Scenario sc = LoadScenario("llama3-70b-h100");
   sc.system.device.power_cap = 560;
   const hardware::DataType precisions[] = {hardware::DataType::kBf16, hardware::DataType::kFp8,
                                            hardware::DataType::kFp16, hardware::DataType::kTf32,
@@ -537,7 +523,7 @@ TEST(Estimator, EveryDeviceKeyMovesAPredictionOrIsListed) {
 // do not, so the forward pass grows by less than 1.26 x but by more than
 // 1.2 x (the GEMMs are most of it); the energy is drawn at the cap.
 TEST(Estimator, PowerCapSlowsComputeAndBoundsTheEnergy) {
-  Scenario sc = Load("llama3-70b-h100");
+  Scenario sc = LoadScenario("llama3-70b-h100");
   const TrainingEstimator full(sc.model, sc.system);
   const TrainingEstimate a = full.Run(sc.training, sc.workload);
   sc.system.device.power_cap = 455;
@@ -558,11 +544,7 @@ TEST(Estimator, PowerCapSlowsComputeAndBoundsTheEnergy) {
 // twice its BF16 peak (1,979 vs 989 TFLOP/s dense), so the GEMM time falls
 // by more than a third but never below half.
 TEST(Estimator, Fp8PlansKeepAttentionInBf16) {
-  Scenario s = Load("llama3-70b-h100");
-  {
-    base::Diagnostics d;
-    ASSERT_TRUE(LoadModelPreset("llama3-8b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
-  }
+  Scenario s = LoadScenarioWithModel("llama3-70b-h100", "llama3-8b");
   s.workload.seq_len = 32768;
   s.workload.global_batch = 64;
   s.training.tp = 8;
@@ -588,15 +570,8 @@ TEST(Estimator, Fp8PlansKeepAttentionInBf16) {
 //   forward:  4 B x 8192 x 4096 = 134,217,728 B / 0.8 TB/s = 167.77216 us + 2 us
 //   backward: 4 B x 8192 x 6144 = 201,326,592 B / 0.8 TB/s = 251.65824 us + 2 us
 TEST(StepKernels, Fp8CastTransposeByHand) {
-  hardware::DeviceSpec d;
-  d.memory_bandwidth = 1e12;
-  d.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
-  d.kernel_overhead = 2e-6;
-  models::Op qkv;
-  qkv.kind = models::OpKind::kGemm;
-  qkv.m = 8192;
-  qkv.n = 6144;
-  qkv.k = 4096;
+  const hardware::DeviceSpec d = FlatMemoryDevice();
+  const models::Op qkv = Llama3_8bQkvGemm();
   const PassTimes t = Fp8LinearCastTimes(d, qkv, parallelism::Fp8Recipe::kDelayed);
   EXPECT_NEAR(t.fwd, 169.77216e-6, 1e-15);
   EXPECT_NEAR(t.bwd, 253.65824e-6, 1e-15);
@@ -618,15 +593,8 @@ TEST(StepKernels, Fp8CastTransposeByHand) {
 //   mxfp8     4 + 2 x 1/32 = 4.0625 B/element: the same bytes as blockwise
 //             (one 4-byte scale per 128 elements = one 1-byte scale per 32).
 TEST(StepKernels, Fp8RecipeCastsByHand) {
-  hardware::DeviceSpec d;
-  d.memory_bandwidth = 1e12;
-  d.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
-  d.kernel_overhead = 2e-6;
-  models::Op qkv;
-  qkv.kind = models::OpKind::kGemm;
-  qkv.m = 8192;
-  qkv.n = 6144;
-  qkv.k = 4096;
+  const hardware::DeviceSpec d = FlatMemoryDevice();
+  const models::Op qkv = Llama3_8bQkvGemm();
   EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kDelayed), 4.0);
   EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kCurrent), 4.0);
   EXPECT_EQ(kFp8CurrentAmaxBytesPerElement, 2.0);
@@ -648,10 +616,7 @@ TEST(StepKernels, Fp8RecipeCastsByHand) {
 //   forward:  38 B each = 4,990,697,472 B / 0.8 TB/s = 6.23837184 ms + 6 x 2 us
 //   backward: 14 B each = 1,838,678,016 B / 0.8 TB/s = 2.29834752 ms + 2 x 2 us
 TEST(StepKernels, VocabParallelCrossEntropyByHand) {
-  hardware::DeviceSpec d;
-  d.memory_bandwidth = 1e12;
-  d.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
-  d.kernel_overhead = 2e-6;
+  const hardware::DeviceSpec d = FlatMemoryDevice();
   const PassTimes t = VocabParallelCrossEntropyTimes(d, 8192, 128256.0 / 8);
   EXPECT_NEAR(t.fwd, 6.25037184e-3, 1e-14);
   EXPECT_NEAR(t.bwd, 2.30234752e-3, 1e-14);
@@ -672,11 +637,7 @@ TEST(StepKernels, VocabParallelCrossEntropyByHand) {
 //   134,217,728 B forward, twice backward) and the fp32 cross entropy over
 //   8192 x 128,256 = 1,050,673,152 logits (38 B each forward, 14 B backward).
 TEST(Estimator, Fp8CastsAndBf16LossAsMegatronCoreRunsThem) {
-  Scenario s = Load("llama3-70b-h100");
-  {
-    base::Diagnostics d;
-    ASSERT_TRUE(LoadModelPreset("llama3-8b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
-  }
+  Scenario s = LoadScenarioWithModel("llama3-70b-h100", "llama3-8b");
   ASSERT_EQ(s.model.vocab, 128256);
   s.system.device.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
   s.system.device.kernel_overhead = 0;
@@ -712,7 +673,7 @@ TEST(Estimator, Fp8CastsAndBf16LossAsMegatronCoreRunsThem) {
 // the tier's 450 GB/s (k = 1, 1/2, 1/4; latency a, bandwidth part b), so the
 // step from 1/2 to 1/4 is twice the step from 1 to 1/2; the estimate moves.
 TEST(Estimator, ScaleupBandwidthCapsTheInnermostTier) {
-  Scenario s = Load("llama3-70b-h100");
+  Scenario s = LoadScenario("llama3-70b-h100");
   double t[3] = {};
   double iteration[3] = {};
   for (int i = 0; i < 3; ++i) {
@@ -731,7 +692,7 @@ TEST(Estimator, ScaleupBandwidthCapsTheInnermostTier) {
 }
 
 TEST(Estimator, PlanThatDoesNotFitIsAResultWithAReason) {
-  Scenario s = Load("gpt3-175b-a100");
+  Scenario s = LoadScenario("gpt3-175b-a100");
   s.system.nodes = 1;
   s.training.pp = 1;
   const TrainingEstimator est(s.model, s.system);
@@ -747,7 +708,7 @@ TEST(Estimator, PlanThatDoesNotFitIsAResultWithAReason) {
 }
 
 TEST(Estimator, MoreBandwidthNeverSlowsAStep) {
-  Scenario s = Load("gpt3-175b-1024-a100");
+  Scenario s = LoadScenario("gpt3-175b-1024-a100");
   const TrainingEstimator base_est(s.model, s.system);
   const double t0 = base_est.Run(s.training, s.workload).iteration_s;
   Scenario fast = s;
@@ -899,7 +860,7 @@ namespace {
 // at 3.35 TB/s): on an H100 at 989.4 TFLOP/s x 0.55 (cuDNN) 252.6 us, x 0.33
 // (FlashAttention-2) 420.9 us, each + the 4 us kernel overhead.
 TEST(Estimator, FlashAttention2KernelsRunAtTheirOwnEfficiency) {
-  Scenario s = Load("llama3-70b-h100");
+  Scenario s = LoadScenario("llama3-70b-h100");
   const TrainingEstimator est(s.model, s.system);
   const double causal_flops = 0.5 * 2 * 8192.0 * 8192.0 * 8 * 256;
   const double peak = 989.4e12;
@@ -912,7 +873,7 @@ TEST(Estimator, FlashAttention2KernelsRunAtTheirOwnEfficiency) {
   EXPECT_NEAR(fa2 * 1e6, 424.9, 0.1);
   // A profile without flash2 figures (A100: FlashAttention-2 is the fused
   // kernel its flash_attention_* describe) prices both alike.
-  Scenario a = Load("gpt3-175b-a100");
+  Scenario a = LoadScenario("gpt3-175b-a100");
   a.training.attention = parallelism::Attention::kFlash;
   const TrainingEstimator est_a(a.model, a.system);
   const double flash_a = est_a.Run(a.training, a.workload).iteration_s;
@@ -929,7 +890,7 @@ TEST(Estimator, FlashAttention2KernelsRunAtTheirOwnEfficiency) {
 // FlashAttention-2 time, i.e. longer by 2.5 x 1.374e11 / (989.4e12 x 0.27)
 // = 1.2862 ms (the kernel overhead cancels; compute-bound as above).
 TEST(Estimator, TritonAttentionRunsBelowFlashAttention2) {
-  Scenario s = Load("llama3-70b-h100");
+  Scenario s = LoadScenario("llama3-70b-h100");
   const TrainingEstimator est(s.model, s.system);
   const double causal_flops = 0.5 * 2 * 8192.0 * 8192.0 * 8 * 256;
   const double peak = 989.4e12;
@@ -953,7 +914,7 @@ TEST(Estimator, TritonAttentionRunsBelowFlashAttention2) {
 // time as the head of 128 above. FlashAttention-2 pads nothing:
 // 1.2025e11 / (989.4e12 x 0.33) = 368.3 us + 4 us.
 TEST(Estimator, TritonAttentionPadsTheHeadDimension) {
-  Scenario s = Load("llama3-70b-h100");
+  Scenario s = LoadScenario("llama3-70b-h100");
   s.model.hidden = 7168;
   s.model.heads = 64;
   const TrainingEstimator est(s.model, s.system);
@@ -977,7 +938,7 @@ TEST(Estimator, TritonAttentionPadsTheHeadDimension) {
 // embedding and 7 layers, the last's 7 layers and the loss, each of the 14
 // middle stages 8 layers: 7 + 14 x 8 + 7 = 126.
 TEST(Estimator, EmbeddingAndLossCountAsPipelineLayers) {
-  Scenario s = Load("llama3-70b-h100");
+  Scenario s = LoadScenario("llama3-70b-h100");
   s.model.layers = 126;
   s.training.pp = 16;
   s.training.dp = 4;  // tp 8 x pp 16 x dp 4 = 512 GPUs; 1024 / 4 = 256 microbatches, a multiple of 16
@@ -1017,7 +978,7 @@ TEST(Estimator, EmbeddingAndLossCountAsPipelineLayers) {
 // Uneven pipeline split: the slowest stage paces the pipeline, and the stage
 // holding the LM head pays for it.
 TEST(Estimator, UnevenStagesPaceThePipeline) {
-  Scenario s = Load("gpt3-175b-a100");
+  Scenario s = LoadScenario("gpt3-175b-a100");
   s.training.pp = 2;
   s.training.interleave = 1;
   s.system.nodes = 2;  // tp 8 x pp 2 = 16 GPUs, dp 1

@@ -12,6 +12,7 @@
 #include "core/estimate/chrome_trace.h"
 #include "core/estimate/event_estimator.h"
 #include "parallelism/step_graph.h"
+#include "tests/support/presets.h"
 
 namespace orrery {
 namespace {
@@ -314,12 +315,7 @@ TEST(ChromeTrace, FourStage1F1BIsValidAndInOrder) {
 
 // --- the estimator against the closed form -----------------------------------------
 
-engine::Scenario LoadScenario(const std::string& name) {
-  base::Diagnostics d;
-  auto s = engine::LoadScenarioFile(name, engine::PresetStore(ORRERY_TEST_CONFIG_DIR), d);
-  EXPECT_TRUE(s.has_value()) << d.ToString();
-  return s.value_or(engine::Scenario{});
-}
+using test::LoadScenario;
 
 // With every stage as costly as the closed form's pace-setting stage and no
 // overlap to simulate (DP reduction after the backward, TP collectives
@@ -591,21 +587,9 @@ TEST(EventEstimator, OverlapsDataParallelBuckets) {
 // an fp32 one; the steps differ by AG(2P) + RS(2P) - RS(4P), P the 6.738 G
 // parameters (tests/estimate_test.cpp works out the bytes).
 TEST(EventEstimator, PricesZeroThreeAsTheFrameworkRunsIt) {
-  engine::Scenario s = LoadScenario("gpt3-175b-1024-a100");
-  base::Diagnostics d;
-  ASSERT_TRUE(engine::LoadModelPreset("llama2-7b", engine::PresetStore(ORRERY_TEST_CONFIG_DIR), {}, "model",
-                                      s.model, d))
-      << d.ToString();
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 1024;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
-  s.training.zero = 3;
+  engine::Scenario s = test::Llama2_7bZero3On1024A100();
   s.training.recompute = parallelism::Recompute::kFull;
   s.training.dp_overlap = false;
-  s.workload.global_batch = 1024;
-  s.workload.seq_len = 4096;
   const engine::EventEstimator est(s.model, s.system);
   const engine::EventEstimate deepspeed = est.Run(s.training, s.workload);
   s.training.zero3_recompute_gather = false;

@@ -4,14 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <set>
-#include <new>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -22,37 +19,8 @@
 #include "hardware/device_model.h"
 #include "models/kv_cache.h"
 #include "models/transformer.h"
-
-// Counts allocations, to hold the closed-form path to "no allocation".
-namespace {
-std::atomic<long> g_allocations{0};
-}
-// The replacement pair is malloc/free on both sides; GCC 12+ cannot see that
-// once the replacements are inlined here, hence the pragma.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-// Every other form std:: may call, on the same malloc/free pair: the library's
-// nothrow new (std::stable_sort's temporary buffer) otherwise allocates with
-// the sanitizer's own operator new and is freed here by free(), which
-// AddressSanitizer reports as alloc-dealloc-mismatch (issue 20).
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+#include "tests/support/count_allocations.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
@@ -63,29 +31,11 @@ using parallelism::InferenceDeployment;
 const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
 const std::string kRuns = std::string(ORRERY_TEST_VALIDATION_DIR) + "/inference_runs.csv";
 
-Scenario Load(const std::string& name) {
-  base::Diagnostics d;
-  auto s = LoadScenarioFile(name, PresetStore(kConfigs), d);
-  EXPECT_TRUE(s.has_value()) << d.ToString();
-  return s.value_or(Scenario{});
-}
-
-models::ModelSpec Model(const std::string& name) {
-  base::Diagnostics d;
-  models::ModelSpec m;
-  EXPECT_TRUE(LoadModelPreset(name, PresetStore(kConfigs), {}, "model", m, d)) << d.ToString();
-  return m;
-}
+using test::LoadScenario;
+using test::Model;
 
 // One DGX H100 node with its H100 profile.
-hardware::SystemSpec H100Node() {
-  base::Diagnostics d;
-  hardware::SystemSpec s;
-  EXPECT_TRUE(LoadSystemPreset("dgx-h100-superpod", PresetStore(kConfigs), {}, "system", s, d))
-      << d.ToString();
-  s.nodes = 1;
-  return s;
-}
+hardware::SystemSpec H100Node() { return test::System("dgx-h100-superpod", 1); }
 
 InferenceDeployment Bf16(int64_t tp) {
   InferenceDeployment d;
@@ -178,7 +128,7 @@ TEST(Estimator, DecodeStepAboveWeightStreamingBound) {
 }
 
 TEST(Estimator, StaticFiguresAddUp) {
-  const Scenario s = Load("llama2-70b-h100-infer");
+  const Scenario s = LoadScenario("llama2-70b-h100-infer");
   const InferenceEstimator est(s.model, s.system);
   const InferenceEstimate e = est.Run(*s.inference);
   ASSERT_TRUE(e.feasible()) << ExplainInfeasible(e, s);
@@ -208,7 +158,7 @@ TEST(Estimator, StaticFiguresAddUp) {
 // element-wise time than with 16-bit inputs; NVFP4 (4.5 bits with its scales,
 // 2.5625 B each) 80 x 1,024 x 25,600 x 2.5625 / 2.25e12 = 2.3884231 ms.
 TEST(Pass, NarrowGemmInputsPayTheirQuantize) {
-  Scenario s = Load("llama2-70b-h100-infer");
+  Scenario s = LoadScenario("llama2-70b-h100-infer");
   s.system.device.memory_bandwidth = 3e12;
   s.system.device.memory_efficiency = {{1}, {0.75}};
   s.system.device.peak_fp4 = 4 * s.system.device.peak_bf16;
@@ -402,18 +352,18 @@ TEST(Estimator, PipelineStagesAddTheirSend) {
 }
 
 TEST(Estimator, RunAndPassDoNotAllocate) {
-  const Scenario s = Load("llama2-70b-h100-infer");
+  const Scenario s = LoadScenario("llama2-70b-h100-infer");
   const InferenceEstimator est(s.model, s.system);
   InferenceDeployment d[3] = {*s.inference, *s.inference, *s.inference};
   d[1].speculate = 4;
   d[2].offload_kv = 0.5;
   double sink = 0;
-  const long before = g_allocations.load();
+  const long before = test::AllocationCount();
   for (int i = 0; i < 300; ++i) {
     sink += est.Run(d[i % 3]).e2e_s;
     sink += est.Pass(d[i % 3], IterationShape::Prefill(3, 100, 50)).total;
   }
-  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(test::AllocationCount() - before, 0);
   EXPECT_GT(sink, 0);
 }
 
@@ -428,7 +378,7 @@ TEST(Speculative, ExpectedTokensPerStep) {
 }
 
 TEST(Speculative, TimePerTokenChargesTheDraft) {
-  const Scenario s = Load("llama2-70b-spec-h100-infer");
+  const Scenario s = LoadScenario("llama2-70b-spec-h100-infer");
   ASSERT_TRUE(s.draft_model.has_value());
   const InferenceEstimator est(s.model, s.system, &*s.draft_model);
   const auto& d = *s.inference;
@@ -472,7 +422,7 @@ struct Served {
 // replicas, requests dealt round robin in arrival order; each replica's
 // outcomes are exactly a lone replica's on its half of the stream.
 TEST(Serving, ReplicasShareTheStreamRoundRobin) {
-  Scenario s = Load("llama2-70b-h100-infer");
+  Scenario s = LoadScenario("llama2-70b-h100-infer");
   const InferenceDeployment& d = *s.inference;
   const InferenceEstimator est(s.model, s.system);
   ASSERT_EQ(ServingReplicas(s.system, d), 2);  // 8 devices / (tp 4 x pp 1)
@@ -831,14 +781,14 @@ TEST(Scenario, InferenceOnlyFileNeedsNoTraining) {
   base::Diagnostics d;
   const std::string file = kConfigs + "/scenarios/llama2-70b-h100-infer.yaml";
   EXPECT_TRUE(CheckFile(file, PresetStore(kConfigs), d).has_value()) << d.ToString();
-  const Scenario s = Load("llama2-70b-h100-infer");
+  const Scenario s = LoadScenario("llama2-70b-h100-infer");
   EXPECT_FALSE(s.has_training);
   setenv("ORRERY_CONFIG_DIR", kConfigs.c_str(), 1);
   std::ostringstream out, err;
   EXPECT_EQ(cli::RunEstimate({"llama2-70b-h100-infer"}, out, err), 1);
   EXPECT_NE(err.str().find("no training section"), std::string::npos) << err.str();
   // --set inference.* on a training scenario adds the section.
-  Scenario t = Load("gpt3-175b-a100");
+  Scenario t = LoadScenario("gpt3-175b-a100");
   base::Diagnostics o;
   EXPECT_TRUE(ApplyOverride(t, "inference.tp=8", o)) << o.ToString();
   ASSERT_TRUE(t.inference.has_value());
@@ -965,27 +915,37 @@ TEST(Validation, EveryTenthInferenceRowThroughTheVerb) {
 // (InternLM/lmdeploy src/turbomind/models/llama/LlamaBatch.cc,
 // LlamaBatch::contextDecode). Its rows' first-token latency is that sum,
 // and another engine's the whole prefill.
+// A temporary measured-inference CSV `name`: the columns of
+// validation/inference_runs.csv, then `rows`.
+std::string InferenceCsv(const std::string& name, const std::string& rows) {
+  const std::string csv = ::testing::TempDir() + "/" + name;
+  std::ofstream out(csv);
+  out << "source,model,params_b,gpu,num_gpus,tp,pp,precision,batch,input_len,output_len,"
+         "measured_ttft_ms,measured_tpot_ms,measured_tokens_per_s,requests,measured_e2e_ms,"
+         "measured_requests_per_s,notes\n"
+      << rows;
+  return csv;
+}
+
+// One Selene node with the A100 80GB profile: the system the validation
+// harness prices a one-GPU A100 80GB row on.
+hardware::SystemSpec SeleneNodeOfA100_80Gb() {
+  hardware::SystemSpec sys = test::System("selene", 1);
+  sys.device = test::Device("a100-80gb");
+  return sys;
+}
+
 TEST(Validation, TurboMindFirstTokenIsContextMinusOnePlusADecodeStep) {
-  const std::string csv = ::testing::TempDir() + "/turbomind_rows.csv";
-  {
-    std::ofstream out(csv);
-    out << "source,model,params_b,gpu,num_gpus,tp,pp,precision,batch,input_len,output_len,"
-           "measured_ttft_ms,measured_tpot_ms,measured_tokens_per_s,requests,measured_e2e_ms,"
-           "measured_requests_per_s,notes\n"
-        << "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n"
-        << "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,1,128,21,,,,,,\n"
-        << "another engine,Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n";
-  }
+  const std::string csv = InferenceCsv(
+      "turbomind_rows.csv",
+      "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n"
+      "lmdeploy (TurboMind),Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,1,128,21,,,,,,\n"
+      "another engine,Llama-2-7B,6.7,A100 80GB,1,1,1,FP16,16,128,128,129,,,,,,\n");
   base::Diagnostics diags;
   const ValidationReport r = ValidateInferenceCsv(csv, PresetStore(kConfigs), diags);
   ASSERT_TRUE(diags.ok()) << diags.ToString();
   ASSERT_EQ(r.rows.size(), 3u);
-  hardware::SystemSpec sys;
-  ASSERT_TRUE(LoadSystemPreset("selene", PresetStore(kConfigs), {}, "system", sys, diags))
-      << diags.ToString();
-  ASSERT_TRUE(LoadDevicePreset("a100-80gb", PresetStore(kConfigs), {}, "device", sys.device, diags))
-      << diags.ToString();
-  sys.nodes = 1;
+  const hardware::SystemSpec sys = SeleneNodeOfA100_80Gb();
   const auto m = Model("llama2-7b");
   const InferenceEstimator est(m, sys);
   InferenceDeployment d = Bf16(1);
@@ -1004,24 +964,16 @@ TEST(Validation, TurboMindFirstTokenIsContextMinusOnePlusADecodeStep) {
 // deployment Pass.Int4WeightOnly* work by hand; an unknown word is a skip
 // with its reason.
 TEST(Validation, Int4WeightOnlyPrecisionWords) {
-  const std::string csv = ::testing::TempDir() + "/int4_rows.csv";
-  {
-    std::ofstream out(csv);
-    out << "source,model,params_b,gpu,num_gpus,tp,pp,precision,batch,input_len,output_len,"
-           "measured_ttft_ms,measured_tpot_ms,measured_tokens_per_s,requests,measured_e2e_ms,"
-           "measured_requests_per_s,notes\n"
-        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,AWQ,1,128,128,,5,,,,,\n"
-        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,W4A16,1,128,128,,5,,,,,\n"
-        << "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,INT3,1,128,128,,5,,,,,\n";
-  }
+  const std::string csv =
+      InferenceCsv("int4_rows.csv",
+                   "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,AWQ,1,128,128,,5,,,,,\n"
+                   "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,W4A16,1,128,128,,5,,,,,\n"
+                   "some engine,Llama-2-7B,6.7,A100 80GB,1,1,1,INT3,1,128,128,,5,,,,,\n");
   base::Diagnostics diags;
   const ValidationReport r = ValidateInferenceCsv(csv, PresetStore(kConfigs), diags);
   ASSERT_TRUE(diags.ok()) << diags.ToString();
   ASSERT_EQ(r.rows.size(), 3u);
-  hardware::SystemSpec sys;
-  ASSERT_TRUE(LoadSystemPreset("selene", PresetStore(kConfigs), {}, "system", sys, diags));
-  ASSERT_TRUE(LoadDevicePreset("a100-80gb", PresetStore(kConfigs), {}, "device", sys.device, diags));
-  sys.nodes = 1;
+  const hardware::SystemSpec sys = SeleneNodeOfA100_80Gb();
   const auto m = Model("llama2-7b");
   const InferenceEstimator est(m, sys);
   InferenceDeployment d = Bf16(1);
@@ -1075,7 +1027,7 @@ TEST(Validation, AllCoveredInferenceRows) {
 TEST(Serving, PassCacheGivesTheSamePassBitForBit) {
   for (const char* name : {"llama2-70b-h100-infer", "mixtral-8x7b-a100-infer"}) {
     SCOPED_TRACE(name);
-    const Scenario s = Load(name);
+    const Scenario s = LoadScenario(name);
     ASSERT_TRUE(s.inference.has_value());
     const InferenceDeployment& d = *s.inference;
     const InferenceEstimator est(s.model, s.system);

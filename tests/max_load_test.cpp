@@ -5,25 +5,15 @@
 #include "core/estimate/max_load.h"
 #include "core/estimate/scenario.h"
 #include "hardware/device_model.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
 
 const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
 
-models::ModelSpec Model(const std::string& name) {
-  models::ModelSpec m;
-  base::Diagnostics d;
-  EXPECT_TRUE(LoadModelPreset(name, PresetStore(kConfigs), {}, "model", m, d)) << d.ToString();
-  return m;
-}
-
-hardware::DeviceSpec Device(const std::string& name) {
-  hardware::DeviceSpec dev;
-  base::Diagnostics d;
-  EXPECT_TRUE(LoadDevicePreset(name, PresetStore(kConfigs), {}, "device", dev, d)) << d.ToString();
-  return dev;
-}
+using test::Model;
+using test::Device;
 
 parallelism::InferenceDeployment Fp8(int64_t tp) {
   parallelism::InferenceDeployment dep;

@@ -12,6 +12,7 @@
 #include "core/search/plan_space.h"
 #include "hardware/device_model.h"
 #include "models/transformer.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
@@ -20,29 +21,14 @@ using parallelism::CpScheme;
 
 const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
 
-models::ModelSpec Model(const std::string& name) {
-  base::Diagnostics d;
-  models::ModelSpec m;
-  EXPECT_TRUE(LoadModelPreset(name, PresetStore(kConfigs), {}, "model", m, d)) << d.ToString();
-  return m;
-}
-
-hardware::SystemSpec System(const std::string& name) {
-  base::Diagnostics d;
-  hardware::SystemSpec s;
-  EXPECT_TRUE(LoadSystemPreset(name, PresetStore(kConfigs), {}, "system", s, d)) << d.ToString();
-  return s;
-}
+using test::Model;
+using test::System;
 
 // Mixtral 8x7B on one DGX H100 node: ep 8, ZeRO-1, 8 sequences of 4,096
 // tokens (one microbatch per data-parallel rank).
 struct MixtralOnOneNode {
   models::ModelSpec model = Model("mixtral-8x7b");  // the estimator keeps references
-  hardware::SystemSpec sys = [] {
-    hardware::SystemSpec s = System("dgx-h100-superpod");
-    s.nodes = 1;
-    return s;
-  }();
+  hardware::SystemSpec sys = System("dgx-h100-superpod", 1);
   TrainingEstimator est{model, sys};
   parallelism::TrainingPlan plan = [] {
     parallelism::TrainingPlan p;
@@ -50,12 +36,7 @@ struct MixtralOnOneNode {
     p.zero = 1;
     return p;
   }();
-  parallelism::Workload workload = [] {
-    parallelism::Workload w;
-    w.global_batch = 8;
-    w.seq_len = 4096;
-    return w;
-  }();
+  parallelism::Workload workload{.global_batch = 8, .seq_len = 4096};
 };
 
 // DeepSeek-V3 (arXiv 2412.19437 Sec. 4.2), by hand:
@@ -233,12 +214,9 @@ TEST(Issue16, ContextParallelVolumePerScheme) {
 // any scheme set by hand, and equal to one of them.
 TEST(Issue16, AutoContextParallelSchemeIsTheCheapest) {
   const models::ModelSpec m = Model("llama3-8b");
-  hardware::SystemSpec sys = System("dgx-h100-superpod");
-  sys.nodes = 2;
+  hardware::SystemSpec sys = System("dgx-h100-superpod", 2);
   const TrainingEstimator est(m, sys);
-  parallelism::Workload w;
-  w.global_batch = 2;
-  w.seq_len = 131072;
+  parallelism::Workload w{.global_batch = 2, .seq_len = 131072};
   parallelism::TrainingPlan p;
   p.tp = 2;
   p.cp = 8;
@@ -309,14 +287,11 @@ TEST(Issue16, ExpertPermuteBytesPerLayer) {
 // forward there is the same number.
 TEST(Issue16, ExpertPermuteInBothEngines) {
   const models::ModelSpec m = Model("qwen3-30b-a3b");
-  hardware::SystemSpec sys = System("dgx-b200");
-  sys.nodes = 1;
+  hardware::SystemSpec sys = System("dgx-b200", 1);
   const TrainingEstimator est(m, sys);
   parallelism::TrainingPlan p;
   p.ep = 8;
-  parallelism::Workload w;
-  w.global_batch = 64;
-  w.seq_len = 4096;
+  parallelism::Workload w{.global_batch = 64, .seq_len = 4096};
   const PreparedWorkload prepared = est.Prepare(p, w);
   const OperatorCosts c = est.Costs(p, w);
   EXPECT_DOUBLE_EQ(c.moe.fwd, prepared.moe.fwd);
@@ -410,9 +385,7 @@ TEST(Issue16, NotesExplainExpertPlacementAndCpScheme) {
 // 2 already hold 62 > 61 layers, the last would get none).
 TEST(Issue16, UnevenStagesForSixtyOneLayers) {
   const models::ModelSpec m = Model("deepseek-v3");
-  parallelism::Workload w;
-  w.global_batch = 64;
-  w.seq_len = 4096;
+  parallelism::Workload w{.global_batch = 64, .seq_len = 4096};
   PlanShape s;
   s.devices = 1024;
   s.pp = 16;
@@ -552,9 +525,7 @@ TEST(Issue16, ExpertTensorParallelGathersTheRoutedTokens) {
 // 32 fits only folded (etp 1: 32 divides tp x dp = 32); ep 8 fits both ways.
 TEST(Issue16, SearchEnumeratesFoldedExpertShapes) {
   const models::ModelSpec m = Model("qwen3-235b-a22b");
-  parallelism::Workload w;
-  w.global_batch = 2048;
-  w.seq_len = 4096;
+  parallelism::Workload w{.global_batch = 2048, .seq_len = 4096};
   PlanSpaceOptions o;
   o.fixed.tp = 2;
   o.fixed.pp = 8;
@@ -638,15 +609,12 @@ TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
 // capacity factor (no host sync) the layer is the device's alone.
 TEST(Issue16, DroplessHostBoundInBothEngines) {
   const models::ModelSpec m = Model("qwen3-30b-a3b");
-  hardware::SystemSpec sys = System("dgx-b200");
-  sys.nodes = 1;
+  hardware::SystemSpec sys = System("dgx-b200", 1);
   const TrainingEstimator est(m, sys);
   parallelism::TrainingPlan p;
   p.ep = 8;
   p.precision = hardware::DataType::kFp8;
-  parallelism::Workload w;
-  w.global_batch = 64;
-  w.seq_len = 4096;
+  parallelism::Workload w{.global_batch = 64, .seq_len = 4096};
   const PreparedWorkload device = est.Prepare(p, w);
   p.host_kernel_launch = 100e-6;
   const PreparedWorkload bound = est.Prepare(p, w);
@@ -718,12 +686,9 @@ TEST(Issue16, MlaUpProjRecomputeKeepsOnlyTheLatentsAndTheAttentionOutput) {
   EXPECT_FALSE(parallelism::RecomputesMlaUpProj(m, full));
   EXPECT_FALSE(parallelism::RecomputesMlaUpProj(Model("mixtral-8x7b"), up));
 
-  hardware::SystemSpec sys = System("dgx-h100-superpod");
-  sys.nodes = 128;
+  hardware::SystemSpec sys = System("dgx-h100-superpod", 128);
   const TrainingEstimator est(m, sys);
-  parallelism::Workload w;
-  w.global_batch = 8192;
-  w.seq_len = 4096;
+  parallelism::Workload w{.global_batch = 8192, .seq_len = 4096};
   const TrainingEstimate kept = est.Run(p, w);
   const TrainingEstimate redone = est.Run(up, w);
   EXPECT_NEAR(kept.memory.activations - redone.memory.activations, 20937965568.0, 1e3);

@@ -18,6 +18,7 @@
 #include "models/transformer.h"
 #include "scaling_laws/compute_optimal.h"
 #include "scaling_laws/law_presets.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
@@ -33,12 +34,7 @@ FamilySpec Family(const std::string& name) {
   return f.value_or(FamilySpec{});
 }
 
-hardware::SystemSpec System(const std::string& name) {
-  base::Diagnostics d;
-  hardware::SystemSpec s;
-  EXPECT_TRUE(LoadSystemPreset(name, PresetStore(kConfigs), {}, "system", s, d)) << d.ToString();
-  return s;
-}
+using test::System;
 
 LawWithUncertainty Law(const std::string& name) {
   base::Diagnostics d;

@@ -18,6 +18,7 @@
 #include "scaling_laws/bootstrap.h"
 #include "scaling_laws/chinchilla_law.h"
 #include "scaling_laws/run_table.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
@@ -106,17 +107,12 @@ TEST(ValidateRobustness, EveryRowIsSkippedOrPredictedAndEmptyAggregatesAreFinite
   EXPECT_EQ(none.max_abs_error_pct, 0);
 }
 
-Scenario Load(const std::string& name) {
-  base::Diagnostics d;
-  auto s = LoadScenarioFile(name, PresetStore(kConfigs), d);
-  EXPECT_TRUE(s.has_value()) << d.ToString();
-  return s.value_or(Scenario{});
-}
+using test::LoadScenario;
 
 // A network bandwidth inside the documented range gave a feasible plan with
 // an infinite step ("inf s", "-nan %"). The range now starts at 1 MB/s ...
 TEST(EstimateRobustness, TinyNetworkBandwidthIsRefusedAtTheParser) {
-  Scenario s = Load("gpt3-175b-a100");
+  Scenario s = LoadScenario("gpt3-175b-a100");
   base::Diagnostics d;
   EXPECT_FALSE(ApplyOverride(s, "system.network[1].bandwidth=1e-300 B/s", d));
   EXPECT_NE(d.ToString().find("system.network[1].bandwidth"), std::string::npos) << d.ToString();
@@ -126,7 +122,7 @@ TEST(EstimateRobustness, TinyNetworkBandwidthIsRefusedAtTheParser) {
 // ... and whatever slips past a parser meets the result invariants: numbers
 // that are not finite never reach a face.
 TEST(EstimateRobustness, NonFiniteTimeBecomesAnInternalErrorWithItsInputs) {
-  Scenario s = Load("gpt3-175b-a100");
+  Scenario s = LoadScenario("gpt3-175b-a100");
   s.system.network[1].bandwidth = 1e-300;  // set directly, past the parser
   const TrainingEstimator est(s.model, s.system);
   const TrainingEstimate e = est.Run(s.training, s.workload);
@@ -138,7 +134,7 @@ TEST(EstimateRobustness, NonFiniteTimeBecomesAnInternalErrorWithItsInputs) {
 }
 
 TEST(EstimateRobustness, InvariantsNameTheRuleBroken) {
-  Scenario s = Load("gpt3-175b-a100");
+  Scenario s = LoadScenario("gpt3-175b-a100");
   const TrainingEstimator est(s.model, s.system);
   const TrainingEstimate good = est.Run(s.training, s.workload);
   ASSERT_TRUE(good.feasible());
@@ -159,7 +155,7 @@ TEST(EstimateRobustness, InvariantsNameTheRuleBroken) {
 }
 
 TEST(EstimateRobustness, NonUtf8OverrideIsALocatedError) {
-  Scenario s = Load("gpt3-175b-a100");
+  Scenario s = LoadScenario("gpt3-175b-a100");
   base::Diagnostics d;
   EXPECT_FALSE(ApplyOverride(s, "model.name=ab\x8D", d));
   ASSERT_EQ(d.size(), 1u);

@@ -12,18 +12,14 @@
 #include "core/estimate/event_estimator.h"
 #include "core/search/search.h"
 #include "models/transformer.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
 
 const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
 
-Scenario Load(const std::string& name) {
-  base::Diagnostics d;
-  auto s = LoadScenarioFile(name, PresetStore(kConfigs), d);
-  EXPECT_TRUE(s.has_value()) << d.ToString();
-  return s.value_or(Scenario{});
-}
+using test::LoadScenario;
 
 TEST(PlanSpace, Divisors) {
   EXPECT_EQ(Divisors(12), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));
@@ -59,9 +55,7 @@ TEST(PlanSpace, CandidateCountWorkedByHand) {
   m.hidden = 64;
   m.heads = 4;
   m.vocab = 128;
-  parallelism::Workload w;
-  w.global_batch = 2;
-  w.seq_len = 16;
+  parallelism::Workload w{.global_batch = 2, .seq_len = 16};
   PlanSpaceOptions o;
   o.offload = false;
   EXPECT_EQ(CountCandidates(m, EnumerateShapes(m, w, 2, o), o), 57u);
@@ -80,16 +74,29 @@ void ExpectSameTop(const SearchResult& a, const SearchResult& b) {
   }
 }
 
-TEST(Search, TimeBoundNeverChangesTheAnswer) {
-  const Scenario s = Load("gpt3-175b-a100");  // 64 A100, batch 64
+// The top 8 plans of one search of `s` for `objective` on one thread (one
+// group order, no offload), pruned by the time bound and not.
+struct PrunedAndFull {
+  SearchResult pruned, full;
+};
+PrunedAndFull SearchWithAndWithoutTheTimeBound(const Scenario& s,
+                                               Objective objective = SearchOptions{}.objective) {
   SearchOptions o;
   o.top = 8;
   o.threads = 1;
+  o.objective = objective;
   o.space.all_group_orders = false;
   o.space.offload = false;
-  const SearchResult pruned = Search(s, o);
+  PrunedAndFull r;
+  r.pruned = Search(s, o);
   o.prune_by_time = false;
-  const SearchResult full = Search(s, o);
+  r.full = Search(s, o);
+  return r;
+}
+
+TEST(Search, TimeBoundNeverChangesTheAnswer) {
+  const Scenario s = LoadScenario("gpt3-175b-a100");  // 64 A100, batch 64
+  const auto [pruned, full] = SearchWithAndWithoutTheTimeBound(s);
   ASSERT_EQ(full.top.size(), 8u);
   EXPECT_GT(pruned.stats.pruned_time, 0u);
   EXPECT_EQ(full.stats.pruned_time, 0u);
@@ -113,7 +120,7 @@ TEST(Search, TimeBoundNeverChangesTheAnswer) {
 }
 
 TEST(Search, OneAndTwoThreadsGiveTheSameRows) {
-  const Scenario s = Load("gpt3-175b-a100");
+  const Scenario s = LoadScenario("gpt3-175b-a100");
   SearchOptions o;
   o.top = 10;
   o.threads = 1;
@@ -126,7 +133,7 @@ TEST(Search, OneAndTwoThreadsGiveTheSameRows) {
 }
 
 TEST(Search, ShardsMergeToTheSingleProcessAnswer) {
-  const Scenario s = Load("gpt3-175b-a100");
+  const Scenario s = LoadScenario("gpt3-175b-a100");
   SearchOptions o;
   o.top = 5;
   o.threads = 1;
@@ -154,7 +161,7 @@ TEST(Search, ShardsMergeToTheSingleProcessAnswer) {
 // cannot run (interleaved 1F1B with m not a multiple of pp) is dropped and
 // reported, never ranked.
 TEST(Search, FinalistsAreCheckedByTheEventEngine) {
-  Scenario s = Load("llama3-70b-h100");
+  Scenario s = LoadScenario("llama3-70b-h100");
   s.system.nodes = 2048;
   // The preset's two-level radix-64 fat tree holds 2,048 GPUs (search
   // refuses more, as `orrery network` does); three levels hold 65,536.
@@ -199,7 +206,7 @@ TEST(Search, FinalistsAreCheckedByTheEventEngine) {
 // state per GPU is weights + gradients with the optimizer offloaded, spread
 // over all 8 GPUs: (2 + 2) bytes x P / 8 = 0.5 P = 87.3 GB (P = 174.6 B).
 TEST(Search, NoFeasiblePlanSaysWhyAndExitsTwo) {
-  Scenario s = Load("gpt3-175b-a100");
+  Scenario s = LoadScenario("gpt3-175b-a100");
   SearchOptions o;
   o.device_counts = {8};
   o.threads = 1;
@@ -243,7 +250,7 @@ TEST(Search, CliUsageErrors) {
 // largest multiple of dp not above 3072. The wall time is reported by
 // `orrery search` (README); here the accounting and the answer's validity.
 TEST(Search, MegatronOneTrillionOn4096A100) {
-  const Scenario s = Load(kConfigs + "/sweeps/megatron-1t-4096-a100.yaml");
+  const Scenario s = LoadScenario(kConfigs + "/sweeps/megatron-1t-4096-a100.yaml");
   SearchOptions o;
   o.top = 3;
   o.threads = 2;
@@ -267,7 +274,7 @@ TEST(Search, MegatronOneTrillionOn4096A100) {
 // the counts are the same for any thread count and on every run (before,
 // two threads gave 3,374,526 to 3,375,534 evaluated on Megatron 1T).
 TEST(Search, CountsAreTheSameForAnyThreadCountAndRun) {
-  const Scenario s = Load("gpt3-175b-a100");  // 64 A100, every group order
+  const Scenario s = LoadScenario("gpt3-175b-a100");  // 64 A100, every group order
   SearchOptions o;
   o.top = 5;
   o.threads = 1;
@@ -298,7 +305,7 @@ TEST(Search, CountsAreTheSameForAnyThreadCountAndRun) {
 // doubles as Run() alone, for every flag a search varies within a block; a
 // workload prepared for another micro-batch is not used.
 TEST(Search, PreparedRunIsBitIdenticalToRun) {
-  const Scenario s = Load("gpt3-175b-1024-a100");
+  const Scenario s = LoadScenario("gpt3-175b-1024-a100");
   const TrainingEstimator est(s.model, s.system);
   parallelism::TrainingPlan p = s.training;
   const PreparedWorkload prepared = est.Prepare(p, s.workload);
@@ -344,7 +351,7 @@ TEST(Search, PreparedRunIsBitIdenticalToRun) {
 // each with mixed-precision Adam and no ZeRO = 350 GB, far over 80 GB; pp 16
 // with full recompute fits; the grid below must give both kinds.
 TEST(Search, RunIfFitsMatchesRunAndStopsAtMemory) {
-  const Scenario s = Load("gpt3-175b-1024-a100");
+  const Scenario s = LoadScenario("gpt3-175b-1024-a100");
   const TrainingEstimator est(s.model, s.system);
   parallelism::TrainingPlan p = s.training;
   p.dp = 0;  // devices / (tp x pp)
@@ -397,7 +404,7 @@ TEST(Search, RunIfFitsMatchesRunAndStopsAtMemory) {
 // run twice, with the scheme chosen (auto) or fixed, must give the doubles of
 // a plain Run(), on hits and on slots reused for another placement.
 TEST(Search, PreparedRunWithContextParallelIsBitIdenticalToRun) {
-  const Scenario s = Load("gpt3-175b-1024-a100");
+  const Scenario s = LoadScenario("gpt3-175b-1024-a100");
   const TrainingEstimator est(s.model, s.system);
   parallelism::TrainingPlan p = s.training;
   p.cp = 2;
@@ -485,16 +492,8 @@ TEST(Search, EnergyObjectiveCountsIdlePowerInBubblesAndRestarts) {
 // The time bound, turned into an energy bound with idle bubbles, still never
 // prunes a plan that would rank.
 TEST(Search, EnergyBoundNeverChangesTheAnswer) {
-  const Scenario s = Load("gpt3-175b-a100");
-  SearchOptions o;
-  o.top = 8;
-  o.threads = 1;
-  o.objective = Objective::kEnergy;
-  o.space.all_group_orders = false;
-  o.space.offload = false;
-  const SearchResult pruned = Search(s, o);
-  o.prune_by_time = false;
-  const SearchResult full = Search(s, o);
+  const Scenario s = LoadScenario("gpt3-175b-a100");
+  const auto [pruned, full] = SearchWithAndWithoutTheTimeBound(s, Objective::kEnergy);
   ASSERT_EQ(full.top.size(), 8u);
   EXPECT_GT(pruned.stats.pruned_time, 0u);
   ExpectSameTop(pruned, full);

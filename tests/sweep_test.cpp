@@ -49,6 +49,15 @@ struct Loaded {
   base::Diagnostics diags;
 };
 
+// Run options for one thread writing `db`, `batch` points per transaction.
+SweepRunOptions OneThreadInto(const std::string& db, size_t batch = SweepRunOptions{}.batch) {
+  SweepRunOptions o;
+  o.db = db;
+  o.threads = 1;
+  o.batch = batch;
+  return o;
+}
+
 Loaded Load(const std::string& file) {
   Loaded l;
   l.spec = LoadSweepFile(file, PresetStore(kConfigs), l.base, l.diags);
@@ -181,10 +190,7 @@ TEST(Sweep, SpecErrorsNameFileLineColumn) {
 void RunChild(const std::string& file, const std::string& db) {
   auto l = Load(file);
   if (!l.spec) _exit(3);
-  SweepRunOptions o;
-  o.db = db;
-  o.threads = 1;
-  o.batch = 4;
+  SweepRunOptions o = OneThreadInto(db, 4);
   o.progress = [](uint64_t, uint64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(40)); };
   SweepRunStats st;
   std::string e;
@@ -199,9 +205,7 @@ TEST(Sweep, KillNineThenResumeGivesTheUninterruptedRows) {
   ASSERT_EQ(ExpandPoints(*l.spec).size(), 80u);
 
   // Uninterrupted reference.
-  SweepRunOptions o;
-  o.db = dir + "/whole.sqlite";
-  o.threads = 1;
+  SweepRunOptions o = OneThreadInto(dir + "/whole.sqlite");
   SweepRunStats st;
   std::string e;
   ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
@@ -254,9 +258,7 @@ TEST(Sweep, KillAtHundredRandomPointsThenResumeGivesTheUninterruptedRows) {
   const std::string file = Write(dir, "grid.yaml", kGrid);
   auto l = Load(file);
   ASSERT_TRUE(l.spec) << l.diags.ToString();
-  SweepRunOptions o;
-  o.db = dir + "/whole.sqlite";
-  o.threads = 1;
+  SweepRunOptions o = OneThreadInto(dir + "/whole.sqlite");
   SweepRunStats st;
   std::string e;
   ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
@@ -280,10 +282,7 @@ TEST(Sweep, KillAtHundredRandomPointsThenResumeGivesTheUninterruptedRows) {
     if (pid == 0) {
       close(fds[0]);
       const int out = fds[1];
-      SweepRunOptions c;
-      c.db = db;
-      c.threads = 1;
-      c.batch = 2;
+      SweepRunOptions c = OneThreadInto(db, 2);
       c.progress = [out](uint64_t, uint64_t) {
         const char tick = 1;
         if (write(out, &tick, 1) != 1) _exit(5);
@@ -309,9 +308,7 @@ TEST(Sweep, KillAtHundredRandomPointsThenResumeGivesTheUninterruptedRows) {
     if (kept > 0) {
       EXPECT_EQ(kept % 2, 0) << "kill point " << k << ": a partial batch was kept";
     }
-    SweepRunOptions r;
-    r.db = db;
-    r.threads = 1;
+    SweepRunOptions r = OneThreadInto(db);
     r.resume = true;
     SweepRunStats rs;
     std::string re;
@@ -342,9 +339,7 @@ TEST(Sweep, AxisOverModelPresets) {
       values: [gpt-1.7b, Llama-3-8B-Instruct]
 )"));
   ASSERT_TRUE(l.spec) << l.diags.ToString();
-  SweepRunOptions o;
-  o.db = dir + "/m.sqlite";
-  o.threads = 1;
+  SweepRunOptions o = OneThreadInto(dir + "/m.sqlite");
   SweepRunStats st;
   std::string e;
   ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
@@ -376,9 +371,7 @@ TEST(Sweep, DamagedStoreIsRefusedWithAMessage) {
   const std::string file = Write(dir, "grid.yaml", kGrid);
   auto l = Load(file);
   ASSERT_TRUE(l.spec) << l.diags.ToString();
-  SweepRunOptions o;
-  o.db = dir + "/r.sqlite";
-  o.threads = 1;
+  SweepRunOptions o = OneThreadInto(dir + "/r.sqlite");
   SweepRunStats st;
   std::string e;
   ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;
@@ -430,9 +423,7 @@ TEST(Sweep, SecondWriterOfOneStoreIsRefused) {
     pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      SweepRunOptions c;
-      c.db = shared;
-      c.threads = 1;
+      SweepRunOptions c = OneThreadInto(shared);
       c.batch = 4;  // 20 batches of 5 ms: the two runs overlap
       c.progress = [](uint64_t, uint64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(5)); };
       SweepRunStats cs;
@@ -742,10 +733,7 @@ TEST(Sweep, DiskFullAtAnyWriteThenResumeGivesTheUninterruptedRows) {
   const std::string dir = TempDir();
   auto l = Load(Write(dir, "grid.yaml", kGrid));
   ASSERT_TRUE(l.spec) << l.diags.ToString();
-  SweepRunOptions o;
-  o.db = dir + "/whole.sqlite";
-  o.threads = 1;
-  o.batch = 8;
+  SweepRunOptions o = OneThreadInto(dir + "/whole.sqlite", 8);
   SweepRunStats st;
   std::string e;
   ASSERT_TRUE(RunSweep(*l.spec, l.base, o, st, e)) << e;

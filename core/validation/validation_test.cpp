@@ -19,6 +19,7 @@
 #include "core/estimate/training_estimator.h"
 #include "core/search/search.h"
 #include "core/validation/validation.h"
+#include "tests/support/presets.h"
 
 namespace orrery::engine {
 namespace {
@@ -222,6 +223,35 @@ TEST(ValidationCsv, LayersOverNRecomputesEveryNthLayer) {
   EXPECT_FALSE(r.rows[4].error_pct);
 }
 
+// A Llama-2-7B row that names the preset and leaves the shape blank: tp 1,
+// dp 8, 64 sequences of 4,096 tokens, micro-batch 1, no recompute,
+// overlapped data-parallel communication, with `attention`.
+std::string Llama2_7bRow(const std::string& attention) {
+  return Row({{"model", "Llama-2-7B"}, {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""},
+              {"vocab", ""}, {"seq", "4096"}, {"tp", "1"}, {"dp", "8"}, {"global_batch", "64"},
+              {"micro_batch", "1"}, {"recompute", "none"}, {"attention", attention}, {"dp_overlap", "yes"},
+              {"measured_iter_s", "1"}});
+}
+
+// The plan Llama2_7bRow() states, on the preset llama2-7b and one 8-GPU
+// Selene node; the attention kernel is left to the test.
+Scenario Llama2_7bRowScenario() {
+  Scenario s;
+  s.model = test::Model("llama2-7b");
+  s.system = test::System("selene", 1);
+  auto& p = s.training;
+  p.tp = 1;
+  p.pp = 1;
+  p.dp = 8;
+  p.micro_batch = 1;
+  p.recompute = parallelism::Recompute::kNone;
+  p.dp_overlap = true;
+  p.zero = 0;
+  s.workload.global_batch = 64;
+  s.workload.seq_len = 4096;
+  return s;
+}
+
 // Rule: a row naming a preset may leave the shape blank; the preset's shape
 // is used, the same prediction as with the shape spelled out.
 TEST(ValidationCsv, PresetNamedRowWithBlankShapeRunsThePreset) {
@@ -238,33 +268,13 @@ TEST(ValidationCsv, PresetNamedRowWithBlankShapeRunsThePreset) {
   // itself, not as a GPT of its size: the prediction is the estimator's on
   // the preset llama2-7b with the row's plan on one 8-GPU Selene node.
   base::Diagnostics d2;
-  const ValidationReport l = ValidateFile(
-      TempCsv("llama.csv",
-              Row({{"model", "Llama-2-7B"}, {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""},
-                   {"vocab", ""}, {"seq", "4096"}, {"tp", "1"}, {"dp", "8"}, {"global_batch", "64"},
-                   {"micro_batch", "1"}, {"recompute", "none"}, {"attention", "flash"}, {"dp_overlap", "yes"},
-                   {"measured_iter_s", "1"}})),
-      d2);
+  const ValidationReport l = ValidateFile(TempCsv("llama.csv", Llama2_7bRow("flash")), d2);
   ASSERT_TRUE(d2.ok()) << d2.ToString();
   ASSERT_TRUE(l.rows[0].error_pct) << l.rows[0].skipped;
   EXPECT_NE(l.rows[0].assumptions.find("model preset llama2-7b"), std::string::npos);
-  const PresetStore store(kConfigs);
-  Scenario s;
-  base::Diagnostics pd;
-  ASSERT_TRUE(LoadModelPreset("llama2-7b", store, {}, "model", s.model, pd));
-  ASSERT_TRUE(LoadSystemPreset("selene", store, {}, "system", s.system, pd));
-  s.system.nodes = 1;
+  Scenario s = Llama2_7bRowScenario();
   auto& p = s.training;
-  p.tp = 1;
-  p.pp = 1;
-  p.dp = 8;
-  p.micro_batch = 1;
-  p.recompute = parallelism::Recompute::kNone;
   p.attention = parallelism::Attention::kFlash;
-  p.dp_overlap = true;
-  p.zero = 0;
-  s.workload.global_batch = 64;
-  s.workload.seq_len = 4096;
   const TrainingEstimate e = TrainingEstimator(s.model, s.system).Run(p, s.workload);
   ASSERT_GT(e.iteration_s, 0);
   EXPECT_DOUBLE_EQ(l.rows[0].predicted, e.iteration_s);
@@ -276,35 +286,16 @@ TEST(ValidationCsv, PresetNamedRowWithBlankShapeRunsThePreset) {
 // The Triton kernel is slower (FlashAttention-2's efficiency / 1.4 forward,
 // / 2 backward; Dao 2023, Sec. 4.1), so the same row predicts a longer step.
 TEST(ValidationCsv, TritonAttentionRowsRunTheTritonKernel) {
-  auto row = [](const std::string& attention) {
-    return Row({{"model", "Llama-2-7B"}, {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""},
-                {"vocab", ""}, {"seq", "4096"}, {"tp", "1"}, {"dp", "8"}, {"global_batch", "64"},
-                {"micro_batch", "1"}, {"recompute", "none"}, {"attention", attention}, {"dp_overlap", "yes"},
-                {"measured_iter_s", "1"}});
-  };
   base::Diagnostics d;
-  const ValidationReport r = ValidateFile(TempCsv("triton.csv", row("triton") + row("flash2")), d);
+  const ValidationReport r =
+      ValidateFile(TempCsv("triton.csv", Llama2_7bRow("triton") + Llama2_7bRow("flash2")), d);
   ASSERT_TRUE(d.ok()) << d.ToString();
   ASSERT_EQ(r.rows.size(), 2u);
   ASSERT_TRUE(r.rows[0].error_pct && r.rows[1].error_pct) << r.rows[0].skipped << r.rows[1].skipped;
   for (const auto& row_result : r.rows) EXPECT_EQ(row_result.assumptions.find("FlashAttention"), std::string::npos);
   EXPECT_GT(r.rows[0].predicted, r.rows[1].predicted);
-  const PresetStore store(kConfigs);
-  Scenario s;
-  base::Diagnostics pd;
-  ASSERT_TRUE(LoadModelPreset("llama2-7b", store, {}, "model", s.model, pd));
-  ASSERT_TRUE(LoadSystemPreset("selene", store, {}, "system", s.system, pd));
-  s.system.nodes = 1;
+  Scenario s = Llama2_7bRowScenario();
   auto& p = s.training;
-  p.tp = 1;
-  p.pp = 1;
-  p.dp = 8;
-  p.micro_batch = 1;
-  p.recompute = parallelism::Recompute::kNone;
-  p.dp_overlap = true;
-  p.zero = 0;
-  s.workload.global_batch = 64;
-  s.workload.seq_len = 4096;
   p.attention = parallelism::Attention::kTriton;
   const TrainingEstimate triton = TrainingEstimator(s.model, s.system).Run(p, s.workload);
   p.attention = parallelism::Attention::kFlash2;

@@ -684,8 +684,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // MXFP8 rows and the blockwise DeepSeek-V3 H100 row write 1/16 B of scales
   // per element more: under 0.1 point each.
   // Both: 15.08 / 14.27 / 24.32 %.
-  EXPECT_LE(file.mape_pct, 15.08);
-  EXPECT_LE(file_hb.mape_pct, 14.27);
+  // - 14.37 / 13.50 / 24.32 %: the llm-foundry rows run Composer's default
+  //   FSDP1 backward prefetch, BACKWARD_POST (training.zero3_backward_prefetch
+  //   false): each layer's backward gather waits exposed. Only llm-foundry
+  //   rows move, all slower: its 124 rows 9.23 -> 7.61 % (H100 10.48 -> 8.47,
+  //   A100 40GB 9.55 -> 7.67, A100 80GB 6.10 -> 5.62 %); mpt-13b at micro
+  //   batch 2 on 8-64 H100 -24.1..-20.5 -> -16.9..-6.7 % (docs/hopper-dense.md).
+  EXPECT_LE(file.mape_pct, 14.37);
+  EXPECT_LE(file_hb.mape_pct, 13.50);
   EXPECT_LE(file_moe.mape_pct, 24.33);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /

@@ -175,6 +175,12 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "ZeRO-3: reduce-scatter gradients in fp32 (PyTorch FSDP mixed precision with "
               "reduce_dtype float32: Composer's DEFAULT, torchtitan's default) instead of the "
               "weights' datatype; twice the bytes in bf16.")
+        .Bool("zero3_backward_prefetch", &TrainingPlan::zero3_backward_prefetch, "true",
+              "ZeRO-3 with overlap: gather each layer's weights for its backward while the layer "
+              "after it still runs its backward (PyTorch FSDP BACKWARD_PRE, FSDP2, DeepSpeed). "
+              "false: the gather is issued from the later layer's post-backward hook, once its "
+              "gradients exist, and waits exposed (PyTorch FSDP1 BACKWARD_POST, the default of "
+              "Composer, llm-foundry's trainer).")
         .Bool("tp_comm_overlap", &TrainingPlan::tp_comm_overlap, "false",
               "Overlap tensor-parallel collectives with GEMMs (Megatron-Core --tp-comm-overlap).")
         .Quantity("dp_bucket", &TrainingPlan::dp_bucket, Dimension::kBytes, 0, 1e12, "100 MB",

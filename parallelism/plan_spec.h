@@ -130,6 +130,13 @@ struct TrainingPlan {
   // datatype (FSDP MixedPrecision reduce_dtype float32).
   bool zero3_recompute_gather = true;
   bool zero3_fp32_reduce = false;
+  // Whether a layer's backward gather is issued before the layer behind it
+  // finishes its backward, so that it hides behind that compute (true:
+  // PyTorch FSDP BackwardPrefetch.BACKWARD_PRE, FSDP2, DeepSpeed's prefetch),
+  // or only from that layer's post-backward hook, after its gradients exist
+  // (false: FSDP1 BackwardPrefetch.BACKWARD_POST, Composer's default), so
+  // that every backward gather is exposed.
+  bool zero3_backward_prefetch = true;
   bool tp_comm_overlap = false;  // TP collectives overlapped with GEMMs
   double dp_bucket = 25e6 * 4;   // bytes per gradient bucket
   hardware::DataType precision = hardware::DataType::kBf16;

@@ -355,11 +355,18 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
   size_t next_gather = 0;
   // Creates the gather of the first pass after `k` that needs one; it may
   // start once `wait_for` is done (two weight buffers: prefetch depth one).
-  auto create_gather = [&](size_t k, int32_t wait_for) {
+  // Without backward prefetch (FSDP1 BACKWARD_POST) the gather of a
+  // backward-side pass is issued only by the pass just before it, once that
+  // pass is done (`wait_post`): it waits until then.
+  auto create_gather = [&](size_t k, int32_t wait_for, int32_t wait_post) {
     while (next_gather < seq.size() && (next_gather < k || !needs_gather(seq[next_gather])))
       ++next_gather;
     if (next_gather >= seq.size()) return;
     const PassRef& r = seq[next_gather];
+    if (!s.zero3_backward_prefetch && r.kind != TaskKind::kForward) {
+      if (next_gather != k) return;  // issued later, by the pass before it
+      wait_for = wait_post;
+    }
     const int64_t c = ChunkOf(r.virtual_stage);
     const int32_t t = Add(d, StreamKind::kDp, TaskKind::kParamGather, Work(d, c).param_gather, c,
                           r.microbatch);
@@ -367,7 +374,7 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
     z3_gather[next_gather] = t;
     ++next_gather;
   };
-  if (s.zero3) create_gather(0, -1);
+  if (s.zero3) create_gather(0, -1, -1);
 
   // Emits `count` compute pieces of one pass; returns (first, last).
   auto pieces = [&](TaskKind kind, double duration, int64_t c, int64_t j, int64_t count) {
@@ -482,7 +489,7 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
       // backward whose recomputation needs no gather of its own waits for
       // its weights after the recomputation, as the closed form charges it).
       if (s.dp_overlap || (k + 1 < seq.size() && needs_gather(seq[k + 1])))
-        create_gather(k + 1, s.dp_overlap ? prev1 : e.done);
+        create_gather(k + 1, s.dp_overlap ? prev1 : e.done, e.done);
       if (r.kind == TaskKind::kBackward || r.kind == TaskKind::kBackwardWeight) {
         const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, w.grad_reduce, c, j);
         g.graph.AddDependency(e.done, t);

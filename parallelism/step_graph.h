@@ -97,6 +97,10 @@ struct StepSpec {
                                       // ZeRO-3 gathers prefetch during the previous pass
   bool zero3 = false;                 // per-pass gathers and per-microbatch reduce-scatters
   bool zero3_gather_for_recompute = false;  // full recompute gathers the weights again
+  // With overlap, a backward-side pass's gather (its recomputation's or its
+  // backward's) is prefetched during the pass before it (true), or issued
+  // only once that pass is done (false: FSDP1 BACKWARD_POST).
+  bool zero3_backward_prefetch = true;
 };
 
 enum class TaskKind : uint8_t {

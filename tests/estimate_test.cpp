@@ -424,6 +424,50 @@ TEST(Estimator, ZeroThreeGathersAndReduceBytesFollowTheFramework) {
   EXPECT_NEAR(est.Run(s.training, s.workload).time.dp_comm, 2 * ag + rs4, 1e-9 * (2 * ag + rs4));
 }
 
+// Issue 15: PyTorch FSDP1's BACKWARD_POST prefetch (Composer's default;
+// training.zero3_backward_prefetch=false) issues a layer's backward gather
+// only from the post-backward hook of the layer after it, so the gather
+// waits exposed while the reduce-scatters still overlap. Llama 2 7B on one
+// DGX A100 (dp 8, FSDP: no re-gather, fp32 reduce-scatter), no recompute,
+// one microbatch: G = AG(2P) is the backward's one gather, R = RS(4P). While
+// the backward outlasts the slowed traffic ((G + R)(1 + s) <= T_bwd) each
+// side is the contention term of OverlapExposed, k = s/(1+s):
+//   prefetch: (G + R) k,   BACKWARD_POST: G + R k,   difference G (1 - k) = G / (1 + s).
+// The forward's gather and the step's first and last layer are the same on
+// both sides.
+TEST(Estimator, BackwardPostPrefetchExposesTheBackwardGather) {
+  Scenario s = Load("gpt3-175b-1024-a100");
+  base::Diagnostics d;
+  ASSERT_TRUE(LoadModelPreset("llama2-7b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
+  s.system.nodes = 1;
+  s.training.tp = 1;
+  s.training.pp = 1;
+  s.training.dp = 8;
+  s.training.interleave = 1;
+  s.training.sequence_parallel = false;
+  s.training.zero = 3;
+  s.training.recompute = parallelism::Recompute::kNone;
+  s.training.zero3_recompute_gather = false;
+  s.training.zero3_fp32_reduce = true;
+  s.workload.global_batch = 8;
+  s.workload.seq_len = 4096;
+  const TrainingEstimator est(s.model, s.system);
+  const TrainingEstimate pre = est.Run(s.training, s.workload);
+  s.training.zero3_backward_prefetch = false;
+  const TrainingEstimate post = est.Run(s.training, s.workload);
+  ASSERT_TRUE(pre.feasible() && post.feasible());
+  const double P = 6738415616.0;
+  const hardware::GroupPlacement g = est.network().Place(8, 1);
+  const double ag = est.network().Time(hardware::Collective::kAllGather, 2 * P, g);
+  const double rs4 = est.network().Time(hardware::Collective::kReduceScatter, 4 * P, g);
+  const double sl = s.system.device.overlap_slowdown;
+  ASSERT_GT(sl, 0);
+  ASSERT_GT(ag, 0);
+  ASSERT_LE((ag + rs4) * (1 + sl), pre.time.backward);  // both sides are contention-bound
+  EXPECT_NEAR(post.time.dp_comm - pre.time.dp_comm, ag / (1 + sl), 1e-9 * ag);
+  EXPECT_NEAR(post.iteration_s - pre.iteration_s, ag / (1 + sl), 1e-9 * ag);
+}
+
 // Issue 15: an overlapped collective of c seconds beside T seconds of compute
 // slowed by s exposes max(c - T, c s/(1+s)). By hand, s = 0.25 (k = 0.2):
 //   c = 2,  T = 10: hidden, the compute loses 2 x 0.2 = 0.4 s;
@@ -818,8 +862,10 @@ TEST(Validation, AllTrainingRows) {
   // 15.08 % with each FP8 row's scaling recipe priced (training.fp8_recipe:
   // the current-scaling rows' amax pass, +2 B per quantized element).
   // Both: 15.08 %. Then 15.03 % with the B200 and GB200 GEMM curves scaled
-  // by their measured maximum achievable matmul FLOPS (Issue15 tests above).
-  EXPECT_LE(r.mape_pct, 15.04);
+  // by their measured maximum achievable matmul FLOPS (Issue15 tests above),
+  // and with the llm-foundry rows on Composer's FSDP1 BACKWARD_POST prefetch
+  // (training.zero3_backward_prefetch=false): MERGED.
+  EXPECT_LE(r.mape_pct, 0.0);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -606,6 +606,45 @@ TEST(EventEstimator, PricesZeroThreeAsTheFrameworkRunsIt) {
               1e-6 * deepspeed.estimate.iteration_s);
 }
 
+// Issue 15: the event engine prices FSDP1's BACKWARD_POST as the closed form
+// does. One DGX A100, Llama 2 7B, dp 8, FSDP, no recompute, one microbatch:
+// with prefetch the backward's gather G = AG(2P) runs beside the forward;
+// without, it is issued when the forward is done and the backward waits for
+// it. The hidden traffic, slowed compute k = s/(1+s) of it, shrinks by G, so
+// the step grows by G - G k = G / (1 + s) (tests/estimate_test.cpp,
+// BackwardPostPrefetchExposesTheBackwardGather, for the closed form).
+TEST(EventEstimator, BackwardPostPrefetchExposesTheBackwardGather) {
+  engine::Scenario s = LoadScenario("gpt3-175b-1024-a100");
+  base::Diagnostics d;
+  ASSERT_TRUE(engine::LoadModelPreset("llama2-7b", engine::PresetStore(ORRERY_TEST_CONFIG_DIR), {}, "model",
+                                      s.model, d))
+      << d.ToString();
+  s.system.nodes = 1;
+  s.training.tp = 1;
+  s.training.pp = 1;
+  s.training.dp = 8;
+  s.training.interleave = 1;
+  s.training.sequence_parallel = false;
+  s.training.zero = 3;
+  s.training.recompute = parallelism::Recompute::kNone;
+  s.training.zero3_recompute_gather = false;
+  s.training.zero3_fp32_reduce = true;
+  s.workload.global_batch = 8;
+  s.workload.seq_len = 4096;
+  const engine::EventEstimator est(s.model, s.system);
+  const engine::EventEstimate pre = est.Run(s.training, s.workload);
+  s.training.zero3_backward_prefetch = false;
+  const engine::EventEstimate post = est.Run(s.training, s.workload);
+  ASSERT_TRUE(pre.simulated() && post.simulated());
+  const double P = 6738415616.0;
+  const engine::TrainingEstimator closed(s.model, s.system);
+  const hardware::GroupPlacement g = closed.network().Place(8, 1);
+  const double ag = closed.network().Time(hardware::Collective::kAllGather, 2 * P, g);
+  ASSERT_GT(ag, 0);
+  const double sl = s.system.device.overlap_slowdown;
+  EXPECT_NEAR(post.estimate.iteration_s - pre.estimate.iteration_s, ag / (1 + sl), 1e-6 * ag);
+}
+
 // The estimator's trace: every task with work is one complete event.
 TEST(EventEstimator, TraceHasEveryTask) {
   engine::Scenario s = LoadScenario("gpt3-175b-a100");

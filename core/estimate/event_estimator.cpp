@@ -141,6 +141,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   out.dp_overlap = p.dp_overlap;
   out.zero3 = p.zero >= 3 && dp > 1;
   out.zero3_gather_for_recompute = Zero3GathersPerMicrobatch(p) > 2;  // as the closed form (parallel_comm.h)
+  out.zero3_backward_prefetch = p.zero3_backward_prefetch;
   if (p.straggler_stage >= 0 && p.straggler_slowdown > 1) {
     out.slowdown.assign(static_cast<size_t>(pp), 1.0);
     out.slowdown[static_cast<size_t>(p.straggler_stage)] = p.straggler_slowdown;

@@ -854,7 +854,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   double zero3_per_mb = 0;
   double zero3_edges = 0;  // ZeRO-3 communication no pass can hide, per iteration
   double zero3_gather = 0;  // per microbatch: the gathers prefetched behind the forward pass
-  double zero3_bwd = 0;     // and the gathers and reduce-scatters behind the backward (and recompute)
+  double zero3_bwd_gather = 0;  // the backward's (and recompute's) gathers
+  double zero3_reduce = 0;      // and its reduce-scatters, behind the backward
   if (dp > 1 || (edp > 1 && expert_dev > 0)) {
     auto g = network_.Place(dp, st.dp);
     g.flat = p.dp_collective == parallelism::DpCollective::kFlat;
@@ -900,7 +901,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       const double stage_layers = std::max(1.0, std::max({first_layers, last_layers, mid_layers}));
       if (p.dp_overlap) zero3_edges = (gather_all + reduce_all) / stage_layers;
       zero3_gather = gather_all;
-      zero3_bwd = (gathers - 1) * gather_all + reduce_all;
+      zero3_bwd_gather = (gathers - 1) * gather_all;
+      zero3_reduce = reduce_all;
     }
     if (p.zero < 3) {
       if (p.dp_overlap) {
@@ -928,10 +930,20 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // the forward, the backward's gathers and reduce-scatters behind the
   // backward (and recompute), each pass on its own, slowing the compute they
   // run beside (OverlapExposed). Without overlap (training.dp_overlap=false)
-  // every gather and reduce-scatter stands between two passes.
+  // every gather and reduce-scatter stands between two passes. With FSDP1's
+  // BACKWARD_POST (training.zero3_backward_prefetch=false) a layer's
+  // backward gather is issued from the post-backward hook of the layer after
+  // it (torch/distributed/fsdp/_runtime_utils.py: _post_backward_reshard
+  // prefetches, then _reduce_grad reduce-scatters) and the layer's backward,
+  // or recomputation, waits for it: the backward's gathers are exposed, its
+  // reduce-scatters still hide behind the next layer's backward.
+  const double bwd_compute = stage_bwd + stage_rec;
+  const double stage_z3_bwd =
+      p.zero3_backward_prefetch
+          ? OverlapExposed(zero3_bwd_gather + zero3_reduce, bwd_compute, dev.overlap_slowdown)
+          : zero3_bwd_gather + OverlapExposed(zero3_reduce, bwd_compute, dev.overlap_slowdown);
   const double stage_z3 =
-      p.dp_overlap ? OverlapExposed(zero3_gather, stage_fwd, dev.overlap_slowdown) +
-                         OverlapExposed(zero3_bwd, stage_bwd + stage_rec, dev.overlap_slowdown)
+      p.dp_overlap ? OverlapExposed(zero3_gather, stage_fwd, dev.overlap_slowdown) + stage_z3_bwd
                    : zero3_per_mb;
   dp_exposed += zero3_edges;
 

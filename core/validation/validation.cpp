@@ -647,6 +647,16 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.zero3_fp32_reduce = true;
       assume("FSDP: recompute on the backward's gathered weights, gradients reduced in fp32");
     }
+    // Composer, llm-foundry's trainer, wraps with PyTorch FSDP1 and defaults
+    // fsdp_config backward_prefetch to BACKWARD_POST (composer/trainer/
+    // dist_strategy.py, prepare_fsdp_module, 2023); the benchmark's
+    // submit_benchmarks.py (mod_parameters) sets the fsdp_config's mixed
+    // precision, activation checkpointing and limit_all_gathers, not the
+    // prefetch. torchtitan's FSDP2 prefetches ahead of the backward.
+    if (framework == "llm-foundry") {
+      p.zero3_backward_prefetch = false;
+      assume("FSDP1 BACKWARD_POST: each backward gather waits exposed (Composer's default)");
+    }
     if (zero && *zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
       // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
       // the iteration time flat as GPUs double at fixed batch (74 days at 768

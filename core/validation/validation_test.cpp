@@ -684,9 +684,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // FP8-MX 68/81 -18.6 / -18.9 -> -17.4 / -17.8 %); the B200 FP8 rows run
   // faster and the fast ones move away (Llama 3 8B line 51 -22.9 -> -24.2 %,
   // Nemotron 15B 54 -27.4 -> -28.5 %; docs/fp8-training.md).
-  EXPECT_LE(file.mape_pct, 15.04);
-  EXPECT_LE(file_hb.mape_pct, 14.19);
-  EXPECT_LE(file_moe.mape_pct, 23.94);
+  // - 14.37 / 13.50 / 24.32 %: the llm-foundry rows run Composer's default
+  //   FSDP1 backward prefetch, BACKWARD_POST (training.zero3_backward_prefetch
+  //   false): each layer's backward gather waits exposed. Only llm-foundry
+  //   rows move, all slower: its 124 rows 9.23 -> 7.61 % (H100 10.48 -> 8.47,
+  //   A100 40GB 9.55 -> 7.67, A100 80GB 6.10 -> 5.62 %); mpt-13b at micro
+  //   batch 2 on 8-64 H100 -24.1..-20.5 -> -16.9..-6.7 % (docs/hopper-dense.md).
+  // - Both: MERGED.
+  EXPECT_LE(file.mape_pct, 0.0);
+  EXPECT_LE(file_hb.mape_pct, 0.0);
+  EXPECT_LE(file_moe.mape_pct, 0.0);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is

@@ -436,7 +436,7 @@ TEST(Estimator, ZeroThreeGathersAndReduceBytesFollowTheFramework) {
 // The forward's gather and the step's first and last layer are the same on
 // both sides.
 TEST(Estimator, BackwardPostPrefetchExposesTheBackwardGather) {
-  Scenario s = Load("gpt3-175b-1024-a100");
+  Scenario s = LoadScenario("gpt3-175b-1024-a100");
   base::Diagnostics d;
   ASSERT_TRUE(LoadModelPreset("llama2-7b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
   s.system.nodes = 1;

@@ -684,8 +684,20 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // MXFP8 rows and the blockwise DeepSeek-V3 H100 row write 1/16 B of scales
   // per element more: under 0.1 point each.
   // Both: 15.08 / 14.27 / 24.32 %.
-  EXPECT_LE(file.mape_pct, 15.08);
-  EXPECT_LE(file_hb.mape_pct, 14.27);
+  // - 14.97 / 14.08 / 24.33 %: the dense data-parallel group is dp x cp
+  //   (Megatron-Core reduces dense gradients and shards its distributed
+  //   optimizer over intra_dp_cp_group; training_estimator.cpp,
+  //   PlaceDenseDataParallel). The cp 2 Llama 3.1 405B rows (tp 4, pp 8,
+  //   dp 2, interleave 8) had their optimizer states sharded over 2, not 4,
+  //   needed 198 of 180 GB and searched their way to full recompute; they now
+  //   fit without it, as the recipes run: B200 +27.5 / +26.9 / +18.0 / +17.9
+  //   -> -4.2 / -4.6 / -11.2 / -11.3 % (lines 75, 88, 53, 89), Grattafiori's
+  //   cp 16 row -12.4 -> -6.9 %; the GB200 ones overshoot, +6.5 / -9.2 ->
+  //   -17.2 / -29.3 % (lines 62, 72; their FP8 GEMMs are priced faster than
+  //   the B200's). The cp rows of NeMo 24.07 (Llama 3 8B / 70B, -18.9 / -10.8
+  //   -> -19.0 / -12.0 %) and the long-sequence table move with the group.
+  EXPECT_LE(file.mape_pct, 14.97);
+  EXPECT_LE(file_hb.mape_pct, 14.08);
   EXPECT_LE(file_moe.mape_pct, 24.33);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -696,14 +708,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Megatron-Bridge 25.09 15.45 -> 15.22 %, 25.11 19.97 -> 20.15 % (its
   // current-scaling Llama 3.1 405B and 70B GB200 rows, predicted slow,
   // +27.9 -> +30.2 and +10.1 -> +12.1 %), 26.02 20.71 -> 20.70 %.
+  // The dense data-parallel group as dp x cp (above): NeMo 24.07 10.82 ->
+  // 10.98 %, 25.02 15.31 -> 14.86 %, 25.04 15.16 -> 16.49 % (its GB200
+  // Llama 3.1 405B row, +6.5 -> -17.2 %), Megatron-Bridge 25.09 15.22 ->
+  // 15.03 %, 25.11 20.15 -> 18.68 %, 26.02 20.70 -> 20.69 %, long-sequence
+  // 7.75 -> 7.84 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 10.83},
-           {"NVIDIA NeMo 25.02", 15.32},
-           {"NVIDIA NeMo 25.04", 15.17},
-           {"NVIDIA Megatron-Bridge 25.09", 15.23},
-           {"NVIDIA Megatron-Bridge 25.11", 20.15},
-           {"NVIDIA Megatron-Bridge 26.02", 20.71},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 7.76}}) {
+           {"NVIDIA NeMo 24.07", 10.99},
+           {"NVIDIA NeMo 25.02", 14.87},
+           {"NVIDIA NeMo 25.04", 16.50},
+           {"NVIDIA Megatron-Bridge 25.09", 15.04},
+           {"NVIDIA Megatron-Bridge 25.11", 18.69},
+           {"NVIDIA Megatron-Bridge 26.02", 20.70},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 7.85}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;

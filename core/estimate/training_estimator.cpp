@@ -928,15 +928,44 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
         // --overlap-grad-reduce): the last bucket's gradients exist only when
         // the backward ends, so its reduction cannot hide, and the buckets
         // before it hide behind the backward but slow it (OverlapExposed).
+        //
+        // Interleaved 1F1B (v chunks a device) reduces chunk by chunk:
+        // Megatron-Core starts a chunk's gradient reduction as soon as that
+        // chunk's last microbatch is through its backward (megatron/core/
+        // pipeline_parallel/schedules.py, forward_backward_pipelining_with_
+        // interleaving: grad_sync_func[chunk] once is_last_microbatch_for_
+        // model_chunk), and the last group of p microbatches runs its
+        // backwards chunk v-1 first, chunk 0 last, p microbatches each. With
+        // b = one chunk's backward of one microbatch, the first chunk's
+        // gradients are ready b (1 + (v-1) p) before the backward ends, the
+        // last chunk's only b before: the reduction hides behind the longer
+        // window unless the last chunk's own share (comm / v) outruns its b.
+        // v = 1 gives the one-pass expression above. The event engine
+        // reduces chunk by chunk in the same way (parallelism/step_graph.cpp).
+        const double v_d = static_cast<double>(v);
+        const bool chunked = v_d > 1 && p.pp > 1 &&
+                             (p.schedule == parallelism::Schedule::kOneFOneB ||
+                              p.schedule == parallelism::Schedule::kInterleaved);
+        const double v_grad = chunked ? v_d : 1.0;
+        const double pass_groups = 1 + (v_grad - 1) * static_cast<double>(p.pp);
         const double bucket_share = std::min(1.0, p.dp_bucket / std::max(1.0, grads));
-        const double last_bucket = comm * bucket_share;
-        dp_exposed = last_bucket + OverlapExposed(comm - last_bucket, stage_bwd + stage_rec, dev.overlap_slowdown);
+        const double last_bucket = std::min(comm * bucket_share, comm / v_grad);
+        const double b_chunk = (stage_bwd + stage_rec) / v_grad;
+        dp_exposed = last_bucket + std::max(OverlapExposed(comm / v_grad - last_bucket, b_chunk, dev.overlap_slowdown),
+                                            OverlapExposed(comm - last_bucket, b_chunk * pass_groups,
+                                                           dev.overlap_slowdown));
         // The updated parameters are gathered bucket by bucket while the next
         // iteration's first forward pass runs (Megatron-Core
         // --overlap-param-gather): the first bucket is needed before the
-        // first layer can start.
-        const double first_bucket = gather * bucket_share;
-        dp_exposed += first_bucket + OverlapExposed(gather - first_bucket, stage_fwd, dev.overlap_slowdown);
+        // first layer can start. Interleaved, chunk k+1's gather runs beside
+        // chunk k's forwards (schedules.py: param_sync_func[chunk + 1] in the
+        // warm-up), the mirror image of the reduction: p forwards of each
+        // chunk before the next one starts.
+        const double first_bucket = std::min(gather * bucket_share, gather / v_grad);
+        const double f_chunk = stage_fwd / v_grad;
+        dp_exposed += first_bucket +
+                      std::max(OverlapExposed(gather / v_grad - first_bucket, f_chunk, dev.overlap_slowdown),
+                               OverlapExposed(gather - first_bucket, f_chunk * pass_groups, dev.overlap_slowdown));
       } else {
         dp_exposed = comm + gather;
       }

@@ -696,8 +696,23 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   -17.2 / -29.3 % (lines 62, 72; their FP8 GEMMs are priced faster than
   //   the B200's). The cp rows of NeMo 24.07 (Llama 3 8B / 70B, -18.9 / -10.8
   //   -> -19.0 / -12.0 %) and the long-sequence table move with the group.
-  EXPECT_LE(file.mape_pct, 14.97);
-  EXPECT_LE(file_hb.mape_pct, 14.08);
+  // - 15.11 / 14.32 / 24.33 %, up: the closed form reduces an interleaved
+  //   plan's gradients chunk by chunk, as Megatron-Core's interleaved
+  //   schedule and the event engine do (training_estimator.cpp, dp_overlap;
+  //   Estimator.InterleavedChunksReduceTheirGradientsEarly): each chunk's
+  //   reduce-scatter starts after its last backward and runs beside the
+  //   cool-down's other chunks, the parameter all-gather beside the warm-up's
+  //   forwards. On the Llama 3.1 405B B200 plan (line 75) the exposed DP term
+  //   falls 0.79 -> 0.09 s (the event engine: 0.12 s). Rows stating their
+  //   interleave: Nemotron-340B B200 / H100 +29.9 / +17.7 -> +10.7 / +12.8 %
+  //   (lines 55, 47), GPT-3 175B H100 +2.1 -> 0.0 %, while the Llama rows
+  //   already fast move further (Llama 3.1 405B B200 -4.2 -> -9.0 %, line 75;
+  //   Llama 3 70B B200 -19.6 -> -21.0 %). The Megatron-LM README rows state
+  //   no interleave, and the search now picks deep interleaving for them
+  //   (GPT 119B: interleave 23), +21.3 / +19.7 / +14.1 / +17.2 -> +27.2 /
+  //   +28.3 / +20.6 / +20.6 % (lines 37-40).
+  EXPECT_LE(file.mape_pct, 15.11);
+  EXPECT_LE(file_hb.mape_pct, 14.33);
   EXPECT_LE(file_moe.mape_pct, 24.33);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -712,14 +727,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 10.98 %, 25.02 15.31 -> 14.86 %, 25.04 15.16 -> 16.49 % (its GB200
   // Llama 3.1 405B row, +6.5 -> -17.2 %), Megatron-Bridge 25.09 15.22 ->
   // 15.03 %, 25.11 20.15 -> 18.68 %, 26.02 20.70 -> 20.69 %, long-sequence
-  // 7.75 -> 7.84 %.
+  // 7.75 -> 7.84 %. Interleaved plans reducing chunk by chunk (above):
+  // NeMo 24.07 10.98 -> 11.11 %, 25.02 14.86 -> 13.78 %, Megatron-Bridge
+  // 25.09 15.03 -> 15.50 %, 25.11 18.68 -> 19.35 %, 26.02 20.69 -> 20.79 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 10.99},
-           {"NVIDIA NeMo 25.02", 14.87},
+           {"NVIDIA NeMo 24.07", 11.11},
+           {"NVIDIA NeMo 25.02", 13.78},
            {"NVIDIA NeMo 25.04", 16.50},
-           {"NVIDIA Megatron-Bridge 25.09", 15.04},
-           {"NVIDIA Megatron-Bridge 25.11", 18.69},
-           {"NVIDIA Megatron-Bridge 26.02", 20.70},
+           {"NVIDIA Megatron-Bridge 25.09", 15.50},
+           {"NVIDIA Megatron-Bridge 25.11", 19.36},
+           {"NVIDIA Megatron-Bridge 26.02", 20.80},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 7.85}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
@@ -780,8 +797,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // MLA up-projection recompute instead of full recompute and the recipe's
   // etp = 1 (docs/moe-long-context.md). Then 11.78 % with the materialised
   // attention's backward at its kernels' traffic (the Korthikanti and
-  // Narayanan rows below, already fast and high, move further).
-  EXPECT_LE(all.mape_pct, 11.79);
+  // Narayanan rows below, already fast and high, move further). Then
+  // 12.39 %: interleaved plans reduce their gradients chunk by chunk (the
+  // README rows, which state no interleave, are searched to deep
+  // interleaving and move faster; above).
+  EXPECT_LE(all.mape_pct, 12.39);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -815,9 +835,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 21.37 % (the row 17.70 %) with the Blackwell FP8 curve and the dropout
   // masks of models that drop only (the README rows keep theirs). Then the
   // row 17.73 %: its blockwise recipe's scales (fp8-block, 1/16 B per
-  // quantized element more).
-  EXPECT_LE(hb.mape_pct, 21.38);
-  EXPECT_LE(readme.mape_pct, 21.79);
+  // quantized element more). Then 23.80 % (the README rows 21.78 ->
+  // 24.48 %) with interleaved plans reducing chunk by chunk (above).
+  EXPECT_LE(hb.mape_pct, 23.81);
+  EXPECT_LE(readme.mape_pct, 24.49);
   EXPECT_LE(bridge.mape_pct, 17.74);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its

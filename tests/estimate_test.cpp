@@ -835,8 +835,10 @@ TEST(Validation, AllTrainingRows) {
   // Llama 3.1 405B cp 2 rows fit without full recompute. Then 15.11 % with
   // interleaved plans reducing their gradients chunk by chunk
   // (InterleavedChunksReduceTheirGradientsEarly; validation_test.cpp says
-  // which rows moved).
-  EXPECT_LE(r.mape_pct, 15.11);
+  // which rows moved). 15.28 % with Megatron rows counting the embedding
+  // and the loss as pipeline layers where that is faster (the recipes'
+  // account_for_*_in_pipeline_split; validation_test.cpp).
+  EXPECT_LE(r.mape_pct, 15.29);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -222,6 +222,39 @@ TEST(ValidationCsv, LayersOverNRecomputesEveryNthLayer) {
   EXPECT_FALSE(r.rows[4].error_pct);
 }
 
+// Counting the embedding and the loss as a pipeline layer each is a plan
+// field no table states (Megatron-Bridge's Llama 3.1 405B recipe sets it);
+// a Megatron row whose L + 2 units divide over its pp x interleave virtual
+// stages is predicted both ways and keeps the faster. Llama 3.1 405B, pp 16
+// x interleave 4: 128 units over 64 virtual stages. The even split puts 8
+// layers and the LM head on the last stage, which paces the pipeline; the
+// split puts 7 layers and the head there (and 7 and the embedding on the
+// first), so 8-layer middle stages pace it: faster. A DeepSpeed row keeps
+// the even split.
+TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
+  base::Diagnostics d;
+  std::map<std::string, std::string> row = {
+      {"source", "split test"}, {"model", "llama3-405b"}, {"layers", ""}, {"hidden", ""}, {"heads", ""},
+      {"ffn", ""}, {"vocab", ""}, {"seq", "8192"}, {"gpus", "256"}, {"gpu", "GB200"}, {"tp", "4"},
+      {"pp", "16"}, {"dp", "4"}, {"global_batch", "1536"}, {"micro_batch", "1"}, {"recompute", "full"},
+      {"seq_parallel", "yes"}, {"interleave", "4"}, {"zero", "1"}, {"dp_overlap", "yes"},
+      {"tp_overlap", "yes"}, {"attention", "flash"}, {"framework", "megatron-core"},
+      {"measured_iter_s", "60"}};
+  const std::string megatron = Row(row);
+  row["framework"] = "deepspeed";
+  const std::string file = TempCsv("split.csv", megatron + Row(row));
+  const ValidationReport r = ValidateFile(file, d);
+  ASSERT_EQ(r.rows.size(), 2u) << d.ToString();
+  ASSERT_TRUE(r.rows[0].error_pct) << r.rows[0].skipped;
+  ASSERT_TRUE(r.rows[1].error_pct) << r.rows[1].skipped;
+  EXPECT_NE(r.rows[0].assumptions.find("embedding and loss counted as a pipeline layer each (faster than the "
+                                       "even split: 128 units over 64 virtual stages)"),
+            std::string::npos)
+      << r.rows[0].assumptions;
+  EXPECT_EQ(r.rows[1].assumptions.find("embedding and loss"), std::string::npos) << r.rows[1].assumptions;
+  EXPECT_LT(r.rows[0].predicted, r.rows[1].predicted);
+}
+
 // Rule: a row naming a preset may leave the shape blank; the preset's shape
 // is used, the same prediction as with the shape spelled out.
 TEST(ValidationCsv, PresetNamedRowWithBlankShapeRunsThePreset) {
@@ -711,9 +744,24 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   no interleave, and the search now picks deep interleaving for them
   //   (GPT 119B: interleave 23), +21.3 / +19.7 / +14.1 / +17.2 -> +27.2 /
   //   +28.3 / +20.6 / +20.6 % (lines 37-40).
-  EXPECT_LE(file.mape_pct, 15.11);
-  EXPECT_LE(file_hb.mape_pct, 14.33);
-  EXPECT_LE(file_moe.mape_pct, 24.33);
+  // - 15.28 / 14.63 / 25.76 %: a Megatron row whose L + 2 units divide over
+  //   its pp x interleave virtual stages is also predicted with the
+  //   embedding and the loss counted as a layer each (Megatron-Bridge's
+  //   Llama 3.1 405B and Qwen3-235B recipes set account_for_embedding/
+  //   loss_in_pipeline_split) and keeps the faster
+  //   (ValidationCsv.MegatronRowsMayCountEmbeddingAndLossAsLayers). The
+  //   pp 16 x interleave 4 Llama 3.1 405B GB200 rows shed the full
+  //   recompute they needed: +30.2 / +24.7 -> -7.8 / -11.5 % (lines 83, 98),
+  //   the Qwen3-235B H100 row +22.3 -> +13.2 % (line 113). The last stage
+  //   no longer holds a full share of layers beside the LM head, so every
+  //   such row moves faster, and those already fast further: Llama 3.1 405B
+  //   B200 / GB200 / H100 4.5 to 5.3 points (line 75 -9.0 -> -13.9 %), the
+  //   Qwen3-235B B200 and GB200 rows 6 to 18 points (their full recompute
+  //   goes too: line 111 -33.8 -> -47.7 %). The fast residue is the
+  //   Blackwell FP8 GEMM and MoE pricing, not the pipeline.
+  EXPECT_LE(file.mape_pct, 15.29);
+  EXPECT_LE(file_hb.mape_pct, 14.63);
+  EXPECT_LE(file_moe.mape_pct, 25.76);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -730,13 +778,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 7.75 -> 7.84 %. Interleaved plans reducing chunk by chunk (above):
   // NeMo 24.07 10.98 -> 11.11 %, 25.02 14.86 -> 13.78 %, Megatron-Bridge
   // 25.09 15.03 -> 15.50 %, 25.11 18.68 -> 19.35 %, 26.02 20.69 -> 20.79 %.
+  // The embedding and loss split where faster (above): NeMo 25.02 13.78 ->
+  // 14.27 %, 25.04 16.49 -> 17.04 %, Megatron-Bridge 25.09 15.50 ->
+  // 17.53 %, 25.11 19.35 -> 19.51 %, 26.02 20.79 -> 20.70 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.11},
-           {"NVIDIA NeMo 25.02", 13.78},
-           {"NVIDIA NeMo 25.04", 16.50},
-           {"NVIDIA Megatron-Bridge 25.09", 15.50},
-           {"NVIDIA Megatron-Bridge 25.11", 19.36},
-           {"NVIDIA Megatron-Bridge 26.02", 20.80},
+           {"NVIDIA NeMo 25.02", 14.28},
+           {"NVIDIA NeMo 25.04", 17.05},
+           {"NVIDIA Megatron-Bridge 25.09", 17.53},
+           {"NVIDIA Megatron-Bridge 25.11", 19.51},
+           {"NVIDIA Megatron-Bridge 26.02", 20.70},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 7.85}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

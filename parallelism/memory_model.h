@@ -70,7 +70,7 @@ struct MemoryInputs {
   double expert_params_on_device = 0;
   int64_t expert_dp = 0;        // 0 = dp
   double layers_on_device = 0;  // transformer layers on this stage (all chunks)
-  int64_t dp = 1;
+  int64_t dp = 1;                // the dense parameters' ZeRO group (dp x cp for Megatron-Core)
   int64_t microbatches = 1;     // m per iteration
   int64_t seq = 0;              // full sequence length
   int64_t stage = 0;             // pipeline stage index (0 = first)

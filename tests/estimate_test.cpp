@@ -829,8 +829,9 @@ TEST(Validation, AllTrainingRows) {
   // instead of full recompute and the recipe's etp = 1 (+24.8 -> +4.1 % on
   // the branch that added them) brings them to 11.23 %; 11.78 % once the
   // materialised attention's softmax and dropout backward move what their
-  // kernels move (models/transformer.cpp), faster on the pre-2023 rows.
-  EXPECT_LE(tuned.mape_pct, 11.79);
+  // kernels move (models/transformer.cpp), faster on the pre-2023 rows;
+  // 12.39 % once interleaved plans reduce gradients chunk by chunk.
+  EXPECT_LE(tuned.mape_pct, 12.39);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -864,7 +865,16 @@ TEST(Validation, AllTrainingRows) {
   // Both: 15.08 %. Then 15.03 % with the B200 and GB200 GEMM curves scaled
   // by their measured maximum achievable matmul FLOPS (Issue15 tests above),
   // and with the llm-foundry rows on Composer's FSDP1 BACKWARD_POST prefetch
-  // (training.zero3_backward_prefetch=false): MERGED.
+  // (training.zero3_backward_prefetch=false).
+  // And 14.97 % with the cp ranks in the dense data-
+  // parallel group (ContextParallelRanksShareTheDataParallelGroup): the
+  // Llama 3.1 405B cp 2 rows fit without full recompute. Then 15.11 % with
+  // interleaved plans reducing their gradients chunk by chunk
+  // (InterleavedChunksReduceTheirGradientsEarly; validation_test.cpp says
+  // which rows moved). 15.28 % with Megatron rows counting the embedding
+  // and the loss as pipeline layers where that is faster (the recipes'
+  // account_for_*_in_pipeline_split; validation_test.cpp).
+  // All merged: MERGED.
   EXPECT_LE(r.mape_pct, 0.0);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
@@ -1019,6 +1029,73 @@ TEST(Estimator, EmbeddingAndLossCountAsPipelineLayers) {
   // Without a pipeline there is nothing to split: 126 units, no change.
   s.training.pp = 1;
   EXPECT_EQ(parallelism::PipelineSplitUnits(s.training, 126), 126);
+}
+
+// Context-parallel ranks hold the same weights and sum the gradients of
+// their own tokens: Megatron-Core reduces the dense gradients and shards the
+// distributed optimizer over dp x cp (megatron/core/distributed/
+// distributed_data_parallel.py, intra_dp_cp_group). Llama 3 70B, tp 8 x pp 4
+// on 512 H100: the first stage holds 20 layers and the embedding, 2.2705 G
+// parameters a device (its bf16 weights, 4.5409 GB, are 2 bytes each), so
+// ZeRO-1's fp32 master weight and two moments (12 bytes) over a group of 16
+// are 4.5409 GB / 2 x 12 / 16 = 1.7029 GB, whether the 16 are dp 16 or
+// dp 8 x cp 2 (dp 8 alone would give twice that).
+TEST(Estimator, ContextParallelRanksShareTheDataParallelGroup) {
+  Scenario s = Load("llama3-70b-h100");
+  const TrainingEstimator est(s.model, s.system);
+  s.training.cp = 1;
+  s.training.dp = 16;
+  const TrainingEstimate dp16 = est.Run(s.training, s.workload);
+  s.training.cp = 2;
+  s.training.dp = 8;
+  const TrainingEstimate dp8cp2 = est.Run(s.training, s.workload);
+  ASSERT_TRUE(dp16.feasible());
+  ASSERT_TRUE(dp8cp2.feasible());
+  EXPECT_NEAR(dp8cp2.memory.weights, 4.5409e9, 1e5);
+  EXPECT_NEAR(dp8cp2.memory.optimizer, dp8cp2.memory.weights / 2 * 12 / 16, 1.0);
+  EXPECT_NEAR(dp8cp2.memory.optimizer, 1.7029e9, 1e5);
+  EXPECT_DOUBLE_EQ(dp8cp2.memory.optimizer, dp16.memory.optimizer);
+  // With dp 1 the two cp ranks still reduce their gradients together: the
+  // data-parallel term is not zero (it was before cp joined the group).
+  s.system.nodes = 8;  // tp 8 x pp 4 x cp 2 = 64 GPUs, dp 1
+  s.training.dp = 1;
+  s.workload.global_batch = 64;
+  const TrainingEstimate dp1cp2 = TrainingEstimator(s.model, s.system).Run(s.training, s.workload);
+  ASSERT_TRUE(dp1cp2.feasible());
+  EXPECT_GT(dp1cp2.time.dp_comm, 0.0);
+  EXPECT_NEAR(dp1cp2.memory.optimizer, dp8cp2.memory.optimizer * 8, 1.0);
+}
+
+// Interleaved 1F1B reduces gradients chunk by chunk (Megatron-Core
+// schedules.py: a chunk's grad_sync_func once its last microbatch is through
+// the backward) and gathers chunk k+1's parameters beside chunk k's
+// forwards. With one bucket a device (dp_bucket above the gradients), v = 1
+// exposes the whole reduce-scatter C and all-gather G: the last bucket is
+// all of it. With v = 5 only the last chunk's C/5 and the first chunk's G/5
+// wait; the other 4/5 run beside the cool-down backwards and the warm-up
+// forwards (windows of b (1 + (v-1) p) = 17 chunk passes, longer than the
+// collectives here) and cost only the contention they cause, x s/(1+s)
+// (OverlapExposed, s the device's overlap_slowdown):
+//   dp(v = 5) = (C + G) (1/5 + 4/5 s/(1+s)).
+TEST(Estimator, InterleavedChunksReduceTheirGradientsEarly) {
+  Scenario s = Load("llama3-70b-h100");  // tp 8, pp 4, dp 16, ZeRO-1, 80 layers
+  s.training.dp_bucket = 1e15;
+  const TrainingEstimator est(s.model, s.system);
+  s.training.interleave = 1;
+  s.training.schedule = parallelism::Schedule::kOneFOneB;
+  const TrainingEstimate one = est.Run(s.training, s.workload);
+  s.training.interleave = 5;
+  s.training.schedule = parallelism::Schedule::kInterleaved;
+  const TrainingEstimate five = est.Run(s.training, s.workload);
+  ASSERT_TRUE(one.feasible());
+  ASSERT_TRUE(five.feasible());
+  const double sl = s.system.device.overlap_slowdown;
+  ASSERT_GT(sl, 0.0);
+  EXPECT_NEAR(five.time.dp_comm, one.time.dp_comm * (0.2 + 0.8 * sl / (1 + sl)), 1e-9 * one.time.dp_comm);
+  // Without overlap every byte waits, interleaved or not.
+  s.training.dp_overlap = false;
+  const double exposed = est.Run(s.training, s.workload).time.dp_comm;
+  EXPECT_NEAR(exposed, one.time.dp_comm, 1e-9 * exposed);
 }
 
 // Uneven pipeline split: the slowest stage paces the pipeline, and the stage

@@ -139,7 +139,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   out.p2p = c.p2p;
   out.tp_overlap = c.tp_overlap;
   out.dp_overlap = p.dp_overlap;
-  out.zero3 = p.zero >= 3 && dp > 1;
+  out.zero3 = p.zero >= 3 && c.dense_dp > 1;
   out.zero3_gather_for_recompute = Zero3GathersPerMicrobatch(p) > 2;  // as the closed form (parallel_comm.h)
   out.zero3_backward_prefetch = p.zero3_backward_prefetch;
   if (p.straggler_stage >= 0 && p.straggler_slowdown > 1) {
@@ -278,8 +278,9 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     parallelism::StageDp& s = out.dp[static_cast<size_t>(d)];
     const double params = dev_params[static_cast<size_t>(d)];
     const double grads = params * c.grad_bytes;
-    if (dp > 1) {
-      // As the closed form: all-reduce (ZeRO-0), or reduce-scatter then
+    if (c.dense_dp > 1) {
+      // As the closed form, over dp x cp (OperatorCosts::dense_dp):
+      // all-reduce (ZeRO-0), or reduce-scatter then
       // all-gather of the updated weights (ZeRO-1/2) (Rajbhandari et al. 2020).
       if (p.zero == 0) {
         s.grad_reduce = net.Time(Collective::kAllReduce, grads, c.dp_group);
@@ -297,7 +298,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
       }
       s.buckets = p.dp_bucket > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(grads / p.dp_bucket))) : 1;
     }
-    const double opt_params = params / (p.zero >= 1 ? static_cast<double>(dp) : 1.0);
+    const double opt_params = params / (p.zero >= 1 ? static_cast<double>(c.dense_dp) : 1.0);
     if (p.offload_optimizer) {
       // ZeRO-Offload (Ren et al. 2021): gradients to the host, weights back.
       const double bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;

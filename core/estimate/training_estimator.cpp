@@ -228,6 +228,23 @@ Strides GroupStrides(const TrainingPlan& p, int64_t dp) {
   return s;
 }
 
+// The dense parameters' data-parallel group: the dp replicas times the cp
+// ranks, which hold the same weights and sum the gradients of their own
+// tokens. Megatron-Core's DistributedDataParallel allocates the dense
+// parameters' gradient buffers over the data-parallel group "with context
+// parallel" (megatron/core/distributed/distributed_data_parallel.py:
+// intra_dp_cp_group), so the gradient reduce-scatter, the distributed
+// optimizer's shards and the parameter all-gather all span dp x cp. With cp
+// laid just inside dp (the default order, tp,cp,ep,dp,pp) the group is one
+// run of devices st.cp apart; in another order it is placed with the
+// inner of the two strides, a close stand-in for two interleaved runs.
+int64_t DenseDataParallel(const TrainingPlan& p, int64_t dp) { return dp * p.cp; }
+
+hardware::GroupPlacement PlaceDenseDataParallel(const hardware::Network& net, const TrainingPlan& p, int64_t dp,
+                                                const Strides& st) {
+  return net.Place(DenseDataParallel(p, dp), p.cp > 1 ? std::min(st.cp, st.dp) : st.dp);
+}
+
 // DeepSeek-V3's multi-token-prediction modules (Sec. 2.2) run after the LM
 // head on the last stage: per module one block (MoE when the model has
 // experts) and another pass of the shared head; the 2h -> h projection is
@@ -688,8 +705,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // drops a plan that does not fit (RunIfFits) learns it before any time term.
   const StageParams sp = StageParamsOf(m, p, w.seq_len, dense_layer_params_, moe_layer_params_);
   const int64_t edp = ExpertDataParallel(p, dp);
+  const int64_t dense_dp = DenseDataParallel(p, dp);  // dp x cp
   if (memory_first) {
-    e.memory = FullestStageMemory(m, p, sp, dp, edp, mb_count, w.seq_len);
+    e.memory = FullestStageMemory(m, p, sp, dense_dp, edp, mb_count, w.seq_len);
     if (e.memory.total() > dev.memory_capacity) {
       e.infeasible = Infeasible::kOutOfMemory;
       return e;
@@ -856,8 +874,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   double zero3_gather = 0;  // per microbatch: the gathers prefetched behind the forward pass
   double zero3_bwd_gather = 0;  // the backward's (and recompute's) gathers
   double zero3_reduce = 0;      // and its reduce-scatters, behind the backward
-  if (dp > 1 || (edp > 1 && expert_dev > 0)) {
-    auto g = network_.Place(dp, st.dp);
+  if (dense_dp > 1 || (edp > 1 && expert_dev > 0)) {
+    // Dense gradients reduce over dp x cp (PlaceDenseDataParallel).
+    auto g = PlaceDenseDataParallel(network_, p, dp, st);
     g.flat = p.dp_collective == parallelism::DpCollective::kFlat;
     auto ge = network_.Place(edp, st.ep * p.ep);
     ge.flat = g.flat;
@@ -866,7 +885,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // one after the other.
     const double dense_dev = params_dev - expert_dev;
     auto group_time = [&](Collective c, double bytes_per_param) {
-      return (dp > 1 ? CollectiveTime(memo, c, dense_dev * bytes_per_param, g) : 0.0) +
+      return (dense_dp > 1 ? CollectiveTime(memo, c, dense_dev * bytes_per_param, g) : 0.0) +
              (edp > 1 ? CollectiveTime(memo, c, expert_dev * bytes_per_param, ge) : 0.0);
     };
     const double grads = params_dev * grad_bytes;
@@ -911,15 +930,44 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
         // --overlap-grad-reduce): the last bucket's gradients exist only when
         // the backward ends, so its reduction cannot hide, and the buckets
         // before it hide behind the backward but slow it (OverlapExposed).
+        //
+        // Interleaved 1F1B (v chunks a device) reduces chunk by chunk:
+        // Megatron-Core starts a chunk's gradient reduction as soon as that
+        // chunk's last microbatch is through its backward (megatron/core/
+        // pipeline_parallel/schedules.py, forward_backward_pipelining_with_
+        // interleaving: grad_sync_func[chunk] once is_last_microbatch_for_
+        // model_chunk), and the last group of p microbatches runs its
+        // backwards chunk v-1 first, chunk 0 last, p microbatches each. With
+        // b = one chunk's backward of one microbatch, the first chunk's
+        // gradients are ready b (1 + (v-1) p) before the backward ends, the
+        // last chunk's only b before: the reduction hides behind the longer
+        // window unless the last chunk's own share (comm / v) outruns its b.
+        // v = 1 gives the one-pass expression above. The event engine
+        // reduces chunk by chunk in the same way (parallelism/step_graph.cpp).
+        const double v_d = static_cast<double>(v);
+        const bool chunked = v_d > 1 && p.pp > 1 &&
+                             (p.schedule == parallelism::Schedule::kOneFOneB ||
+                              p.schedule == parallelism::Schedule::kInterleaved);
+        const double v_grad = chunked ? v_d : 1.0;
+        const double pass_groups = 1 + (v_grad - 1) * static_cast<double>(p.pp);
         const double bucket_share = std::min(1.0, p.dp_bucket / std::max(1.0, grads));
-        const double last_bucket = comm * bucket_share;
-        dp_exposed = last_bucket + OverlapExposed(comm - last_bucket, stage_bwd + stage_rec, dev.overlap_slowdown);
+        const double last_bucket = std::min(comm * bucket_share, comm / v_grad);
+        const double b_chunk = (stage_bwd + stage_rec) / v_grad;
+        dp_exposed = last_bucket + std::max(OverlapExposed(comm / v_grad - last_bucket, b_chunk, dev.overlap_slowdown),
+                                            OverlapExposed(comm - last_bucket, b_chunk * pass_groups,
+                                                           dev.overlap_slowdown));
         // The updated parameters are gathered bucket by bucket while the next
         // iteration's first forward pass runs (Megatron-Core
         // --overlap-param-gather): the first bucket is needed before the
-        // first layer can start.
-        const double first_bucket = gather * bucket_share;
-        dp_exposed += first_bucket + OverlapExposed(gather - first_bucket, stage_fwd, dev.overlap_slowdown);
+        // first layer can start. Interleaved, chunk k+1's gather runs beside
+        // chunk k's forwards (schedules.py: param_sync_func[chunk + 1] in the
+        // warm-up), the mirror image of the reduction: p forwards of each
+        // chunk before the next one starts.
+        const double first_bucket = std::min(gather * bucket_share, gather / v_grad);
+        const double f_chunk = stage_fwd / v_grad;
+        dp_exposed += first_bucket +
+                      std::max(OverlapExposed(gather / v_grad - first_bucket, f_chunk, dev.overlap_slowdown),
+                               OverlapExposed(gather - first_bucket, f_chunk * pass_groups, dev.overlap_slowdown));
       } else {
         dp_exposed = comm + gather;
       }
@@ -954,7 +1002,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // the local main gradients, a one-number all-reduce, and a rescale only
   // when the norm exceeds the limit, which a stable run rarely does):
   // + 4 bytes per parameter, 34 (Adam) and 26 (SGD with momentum).
-  const double opt_params = p.zero >= 1 ? (params_dev - expert_dev) / static_cast<double>(dp) +
+  const double opt_params = p.zero >= 1 ? (params_dev - expert_dev) / static_cast<double>(dense_dp) +
                                               expert_dev / static_cast<double>(edp)
                                         : params_dev;
   const double opt_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 34.0 : 26.0;
@@ -986,7 +1034,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
 
   // --- memory -------------------------------------------------------------------
   // FullestStageMemory (already known when asked for first).
-  if (!memory_first) e.memory = FullestStageMemory(m, p, sp, dp, edp, mb_count, w.seq_len);
+  if (!memory_first) e.memory = FullestStageMemory(m, p, sp, dense_dp, edp, mb_count, w.seq_len);
   if (e.memory.total() > dev.memory_capacity) e.infeasible = Infeasible::kOutOfMemory;
 
   // --- metrics --------------------------------------------------------------------
@@ -1136,8 +1184,9 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.weight_bytes = act;
   c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
   c.optimizer_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 34.0 : 26.0;  // with clipping, as Run()
-  if (dp > 1) {
-    c.dp_group = network_.Place(dp, st.dp);
+  c.dense_dp = DenseDataParallel(p, dp);
+  if (c.dense_dp > 1) {
+    c.dp_group = PlaceDenseDataParallel(network_, p, dp, st);
     c.dp_group.flat = p.dp_collective == parallelism::DpCollective::kFlat;
   }
   return c;

@@ -146,7 +146,8 @@ struct OperatorCosts {
   double weight_bytes = 0; // per parameter
   double grad_bytes = 0;   // per parameter, as reduced
   double optimizer_bytes_per_param = 0;
-  hardware::GroupPlacement dp_group;  // where data-parallel collectives run
+  int64_t dense_dp = 1;    // the dense parameters' data-parallel group: dp x cp
+  hardware::GroupPlacement dp_group;  // where its collectives run
   hardware::GroupPlacement ep_group;  // where the MoE all-to-alls run (ep > 1)
   hardware::GroupPlacement cp_group;  // where the K/V exchange runs (cp > 1)
   double tokens = 0;       // tokens of one microbatch on one device (b s / cp)

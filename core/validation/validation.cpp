@@ -13,6 +13,7 @@
 #include "core/base/csv.h"
 #include "models/model_spec.h"
 #include "parallelism/plan_spec.h"
+#include "parallelism/schedule.h"
 
 namespace orrery::engine {
 namespace {
@@ -738,22 +739,59 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                       fixed.dp == 0 || fixed.micro_batch == 0 || fixed.interleave == 0 ||
                       fixed.zero < 0 || fixed.recompute < 0 || fixed.sequence_parallel < 0 ||
                       fixed.tp_comm_overlap < 0 || fixed.dp_overlap < 0;
-    if (any_free) {
+    // The search over the unstated fields, into `sc`; returns what it chose.
+    auto search_free = [&](Scenario& sc) {
       SearchOptions so;
       so.top = 1;
       so.threads = 1;
       so.space = space;
       so.space.fixed = fixed;
-      const SearchResult found = Search(s, so);
+      const SearchResult found = Search(sc, so);
       if (!found.top.empty()) {
         const PlanKnobs& k = found.top.front().knobs;
-        ApplyKnobs(k, p);
-        assume("searched (the fastest of the " + std::to_string(found.stats.candidates) +
-               " plans consistent with the stated fields): " + DescribeFree(k, fixed));
-      } else {
-        assume("no plan consistent with the stated fields fits (" + found.why_none +
-               "); predicted with the unstated fields at their first values");
+        ApplyKnobs(k, sc.training);
+        return "searched (the fastest of the " + std::to_string(found.stats.candidates) +
+               " plans consistent with the stated fields): " + DescribeFree(k, fixed);
       }
+      return "no plan consistent with the stated fields fits (" + found.why_none +
+             "); predicted with the unstated fields at their first values";
+    };
+    // Counting the embedding and the loss as a pipeline layer each
+    // (Megatron-Core --account-for-embedding-in-pipeline-split and
+    // --account-for-loss-in-pipeline-split) is a plan field no table
+    // states, and Megatron-Bridge's Llama 3.1 405B recipe sets both
+    // (src/megatron/bridge/recipes/llama/llama3.py,
+    // llama31_405b_pretrain_config, which scripts/performance/configs/
+    // llama/llama31_llm_pretrain.py builds every performance run on). Where
+    // the L + 2 units divide evenly over the stated pp x interleave virtual
+    // stages, a Megatron row is predicted both ways and the faster kept, as
+    // for any unstated field (pp x interleave above L forces it, above).
+    const int64_t units = s.model.layers + 2;
+    const int64_t virtual_stages = p.pp * parallelism::ScheduleChunks(p);
+    const bool try_split = megatron_family && fixed.pp != 0 && fixed.interleave != 0 && p.pp > 1 &&
+                           !p.pipeline_split_embedding_loss && p.first_stage_layers == 0 &&
+                           p.last_stage_layers == 0 && virtual_stages > 0 && units % virtual_stages == 0;
+    std::optional<Scenario> split;
+    std::string split_note;
+    if (try_split) {
+      split.emplace(s);
+      split->training.pipeline_split_embedding_loss = true;
+      if (any_free) split_note = search_free(*split);
+    }
+    const std::string even_note = any_free ? search_free(s) : std::string();
+    bool use_split = false;
+    if (split) {
+      const TrainingEstimate even = TrainingEstimator(s.model, s.system).Run(p, s.workload);
+      const TrainingEstimate uneven = TrainingEstimator(split->model, split->system).Run(split->training, s.workload);
+      use_split = uneven.iteration_s > 0 && (even.iteration_s <= 0 || uneven.iteration_s < even.iteration_s);
+    }
+    if (use_split) {
+      s = *split;
+      assume("embedding and loss counted as a pipeline layer each (faster than the even split: " +
+             std::to_string(units) + " units over " + std::to_string(virtual_stages) + " virtual stages)");
+      if (any_free) assume(split_note);
+    } else if (any_free) {
+      assume(even_note);
     }
     row.assumptions = assumed;
 

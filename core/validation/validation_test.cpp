@@ -252,6 +252,39 @@ Scenario Llama2_7bRowScenario() {
   return s;
 }
 
+// Counting the embedding and the loss as a pipeline layer each is a plan
+// field no table states (Megatron-Bridge's Llama 3.1 405B recipe sets it);
+// a Megatron row whose L + 2 units divide over its pp x interleave virtual
+// stages is predicted both ways and keeps the faster. Llama 3.1 405B, pp 16
+// x interleave 4: 128 units over 64 virtual stages. The even split puts 8
+// layers and the LM head on the last stage, which paces the pipeline; the
+// split puts 7 layers and the head there (and 7 and the embedding on the
+// first), so 8-layer middle stages pace it: faster. A DeepSpeed row keeps
+// the even split.
+TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
+  base::Diagnostics d;
+  std::map<std::string, std::string> row = {
+      {"source", "split test"}, {"model", "llama3-405b"}, {"layers", ""}, {"hidden", ""}, {"heads", ""},
+      {"ffn", ""}, {"vocab", ""}, {"seq", "8192"}, {"gpus", "256"}, {"gpu", "GB200"}, {"tp", "4"},
+      {"pp", "16"}, {"dp", "4"}, {"global_batch", "1536"}, {"micro_batch", "1"}, {"recompute", "full"},
+      {"seq_parallel", "yes"}, {"interleave", "4"}, {"zero", "1"}, {"dp_overlap", "yes"},
+      {"tp_overlap", "yes"}, {"attention", "flash"}, {"framework", "megatron-core"},
+      {"measured_iter_s", "60"}};
+  const std::string megatron = Row(row);
+  row["framework"] = "deepspeed";
+  const std::string file = TempCsv("split.csv", megatron + Row(row));
+  const ValidationReport r = ValidateFile(file, d);
+  ASSERT_EQ(r.rows.size(), 2u) << d.ToString();
+  ASSERT_TRUE(r.rows[0].error_pct) << r.rows[0].skipped;
+  ASSERT_TRUE(r.rows[1].error_pct) << r.rows[1].skipped;
+  EXPECT_NE(r.rows[0].assumptions.find("embedding and loss counted as a pipeline layer each (faster than the "
+                                       "even split: 128 units over 64 virtual stages)"),
+            std::string::npos)
+      << r.rows[0].assumptions;
+  EXPECT_EQ(r.rows[1].assumptions.find("embedding and loss"), std::string::npos) << r.rows[1].assumptions;
+  EXPECT_LT(r.rows[0].predicted, r.rows[1].predicted);
+}
+
 // Rule: a row naming a preset may leave the shape blank; the preset's shape
 // is used, the same prediction as with the shape spelled out.
 TEST(ValidationCsv, PresetNamedRowWithBlankShapeRunsThePreset) {
@@ -690,6 +723,48 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   rows move, all slower: its 124 rows 9.23 -> 7.61 % (H100 10.48 -> 8.47,
   //   A100 40GB 9.55 -> 7.67, A100 80GB 6.10 -> 5.62 %); mpt-13b at micro
   //   batch 2 on 8-64 H100 -24.1..-20.5 -> -16.9..-6.7 % (docs/hopper-dense.md).
+  // - 14.97 / 14.08 / 24.33 %: the dense data-parallel group is dp x cp
+  //   (Megatron-Core reduces dense gradients and shards its distributed
+  //   optimizer over intra_dp_cp_group; training_estimator.cpp,
+  //   PlaceDenseDataParallel). The cp 2 Llama 3.1 405B rows (tp 4, pp 8,
+  //   dp 2, interleave 8) had their optimizer states sharded over 2, not 4,
+  //   needed 198 of 180 GB and searched their way to full recompute; they now
+  //   fit without it, as the recipes run: B200 +27.5 / +26.9 / +18.0 / +17.9
+  //   -> -4.2 / -4.6 / -11.2 / -11.3 % (lines 75, 88, 53, 89), Grattafiori's
+  //   cp 16 row -12.4 -> -6.9 %; the GB200 ones overshoot, +6.5 / -9.2 ->
+  //   -17.2 / -29.3 % (lines 62, 72; their FP8 GEMMs are priced faster than
+  //   the B200's). The cp rows of NeMo 24.07 (Llama 3 8B / 70B, -18.9 / -10.8
+  //   -> -19.0 / -12.0 %) and the long-sequence table move with the group.
+  // - 15.11 / 14.32 / 24.33 %, up: the closed form reduces an interleaved
+  //   plan's gradients chunk by chunk, as Megatron-Core's interleaved
+  //   schedule and the event engine do (training_estimator.cpp, dp_overlap;
+  //   Estimator.InterleavedChunksReduceTheirGradientsEarly): each chunk's
+  //   reduce-scatter starts after its last backward and runs beside the
+  //   cool-down's other chunks, the parameter all-gather beside the warm-up's
+  //   forwards. On the Llama 3.1 405B B200 plan (line 75) the exposed DP term
+  //   falls 0.79 -> 0.09 s (the event engine: 0.12 s). Rows stating their
+  //   interleave: Nemotron-340B B200 / H100 +29.9 / +17.7 -> +10.7 / +12.8 %
+  //   (lines 55, 47), GPT-3 175B H100 +2.1 -> 0.0 %, while the Llama rows
+  //   already fast move further (Llama 3.1 405B B200 -4.2 -> -9.0 %, line 75;
+  //   Llama 3 70B B200 -19.6 -> -21.0 %). The Megatron-LM README rows state
+  //   no interleave, and the search now picks deep interleaving for them
+  //   (GPT 119B: interleave 23), +21.3 / +19.7 / +14.1 / +17.2 -> +27.2 /
+  //   +28.3 / +20.6 / +20.6 % (lines 37-40).
+  // - 15.28 / 14.63 / 25.76 %: a Megatron row whose L + 2 units divide over
+  //   its pp x interleave virtual stages is also predicted with the
+  //   embedding and the loss counted as a layer each (Megatron-Bridge's
+  //   Llama 3.1 405B and Qwen3-235B recipes set account_for_embedding/
+  //   loss_in_pipeline_split) and keeps the faster
+  //   (ValidationCsv.MegatronRowsMayCountEmbeddingAndLossAsLayers). The
+  //   pp 16 x interleave 4 Llama 3.1 405B GB200 rows shed the full
+  //   recompute they needed: +30.2 / +24.7 -> -7.8 / -11.5 % (lines 83, 98),
+  //   the Qwen3-235B H100 row +22.3 -> +13.2 % (line 113). The last stage
+  //   no longer holds a full share of layers beside the LM head, so every
+  //   such row moves faster, and those already fast further: Llama 3.1 405B
+  //   B200 / GB200 / H100 4.5 to 5.3 points (line 75 -9.0 -> -13.9 %), the
+  //   Qwen3-235B B200 and GB200 rows 6 to 18 points (their full recompute
+  //   goes too: line 111 -33.8 -> -47.7 %). The fast residue is the
+  //   Blackwell FP8 GEMM and MoE pricing, not the pipeline.
   // - Both: MERGED.
   EXPECT_LE(file.mape_pct, 0.0);
   EXPECT_LE(file_hb.mape_pct, 0.0);
@@ -708,14 +783,25 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 26.02 20.70 -> 20.53 %; up, the B200 tables: NeMo 25.02 15.31 -> 15.53 %,
   // the NeMo long-sequence Llama 3 8B table 7.75 -> 8.46 % (its short
   // sequences, predicted fast, faster still: 8K +17.4 -> +19.3 %).
+  // The dense data-parallel group as dp x cp (above): NeMo 24.07 10.82 ->
+  // 10.98 %, 25.02 15.31 -> 14.86 %, 25.04 15.16 -> 16.49 % (its GB200
+  // Llama 3.1 405B row, +6.5 -> -17.2 %), Megatron-Bridge 25.09 15.22 ->
+  // 15.03 %, 25.11 20.15 -> 18.68 %, 26.02 20.70 -> 20.69 %, long-sequence
+  // 7.75 -> 7.84 %. Interleaved plans reducing chunk by chunk (above):
+  // NeMo 24.07 10.98 -> 11.11 %, 25.02 14.86 -> 13.78 %, Megatron-Bridge
+  // 25.09 15.03 -> 15.50 %, 25.11 18.68 -> 19.35 %, 26.02 20.69 -> 20.79 %.
+  // The embedding and loss split where faster (above): NeMo 25.02 13.78 ->
+  // 14.27 %, 25.04 16.49 -> 17.04 %, Megatron-Bridge 25.09 15.50 ->
+  // 17.53 %, 25.11 19.35 -> 19.51 %, 26.02 20.79 -> 20.70 %.
+  // Both: MERGED.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 10.83},
-           {"NVIDIA NeMo 25.02", 15.54},
-           {"NVIDIA NeMo 25.04", 14.42},
-           {"NVIDIA Megatron-Bridge 25.09", 14.97},
-           {"NVIDIA Megatron-Bridge 25.11", 19.78},
-           {"NVIDIA Megatron-Bridge 26.02", 20.54},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 8.46}}) {
+           {"NVIDIA NeMo 24.07", 0.0},
+           {"NVIDIA NeMo 25.02", 0.0},
+           {"NVIDIA NeMo 25.04", 0.0},
+           {"NVIDIA Megatron-Bridge 25.09", 0.0},
+           {"NVIDIA Megatron-Bridge 25.11", 0.0},
+           {"NVIDIA Megatron-Bridge 26.02", 0.0},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 0.0}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;
@@ -775,8 +861,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // MLA up-projection recompute instead of full recompute and the recipe's
   // etp = 1 (docs/moe-long-context.md). Then 11.78 % with the materialised
   // attention's backward at its kernels' traffic (the Korthikanti and
-  // Narayanan rows below, already fast and high, move further).
-  EXPECT_LE(all.mape_pct, 11.79);
+  // Narayanan rows below, already fast and high, move further). Then
+  // 12.39 %: interleaved plans reduce their gradients chunk by chunk (the
+  // README rows, which state no interleave, are searched to deep
+  // interleaving and move faster; above).
+  EXPECT_LE(all.mape_pct, 12.39);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -810,9 +899,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 21.37 % (the row 17.70 %) with the Blackwell FP8 curve and the dropout
   // masks of models that drop only (the README rows keep theirs). Then the
   // row 17.73 %: its blockwise recipe's scales (fp8-block, 1/16 B per
-  // quantized element more).
-  EXPECT_LE(hb.mape_pct, 21.38);
-  EXPECT_LE(readme.mape_pct, 21.79);
+  // quantized element more). Then 23.80 % (the README rows 21.78 ->
+  // 24.48 %) with interleaved plans reducing chunk by chunk (above).
+  EXPECT_LE(hb.mape_pct, 23.81);
+  EXPECT_LE(readme.mape_pct, 24.49);
   EXPECT_LE(bridge.mape_pct, 17.74);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its

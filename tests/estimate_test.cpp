@@ -829,8 +829,10 @@ TEST(Validation, AllTrainingRows) {
   // (lines 121, 125, 126: -24.2 / -27.2 / -6.2 -> -17.1 / -18.8 / -19.7 %).
   // 15.08 % with each FP8 row's scaling recipe priced (training.fp8_recipe:
   // the current-scaling rows' amax pass, +2 B per quantized element).
-  // Both: 15.08 %.
-  EXPECT_LE(r.mape_pct, 15.08);
+  // Both: 15.08 %. Then 14.83 % with the torchtitan rows on PyTorch eager
+  // element-wise kernels (compile = false in their train configs; their 8
+  // rows 15.77 -> 7.00 %, docs/torchtitan-fsdp2.md).
+  EXPECT_LE(r.mape_pct, 14.83);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -632,7 +632,15 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // litgpt runs PyTorch eager code: its RMSNorm, rotary embedding and gated
     // MLP are separate tensor operations, each its own kernel
     // (parallelism::Elementwise::kEager; litgpt/model.py).
-    if (framework.rfind("litgpt", 0) == 0) {
+    // torchtitan's published A100 runs ran eager too: the train configs of
+    // that period ("a preset for 64 A100 GPUs", train_configs/llama3_8b.toml,
+    // llama2_13b.toml) set compile = false and norm_type = "rmsnorm", the
+    // eager RMSNorm (torchtitan/models/norms.py: _norm(x.float()).type_as(x)
+    // * weight) rather than the fused Triton kernel ("fused_rmsnorm"), and
+    // torchtitan/models/llama/model.py applies the rotary embedding in fp32
+    // complex arithmetic and SwiGLU as F.silu(w1(x)) * w3(x), each operator
+    // its own kernel (docs/torchtitan-fsdp2.md).
+    if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan") {
       p.elementwise = parallelism::Elementwise::kEager;
       assume("eager element-wise kernels (" + framework + " runs PyTorch eager code)");
     }

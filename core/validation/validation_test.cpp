@@ -684,7 +684,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // MXFP8 rows and the blockwise DeepSeek-V3 H100 row write 1/16 B of scales
   // per element more: under 0.1 point each.
   // Both: 15.08 / 14.27 / 24.32 %.
-  EXPECT_LE(file.mape_pct, 15.08);
+  // - 14.83 / 14.27 / 24.32 %: the torchtitan rows run PyTorch eager
+  //   element-wise kernels (training.elementwise: eager): the train configs
+  //   of their period set compile = false and the unfused RMSNorm
+  //   (docs/torchtitan-fsdp2.md); all 8 rows move 5.6-9.9 points toward
+  //   their measurements (torchtitan below).
+  EXPECT_LE(file.mape_pct, 14.83);
   EXPECT_LE(file_hb.mape_pct, 14.27);
   EXPECT_LE(file_moe.mape_pct, 24.33);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
@@ -724,11 +729,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   EXPECT_EQ(deepseek_blackwell, 7);
   // torchtitan: 18.56 % at this stop's start (selective layer checkpointing
   // priced as none), 16.03 % with every change above, 15.77 % with its
-  // three "selective op" rows as recompute op (lines 121, 125, 126 above).
+  // three "selective op" rows as recompute op (lines 121, 125, 126 above);
+  // 7.00 % with eager element-wise kernels (compile = false; every row still
+  // fast, -4.7 to -13.5 %: Llama 3 8B -15.7 / -17.1 -> -6.5 / -6.5 %, Llama 3
+  // 70B -10.9 -> -5.1 %, Llama 2 13B -17.3 / -15.8 / -18.8 -> -7.3 / -5.4 /
+  // -7.0 %, Llama 2 70B -19.7 / -10.9 -> -13.5 / -4.7 %).
   const ValidationReport torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
   ASSERT_EQ(torchtitan.evaluated, 8);
-  EXPECT_LE(torchtitan.mape_pct, 15.78);
+  EXPECT_LE(torchtitan.mape_pct, 7.00);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture

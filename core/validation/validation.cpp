@@ -655,6 +655,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.zero3_fp32_reduce = true;
       assume("FSDP: recompute on the backward's gathered weights, gradients reduced in fp32");
     }
+    // torchtitan's data parallelism is FSDP2 (fully_shard; Liang et al. 2024,
+    // arXiv 2410.06511, Sec. 2.1), which copies every gather out of its flat
+    // buffer on the compute stream (Zero3CopyOutBytes, parallel_comm.h);
+    // llm-foundry's FSDP1 gathers into its FlatParameter in place.
+    if (framework == "torchtitan") {
+      p.zero3_copy_out = true;
+      assume("FSDP2: each gather copied out of the all-gather buffer");
+    }
     if (zero && *zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
       // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
       // the iteration time flat as GPUs double at fixed batch (74 days at 768

@@ -181,6 +181,13 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "false: the gather is issued from the later layer's post-backward hook, once its "
               "gradients exist, and waits exposed (PyTorch FSDP1 BACKWARD_POST, the default of "
               "Composer, llm-foundry's trainer).")
+        .Bool("zero3_copy_out", &TrainingPlan::zero3_copy_out, "false",
+              "ZeRO-3: after each all-gather, copy the gathered weights out of the flat "
+              "all-gather buffer into each parameter's own tensor on the compute stream, "
+              "reading and writing every gathered byte once before the layer's forward and "
+              "before its backward (PyTorch FSDP2, fully_shard: foreach_all_gather_copy_out, "
+              "torchtitan). false: the gather writes the weights in place (FSDP1's "
+              "FlatParameter, DeepSpeed).")
         .Bool("tp_comm_overlap", &TrainingPlan::tp_comm_overlap, "false",
               "Overlap tensor-parallel collectives with GEMMs (Megatron-Core --tp-comm-overlap).")
         .Quantity("dp_bucket", &TrainingPlan::dp_bucket, Dimension::kBytes, 0, 1e12, "100 MB",

@@ -127,7 +127,10 @@ struct TrainingPlan {
   // module and its fetch hooks; PyTorch FSDP with the checkpoint wrapper
   // inside each FSDP unit recomputes after the unit's backward gather), and
   // whether gradients are reduce-scattered in fp32 rather than the weights'
-  // datatype (FSDP MixedPrecision reduce_dtype float32).
+  // datatype (FSDP MixedPrecision reduce_dtype float32), and whether each
+  // gather is copied out of the all-gather buffer into the parameters' own
+  // tensors on the compute stream (FSDP2's foreach_all_gather_copy_out;
+  // core/estimate/parallel_comm.h, Zero3CopyOutBytes).
   bool zero3_recompute_gather = true;
   bool zero3_fp32_reduce = false;
   // Whether a layer's backward gather is issued before the layer behind it
@@ -137,6 +140,7 @@ struct TrainingPlan {
   // (false: FSDP1 BackwardPrefetch.BACKWARD_POST, Composer's default), so
   // that every backward gather is exposed.
   bool zero3_backward_prefetch = true;
+  bool zero3_copy_out = false;
   bool tp_comm_overlap = false;  // TP collectives overlapped with GEMMs
   double dp_bucket = 25e6 * 4;   // bytes per gradient bucket
   hardware::DataType precision = hardware::DataType::kBf16;

@@ -73,6 +73,13 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   // The MLA up projections once more (parallelism::RecomputesMlaUpProj;
   // mla_up_fwd is 0 for a model without MLA).
   if (p.recompute != Recompute::kFull && p.recompute_mla_up_proj) w.recompute += mix(&LayerCosts::mla_up_fwd);
+  // FSDP2's copy-out of each gathered unit on the compute stream, as the
+  // closed form (Zero3CopyOutBytes, parallel_comm.h).
+  const double copy_out =
+      n * c.zero3_copy_out_layer + (embed ? c.zero3_copy_out_embed : 0) + (head ? c.zero3_copy_out_head : 0);
+  w.forward += copy_out;
+  w.backward += copy_out;
+  w.recompute += n * (Zero3GathersPerMicrobatch(p) - 2) * c.zero3_copy_out_layer;
   // LayerCosts::gemm is forward + backward GEMM time; a backward GEMM pair
   // costs twice its forward GEMM.
   w.forward_gemm = mix(&LayerCosts::gemm) / 3;

@@ -56,6 +56,24 @@ inline double Zero3ReduceBytesPerParam(const parallelism::TrainingPlan& p, doubl
   return p.zero3_fp32_reduce ? 4.0 : weight_bytes;
 }
 
+// Bytes of one FSDP2 all-gather copy-out of `params` gathered parameters of
+// `weight_bytes` each (TrainingPlan::zero3_copy_out): fully_shard gathers a
+// unit's shards into one flat buffer and then, in FSDPParamGroup::
+// wait_for_unshard on the current (compute) stream, before the unit's
+// forward and again before its backward, copies them into each parameter's
+// own unsharded tensor with torch.split_with_sizes_copy (PyTorch torch/
+// distributed/_composable/fsdp/_fsdp_param_group.py and _fsdp_collectives.py,
+// foreach_all_gather_copy_out, 2024): every gathered byte read once and
+// written once, 2 x params x weight_bytes. FSDP1 (its FlatParameter is the
+// gather's output, the module's tensors views into it) and DeepSpeed ZeRO-3
+// copy nothing. Left out: the copy-in of the local shard (1/dp of the bytes,
+// on FSDP2's all-gather copy-in stream) and the reduce-scatter's copy-in
+// (the gradients cast into the fp32 reduce buffer), which runs on the
+// reduce-scatter stream beside the compute.
+inline double Zero3CopyOutBytes(const parallelism::TrainingPlan& p, double params, double weight_bytes) {
+  return p.zero >= 3 && p.zero3_copy_out ? 2 * params * weight_bytes : 0;
+}
+
 // --- expert parallelism ---------------------------------------------------
 
 // Bytes one device holds for one dispatch (or combine) all-to-all of one MoE

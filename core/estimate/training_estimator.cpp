@@ -455,6 +455,7 @@ struct StageParams {
   double first_layers = 0, last_layers = 0, mid_layers = 0;
   double first_params = 0, last_params = 0, mid_params = 0;
   double expert_first = 0, expert_last = 0, expert_mid = 0;
+  double layer_params = 0, embed_params = 0, head_params = 0;  // per device, one of each
 };
 
 StageParams StageParamsOf(const models::ModelSpec& m, const TrainingPlan& p, int64_t seq_len,
@@ -496,6 +497,9 @@ StageParams StageParamsOf(const models::ModelSpec& m, const TrainingPlan& p, int
                    (p.pp == 1 && !m.tied_embeddings ? head_params_dev : 0);
   s.last_params = p.pp == 1 ? s.first_params : s.last_layers * layer_params_dev + head_params_dev;
   s.mid_params = s.mid_layers * layer_params_dev;
+  s.layer_params = layer_params_dev;
+  s.embed_params = embed_params_dev;
+  s.head_params = head_params_dev;
   // The routed experts' share of those (sharded over the expert-data-parallel
   // group, not dp: ExpertDataParallel).
   const double expert_layer_dev = ExpertsApart(p) ? moe_fraction * routed / ep_d / etp_d : 0.0;
@@ -792,6 +796,20 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   auto mix = [&](double n, double OpTimes::*f) {
     return n * ((1 - moe_fraction) * dense.*f + moe_fraction * moe.*f);
   };
+  // FSDP2 copies each gathered unit out of the all-gather buffer on the
+  // compute stream (Zero3CopyOutBytes, parallel_comm.h): a layer before its
+  // forward, before its backward, and before its recomputed forward where
+  // the framework gathers again; the root unit's embedding and LM head (no
+  // second copy of a tied head on a single stage) before the forward and
+  // the backward.
+  double copy_layer = 0, copy_embed = 0, copy_head = 0;
+  if (p.zero >= 3 && p.zero3_copy_out && dp > 1) {
+    copy_layer = MemoryTimeMemo(memo, dev, Zero3CopyOutBytes(p, sp.layer_params, act));
+    copy_embed = MemoryTimeMemo(memo, dev, Zero3CopyOutBytes(p, sp.embed_params, act));
+    if (!(p.pp == 1 && m.tied_embeddings))
+      copy_head = MemoryTimeMemo(memo, dev, Zero3CopyOutBytes(p, sp.head_params, act));
+  }
+  const double regathers = Zero3GathersPerMicrobatch(p) - 2;  // per layer, for its recompute
   // Per-microbatch time of a stage with n layers and its extra operators.
   struct StageTime {
     double fwd = 0, bwd = 0, rec = 0, tp = 0, cp = 0, ep = 0;
@@ -817,6 +835,10 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // Megatron-Core's mla_up_proj recompute runs the up projections once
     // more before the attention's backward (RecomputesMlaUpProj).
     if (parallelism::RecomputesMlaUpProj(m, p)) st_.rec += mix(n, &OpTimes::mla_up_fwd);
+    const double copy_out = n * copy_layer + (has_embed ? copy_embed : 0) + (has_head ? copy_head : 0);
+    st_.fwd += copy_out;
+    st_.bwd += copy_out;
+    st_.rec += n * regathers * copy_layer;
     st_.tp = n * (tp_fwd + tp_bwd + tp_rec_share * tp_rec);
     // Overlapped, the collectives hide behind the GEMMs but slow them
     // (OverlapExposed, parallel_comm.h).
@@ -1182,6 +1204,13 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.head_params = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len) : models::HeadParameters(m)) / tp_d +
                   MtpParamsOnDevice(m, p);
   c.weight_bytes = act;
+  // As Run(): FSDP2's copy-out of each gather (Zero3CopyOutBytes).
+  if (p.zero >= 3 && p.zero3_copy_out && dp > 1) {
+    c.zero3_copy_out_layer = hardware::MemoryTime(dev, Zero3CopyOutBytes(p, c.layer_params, act));
+    c.zero3_copy_out_embed = hardware::MemoryTime(dev, Zero3CopyOutBytes(p, c.embed_params, act));
+    if (!(p.pp == 1 && m.tied_embeddings))
+      c.zero3_copy_out_head = hardware::MemoryTime(dev, Zero3CopyOutBytes(p, c.head_params, act));
+  }
   c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
   c.optimizer_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 34.0 : 26.0;  // with clipping, as Run()
   c.dense_dp = DenseDataParallel(p, dp);

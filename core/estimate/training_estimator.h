@@ -144,6 +144,9 @@ struct OperatorCosts {
   double p2p = 0;          // one activation send between pipeline stages
   double layer_params = 0, embed_params = 0, head_params = 0;
   double weight_bytes = 0; // per parameter
+  // FSDP2's copy-out of one gather of a layer, of the embedding and of the
+  // LM head on the compute stream, seconds (Zero3CopyOutBytes; 0 without it).
+  double zero3_copy_out_layer = 0, zero3_copy_out_embed = 0, zero3_copy_out_head = 0;
   double grad_bytes = 0;   // per parameter, as reduced
   double optimizer_bytes_per_param = 0;
   int64_t dense_dp = 1;    // the dense parameters' data-parallel group: dp x cp

@@ -633,7 +633,15 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // litgpt runs PyTorch eager code: its RMSNorm, rotary embedding and gated
     // MLP are separate tensor operations, each its own kernel
     // (parallelism::Elementwise::kEager; litgpt/model.py).
-    if (framework.rfind("litgpt", 0) == 0) {
+    // torchtitan's published A100 runs ran eager too: the train configs of
+    // that period ("a preset for 64 A100 GPUs", train_configs/llama3_8b.toml,
+    // llama2_13b.toml) set compile = false and norm_type = "rmsnorm", the
+    // eager RMSNorm (torchtitan/models/norms.py: _norm(x.float()).type_as(x)
+    // * weight) rather than the fused Triton kernel ("fused_rmsnorm"), and
+    // torchtitan/models/llama/model.py applies the rotary embedding in fp32
+    // complex arithmetic and SwiGLU as F.silu(w1(x)) * w3(x), each operator
+    // its own kernel (docs/torchtitan-fsdp2.md).
+    if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan") {
       p.elementwise = parallelism::Elementwise::kEager;
       assume("eager element-wise kernels (" + framework + " runs PyTorch eager code)");
     }
@@ -657,6 +665,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (framework == "llm-foundry") {
       p.zero3_backward_prefetch = false;
       assume("FSDP1 BACKWARD_POST: each backward gather waits exposed (Composer's default)");
+    }
+    // torchtitan's data parallelism is FSDP2 (fully_shard; Liang et al. 2024,
+    // arXiv 2410.06511, Sec. 2.1), which copies every gather out of its flat
+    // buffer on the compute stream (Zero3CopyOutBytes, parallel_comm.h);
+    // llm-foundry's FSDP1 gathers into its FlatParameter in place.
+    if (framework == "torchtitan") {
+      p.zero3_copy_out = true;
+      assume("FSDP2: each gather copied out of the all-gather buffer");
     }
     if (zero && *zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
       // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows

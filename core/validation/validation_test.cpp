@@ -765,7 +765,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   Qwen3-235B B200 and GB200 rows 6 to 18 points (their full recompute
   //   goes too: line 111 -33.8 -> -47.7 %). The fast residue is the
   //   Blackwell FP8 GEMM and MoE pricing, not the pipeline.
-  // - Both: MERGED.
+  // - 14.83 / 14.27 / 24.32 %: the torchtitan rows run PyTorch eager
+  //   element-wise kernels (training.elementwise: eager): the train configs
+  //   of their period set compile = false and the unfused RMSNorm
+  //   (docs/torchtitan-fsdp2.md); all 8 rows move 5.6-9.9 points toward
+  //   their measurements (torchtitan below).
+  // - 14.79 / 14.27 / 24.32 %: torchtitan's FSDP2 copies every gather out of
+  //   its flat buffer on the compute stream (training.zero3_copy_out,
+  //   Zero3CopyOutBytes): its 8 rows 1.4-2.8 points slower, nothing else moves.
+  // All merged: MERGED.
   EXPECT_LE(file.mape_pct, 0.0);
   EXPECT_LE(file_hb.mape_pct, 0.0);
   EXPECT_LE(file_moe.mape_pct, 0.0);
@@ -822,11 +830,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   EXPECT_EQ(deepseek_blackwell, 7);
   // torchtitan: 18.56 % at this stop's start (selective layer checkpointing
   // priced as none), 16.03 % with every change above, 15.77 % with its
-  // three "selective op" rows as recompute op (lines 121, 125, 126 above).
+  // three "selective op" rows as recompute op (lines 121, 125, 126 above);
+  // 7.00 % with eager element-wise kernels (compile = false; every row still
+  // fast, -4.7 to -13.5 %: Llama 3 8B -15.7 / -17.1 -> -6.5 / -6.5 %, Llama 3
+  // 70B -10.9 -> -5.1 %, Llama 2 13B -17.3 / -15.8 / -18.8 -> -7.3 / -5.4 /
+  // -7.0 %, Llama 2 70B -19.7 / -10.9 -> -13.5 / -4.7 %); 5.39 % with
+  // FSDP2's copy-out of each gather (-5.2 / -5.1, -3.8, -5.7 / -4.0 / -5.6,
+  // -10.6 / -3.3 %).
   const ValidationReport torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
   ASSERT_EQ(torchtitan.evaluated, 8);
-  EXPECT_LE(torchtitan.mape_pct, 15.78);
+  EXPECT_LE(torchtitan.mape_pct, 5.40);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture

@@ -485,7 +485,7 @@ TEST(Estimator, BackwardPostPrefetchExposesTheBackwardGather) {
 // in all. With full recompute and the gathers DeepSpeed makes again for the
 // recomputed forward, 32 x 520.08 = 16.64 ms more in the recompute.
 TEST(Estimator, Fsdp2CopiesEachGatherOutOnTheComputeStream) {
-  Scenario s = Load("gpt3-175b-a100");  // 8 DGX A100 nodes: 64 devices
+  Scenario s = LoadScenario("gpt3-175b-a100");  // 8 DGX A100 nodes: 64 devices
   base::Diagnostics d;
   ASSERT_TRUE(LoadModelPreset("llama3-8b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
   ASSERT_DOUBLE_EQ(models::LayerParameters(s.model, false), 218112000.0);
@@ -940,8 +940,8 @@ TEST(Validation, AllTrainingRows) {
   // rows 15.77 -> 7.00 %, docs/torchtitan-fsdp2.md); 14.79 % with FSDP2's
   // copy-out of every gather on the compute stream (training.zero3_copy_out;
   // torchtitan 7.00 -> 5.39 %).
-  // All merged: MERGED.
-  EXPECT_LE(r.mape_pct, 0.0);
+  // All four branches together: 14.25 %.
+  EXPECT_LE(r.mape_pct, 14.26);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "
@@ -1107,7 +1107,7 @@ TEST(Estimator, EmbeddingAndLossCountAsPipelineLayers) {
 // are 4.5409 GB / 2 x 12 / 16 = 1.7029 GB, whether the 16 are dp 16 or
 // dp 8 x cp 2 (dp 8 alone would give twice that).
 TEST(Estimator, ContextParallelRanksShareTheDataParallelGroup) {
-  Scenario s = Load("llama3-70b-h100");
+  Scenario s = LoadScenario("llama3-70b-h100");
   const TrainingEstimator est(s.model, s.system);
   s.training.cp = 1;
   s.training.dp = 16;
@@ -1144,7 +1144,7 @@ TEST(Estimator, ContextParallelRanksShareTheDataParallelGroup) {
 // (OverlapExposed, s the device's overlap_slowdown):
 //   dp(v = 5) = (C + G) (1/5 + 4/5 s/(1+s)).
 TEST(Estimator, InterleavedChunksReduceTheirGradientsEarly) {
-  Scenario s = Load("llama3-70b-h100");  // tp 8, pp 4, dp 16, ZeRO-1, 80 layers
+  Scenario s = LoadScenario("llama3-70b-h100");  // tp 8, pp 4, dp 16, ZeRO-1, 80 layers
   s.training.dp_bucket = 1e15;
   const TrainingEstimator est(s.model, s.system);
   s.training.interleave = 1;

@@ -773,10 +773,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // - 14.79 / 14.27 / 24.32 %: torchtitan's FSDP2 copies every gather out of
   //   its flat buffer on the compute stream (training.zero3_copy_out,
   //   Zero3CopyOutBytes): its 8 rows 1.4-2.8 points slower, nothing else moves.
-  // All merged: MERGED.
-  EXPECT_LE(file.mape_pct, 0.0);
-  EXPECT_LE(file_hb.mape_pct, 0.0);
-  EXPECT_LE(file_moe.mape_pct, 0.0);
+  // All four branches together: 14.25 / 13.82 / 25.34 %.
+  EXPECT_LE(file.mape_pct, 14.26);
+  EXPECT_LE(file_hb.mape_pct, 13.82);
+  EXPECT_LE(file_moe.mape_pct, 25.34);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -801,15 +801,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // The embedding and loss split where faster (above): NeMo 25.02 13.78 ->
   // 14.27 %, 25.04 16.49 -> 17.04 %, Megatron-Bridge 25.09 15.50 ->
   // 17.53 %, 25.11 19.35 -> 19.51 %, 26.02 20.79 -> 20.70 %.
-  // Both: MERGED.
+  // All four branches together: NeMo 24.07 11.11 %, 25.02 15.02 %, 25.04
+  // 15.95 %, Megatron-Bridge 25.09 17.51 %, 25.11 19.34 %, 26.02 20.24 %,
+  // long-sequence 8.55 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 0.0},
-           {"NVIDIA NeMo 25.02", 0.0},
-           {"NVIDIA NeMo 25.04", 0.0},
-           {"NVIDIA Megatron-Bridge 25.09", 0.0},
-           {"NVIDIA Megatron-Bridge 25.11", 0.0},
-           {"NVIDIA Megatron-Bridge 26.02", 0.0},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 0.0}}) {
+           {"NVIDIA NeMo 24.07", 11.12},
+           {"NVIDIA NeMo 25.02", 15.03},
+           {"NVIDIA NeMo 25.04", 15.96},
+           {"NVIDIA Megatron-Bridge 25.09", 17.52},
+           {"NVIDIA Megatron-Bridge 25.11", 19.34},
+           {"NVIDIA Megatron-Bridge 26.02", 20.24},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 8.56}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;

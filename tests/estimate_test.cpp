@@ -436,21 +436,7 @@ TEST(Estimator, ZeroThreeGathersAndReduceBytesFollowTheFramework) {
 // The forward's gather and the step's first and last layer are the same on
 // both sides.
 TEST(Estimator, BackwardPostPrefetchExposesTheBackwardGather) {
-  Scenario s = LoadScenario("gpt3-175b-1024-a100");
-  base::Diagnostics d;
-  ASSERT_TRUE(LoadModelPreset("llama2-7b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
-  s.system.nodes = 1;
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 8;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
-  s.training.zero = 3;
-  s.training.recompute = parallelism::Recompute::kNone;
-  s.training.zero3_recompute_gather = false;
-  s.training.zero3_fp32_reduce = true;
-  s.workload.global_batch = 8;
-  s.workload.seq_len = 4096;
+  Scenario s = test::Llama2_7bFsdpOnOneDgxA100();
   const TrainingEstimator est(s.model, s.system);
   const TrainingEstimate pre = est.Run(s.training, s.workload);
   s.training.zero3_backward_prefetch = false;
@@ -485,22 +471,13 @@ TEST(Estimator, BackwardPostPrefetchExposesTheBackwardGather) {
 // in all. With full recompute and the gathers DeepSpeed makes again for the
 // recomputed forward, 32 x 520.08 = 16.64 ms more in the recompute.
 TEST(Estimator, Fsdp2CopiesEachGatherOutOnTheComputeStream) {
-  Scenario s = LoadScenario("gpt3-175b-a100");  // 8 DGX A100 nodes: 64 devices
-  base::Diagnostics d;
-  ASSERT_TRUE(LoadModelPreset("llama3-8b", PresetStore(kConfigs), {}, "model", s.model, d)) << d.ToString();
+  // dp 64 on 8 DGX A100 nodes; dp_overlap off: the ZeRO-3 collectives then
+  // do not depend on the compute.
+  Scenario s = test::Llama3_8bZero3On64A100();
   ASSERT_DOUBLE_EQ(models::LayerParameters(s.model, false), 218112000.0);
   ASSERT_DOUBLE_EQ(models::EmbeddingParameters(s.model, 8192), 525336576.0);
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 64;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
   s.training.attention = parallelism::Attention::kFlash2;
   s.training.recompute = parallelism::Recompute::kNone;
-  s.training.zero = 3;
-  s.training.dp_overlap = false;  // the ZeRO-3 collectives then do not depend on the compute
-  s.workload.global_batch = 64;
-  s.workload.seq_len = 8192;
   const TrainingEstimator est(s.model, s.system);
   const double layer = hardware::MemoryTime(s.system.device, 872448000.0);
   EXPECT_NEAR(layer, 520.08e-6, 0.01e-6);

@@ -614,23 +614,7 @@ TEST(EventEstimator, PricesZeroThreeAsTheFrameworkRunsIt) {
 // the step grows by G - G k = G / (1 + s) (tests/estimate_test.cpp,
 // BackwardPostPrefetchExposesTheBackwardGather, for the closed form).
 TEST(EventEstimator, BackwardPostPrefetchExposesTheBackwardGather) {
-  engine::Scenario s = LoadScenario("gpt3-175b-1024-a100");
-  base::Diagnostics d;
-  ASSERT_TRUE(engine::LoadModelPreset("llama2-7b", engine::PresetStore(ORRERY_TEST_CONFIG_DIR), {}, "model",
-                                      s.model, d))
-      << d.ToString();
-  s.system.nodes = 1;
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 8;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
-  s.training.zero = 3;
-  s.training.recompute = parallelism::Recompute::kNone;
-  s.training.zero3_recompute_gather = false;
-  s.training.zero3_fp32_reduce = true;
-  s.workload.global_batch = 8;
-  s.workload.seq_len = 4096;
+  engine::Scenario s = test::Llama2_7bFsdpOnOneDgxA100();
   const engine::EventEstimator est(s.model, s.system);
   const engine::EventEstimate pre = est.Run(s.training, s.workload);
   s.training.zero3_backward_prefetch = false;
@@ -654,21 +638,8 @@ TEST(EventEstimator, BackwardPostPrefetchExposesTheBackwardGather) {
 // works out 520.08 us a layer and 1,245.66 us for the embedding or the head:
 // 38.27 + 16.64 = 54.91 ms).
 TEST(EventEstimator, CopiesFsdp2GathersOutAsTheClosedForm) {
-  engine::Scenario s = LoadScenario("gpt3-175b-a100");
-  base::Diagnostics d;
-  ASSERT_TRUE(engine::LoadModelPreset("llama3-8b", engine::PresetStore(ORRERY_TEST_CONFIG_DIR), {}, "model",
-                                      s.model, d))
-      << d.ToString();
-  s.training.tp = 1;
-  s.training.pp = 1;
-  s.training.dp = 64;
-  s.training.interleave = 1;
-  s.training.sequence_parallel = false;
-  s.training.zero = 3;
+  engine::Scenario s = test::Llama3_8bZero3On64A100();
   s.training.recompute = parallelism::Recompute::kFull;
-  s.training.dp_overlap = false;
-  s.workload.global_batch = 64;
-  s.workload.seq_len = 8192;
   const engine::EventEstimator est(s.model, s.system);
   const engine::TrainingEstimator closed(s.model, s.system);
   const engine::EventEstimate without = est.Run(s.training, s.workload);

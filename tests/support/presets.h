@@ -92,4 +92,43 @@ inline engine::Scenario Llama2_7bZero3On1024A100() {
   return s;
 }
 
+// Llama 2 7B under PyTorch FSDP (ZeRO-3, no re-gather for recompute, fp32
+// reduce-scatter) on one DGX A100 of gpt3-175b-1024-a100: dp 8, no
+// recompute, one 4,096-token sequence per GPU (global batch 8). The
+// BACKWARD_POST prefetch tests of the closed form and the event engine.
+inline engine::Scenario Llama2_7bFsdpOnOneDgxA100() {
+  engine::Scenario s = LoadScenarioWithModel("gpt3-175b-1024-a100", "llama2-7b");
+  s.system.nodes = 1;
+  s.training.tp = 1;
+  s.training.pp = 1;
+  s.training.dp = 8;
+  s.training.interleave = 1;
+  s.training.sequence_parallel = false;
+  s.training.zero = 3;
+  s.training.recompute = parallelism::Recompute::kNone;
+  s.training.zero3_recompute_gather = false;
+  s.training.zero3_fp32_reduce = true;
+  s.workload.global_batch = 8;
+  s.workload.seq_len = 4096;
+  return s;
+}
+
+// Llama 3 8B under ZeRO-3 on the 64 A100 of gpt3-175b-a100 (8 DGX A100
+// nodes): dp 64, no interleave or sequence parallelism, data-parallel
+// traffic not overlapped, one 8,192-token sequence per GPU (global batch
+// 64). Recompute is left to each test. FSDP2's copy-out tests.
+inline engine::Scenario Llama3_8bZero3On64A100() {
+  engine::Scenario s = LoadScenarioWithModel("gpt3-175b-a100", "llama3-8b");
+  s.training.tp = 1;
+  s.training.pp = 1;
+  s.training.dp = 64;
+  s.training.interleave = 1;
+  s.training.sequence_parallel = false;
+  s.training.zero = 3;
+  s.training.dp_overlap = false;
+  s.workload.global_batch = 64;
+  s.workload.seq_len = 8192;
+  return s;
+}
+
 }  // namespace orrery::test

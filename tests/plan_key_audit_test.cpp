@@ -1,0 +1,420 @@
+// Issue 15, "audit every registry key": every key of the training plan
+// (training.*) and workload (workload.*) schemas either moves a training
+// prediction or is listed with the reason it does not. The tests walk the
+// schemas' fields, so a key added later without an entry here fails them.
+//
+// Each key is changed, through the same `--set section.key=value` path a
+// user takes (ApplyOverride), on a base where it can matter: a shipped
+// scenario with a few fields set (a ZeRO-3 key on a ZeRO-3 plan, a
+// pipeline key on a pipelined plan, an MoE key on an MoE model). Base and
+// changed scenario must both pass the cross-spec check and be feasible in
+// the closed form, so that a move is a priced difference, not a refusal.
+// The entry states which estimators move: the closed form (iteration time,
+// its breakdown, memory, MFU/HFU, energy, cost, train time) and the event
+// engine (its simulated time and the figures that follow from it; its
+// memory is the closed form's and is not compared). Both directions are
+// asserted: an estimator said to move must move, one said not to must not.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/estimate/event_estimator.h"
+#include "core/estimate/scenario.h"
+#include "core/estimate/training_estimator.h"
+#include "parallelism/plan_spec.h"
+#include "tests/support/presets.h"
+
+namespace orrery::engine {
+namespace {
+
+using test::LoadScenario;
+using test::LoadScenarioWithModel;
+
+// --- bases --------------------------------------------------------------------
+// Each a shipped scenario with a few fields set.
+
+// configs/scenarios/llama3-70b-h100.yaml as shipped: Llama 3 70B on 512 H100,
+// tp 8, pp 4, dp 16, interleave 5, sequence parallel, ZeRO-1, TP overlap,
+// global batch 1024 x 8192 tokens (64 microbatches, a multiple of pp).
+Scenario Llama70b() { return LoadScenario("llama3-70b-h100"); }
+
+// The same with dp = 0 (devices / (tp pp cp)), so that tp and pp can change
+// on the same 512 devices.
+Scenario Llama70bDpAuto() {
+  Scenario s = Llama70b();
+  s.training.dp = 0;
+  return s;
+}
+
+// The same with full recompute (recompute_interval acts only then).
+Scenario Llama70bFullRecompute() {
+  Scenario s = Llama70b();
+  s.training.recompute = parallelism::Recompute::kFull;
+  return s;
+}
+
+// The same in fp8 (fp8_recipe acts only then).
+Scenario Llama70bFp8() {
+  Scenario s = Llama70b();
+  s.training.precision = hardware::DataType::kFp8;
+  return s;
+}
+
+// Llama 3 70B on 384 H100 (48 nodes) at tp 8, pp 6, dp 8, plain 1F1B: 80
+// layers do not split evenly over 6 stages (ceil 14), so the stage layer
+// counts and counting the embedding and the loss as layers move the
+// pace-setting stage; 128 microbatches.
+Scenario Llama70bPp6() {
+  Scenario s = Llama70b();
+  s.system.nodes = 48;
+  s.training.pp = 6;
+  s.training.dp = 0;
+  s.training.interleave = 1;
+  return s;
+}
+
+// Llama 3 70B on 384 H100 at tp 8, pp 3, dp 16, plain 1F1B: 80 = 3 x 26 + 2
+// layers; 64 microbatches.
+Scenario Llama70bPp3() {
+  Scenario s = Llama70bPp6();
+  s.training.pp = 3;
+  return s;
+}
+
+// Pp6 with a straggler's slowdown set but no stage chosen, and with a stage
+// chosen but no slowdown: each straggler key then acts alone.
+Scenario Llama70bPp6SlowdownSet() {
+  Scenario s = Llama70bPp6();
+  s.training.straggler_slowdown = 1.5;
+  return s;
+}
+Scenario Llama70bPp6StragglerSet() {
+  Scenario s = Llama70bPp6();
+  s.training.straggler_stage = 2;
+  return s;
+}
+
+// configs/scenarios/llama3-8b-128k-h100.yaml as shipped: Llama 3.1 8B at
+// 128K tokens on 64 H100, tp 8, cp 8 (scheme auto), full recompute.
+Scenario Llama8b128k() { return LoadScenario("llama3-8b-128k-h100"); }
+
+// Llama 2 7B under ZeRO-3 on 1,024 A100 (tests/support/presets.h), dp
+// overlap on (the default), selective recompute (the scenario's).
+Scenario Zero3() { return test::Llama2_7bZero3On1024A100(); }
+
+// The same with full recompute (zero3_recompute_gather acts only then).
+Scenario Zero3FullRecompute() {
+  Scenario s = Zero3();
+  s.training.recompute = parallelism::Recompute::kFull;
+  return s;
+}
+
+// Mixtral 8x7B on 64 H100 of llama3-70b-h100's system: tp 2, pp 1, dp 32,
+// ep 8 (edp 64 / (8 x 2) = 4), dropless, global batch 256 x 4096 tokens.
+Scenario Mixtral() {
+  Scenario s = LoadScenarioWithModel("llama3-70b-h100", "mixtral-8x7b");
+  s.system.nodes = 8;
+  s.training.tp = 2;
+  s.training.pp = 1;
+  s.training.dp = 0;
+  s.training.interleave = 1;
+  s.training.ep = 8;
+  s.workload.global_batch = 256;
+  s.workload.seq_len = 4096;
+  s.workload.train_tokens = 0;
+  return s;
+}
+
+// Qwen3-30B-A3B (128 experts of 768, top 8) on the same 64 H100: tp 1,
+// ep 8, so 16 local experts a device, and 512-token sequences: a layer's
+// forward is 41 kernels (MoeLayerKernels), which a host launching each in
+// 10 us (PyTorch eager) gives 410 us, while the device runs them in about
+// 0.2 ms (0.42 ms at 1,024 tokens, where the host would just keep ahead).
+Scenario Qwen3Moe() {
+  Scenario s = Mixtral();
+  s.model = test::Model("qwen3-30b-a3b");
+  s.training.tp = 1;
+  s.training.sequence_parallel = false;
+  s.workload.seq_len = 512;
+  return s;
+}
+
+// DeepSeek-V3 (multi-head latent attention) on 1,024 H100 of
+// deepseek-v3-dgx-h100.yaml's system: the plan of tests/moe_cp_test.cpp's
+// Issue16.MlaUpProjRecomputeKeepsOnlyTheLatentsAndTheAttentionOutput, but
+// in bf16 and plain 1F1B so that it fits without the up projections'
+// recompute (76.9 GB of 80): tp 2, pp 8, dp 64, ep 64, sequence
+// parallel, ZeRO-1, no recompute (recompute_mla_up_proj acts only below
+// full recompute), global batch 8192 x 4096 tokens (128 microbatches).
+Scenario DeepSeekV3() {
+  Scenario s = LoadScenario("deepseek-v3-dgx-h100");
+  s.system.nodes = 128;
+  s.training.tp = 2;
+  s.training.pp = 8;
+  s.training.dp = 0;
+  s.training.ep = 64;
+  s.training.interleave = 1;
+  s.training.sequence_parallel = true;
+  s.training.zero = 1;
+  s.training.recompute = parallelism::Recompute::kNone;
+  s.workload.global_batch = 8192;
+  return s;
+}
+
+const std::map<std::string, std::function<Scenario()>>& Bases() {
+  static const std::map<std::string, std::function<Scenario()>> bases = {
+      {"llama70b", Llama70b},
+      {"llama70b-dp-auto", Llama70bDpAuto},
+      {"llama70b-full-recompute", Llama70bFullRecompute},
+      {"llama70b-fp8", Llama70bFp8},
+      {"llama70b-pp6", Llama70bPp6},
+      {"llama70b-pp3", Llama70bPp3},
+      {"llama70b-pp6-slowdown-set", Llama70bPp6SlowdownSet},
+      {"llama70b-pp6-straggler-set", Llama70bPp6StragglerSet},
+      {"llama8b-128k", Llama8b128k},
+      {"zero3", Zero3},
+      {"zero3-full-recompute", Zero3FullRecompute},
+      {"mixtral", Mixtral},
+      {"qwen3-moe", Qwen3Moe},
+      {"deepseek-v3", DeepSeekV3},
+  };
+  return bases;
+}
+
+// --- what is compared -------------------------------------------------------
+
+struct Figure {
+  const char* name;
+  double value;
+};
+using Figures = std::vector<Figure>;
+
+void AddTimes(const TimeBreakdown& t, Figures& out) {
+  out.insert(out.end(), {{"time.forward", t.forward},
+                         {"time.backward", t.backward},
+                         {"time.recompute", t.recompute},
+                         {"time.tp_comm", t.tp_comm},
+                         {"time.cp_comm", t.cp_comm},
+                         {"time.ep_comm", t.ep_comm},
+                         {"time.pp_bubble", t.pp_bubble},
+                         {"time.pp_p2p", t.pp_p2p},
+                         {"time.dp_comm", t.dp_comm},
+                         {"time.optimizer", t.optimizer},
+                         {"time.offload", t.offload}});
+}
+
+Figures ClosedFormFigures(const TrainingEstimate& e) {
+  Figures f = {{"infeasible", static_cast<double>(e.infeasible)},
+               {"iteration_s", e.iteration_s},
+               {"memory", e.memory.total()},
+               {"microbatches", static_cast<double>(e.microbatches)},
+               {"model_flops", e.model_flops},
+               {"hardware_flops", e.hardware_flops},
+               {"mfu", e.mfu},
+               {"hfu", e.hfu},
+               {"energy_j", e.energy_j},
+               {"cost_usd", e.cost_usd},
+               {"train_time_s", e.train_time_s}};
+  AddTimes(e.time, f);
+  return f;
+}
+
+// The event engine's own figures: whether it simulated, its iteration and
+// breakdown, and the rates and totals scaled from its iteration.
+Figures EventFigures(const EventEstimate& e) {
+  Figures f = {{"error", static_cast<double>(e.error)},
+               {"iteration_s", e.estimate.iteration_s},
+               {"mfu", e.estimate.mfu},
+               {"train_time_s", e.estimate.train_time_s}};
+  AddTimes(e.estimate.time, f);
+  return f;
+}
+
+// "name a -> b" for each figure that differs by more than a part in 1e9
+// (rounding from a changed order of sums is not a move); empty when none does.
+std::string Moved(const Figures& a, const Figures& b) {
+  std::ostringstream out;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (std::fabs(a[i].value - b[i].value) > 1e-9 * std::max(std::fabs(a[i].value), std::fabs(b[i].value)))
+      out << " " << a[i].name << " " << a[i].value << " -> " << b[i].value << ";";
+  return out.str();
+}
+
+// --- the audit --------------------------------------------------------------
+
+// Which estimators a key moves. kNothing: listed, with the reason.
+enum class Moves { kNothing, kClosedForm, kEventOnly, kBoth };
+
+struct Entry {
+  std::string base;   // a name in Bases()
+  std::string value;  // a valid other value, as written after --set key=
+  Moves moves = Moves::kBoth;
+  std::string why;    // unless kBoth: why one estimator, or neither, moves
+};
+
+// Changes `section.key` to the entry's value on its base and checks that
+// what moves is what the entry says.
+void AuditKey(const std::string& section, const std::string& key, const Entry& entry) {
+  const std::string path = section + "." + key;
+  SCOPED_TRACE(path + "=" + entry.value + " on base " + entry.base);
+  const auto base_it = Bases().find(entry.base);
+  ASSERT_NE(base_it, Bases().end()) << "no base named " << entry.base;
+  const Scenario base = base_it->second();
+  base::Diagnostics diags;
+  CrossCheck(base, diags);
+  ASSERT_TRUE(diags.ok()) << diags.ToString();
+  Scenario changed = base;
+  ASSERT_TRUE(ApplyOverride(changed, path + "=" + entry.value, diags)) << diags.ToString();
+  CrossCheck(changed, diags);
+  ASSERT_TRUE(diags.ok()) << diags.ToString();
+
+  // Only the plan or the workload changed: one estimator pair serves both.
+  const TrainingEstimator closed(base.model, base.system);
+  const TrainingEstimate c0 = closed.Run(base.training, base.workload);
+  const TrainingEstimate c1 = closed.Run(changed.training, changed.workload);
+  ASSERT_TRUE(c0.feasible()) << "the base is infeasible (" << static_cast<int>(c0.infeasible) << ")";
+  ASSERT_TRUE(c1.feasible()) << "the changed plan is infeasible (" << static_cast<int>(c1.infeasible) << ")";
+  const EventEstimator event(base.model, base.system);
+  const EventEstimate e0 = event.Run(base.training, base.workload);
+  const EventEstimate e1 = event.Run(changed.training, changed.workload);
+  ASSERT_TRUE(e0.simulated()) << "the event engine does not simulate the base: " << ExplainEventError(e0, base);
+  ASSERT_TRUE(e1.simulated()) << "the event engine does not simulate the changed plan: "
+                              << ExplainEventError(e1, changed);
+
+  const std::string closed_moved = Moved(ClosedFormFigures(c0), ClosedFormFigures(c1));
+  const std::string event_moved = Moved(EventFigures(e0), EventFigures(e1));
+  const bool want_closed = entry.moves == Moves::kClosedForm || entry.moves == Moves::kBoth;
+  const bool want_event = entry.moves == Moves::kEventOnly || entry.moves == Moves::kBoth;
+  if (entry.moves == Moves::kNothing) {
+    EXPECT_TRUE(closed_moved.empty() && event_moved.empty())
+        << path << " is listed (" << entry.why << ") but moves a prediction: take it off the list."
+        << " closed form:" << closed_moved << " event engine:" << event_moved;
+    return;
+  }
+  if (want_closed)
+    EXPECT_FALSE(closed_moved.empty()) << path << " changes no closed-form prediction: wire it or list it";
+  else
+    EXPECT_TRUE(closed_moved.empty()) << path << " is said to move the event engine only, but the closed form moves:"
+                                      << closed_moved;
+  if (want_event)
+    EXPECT_FALSE(event_moved.empty()) << path << " changes no event-engine prediction";
+  else
+    EXPECT_TRUE(event_moved.empty()) << path << " is said not to move the event engine, but it does:" << event_moved;
+}
+
+// Walks the schema's fields, auditing each key with its entries (a key may
+// have more than one base); a key without an entry and an entry without a
+// key both fail.
+template <class Spec>
+void AuditSchema(const base::Schema<Spec>& schema, const std::multimap<std::string, Entry>& entries) {
+  size_t found = 0;
+  for (const auto& field : schema.fields()) {
+    const std::string& key = field.info.key;
+    const auto [first, last] = entries.equal_range(key);
+    if (first == last) {
+      ADD_FAILURE() << schema.name() << "." << key
+                    << " has no entry: add a base where it can matter and a value that must move a "
+                       "prediction, or list it with the reason it moves none";
+      continue;
+    }
+    for (auto it = first; it != last; ++it, ++found) AuditKey(schema.name(), key, it->second);
+  }
+  EXPECT_EQ(found, entries.size()) << "an entry names a key the " << schema.name() << " schema does not hold";
+}
+
+// Every training.* key. Bases and values are chosen where the key acts; the
+// `why` of an entry that does not move both estimators names what reads it.
+TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
+  const std::multimap<std::string, Entry> entries = {
+      // Parallel degrees and their schemes.
+      {"tp", {"llama70b-dp-auto", "4"}},
+      {"pp", {"llama70b-dp-auto", "8"}},
+      {"dp",
+       {"llama70b", "0", Moves::kNothing,
+        "a cross-check, not a choice: 0 means devices / (tp x pp x cp), which is the only other value "
+        "the cross-check accepts (tp x pp x cp x dp must equal the device count), so both price one plan"}},
+      {"cp", {"llama8b-128k", "4"}},
+      {"cp_scheme", {"llama8b-128k", "allgather"}},
+      {"ep", {"mixtral", "4"}},
+      {"etp", {"mixtral", "1"}},
+      {"expert_imbalance", {"mixtral", "0.2"}},
+      {"ep_comm_overlap", {"mixtral", "true"}},
+      {"expert_capacity_factor", {"mixtral", "1"}},
+      {"host_kernel_launch", {"qwen3-moe", "10 us"}},
+      {"sequence_parallel", {"llama70b", "false"}},
+      // Pipeline.
+      {"interleave", {"llama70b", "2"}},
+      {"first_stage_layers", {"llama70b-pp6", "16"}},
+      {"last_stage_layers", {"llama70b-pp6", "16"}},
+      // The two estimators split 80 layers over the stages differently when
+      // the split is even: the closed form prices the first and last stages
+      // at ceil(L / pp) layers, the event engine gives the remainder to the
+      // middle stages first (event_estimator.cpp, Split). Counting the
+      // embedding and the loss as layers gives the first and last stages
+      // ceil((L + 2) / pp) - 1: at pp 6, 13 (closed form 14 before, event
+      // engine 13 already); at pp 3, 27 (closed form 27 already, event
+      // engine 26 on the first stage before).
+      {"pipeline_split_embedding_loss",
+       {"llama70b-pp6", "true", Moves::kClosedForm,
+        "at pp 6 the event engine's even split already leaves 13 layers on the first and last stages"}},
+      {"pipeline_split_embedding_loss",
+       {"llama70b-pp3", "true", Moves::kEventOnly,
+        "at pp 3 the closed form already prices 27-layer first and last stages"}},
+      {"schedule", {"llama70b-pp6", "zb-h1"}},
+      {"straggler_stage",
+       {"llama70b-pp6-slowdown-set", "2", Moves::kEventOnly,
+        "the closed form paces every stage alike; the event engine slows that stage"}},
+      {"straggler_slowdown",
+       {"llama70b-pp6-straggler-set", "1.5", Moves::kEventOnly,
+        "the closed form paces every stage alike; the event engine slows the straggler stage"}},
+      {"micro_batch", {"llama70b", "2"}},
+      // Recompute.
+      {"recompute", {"llama70b", "selective"}},
+      {"recompute_interval", {"llama70b-full-recompute", "2"}},
+      {"recompute_mla_up_proj", {"deepseek-v3", "true"}},
+      // Kernels and datatypes.
+      {"attention", {"llama70b", "flash2"}},
+      {"elementwise", {"llama70b", "eager"}},
+      {"precision", {"llama70b", "fp8"}},
+      {"fp8_recipe", {"llama70b-fp8", "current"}},
+      // Data parallelism, ZeRO and the optimizer.
+      {"zero", {"llama70b", "0"}},
+      {"dp_overlap", {"zero3", "false"}},
+      {"dp_collective", {"zero3", "flat"}},
+      {"zero3_recompute_gather", {"zero3-full-recompute", "false"}},
+      {"zero3_fp32_reduce", {"zero3", "true"}},
+      {"zero3_backward_prefetch", {"zero3", "false"}},
+      {"zero3_copy_out", {"zero3", "true"}},
+      {"tp_comm_overlap", {"llama70b", "false"}},
+      {"dp_bucket", {"llama70b", "1 GB"}},
+      {"fp32_master_weights",
+       {"llama70b", "false", Moves::kClosedForm,
+        "the closed form's memory only: the optimizer step is priced at 34 B per parameter either way"}},
+      {"optimizer", {"llama70b", "sgd"}},
+      {"offload_optimizer", {"llama70b", "true"}},
+      {"group_order", {"llama70b", "dp,tp,cp,ep,pp"}},
+  };
+  AuditSchema(parallelism::TrainingPlanSchema(), entries);
+}
+
+// Every workload.* key, on the shipped Llama 3 70B scenario.
+TEST(PlanKeyAudit, EveryWorkloadKeyMovesAPredictionOrIsListed) {
+  const std::multimap<std::string, Entry> entries = {
+      {"global_batch", {"llama70b", "512"}},
+      {"seq_len", {"llama70b", "4096"}},
+      // The event engine scales the closed form's train time by its own
+      // iteration: its train time moves with the tokens too.
+      {"train_tokens", {"llama70b", "1e12"}},
+  };
+  AuditSchema(parallelism::WorkloadSchema(), entries);
+}
+
+}  // namespace
+}  // namespace orrery::engine

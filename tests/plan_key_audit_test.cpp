@@ -23,6 +23,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/estimate/event_estimator.h"
@@ -394,9 +395,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"zero3_copy_out", {"zero3", "true"}},
       {"tp_comm_overlap", {"llama70b", "false"}},
       {"dp_bucket", {"llama70b", "1 GB"}},
-      {"fp32_master_weights",
-       {"llama70b", "false", Moves::kClosedForm,
-        "the closed form's memory only: the optimizer step is priced at 34 B per parameter either way"}},
+      {"fp32_master_weights", {"llama70b", "false"}},
       {"optimizer", {"llama70b", "sgd"}},
       {"offload_optimizer", {"llama70b", "true"}},
       {"group_order", {"llama70b", "dp,tp,cp,ep,pp"}},
@@ -414,6 +413,43 @@ TEST(PlanKeyAudit, EveryWorkloadKeyMovesAPredictionOrIsListed) {
       {"train_tokens", {"llama70b", "1e12"}},
   };
   AuditSchema(parallelism::WorkloadSchema(), entries);
+}
+
+// The finding of the audit above: without fp32 master weights the optimizer
+// step moved the same bytes as with them. Adam with a master copy (see
+// OptimizerStepBytesPerParam, training_estimator.cpp): reads the fp32 master
+// weight, gradient and two moments (16 B), writes them and the bf16 copy
+// (14 B), and clipping reads the gradient again (4 B): 34 B per parameter.
+// Without a master copy it reads and writes the 2-byte weights instead of
+// the 4-byte master twice plus the 2-byte copy: 34 - (4 + 4 + 2) + (2 + 2) =
+// 28 B. SGD with momentum: 26 -> 20 B. On a device whose memory runs at a
+// flat 80 % (MemoryTime = bytes / (0.8 x bandwidth) + kernel overhead) the
+// step's time less the overhead scales by those bytes: 34/28 and 26/20. The
+// optimizer states kept shrink from 12 B (two moments and the master) to
+// 8 B a parameter (parallelism/memory_model.cpp). fp32 plans keep no
+// separate master copy either way: nothing moves.
+TEST(PlanKeyAudit, NoMasterWeightsOptimizerStepMovesSixBytesAParameterLess) {
+  Scenario sc = Llama70b();
+  sc.system.device.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
+  const double overhead = sc.system.device.kernel_overhead;
+  const TrainingEstimator est(sc.model, sc.system);
+  for (const auto& [optimizer, with, without] :
+       {std::tuple{parallelism::Optimizer::kAdam, 34.0, 28.0}, std::tuple{parallelism::Optimizer::kSgd, 26.0, 20.0}}) {
+    parallelism::TrainingPlan p = sc.training;
+    p.optimizer = optimizer;
+    const TrainingEstimate master = est.Run(p, sc.workload);
+    p.fp32_master_weights = false;
+    const TrainingEstimate plain = est.Run(p, sc.workload);
+    ASSERT_TRUE(master.feasible() && plain.feasible());
+    EXPECT_NEAR((master.time.optimizer - overhead) / (plain.time.optimizer - overhead), with / without, 1e-12);
+    const double states = optimizer == parallelism::Optimizer::kAdam ? 8.0 : 4.0;
+    EXPECT_NEAR(master.memory.optimizer / plain.memory.optimizer, (states + 4) / states, 1e-12);
+  }
+  parallelism::TrainingPlan fp32 = sc.training;
+  fp32.precision = hardware::DataType::kFp32;
+  const TrainingEstimate master = est.Run(fp32, sc.workload);
+  fp32.fp32_master_weights = false;
+  EXPECT_DOUBLE_EQ(est.Run(fp32, sc.workload).time.optimizer, master.time.optimizer);
 }
 
 }  // namespace

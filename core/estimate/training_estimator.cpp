@@ -419,6 +419,20 @@ double MemoryTimeMemo(CollectiveMemo* memo, const hardware::DeviceSpec& d, doubl
   return s.time;
 }
 
+// Bytes the optimizer step moves per parameter, gradient clipping included
+// (see "Adam step" in Evaluate): 34 for Adam, 26 for SGD with momentum, with
+// an fp32 master copy of weights of w < 4 bytes (Micikevicius et al. 2018,
+// "Mixed Precision Training", Sec. 3.1: the update reads and writes the
+// master copy, and the w-byte copy is written from it), 8 + w bytes of the
+// total. Without one (training.fp32_master_weights = false; the memory model,
+// parallelism/memory_model.cpp, then keeps none) the step reads and writes
+// the w-byte weights themselves, 2 w: 6 bytes less in bf16 or fp16, 28 and 20.
+double OptimizerStepBytesPerParam(const TrainingPlan& p, double w_bytes) {
+  const double with_master = p.optimizer == parallelism::Optimizer::kAdam ? 34.0 : 26.0;
+  if (p.fp32_master_weights || w_bytes >= 4) return with_master;
+  return with_master - (8.0 + w_bytes) + 2.0 * w_bytes;
+}
+
 }  // namespace
 
 namespace {
@@ -1023,11 +1037,12 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // gradient once more (Megatron-LM optimizer/clip_grads.py: an L2 norm over
   // the local main gradients, a one-number all-reduce, and a rescale only
   // when the norm exceeds the limit, which a stable run rarely does):
-  // + 4 bytes per parameter, 34 (Adam) and 26 (SGD with momentum).
+  // + 4 bytes per parameter, 34 (Adam) and 26 (SGD with momentum); without
+  // fp32 master weights 28 and 20 (OptimizerStepBytesPerParam).
   const double opt_params = p.zero >= 1 ? (params_dev - expert_dev) / static_cast<double>(dense_dp) +
                                               expert_dev / static_cast<double>(edp)
                                         : params_dev;
-  const double opt_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 34.0 : 26.0;
+  const double opt_bytes_per_param = OptimizerStepBytesPerParam(p, w_bytes);
   double optimizer = 0, offload = 0;
   if (p.offload_optimizer) {
     // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back.
@@ -1212,7 +1227,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
       c.zero3_copy_out_head = hardware::MemoryTime(dev, Zero3CopyOutBytes(p, c.head_params, act));
   }
   c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
-  c.optimizer_bytes_per_param = p.optimizer == parallelism::Optimizer::kAdam ? 34.0 : 26.0;  // with clipping, as Run()
+  c.optimizer_bytes_per_param = OptimizerStepBytesPerParam(p, act);  // with clipping, as Run()
   c.dense_dp = DenseDataParallel(p, dp);
   if (c.dense_dp > 1) {
     c.dp_group = PlaceDenseDataParallel(network_, p, dp, st);

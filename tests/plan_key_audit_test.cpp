@@ -342,6 +342,9 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
         "a cross-check, not a choice: 0 means devices / (tp x pp x cp), which is the only other value "
         "the cross-check accepts (tp x pp x cp x dp must equal the device count), so both price one plan"}},
       {"cp", {"llama8b-128k", "4"}},
+      // auto runs ring for this plan (the least exposed time): allgather
+      // is the other choice the cross-check accepts (ulysses needs the 4
+      // heads a tp rank holds to be a multiple of cp 8).
       {"cp_scheme", {"llama8b-128k", "allgather"}},
       {"ep", {"mixtral", "4"}},
       {"etp", {"mixtral", "1"}},
@@ -401,6 +404,14 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"group_order", {"llama70b", "dp,tp,cp,ep,pp"}},
   };
   AuditSchema(parallelism::TrainingPlanSchema(), entries);
+  // dp's listing holds: on 512 devices at tp 8, pp 4, any dp but 16 (or 0)
+  // is refused before anything is priced.
+  Scenario s = Llama70b();
+  base::Diagnostics diags;
+  ASSERT_TRUE(ApplyOverride(s, "training.dp=8", diags));
+  CrossCheck(s, diags);
+  EXPECT_NE(diags.ToString().find("tp x pp x cp x dp must equal the device count (512"), std::string::npos)
+      << diags.ToString();
 }
 
 // Every workload.* key, on the shipped Llama 3 70B scenario.

@@ -203,7 +203,7 @@ void Expect(const std::string& path, const Moves& m, const std::map<std::string,
   }
 }
 
-// Llama 3 70B's serving deployment of llama2-70b-h100-infer: tp 4 on one
+// The serving deployment of llama2-70b-h100-infer: tp 4 on one
 // DGX H100 with FP8 weights, GEMM inputs and KV cache; 64 prompts of 2048
 // tokens, 128 generated each.
 parallelism::InferenceDeployment Tp4Fp8Serving() {
@@ -243,10 +243,10 @@ std::vector<Case> Bases() {
   };
   {  // Llama 3 70B on 512 H100 (tp 8, pp 4, dp 16), also with its optimizer
      // offloaded to host memory and without sequence parallelism; served at
-     // tp 4 in FP8. A rental price
-     // (2 USD per GPU-hour), a grid's carbon intensity (0.37 kg/kWh, the US
-     // average of EPA eGRID2022) and a bandwidth between device pools
-     // (50 GB/s) are stated so that those keys have values to change.
+     // tp 4 in FP8. A rental price (2 USD per GPU-hour), a grid's carbon
+     // intensity (0.37 kg/kWh, the US average of EPA eGRID2022) and a
+     // bandwidth between device pools (50 GB/s) are stated so that those
+     // keys have values to change.
     Case c = llama_on("llama3-70b-h100", "", 0);
     parallelism::TrainingPlan off = c.sc.training;
     off.offload_optimizer = true;

@@ -16,7 +16,9 @@ const base::Schema<SystemSpec>& SystemSchema() {
         .Int("devices_per_node", &SystemSpec::devices_per_node, 1, 1e6, "8", "Devices in one node.")
         .Int("nodes", &SystemSpec::nodes, 1, 1e7, "1", "Nodes in the system.")
         .Quantity("host_memory", &SystemSpec::host_memory, Dimension::kBytes, 0, 1e16, "0 B",
-                  "Host (CPU) memory per node, the offload target.")
+                  "Host (CPU) memory per node, the offload target: optimizer states offloaded "
+                  "(training.offload_optimizer) by the node's devices must fit in it (0 = not "
+                  "checked).")
         .Quantity("host_bandwidth", &SystemSpec::host_bandwidth, Dimension::kBandwidth, 0, 1e14,
                   "0 B/s", "Bandwidth from one device to host memory (PCIe), per direction.")
         .Quantity("price_per_device_hour", &SystemSpec::price_per_device_hour,

@@ -196,6 +196,7 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
   r.weights = sharded(3) * w_bytes;
   r.gradients = sharded(2) * w_bytes;
   r.optimizer = p.offload_optimizer ? 0 : sharded(1) * opt_bytes;
+  r.host_optimizer = p.offload_optimizer ? sharded(1) * opt_bytes : 0;
   // Microbatches whose activations are alive at the peak (first stage).
   const double pp = static_cast<double>(p.pp);
   const double mb = static_cast<double>(in.microbatches);

@@ -39,6 +39,9 @@ struct MemoryBreakdown {
   double optimizer = 0;
   double activations = 0;
   double temporary = 0;      // logits, communication buffers
+  // Optimizer states kept in host memory instead (offload_optimizer): not
+  // on the device, so not in total().
+  double host_optimizer = 0;
   double total() const { return weights + gradients + optimizer + activations + temporary; }
 };
 

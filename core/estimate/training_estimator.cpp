@@ -1073,6 +1073,12 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // FullestStageMemory (already known when asked for first).
   if (!memory_first) e.memory = FullestStageMemory(m, p, sp, dense_dp, edp, mb_count, w.seq_len);
   if (e.memory.total() > dev.memory_capacity) e.infeasible = Infeasible::kOutOfMemory;
+  // ZeRO-Offload (Ren et al. 2021, Sec. 3) keeps the optimizer states (fp32
+  // master weights, Adam's moments) in the node's CPU memory: the node's
+  // devices together must fit theirs in system.host_memory (0 = not given).
+  if (e.feasible() && system_.host_memory > 0 &&
+      e.memory.host_optimizer * static_cast<double>(system_.devices_per_node) > system_.host_memory)
+    e.infeasible = Infeasible::kHostOutOfMemory;
 
   // --- metrics --------------------------------------------------------------------
   const double devices = static_cast<double>(devices_);
@@ -1273,6 +1279,14 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
              ", global batch " + std::to_string(s.workload.global_batch) + ", sequence " +
              std::to_string(s.workload.seq_len) + (s.file.empty() ? "" : " (" + s.file + ")") +
              "; the inputs are valid but the model cannot cost them: please report it";
+    case Infeasible::kHostOutOfMemory:
+      return "the offloaded optimizer states need " +
+             base::FormatQuantity(e.memory.host_optimizer * static_cast<double>(s.system.devices_per_node),
+                                  base::Dimension::kBytes) +
+             " of host memory per node (" +
+             base::FormatQuantity(e.memory.host_optimizer, base::Dimension::kBytes) + " for each of its " +
+             std::to_string(s.system.devices_per_node) + " devices) but system.host_memory is " +
+             base::FormatQuantity(s.system.host_memory, base::Dimension::kBytes);
     case Infeasible::kInterleaveMicrobatches:
       return "interleaved 1F1B needs the " + std::to_string(e.microbatches) +
              " microbatches per iteration to be a multiple of pp = " + std::to_string(p.pp) +

@@ -24,6 +24,7 @@ enum class Infeasible {
   kNoNetwork,        // a group spans devices but the system has no network tier
   kInvalidResult,    // the numbers broke an invariant (result_invariants.h): an internal error
   kInterleaveMicrobatches,  // interleaved 1F1B with m not a multiple of pp
+  kHostOutOfMemory,  // offloaded optimizer states exceed the node's host memory
 };
 
 // Seconds of one iteration by cause. The parts add up to `total`.

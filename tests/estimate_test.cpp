@@ -506,6 +506,27 @@ TEST(Estimator, Fsdp2CopiesEachGatherOutOnTheComputeStream) {
   EXPECT_DOUBLE_EQ(est.Run(s.training, s.workload).iteration_s, zero1.iteration_s);
 }
 
+// ZeRO-3 shards the dense parameters over dp x cp (DenseDataParallel): with
+// dp 1 and cp 8 the weights are still gathered over the 8 cp ranks, so FSDP2
+// still copies each gather out, in the forward and in the backward alike.
+// Llama 3 8B, tp 8 x cp 8 on the 64 A100, no recompute.
+TEST(Estimator, Fsdp2CopyOutFollowsTheCpShardedGather) {
+  Scenario s = test::Llama3_8bZero3On64A100();
+  s.training.tp = 8;
+  s.training.cp = 8;
+  s.training.dp = 1;
+  s.training.recompute = parallelism::Recompute::kNone;
+  const TrainingEstimator est(s.model, s.system);
+  const TrainingEstimate fsdp1 = est.Run(s.training, s.workload);
+  s.training.zero3_copy_out = true;
+  const TrainingEstimate fsdp2 = est.Run(s.training, s.workload);
+  ASSERT_TRUE(fsdp1.feasible() && fsdp2.feasible());
+  const double fwd = fsdp2.time.forward - fsdp1.time.forward;
+  EXPECT_GT(fwd, 0);
+  EXPECT_NEAR(fsdp2.time.backward - fsdp1.time.backward, fwd, 1e-12);
+  EXPECT_DOUBLE_EQ(fsdp2.time.recompute, fsdp1.time.recompute);
+}
+
 // Issue 15: an overlapped collective of c seconds beside T seconds of compute
 // slowed by s exposes max(c - T, c s/(1+s)). By hand, s = 0.25 (k = 0.2):
 //   c = 2,  T = 10: hidden, the compute loses 2 x 0.2 = 0.4 s;

@@ -419,6 +419,25 @@ double MemoryTimeMemo(CollectiveMemo* memo, const hardware::DeviceSpec& d, doubl
   return s.time;
 }
 
+// Bytes of FSDP2's copy-out of one gather (Zero3CopyOutBytes,
+// parallel_comm.h) of a layer, of the embedding and of the LM head, for
+// Run() and Costs() alike: nothing unless the dense parameters are sharded
+// over more than one device (dense_dp, dp x cp: what ZeRO-3 gathers over),
+// and no second copy of a head tied to the embedding on a single stage.
+struct CopyOutBytes {
+  double layer = 0, embed = 0, head = 0;
+};
+
+CopyOutBytes Zero3CopyOut(const models::ModelSpec& m, const TrainingPlan& p, int64_t dense_dp, double layer_params,
+                          double embed_params, double head_params, double w_bytes) {
+  CopyOutBytes b;
+  if (dense_dp <= 1) return b;
+  b.layer = Zero3CopyOutBytes(p, layer_params, w_bytes);
+  b.embed = Zero3CopyOutBytes(p, embed_params, w_bytes);
+  if (!(p.pp == 1 && m.tied_embeddings)) b.head = Zero3CopyOutBytes(p, head_params, w_bytes);
+  return b;
+}
+
 // Bytes the optimizer step moves per parameter, gradient clipping included
 // (see "Adam step" in Evaluate): 34 for Adam, 26 for SGD with momentum, with
 // an fp32 master copy of weights of w < 4 bytes (Micikevicius et al. 2018,
@@ -816,13 +835,11 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // the framework gathers again; the root unit's embedding and LM head (no
   // second copy of a tied head on a single stage) before the forward and
   // the backward.
-  double copy_layer = 0, copy_embed = 0, copy_head = 0;
-  if (p.zero >= 3 && p.zero3_copy_out && dp > 1) {
-    copy_layer = MemoryTimeMemo(memo, dev, Zero3CopyOutBytes(p, sp.layer_params, act));
-    copy_embed = MemoryTimeMemo(memo, dev, Zero3CopyOutBytes(p, sp.embed_params, act));
-    if (!(p.pp == 1 && m.tied_embeddings))
-      copy_head = MemoryTimeMemo(memo, dev, Zero3CopyOutBytes(p, sp.head_params, act));
-  }
+  const CopyOutBytes copy_bytes =
+      Zero3CopyOut(m, p, dense_dp, sp.layer_params, sp.embed_params, sp.head_params, act);
+  auto copy_time = [&](double bytes) { return bytes > 0 ? MemoryTimeMemo(memo, dev, bytes) : 0.0; };
+  const double copy_layer = copy_time(copy_bytes.layer), copy_embed = copy_time(copy_bytes.embed),
+               copy_head = copy_time(copy_bytes.head);
   const double regathers = Zero3GathersPerMicrobatch(p) - 2;  // per layer, for its recompute
   // Per-microbatch time of a stage with n layers and its extra operators.
   struct StageTime {
@@ -1225,16 +1242,15 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.head_params = (m.tied_embeddings ? models::EmbeddingParameters(m, w.seq_len) : models::HeadParameters(m)) / tp_d +
                   MtpParamsOnDevice(m, p);
   c.weight_bytes = act;
-  // As Run(): FSDP2's copy-out of each gather (Zero3CopyOutBytes).
-  if (p.zero >= 3 && p.zero3_copy_out && dp > 1) {
-    c.zero3_copy_out_layer = hardware::MemoryTime(dev, Zero3CopyOutBytes(p, c.layer_params, act));
-    c.zero3_copy_out_embed = hardware::MemoryTime(dev, Zero3CopyOutBytes(p, c.embed_params, act));
-    if (!(p.pp == 1 && m.tied_embeddings))
-      c.zero3_copy_out_head = hardware::MemoryTime(dev, Zero3CopyOutBytes(p, c.head_params, act));
-  }
+  c.dense_dp = DenseDataParallel(p, dp);
+  // As Run(): FSDP2's copy-out of each gather (Zero3CopyOut).
+  const CopyOutBytes copy_bytes = Zero3CopyOut(m, p, c.dense_dp, c.layer_params, c.embed_params, c.head_params, act);
+  auto copy_time = [&](double bytes) { return bytes > 0 ? hardware::MemoryTime(dev, bytes) : 0.0; };
+  c.zero3_copy_out_layer = copy_time(copy_bytes.layer);
+  c.zero3_copy_out_embed = copy_time(copy_bytes.embed);
+  c.zero3_copy_out_head = copy_time(copy_bytes.head);
   c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
   c.optimizer_bytes_per_param = OptimizerStepBytesPerParam(p, act);  // with clipping, as Run()
-  c.dense_dp = DenseDataParallel(p, dp);
   if (c.dense_dp > 1) {
     c.dp_group = PlaceDenseDataParallel(network_, p, dp, st);
     c.dp_group.flat = p.dp_collective == parallelism::DpCollective::kFlat;

@@ -713,6 +713,46 @@ TEST(StepKernels, Fp8RecipeCastsByHand) {
   }
 }
 
+// Issue 16: the casts around a grouped expert GEMM (Fp8GroupedCastTimes,
+// step_kernels.h), by hand on the same device (0.8 TB/s achieved, 2 us a
+// kernel). Qwen3-30B-A3B's fc1 (expert_up) at micro batch 1 x 4096 tokens,
+// tp 1, ep 8, balanced: Q = 4096 x 8 = 32,768 rows, K = 2048 (hidden),
+// N = 2 x 768 = 1536 (gate and up); 128 / 8 = 16 local experts of 2,048 rows.
+//   delayed   one fused kernel over all rows (nvte_multi_cast_transpose):
+//             fwd 4 B x 32,768 x 2048 = 268,435,456 B / 0.8 TB/s
+//                 = 335.54432 us + 2 us = 337.54432 us
+//             bwd 4 B x 32,768 x 1536 = 201,326,592 B -> 251.65824 + 2 = 253.65824 us
+//   mxfp8     16 kernels of 2,048 rows, 4.0625 B/element:
+//             fwd 4.0625 x 2048 x 2048 = 17,039,360 B -> 21.2992 + 2 us, x 16 = 372.7872 us
+//             bwd 4.0625 x 2048 x 1536 = 12,779,520 B -> 15.9744 + 2 us, x 16 = 287.5904 us
+//   current   16 x (cast 4 B/element + amax 2 B/element, a kernel each):
+//             fwd 16,777,216 B -> 22.97152 us, 8,388,608 B -> 12.48576 us;
+//                 x 16 = 567.31648 us
+//             bwd 12,582,912 B -> 17.72864 us, 6,291,456 B -> 9.86432 us;
+//                 x 16 = 441.48736 us
+// One local expert is the linear layer's cast (Fp8LinearCastTimes).
+TEST(StepKernels, Fp8GroupedExpertCastsByHand) {
+  const hardware::DeviceSpec d = FlatMemoryDevice();
+  models::Op fc1;
+  fc1.kind = models::OpKind::kGemm;
+  fc1.expert = true;
+  fc1.m = 32768;
+  fc1.n = 1536;
+  fc1.k = 2048;
+  const PassTimes delayed = Fp8GroupedCastTimes(d, fc1, parallelism::Fp8Recipe::kDelayed, 16);
+  EXPECT_NEAR(delayed.fwd, 337.54432e-6, 1e-15);
+  EXPECT_NEAR(delayed.bwd, 253.65824e-6, 1e-15);
+  const PassTimes mx = Fp8GroupedCastTimes(d, fc1, parallelism::Fp8Recipe::kMxfp8, 16);
+  EXPECT_NEAR(mx.fwd, 372.7872e-6, 1e-14);
+  EXPECT_NEAR(mx.bwd, 287.5904e-6, 1e-14);
+  const PassTimes cs = Fp8GroupedCastTimes(d, fc1, parallelism::Fp8Recipe::kCurrent, 16);
+  EXPECT_NEAR(cs.fwd, 567.31648e-6, 1e-14);
+  EXPECT_NEAR(cs.bwd, 441.48736e-6, 1e-14);
+  const PassTimes one = Fp8GroupedCastTimes(d, fc1, parallelism::Fp8Recipe::kCurrent, 1);
+  EXPECT_DOUBLE_EQ(one.fwd, Fp8LinearCastTimes(d, fc1, parallelism::Fp8Recipe::kCurrent).fwd);
+  EXPECT_DOUBLE_EQ(one.bwd, Fp8LinearCastTimes(d, fc1, parallelism::Fp8Recipe::kCurrent).bwd);
+}
+
 // Megatron-Core's fp32 vocabulary-parallel cross entropy (step_kernels.h),
 // by hand on the same device: 8192 tokens, Llama 3's 128,256-word vocabulary
 // over tp 8 = 16,032 logits per token, 131,334,144 logits.
@@ -889,8 +929,10 @@ TEST(Validation, AllTrainingRows) {
   // the branch that added them) brings them to 11.23 %; 11.78 % once the
   // materialised attention's softmax and dropout backward move what their
   // kernels move (models/transformer.cpp), faster on the pre-2023 rows;
-  // 12.39 % once interleaved plans reduce gradients chunk by chunk.
-  EXPECT_LE(tuned.mape_pct, 12.39);
+  // 12.39 % once interleaved plans reduce gradients chunk by chunk; 12.45 %
+  // once the DeepSeek-V3 row's grouped expert GEMMs pay their FP8 casts
+  // (Fp8GroupedCastTimes, step_kernels.h; the row +17.7 -> +20.2 %).
+  EXPECT_LE(tuned.mape_pct, 12.46);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -938,8 +980,10 @@ TEST(Validation, AllTrainingRows) {
   // rows 15.77 -> 7.00 %, docs/torchtitan-fsdp2.md); 14.79 % with FSDP2's
   // copy-out of every gather on the compute stream (training.zero3_copy_out;
   // torchtitan 7.00 -> 5.39 %).
-  // All four branches together: 14.25 %.
-  EXPECT_LE(r.mape_pct, 14.26);
+  // All four branches together: 14.25 %. Then 14.03 % with the grouped
+  // expert GEMMs' FP8 casts (Fp8GroupedCastTimes; the MoE rows 25.34 ->
+  // 23.26 %, validation_test.cpp).
+  EXPECT_LE(r.mape_pct, 14.04);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -8,6 +8,7 @@
 
 #include "core/estimate/parallel_comm.h"
 #include "core/estimate/parallel_notes.h"
+#include "core/estimate/step_kernels.h"
 #include "core/estimate/training_estimator.h"
 #include "core/search/plan_space.h"
 #include "hardware/device_model.h"
@@ -300,6 +301,56 @@ TEST(Issue16, ExpertPermuteInBothEngines) {
       ExpertPermuteTime(sys.device, ExpertPermuteBytes(m, p, 4096, 2, parallelism::ExpertLoadFactor(p)));
   EXPECT_GT(permute, 0);
   EXPECT_DOUBLE_EQ(permute, 2 * hardware::MemoryTime(sys.device, 268435456.0 * parallelism::ExpertLoadFactor(p)));
+}
+
+// The grouped expert GEMMs' FP8 casts (Fp8GroupedCastTimes, step_kernels.h)
+// are in a MoE layer's times, in the closed form and in the event engine's
+// costs alike. Qwen3-30B-A3B on 8 B200, ep 8 (16 local experts), micro
+// batch 1 x 4096 tokens: the recipe changes nothing in the layer but its
+// casts, so MXFP8's forward and backward exceed delayed scaling's by the
+// casts' difference summed over the layer's GEMMs: the linear layers' (QKV,
+// output projection, router: 1/16 B more per element for the scales) and
+// the two expert GEMMs' (16 kernels each, against one fused kernel).
+TEST(Issue16, ExpertFp8CastsInBothEngines) {
+  const models::ModelSpec m = Model("qwen3-30b-a3b");
+  hardware::SystemSpec sys = System("dgx-b200", 1);
+  const TrainingEstimator est(m, sys);
+  parallelism::TrainingPlan p;
+  p.ep = 8;
+  p.precision = hardware::DataType::kFp8;
+  parallelism::Workload w{.global_batch = 64, .seq_len = 4096};
+  p.fp8_recipe = parallelism::Fp8Recipe::kDelayed;
+  const OperatorCosts delayed = est.Costs(p, w);
+  p.fp8_recipe = parallelism::Fp8Recipe::kMxfp8;
+  const OperatorCosts mx = est.Costs(p, w);
+  const PreparedWorkload prepared = est.Prepare(p, w);
+  EXPECT_DOUBLE_EQ(mx.moe.fwd, prepared.moe.fwd);
+  EXPECT_DOUBLE_EQ(mx.moe.bwd, prepared.moe.bwd);
+
+  models::LayerShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 4096;
+  shape.full_seq = 4096;
+  shape.expert_load = parallelism::ExpertLoadFactor(p);
+  models::OpList ops;
+  models::LayerOps(m, shape, true, p.ep, ops);
+  double fwd = 0, bwd = 0;
+  int experts = 0;
+  for (int i = 0; i < ops.count; ++i) {
+    const models::Op& op = ops.ops[static_cast<size_t>(i)];
+    if (op.kind != models::OpKind::kGemm) continue;
+    const auto cast = [&](parallelism::Fp8Recipe r) {
+      return op.expert ? Fp8GroupedCastTimes(sys.device, op, r, 16) : Fp8LinearCastTimes(sys.device, op, r);
+    };
+    fwd += cast(parallelism::Fp8Recipe::kMxfp8).fwd - cast(parallelism::Fp8Recipe::kDelayed).fwd;
+    bwd += cast(parallelism::Fp8Recipe::kMxfp8).bwd - cast(parallelism::Fp8Recipe::kDelayed).bwd;
+    if (op.expert) ++experts;
+  }
+  EXPECT_EQ(experts, 2);
+  // 15 more kernel floors of 4 us per expert GEMM and direction at least.
+  EXPECT_GT(fwd, 2 * 15 * 4e-6);
+  EXPECT_NEAR(mx.moe.fwd - delayed.moe.fwd, fwd, 1e-12);
+  EXPECT_NEAR(mx.moe.bwd - delayed.moe.bwd, bwd, 1e-12);
 }
 
 // A grouped expert GEMM runs each local expert's problem at that

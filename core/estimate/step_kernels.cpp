@@ -1,5 +1,7 @@
 #include "core/estimate/step_kernels.h"
 
+#include <algorithm>
+
 #include "hardware/device_model.h"
 
 namespace orrery::engine {
@@ -14,6 +16,17 @@ PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op
     t.fwd += hardware::MemoryTime(d, kFp8CurrentAmaxBytesPerElement * in);
     t.bwd += hardware::MemoryTime(d, kFp8CurrentAmaxBytesPerElement * grad);
   }
+  return t;
+}
+
+PassTimes Fp8GroupedCastTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe,
+                              double local_experts) {
+  const double splits = recipe == parallelism::Fp8Recipe::kDelayed ? 1.0 : std::max(1.0, local_experts);
+  models::Op one = op;
+  one.m = op.m / splits;
+  PassTimes t = Fp8LinearCastTimes(d, one, recipe);
+  t.fwd *= splits;
+  t.bwd *= splits;
   return t;
 }
 

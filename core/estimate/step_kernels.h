@@ -76,6 +76,27 @@ struct PassTimes {
 // under 0.5 % of a step for every shipped row, and not counted.
 PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe);
 
+// The casts around one FP8 grouped expert GEMM of a MoE layer (op: the rows
+// of all `local_experts` of the device, models::LayerOps' expert_up /
+// expert_down). Transformer Engine's GroupedLinear quantizes its input
+// forward (transformer_engine/pytorch/module/grouped_linear.py,
+// _GroupedLinear.forward: tex.split_quantize(inp_view, m_splits,
+// input_quantizers), row-wise and, for the weight gradient, column-wise) and
+// its output gradient backward (the same split quantize of grad_output in
+// _GroupedLinear.backward): the bytes per element of a linear layer's casts
+// (Fp8LinearCastTimes), over the Q rows the experts run. split_quantize runs
+// one fused kernel for all splits only under delayed scaling
+// (transformer_engine/pytorch/csrc/extensions/cast.cpp,
+// multi_tensor_quantize_impl: nvte_multi_cast_transpose, "Currently only
+// have fused kernel for FP8 delayed scaling"); under current scaling,
+// blockwise and MXFP8 it quantizes each local expert's split by kernels of
+// its own ("Quantize kernels individually"), so each of the E splits of Q / E
+// rows pays its own kernel floor: E x Fp8LinearCastTimes of 1/E of the rows.
+// (The current-scaling scale computation between amax and cast, one element,
+// is not counted, as for a linear layer.)
+PassTimes Fp8GroupedCastTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe,
+                              double local_experts);
+
 // Megatron-Core's vocabulary-parallel cross entropy
 // (megatron/core/tensor_parallel/cross_entropy.py, _VocabParallelCrossEntropy;
 // the unfused path, TransformerConfig.cross_entropy_loss_fusion = False by

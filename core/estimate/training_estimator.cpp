@@ -125,8 +125,11 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         // An FP8 linear layer casts its input forward and its output
         // gradient backward (Fp8LinearCastTimes, step_kernels.h): memory-bound
         // kernels beside the GEMM, not part of what TP overlap hides behind.
-        if (op.kind == OpKind::kGemm && !op.expert && dt == hardware::DataType::kFp8) {
-          const PassTimes cast = Fp8LinearCastTimes(d, op, recipe);
+        // A grouped expert GEMM casts its rows split by local expert
+        // (Fp8GroupedCastTimes).
+        if (op.kind == OpKind::kGemm && dt == hardware::DataType::kFp8) {
+          const PassTimes cast = op.expert ? Fp8GroupedCastTimes(d, op, recipe, local_experts)
+                                           : Fp8LinearCastTimes(d, op, recipe);
           f += cast.fwd;
           b += cast.bwd;
         }

@@ -774,9 +774,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   its flat buffer on the compute stream (training.zero3_copy_out,
   //   Zero3CopyOutBytes): its 8 rows 1.4-2.8 points slower, nothing else moves.
   // All four branches together: 14.25 / 13.82 / 25.34 %.
-  EXPECT_LE(file.mape_pct, 14.26);
-  EXPECT_LE(file_hb.mape_pct, 13.82);
-  EXPECT_LE(file_moe.mape_pct, 25.34);
+  // - 14.03 / 13.43 / 23.26 %: the grouped expert GEMMs' FP8 casts
+  //   (Fp8GroupedCastTimes, step_kernels.h; one quantize kernel per local
+  //   expert outside delayed scaling): the 27 FP8 MoE rows slower, nothing
+  //   else moves (Qwen3-30B-A3B 45.99 -> 41.76 %, Qwen3-235B-A22B 23.63 ->
+  //   20.99 %, Mixtral 14.16 -> 12.15 %, DeepSeek-V3 9.61 -> 10.56 %, its
+  //   B200 and GB200 rows already predicted slow moving further:
+  //   docs/moe-long-context.md).
+  EXPECT_LE(file.mape_pct, 14.04);
+  EXPECT_LE(file_hb.mape_pct, 13.43);
+  EXPECT_LE(file_moe.mape_pct, 23.27);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -803,14 +810,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 17.53 %, 25.11 19.35 -> 19.51 %, 26.02 20.79 -> 20.70 %.
   // All four branches together: NeMo 24.07 11.11 %, 25.02 15.02 %, 25.04
   // 15.95 %, Megatron-Bridge 25.09 17.51 %, 25.11 19.34 %, 26.02 20.24 %,
-  // long-sequence 8.55 %.
+  // long-sequence 8.55 %. The grouped expert GEMMs' FP8 casts (above): NeMo
+  // 25.02 15.02 -> 15.07 % (its Mixtral-8x7B B200 row, already slow, +3.3 ->
+  // +4.9 %; its Mixtral-8x22B row -11.2 -> -9.9 %), 25.04 15.95 -> 14.89 %,
+  // Megatron-Bridge 25.09 17.51 -> 16.10 %, 25.11 19.34 -> 18.72 %, 26.02
+  // 20.24 -> 18.99 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.12},
-           {"NVIDIA NeMo 25.02", 15.03},
-           {"NVIDIA NeMo 25.04", 15.96},
-           {"NVIDIA Megatron-Bridge 25.09", 17.52},
-           {"NVIDIA Megatron-Bridge 25.11", 19.34},
-           {"NVIDIA Megatron-Bridge 26.02", 20.24},
+           {"NVIDIA NeMo 25.02", 15.07},
+           {"NVIDIA NeMo 25.04", 14.90},
+           {"NVIDIA Megatron-Bridge 25.09", 16.10},
+           {"NVIDIA Megatron-Bridge 25.11", 18.72},
+           {"NVIDIA Megatron-Bridge 26.02", 19.00},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 8.56}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
@@ -880,8 +891,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Narayanan rows below, already fast and high, move further). Then
   // 12.39 %: interleaved plans reduce their gradients chunk by chunk (the
   // README rows, which state no interleave, are searched to deep
-  // interleaving and move faster; above).
-  EXPECT_LE(all.mape_pct, 12.39);
+  // interleaving and move faster; above). Then 12.45 %: the DeepSeek-V3
+  // row's grouped expert GEMMs pay their FP8 casts (Fp8GroupedCastTimes),
+  // +17.7 -> +20.2 % (below).
+  EXPECT_LE(all.mape_pct, 12.46);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -916,10 +929,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // masks of models that drop only (the README rows keep theirs). Then the
   // row 17.73 %: its blockwise recipe's scales (fp8-block, 1/16 B per
   // quantized element more). Then 23.80 % (the README rows 21.78 ->
-  // 24.48 %) with interleaved plans reducing chunk by chunk (above).
-  EXPECT_LE(hb.mape_pct, 23.81);
+  // 24.48 %) with interleaved plans reducing chunk by chunk (above). Then
+  // 24.05 % (the row 20.16 %): its routed experts' FP8 casts, 4 B per
+  // element of the rows fc1 and fc2 read forward and of their output
+  // gradients backward, blockwise scaling quantizing each of its 4 local
+  // experts apart (Fp8GroupedCastTimes); a cost Transformer Engine's
+  // GroupedLinear runs, on a row already predicted slow for the EP 64
+  // all-to-all over InfiniBand.
+  EXPECT_LE(hb.mape_pct, 24.06);
   EXPECT_LE(readme.mape_pct, 24.49);
-  EXPECT_LE(bridge.mape_pct, 17.74);
+  EXPECT_LE(bridge.mape_pct, 20.17);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT

@@ -20,17 +20,39 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
   return GemmTime(d, t, flops, bytes, 0.0);
 }
 
-double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                double extra_compute_s) {
-  // FP4 uses its own curve where the device has one, else the FP8 curve;
-  // FP8 uses the FP8 curve; either falls back to gemm_efficiency.
+namespace {
+
+// Tensor-core seconds of `flops` at the profile's GEMM efficiency curve for
+// datatype `t`: FP4 uses its own curve where the device has one, else the
+// FP8 curve; FP8 uses the FP8 curve; either falls back to gemm_efficiency.
+double CurveComputeTime(const DeviceSpec& d, DataType t, double flops) {
   const bool fp4 = t == DataType::kFp4 || t == DataType::kMxfp4;
   const bool narrow = fp4 || t == DataType::kFp8;
   const Curve& eff = fp4 && !d.gemm_efficiency_fp4.empty()      ? d.gemm_efficiency_fp4
                      : narrow && !d.gemm_efficiency_fp8.empty() ? d.gemm_efficiency_fp8
                                                                 : d.gemm_efficiency;
-  const double compute =
-      flops / (PeakFlops(d, t) * eff.At(flops) * ClockFraction(d)) + extra_compute_s;
+  return flops / (PeakFlops(d, t) * eff.At(flops) * ClockFraction(d));
+}
+
+}  // namespace
+
+double GemmDepthFactor(DataType t, double k) {
+  if (t != DataType::kBf16 && t != DataType::kFp16) return 1.0;
+  if (k <= 0 || k >= kGemmCurveDepth) return 1.0;
+  return (k / (k + kGemmTileDepthOverhead)) /
+         (kGemmCurveDepth / (kGemmCurveDepth + kGemmTileDepthOverhead));
+}
+
+double GemmTimeAtDepth(const DeviceSpec& d, DataType t, double flops, double bytes, double k) {
+  // flops at efficiency e x f take the curve's time / f.
+  const double compute = CurveComputeTime(d, t, flops) / GemmDepthFactor(t, k);
+  const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
+  return Combine(d, compute, memory) + d.kernel_overhead;
+}
+
+double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
+                double extra_compute_s) {
+  const double compute = CurveComputeTime(d, t, flops) + extra_compute_s;
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;
 }

@@ -44,6 +44,35 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes);
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
                 double extra_compute_s);
 
+// How a GEMM's efficiency depends on its reduction depth K at a fixed
+// output size. Each output tile of a tiled GEMM kernel runs a main loop over
+// K plus a fixed cost (filling the operand pipeline, writing the C tile),
+// so a tile's time goes as K + K0 and the efficiency as K / (K + K0).
+// K0 from cuBLAS on sm_90 as OpenXLA tabulates it (openxla/xla,
+// xla/service/gpu/model/matmul_interpolator_data.h, kDefaultMatmulPTable,
+// key "sm_90", bf16xbf16->bf16): least squares over the eight shapes with
+// b x m x n >= 2^24 (b 1-4, m and n 2048-4096), one plateau per shape and
+// one K0 for all, at K = 1024, 2048 and 4096, gives K0 = 214 (rms error
+// 1 %). E.g. b 4, m = n = 4096: 726 / 765 / 793 TFLOP/s at K = 1024 / 2048 /
+// 4096, ratios 0.915 / 0.964 measured against 0.870 / 0.953 modelled; the
+// eight shapes' ratios at K = 2048 are 0.931-0.964.
+inline constexpr double kGemmTileDepthOverhead = 214;
+// The gemm_efficiency curves are fractions of peak measured on GEMMs with
+// K >= 4096 (every shape of 4 GFLOP or more in hardware/calibration/
+// measurements/h200/cuda_full_run1.json but 2048^3), so the depth factor is
+// taken relative to K = 4096 and is 1 at and above it.
+inline constexpr double kGemmCurveDepth = 4096;
+// (k / (k + K0)) / (4096 / (4096 + K0)) for 0 < k < 4096, else 1. Only for
+// the 16-bit datatypes the table measured (bf16, fp16): other datatypes
+// (FP8 runs its main loop twice as fast per K against the same epilogue, so
+// its K0 differs) get 1 until measured.
+double GemmDepthFactor(DataType t, double k);
+
+// GemmTime for a GEMM of reduction depth `k` (the inner dimension of the
+// product): the curve's efficiency times GemmDepthFactor(t, k). k <= 0: as
+// GemmTime.
+double GemmTimeAtDepth(const DeviceSpec& d, DataType t, double flops, double bytes, double k);
+
 // A memory-bound kernel moving `bytes`.
 double MemoryTime(const DeviceSpec& d, double bytes);
 

@@ -38,6 +38,30 @@ TEST(DeviceModel, RooflineMaxOrSum) {
   EXPECT_DOUBLE_EQ(PeakFlops(d, DataType::kFp16), 100e12);
 }
 
+// Issue 15: a GEMM's efficiency falls with its reduction depth K as
+// K / (K + 214) (OpenXLA's sm_90 cuBLAS table, device_model.h), relative to
+// the curves' K = 4096:
+//   K = 2048: (2048 / 2262) / (4096 / 4310) = 0.905393 / 0.950348 = 0.952697
+//   K = 1024: (1024 / 1238) / 0.950348       = 0.827141 / 0.950348 = 0.870356
+// and 1 from K = 4096 up, for a depth of 0 (unknown), and for FP8 (not
+// measured). The ToyDevice GEMM of RooflineMaxOrSum (20 ms compute-bound at
+// the curve) takes 20 ms / 0.952697 = 20.993 ms at K = 2048; memory-bound
+// (1e8 FLOP: 2 us of compute, 1e9 bytes: 1.25 ms) the depth changes nothing.
+TEST(DeviceModel, ShallowGemmsRunBelowTheCurve) {
+  const double f2048 = (2048.0 / 2262.0) / (4096.0 / 4310.0);
+  EXPECT_NEAR(GemmDepthFactor(DataType::kBf16, 2048), 0.952697, 1e-6);
+  EXPECT_NEAR(GemmDepthFactor(DataType::kFp16, 1024), 0.870356, 1e-6);
+  EXPECT_DOUBLE_EQ(GemmDepthFactor(DataType::kBf16, 4096), 1.0);
+  EXPECT_DOUBLE_EQ(GemmDepthFactor(DataType::kBf16, 28672), 1.0);
+  EXPECT_DOUBLE_EQ(GemmDepthFactor(DataType::kBf16, 0), 1.0);
+  EXPECT_DOUBLE_EQ(GemmDepthFactor(DataType::kFp8, 1024), 1.0);
+  const DeviceSpec d = ToyDevice();
+  EXPECT_NEAR(GemmTimeAtDepth(d, DataType::kBf16, 1e12, 1e9, 2048), 0.02 / f2048 + 1e-6, 1e-15);
+  EXPECT_NEAR(GemmTimeAtDepth(d, DataType::kBf16, 1e12, 1e9, 2048), 0.0209930 + 1e-6, 1e-7);
+  EXPECT_DOUBLE_EQ(GemmTimeAtDepth(d, DataType::kBf16, 1e12, 1e9, 8192), GemmTime(d, DataType::kBf16, 1e12, 1e9));
+  EXPECT_DOUBLE_EQ(GemmTimeAtDepth(d, DataType::kBf16, 1e8, 1e9, 1024), 1.25e-3 + 1e-6);
+}
+
 // Issue 18: FP4 GEMMs take the device's FP4 curve, else the FP8 curve, else
 // gemm_efficiency. Peak FP4 400 TFLOP/s; a 1e12 FLOP GEMM (compute-bound:
 // 1e9 bytes take 1.25 ms) at 0.5 (gemm_efficiency) takes 1e12 / (400e12 *

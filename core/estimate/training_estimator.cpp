@@ -42,12 +42,16 @@ class KernelMemo {
     if (memory_n_ < kSlots) memory_[memory_n_++] = {0, 0, bytes, t};
     return t;
   }
-  double Gemm(hardware::DataType dt, double flops, double bytes) {
+  // Keyed on the depth factor, not the depth: every depth at or beyond the
+  // curve's (hardware::kGemmCurveDepth) prices alike.
+  double Gemm(hardware::DataType dt, double flops, double bytes, double depth) {
+    const double factor = hardware::GemmDepthFactor(dt, depth);
     for (int i = 0; i < gemm_n_; ++i)
-      if (gemm_[i].flops == flops && gemm_[i].bytes == bytes && gemm_[i].dt == static_cast<int>(dt))
+      if (gemm_[i].flops == flops && gemm_[i].bytes == bytes && gemm_[i].dt == static_cast<int>(dt) &&
+          gemm_[i].factor == factor)
         return gemm_[i].time;
-    const double t = hardware::GemmTime(d_, dt, flops, bytes);
-    if (gemm_n_ < kSlots) gemm_[gemm_n_++] = {static_cast<int>(dt), flops, bytes, t};
+    const double t = hardware::GemmTimeAtDepth(d_, dt, flops, bytes, depth);
+    if (gemm_n_ < kSlots) gemm_[gemm_n_++] = {static_cast<int>(dt), flops, bytes, factor, t};
     return t;
   }
 
@@ -57,19 +61,39 @@ class KernelMemo {
     int dt;
     double flops, bytes, time;
   };
+  struct GemmEntry {
+    int dt;
+    double flops, bytes, factor, time;
+  };
   const hardware::DeviceSpec& d_;
   Entry memory_[kSlots];
-  Entry gemm_[kSlots];
+  GemmEntry gemm_[kSlots];
   int memory_n_ = 0, gemm_n_ = 0;
 };
 
-// One GEMM operator's seconds; an expert GEMM (Op::expert) as the grouped
-// GEMM of the device's local experts (ExpertGemmTime, parallel_comm.h).
-// Through `memo` when there is one.
+// Reduction depths of the three GEMMs of a linear layer's operator
+// (Narayanan et al. 2021, Sec. 5.1): the forward Y = X W, (M x K) by
+// (K x N), reduces over K; the input gradient dX = dY W^T over N; the weight
+// gradient dW = X^T dY over M, the tokens. The same FLOP each; their depths
+// set their efficiency (hardware::GemmDepthFactor). Batched attention GEMMs
+// and grouped expert GEMMs keep the curve as it is (depth 0): the table the
+// depth factor comes from measured neither.
+struct GemmDepths {
+  double fwd = 0, dgrad = 0, wgrad = 0;
+};
+GemmDepths DepthsOf(const Op& op) {
+  if (op.kind != OpKind::kGemm || op.expert) return {};
+  return {op.k, op.n, op.m};
+}
+
+// One GEMM operator's seconds at reduction depth `depth` (GemmDepths); an
+// expert GEMM (Op::expert) as the grouped GEMM of the device's local experts
+// (ExpertGemmTime, parallel_comm.h). Through `memo` when there is one.
 double OpGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, const Op& op, double local_experts,
-                  KernelMemo* memo = nullptr) {
+                  KernelMemo* memo, double depth) {
   if (op.expert) return ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
-  return memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes) : hardware::GemmTime(d, dt, op.flops, op.bytes);
+  return memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes, depth)
+                         : hardware::GemmTimeAtDepth(d, dt, op.flops, op.bytes, depth);
 }
 // hardware::MemoryTime, through `memo` when there is one.
 double OpMemoryTime(const hardware::DeviceSpec& d, double bytes, KernelMemo* memo) {
@@ -89,7 +113,8 @@ hardware::AttentionKernel KernelOf(parallelism::Attention a) {
 }
 
 // Forward and backward time of a list of operators. Backward of a GEMM is
-// two GEMMs of the same size (input and weight gradients); of FlashAttention
+// two GEMMs of the same size (input and weight gradients), each priced at
+// its own reduction depth (GemmDepths); of FlashAttention
 // 2.5x the forward FLOP (Dao 2023, FlashAttention-2, Sec. 3: 5 matmuls vs 2)
 // at the backward efficiency; of a memory-bound kernel twice its traffic
 // (read the gradient and the saved input, write the input gradient), or the
@@ -117,11 +142,18 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
     double f = 0, b = 0;
     switch (op.kind) {
       case OpKind::kGemm:
-      case OpKind::kBatchedGemm:
-        f = OpGemmTime(d, op.attention_core ? attention_dt : dt, op, local_experts, memo);
-        b = 2 * f;
+      case OpKind::kBatchedGemm: {
+        const hardware::DataType gemm_dt = op.attention_core ? attention_dt : dt;
+        const GemmDepths depth = DepthsOf(op);
+        f = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.fwd);
+        double wgrad = f, dgrad = f;
+        if (depth.wgrad > 0) {
+          wgrad = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.wgrad);
+          dgrad = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.dgrad);
+        }
+        b = dgrad + wgrad;
         t.gemm += f + b;
-        if (op.kind == OpKind::kGemm) t.weight_grad += f;
+        if (op.kind == OpKind::kGemm) t.weight_grad += wgrad;
         // An FP8 linear layer casts its input forward and its output
         // gradient backward (Fp8LinearCastTimes, step_kernels.h): memory-bound
         // kernels beside the GEMM, not part of what TP overlap hides behind.
@@ -134,6 +166,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
           b += cast.bwd;
         }
         break;
+      }
       case OpKind::kFlashAttention: {
         // A causal kernel skips the masked half of the score blocks.
         double work = causal ? 0.5 * op.flops : op.flops;
@@ -1172,7 +1205,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
-      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, op_dt, op, local);
+      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, op_dt, op, local, nullptr, DepthsOf(op).wgrad);
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
     if (head)

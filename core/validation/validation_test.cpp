@@ -781,6 +781,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   20.99 %, Mixtral 14.16 -> 12.15 %, DeepSeek-V3 9.61 -> 10.56 %, its
   //   B200 and GB200 rows already predicted slow moving further:
   //   docs/moe-long-context.md).
+  // Then 13.92 / 13.67 / 25.30 %: a linear layer's forward, input-gradient
+  // and weight-gradient GEMMs each at their own reduction depth
+  // (hardware::GemmDepthFactor, K / (K + 214) below K = 4096 from OpenXLA's
+  // sm_90 cuBLAS table): narrow models and tensor-parallel shards (K = h / t)
+  // run slower; nothing at K >= 4096 moves.
   EXPECT_LE(file.mape_pct, 14.04);
   EXPECT_LE(file_hb.mape_pct, 13.43);
   EXPECT_LE(file_moe.mape_pct, 23.27);
@@ -815,6 +820,8 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // +4.9 %; its Mixtral-8x22B row -11.2 -> -9.9 %), 25.04 15.95 -> 14.89 %,
   // Megatron-Bridge 25.09 17.51 -> 16.10 %, 25.11 19.34 -> 18.72 %, 26.02
   // 20.24 -> 18.99 %.
+  // long-sequence 8.55 %. With GEMMs at their reduction depth (above):
+  // NeMo 24.07 11.10 %, Megatron-Bridge 25.11 19.30 %, the rest within 0.01.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.12},
            {"NVIDIA NeMo 25.02", 15.07},
@@ -873,7 +880,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // vocabulary (step_kernels.h), large beside layers of width 256-3072.
   // Then 49.57 %: litgpt's layers drop nothing, so their residual adds write
   // no 1-byte masks (issue 15), a little less traffic for rows already fast.
-  EXPECT_LE(gemstones.mape_pct, 49.58);
+  // Then 47.63 % with GEMMs at their reduction depth (widths 256-3072: every
+  // forward GEMM but the MLP down projection reduces over K = h < 4096).
+  EXPECT_LE(gemstones.mape_pct, 47.65);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);
@@ -894,18 +903,28 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // interleaving and move faster; above). Then 12.45 %: the DeepSeek-V3
   // row's grouped expert GEMMs pay their FP8 casts (Fp8GroupedCastTimes),
   // +17.7 -> +20.2 % (below).
+  // interleaving and move faster; above).
+  // Then 11.81 % with GEMMs at their reduction depth (hardware::
+  // GemmDepthFactor): the Korthikanti, Narayanan and README rows, all
+  // predicted fast, move toward their measurements.
   EXPECT_LE(all.mape_pct, 12.46);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
-  EXPECT_LE(all.max_abs_error_pct, 31.11);
+  // Then 29.70 % (the same row, its K = 2048 GEMMs at their depth).
+  EXPECT_LE(all.max_abs_error_pct, 29.71);
   // Target 2.5 %: not met, measured 3.07 % (every plan field stated: the
   // search changes none of these rows; 3.18 % before the fp32 cross
   // entropy, which each row was short of). Then 3.83 %: the materialised
   // attention's softmax and dropout backward at their kernels' traffic
   // (39 -> 32 bytes per score element) speeds every row up, and seven of
   // the eight were already fast (Megatron-22B at 1,024 GPUs -5.7 -> -8.2 %).
-  EXPECT_LE(korthikanti.mape_pct, 3.84);
+  // Then 2.95 %: each weight-gradient GEMM reduces over one microbatch's
+  // 2,048 tokens and, under tensor parallelism 8, the output projection over
+  // K = h / 8 (768-3200), priced at that depth (hardware::GemmDepthFactor);
+  // every row moves 0.6-1.4 points slower, seven of eight toward their
+  // measurements (Megatron-22B -0.8 -> 0.0 %, Megatron-1T -0.3 -> +0.8 %).
+  EXPECT_LE(korthikanti.mape_pct, 2.96);
   // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
   // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
   // attention runs in BF16 as Transformer Engine's FP8 recipes do, 14.88 %
@@ -936,6 +955,8 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // experts apart (Fp8GroupedCastTimes); a cost Transformer Engine's
   // GroupedLinear runs, on a row already predicted slow for the EP 64
   // all-to-all over InfiniBand.
+  // 24.48 %) with interleaved plans reducing chunk by chunk (above).
+  // Then 23.43 / 24.07 % with GEMMs at their reduction depth.
   EXPECT_LE(hb.mape_pct, 24.06);
   EXPECT_LE(readme.mape_pct, 24.49);
   EXPECT_LE(bridge.mape_pct, 20.17);
@@ -943,7 +964,8 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT
   // 1.7B +7.1 -> +12.5 %).
-  EXPECT_LE(narayanan.mape_pct, 10.32);
+  // Then 9.75 % with GEMMs at their reduction depth.
+  EXPECT_LE(narayanan.mape_pct, 9.77);
 }
 
 }  // namespace

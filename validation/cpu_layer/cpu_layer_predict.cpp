@@ -50,11 +50,18 @@ LayerPrediction PredictLayer(const CpuLayerShape& shape, const hardware::DeviceS
     switch (op.kind) {
       case models::OpKind::kGemm:
       case models::OpKind::kBatchedGemm: {
-        const double f = hardware::GemmTime(device, dtype, op.flops, op.bytes);
+        // A linear layer's forward, input-gradient and weight-gradient GEMMs
+        // reduce over K, N and M (hardware::GemmTimeAtDepth), as the training
+        // estimator prices them; batched attention GEMMs at the curve.
+        const bool linear = op.kind == models::OpKind::kGemm;
+        const double f = hardware::GemmTimeAtDepth(device, dtype, op.flops, op.bytes, linear ? op.k : 0);
+        const double b = linear ? hardware::GemmTimeAtDepth(device, dtype, op.flops, op.bytes, op.n) +
+                                      hardware::GemmTimeAtDepth(device, dtype, op.flops, op.bytes, op.m)
+                                : 2 * f;
         p.forward_s += f;
         p.forward_gemm_s += f;
-        p.backward_s += 2 * f;
-        p.backward_gemm_s += 2 * f;
+        p.backward_s += b;
+        p.backward_gemm_s += b;
         p.forward_flop += op.flops;
         break;
       }

@@ -229,6 +229,10 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   std::vector<double> dev_layers(static_cast<size_t>(pp), 0.0);
   std::vector<double> dev_params(static_cast<size_t>(pp), 0.0);
   std::vector<std::vector<double>> chunk_params(static_cast<size_t>(pp), std::vector<double>(static_cast<size_t>(v), 0.0));
+  // The routed experts' share of those, which reduces over its own group
+  // (OperatorCosts::expert_layer_params; DataParallelTime, parallel_comm.h).
+  std::vector<double> dev_expert(static_cast<size_t>(pp), 0.0);
+  std::vector<std::vector<double>> chunk_expert(static_cast<size_t>(pp), std::vector<double>(static_cast<size_t>(v), 0.0));
   for (int64_t g = 0; g < S; ++g) {
     const int64_t d = device_of(g), k = chunk_of(g);
     const double n = vs_layers[static_cast<size_t>(g)];
@@ -242,6 +246,9 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     if (g == S - 1 && !(pp == 1 && m.tied_embeddings)) params += c.head_params;
     chunk_params[static_cast<size_t>(d)][static_cast<size_t>(k)] = params;
     dev_params[static_cast<size_t>(d)] += params;
+    const double expert = n * c.expert_layer_params + (g == S - 1 ? c.head_expert_params : 0);
+    chunk_expert[static_cast<size_t>(d)][static_cast<size_t>(k)] = expert;
+    dev_expert[static_cast<size_t>(d)] += expert;
   }
 
   if (options.uniform_stages) {
@@ -276,36 +283,54 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     const double params = std::max({first_params, last_params, mid_layers * c.layer_params});
     std::fill(dev_params.begin(), dev_params.end(), params);
     for (auto& row : chunk_params) std::fill(row.begin(), row.end(), params / static_cast<double>(v));
+    // The routed experts of the stage whose parameters were taken, as the
+    // closed form picks them (TrainingEstimator::Evaluate: expert_dev).
+    const double first_expert = first_layers * c.expert_layer_params + (pp == 1 ? c.head_expert_params : 0);
+    const double last_expert = pp == 1 ? first_expert : last_layers * c.expert_layer_params + c.head_expert_params;
+    const double expert = params == first_params ? first_expert
+                          : params == last_params ? last_expert : mid_layers * c.expert_layer_params;
+    std::fill(dev_expert.begin(), dev_expert.end(), expert);
+    for (auto& row : chunk_expert) std::fill(row.begin(), row.end(), expert / static_cast<double>(v));
   }
 
   // --- data parallelism and the optimizer per device ------------------------------
   const auto& net = closed_.network();
   out.dp.assign(static_cast<size_t>(pp), parallelism::StageDp{});
+  const DataParallelGroups& groups = c.dp_groups;
+  auto time = [&net](Collective k, double bytes, const hardware::GroupPlacement& g) { return net.Time(k, bytes, g); };
   for (int64_t d = 0; d < pp; ++d) {
     parallelism::StageDp& s = out.dp[static_cast<size_t>(d)];
     const double params = dev_params[static_cast<size_t>(d)];
+    const double expert = dev_expert[static_cast<size_t>(d)];
+    const double dense = params - expert;
     const double grads = params * c.grad_bytes;
-    if (c.dense_dp > 1) {
-      // As the closed form, over dp x cp (OperatorCosts::dense_dp):
-      // all-reduce (ZeRO-0), or reduce-scatter then
-      // all-gather of the updated weights (ZeRO-1/2) (Rajbhandari et al. 2020).
+    if (groups.dense > 1 || (groups.expert > 1 && expert > 0)) {
+      // As the closed form: the dense gradients over dp x cp, the routed
+      // experts' over the expert-data-parallel group (DataParallelTime):
+      // all-reduce (ZeRO-0), or reduce-scatter then all-gather of the
+      // updated weights (ZeRO-1/2) (Rajbhandari et al. 2020).
       if (p.zero == 0) {
-        s.grad_reduce = net.Time(Collective::kAllReduce, grads, c.dp_group);
+        s.grad_reduce = DataParallelTime(time, Collective::kAllReduce, groups, dense, expert, c.grad_bytes);
       } else if (p.zero <= 2) {
-        s.grad_reduce = net.Time(Collective::kReduceScatter, grads, c.dp_group);
-        s.param_gather = net.Time(Collective::kAllGather, params * c.weight_bytes, c.dp_group);
+        s.grad_reduce = DataParallelTime(time, Collective::kReduceScatter, groups, dense, expert, c.grad_bytes);
+        s.param_gather = DataParallelTime(time, Collective::kAllGather, groups, dense, expert, c.weight_bytes);
       } else {
         for (int64_t k = 0; k < v; ++k) {
           ChunkWork& cw = out.work[static_cast<size_t>(d * v + k)];
-          const double cp = chunk_params[static_cast<size_t>(d)][static_cast<size_t>(k)];
-          cw.param_gather = net.Time(Collective::kAllGather, cp * c.weight_bytes, c.dp_group);
-          cw.grad_reduce = net.Time(Collective::kReduceScatter, cp * Zero3ReduceBytesPerParam(p, c.weight_bytes),
-                                    c.dp_group);
+          const double ce = chunk_expert[static_cast<size_t>(d)][static_cast<size_t>(k)];
+          const double cd = chunk_params[static_cast<size_t>(d)][static_cast<size_t>(k)] - ce;
+          cw.param_gather = DataParallelTime(time, Collective::kAllGather, groups, cd, ce, c.weight_bytes);
+          cw.grad_reduce = DataParallelTime(time, Collective::kReduceScatter, groups, cd, ce,
+                                            Zero3ReduceBytesPerParam(p, c.weight_bytes));
         }
       }
       s.buckets = p.dp_bucket > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(grads / p.dp_bucket))) : 1;
     }
-    const double opt_params = params / (p.zero >= 1 ? static_cast<double>(c.dense_dp) : 1.0);
+    // ZeRO-1+ shards the optimizer states over each parameter's own group,
+    // as the closed form (opt_params).
+    const double opt_params = p.zero >= 1 ? dense / static_cast<double>(groups.dense) +
+                                                expert / static_cast<double>(groups.expert)
+                                          : params;
     if (p.offload_optimizer) {
       // ZeRO-Offload (Ren et al. 2021): gradients to the host, weights back.
       const double bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;

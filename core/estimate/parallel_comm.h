@@ -74,6 +74,47 @@ inline double Zero3CopyOutBytes(const parallelism::TrainingPlan& p, double param
   return p.zero >= 3 && p.zero3_copy_out ? 2 * params * weight_bytes : 0;
 }
 
+// --- data parallelism -------------------------------------------------------
+
+// The two data-parallel groups a stage's gradients reduce over. Megatron-Core
+// keeps two gradient buffers (megatron/core/distributed/
+// distributed_data_parallel.py, DistributedDataParallel.__init__): the
+// parameters with allreduce=True (attention, norms, router, shared experts,
+// embedding, LM head) over the data-parallel group with context parallelism
+// (intra_dp_cp_group: dp x cp members), and the routed experts' (allreduce=
+// False, set by the expert MLPs) over the expert-data-parallel group
+// (intra_expt_dp_group), the ranks holding the same experts:
+// expert_data_parallel_size = world / (etp x ep x pp) (megatron/core/
+// parallel_state.py, initialize_model_parallel: the expert rank generator
+// lays a stage out as etp x ep x edp, etp innermost), tp cp dp / (etp ep) at
+// pp fixed. Each buffer's buckets all-reduce (DDP) or reduce-scatter (the
+// distributed optimizer) over their own group, and the distributed
+// optimizer all-gathers the updated weights over the same group
+// (start_grad_sync / start_param_sync run every bucket group of both). A
+// group of one member moves nothing.
+struct DataParallelGroups {
+  int64_t dense = 1;   // dp x cp
+  int64_t expert = 1;  // edp (= dense when the experts are split as the rest)
+  hardware::GroupPlacement dense_group, expert_group;
+};
+
+// Seconds of one data-parallel collective `c` over a stage's parameters,
+// `bytes_per_param` each: the dense ones over the dense group, then the
+// routed experts over theirs, one after the other (both buffers' buckets
+// are issued from the same backward hooks and share the device's links and
+// SMs; where the two groups run on different tiers this is an upper
+// bound). `time` is
+// hardware::Network::Time or a caller's memo of it: (Collective, bytes,
+// GroupPlacement) -> seconds. Both engines price the data-parallel
+// gradient reduction, the ZeRO-1/2 parameter all-gather and the ZeRO-3
+// gathers with it. Allocation-free.
+template <class CollectiveTime>
+double DataParallelTime(CollectiveTime&& time, hardware::Collective c, const DataParallelGroups& g,
+                        double dense_params, double expert_params, double bytes_per_param) {
+  return (g.dense > 1 ? time(c, dense_params * bytes_per_param, g.dense_group) : 0.0) +
+         (g.expert > 1 ? time(c, expert_params * bytes_per_param, g.expert_group) : 0.0);
+}
+
 // --- expert parallelism ---------------------------------------------------
 
 // Bytes one device holds for one dispatch (or combine) all-to-all of one MoE

@@ -372,6 +372,29 @@ int64_t ExpertDataParallel(const TrainingPlan& p, int64_t dp) {
   return ExpertsApart(p) ? std::max<int64_t>(1, parallelism::ExpertDataParallelSize(p, dp)) : dp;
 }
 
+// Both data-parallel groups of a plan and where they sit (DataParallelGroups,
+// parallel_comm.h), for Run() and Costs() alike: the dense parameters over
+// dp x cp (PlaceDenseDataParallel), the routed experts over their edp
+// replicas, etp x ep devices apart (the expert rank generator's etp x ep x
+// edp layout, Strides: st.ep x ep). Unsplit experts (ep 1, etp = tp) have
+// no parameters of their own group (StageParams::expert_*: 0).
+DataParallelGroups DataParallelGroupsOf(const hardware::Network& net, const TrainingPlan& p, int64_t dp,
+                                        const Strides& st) {
+  DataParallelGroups g;
+  g.dense = DenseDataParallel(p, dp);
+  g.expert = ExpertDataParallel(p, dp);
+  const bool flat = p.dp_collective == parallelism::DpCollective::kFlat;
+  if (g.dense > 1) {
+    g.dense_group = PlaceDenseDataParallel(net, p, dp, st);
+    g.dense_group.flat = flat;
+  }
+  if (g.expert > 1) {
+    g.expert_group = net.Place(g.expert, st.ep * p.ep);
+    g.expert_group.flat = flat;
+  }
+  return g;
+}
+
 // Seconds of one MoE layer's expert communication per microbatch, forward
 // and backward: the dispatch and combine all-to-alls over the EP group
 // (parallel_comm.h), and, when the experts are split over etp devices
@@ -964,18 +987,16 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   double zero3_bwd_gather = 0;  // the backward's (and recompute's) gathers
   double zero3_reduce = 0;      // and its reduce-scatters, behind the backward
   if (dense_dp > 1 || (edp > 1 && expert_dev > 0)) {
-    // Dense gradients reduce over dp x cp (PlaceDenseDataParallel).
-    auto g = PlaceDenseDataParallel(network_, p, dp, st);
-    g.flat = p.dp_collective == parallelism::DpCollective::kFlat;
-    auto ge = network_.Place(edp, st.ep * p.ep);
-    ge.flat = g.flat;
-    // Dense weights reduce over dp, routed-expert weights over the
-    // expert-data-parallel group (Megatron-Core's expert data parallelism),
-    // one after the other.
+    // Dense weights reduce over dp x cp, routed-expert weights over the
+    // expert-data-parallel group, one after the other (DataParallelGroupsOf,
+    // DataParallelTime, parallel_comm.h; the event engine prices them alike).
+    const DataParallelGroups groups = DataParallelGroupsOf(network_, p, dp, st);
     const double dense_dev = params_dev - expert_dev;
+    auto time = [&](Collective c, double bytes, const hardware::GroupPlacement& g) {
+      return CollectiveTime(memo, c, bytes, g);
+    };
     auto group_time = [&](Collective c, double bytes_per_param) {
-      return (dense_dp > 1 ? CollectiveTime(memo, c, dense_dev * bytes_per_param, g) : 0.0) +
-             (edp > 1 ? CollectiveTime(memo, c, expert_dev * bytes_per_param, ge) : 0.0);
+      return DataParallelTime(time, c, groups, dense_dev, expert_dev, bytes_per_param);
     };
     const double grads = params_dev * grad_bytes;
     double comm = 0;       // gradient reduction, at the end of the backward pass
@@ -1287,10 +1308,13 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.zero3_copy_out_head = copy_time(copy_bytes.head);
   c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
   c.optimizer_bytes_per_param = OptimizerStepBytesPerParam(p, act);  // with clipping, as Run()
-  if (c.dense_dp > 1) {
-    c.dp_group = PlaceDenseDataParallel(network_, p, dp, st);
-    c.dp_group.flat = p.dp_collective == parallelism::DpCollective::kFlat;
-  }
+  // The two data-parallel groups and the routed experts' share of a
+  // layer's parameters, as Run() (DataParallelGroupsOf, StageParamsOf).
+  c.dp_groups = DataParallelGroupsOf(network_, p, dp, st);
+  c.dp_group = c.dp_groups.dense_group;
+  c.expert_layer_params =
+      ExpertsApart(p) ? c.moe_fraction * routed / static_cast<double>(p.ep) / etp_d : 0.0;
+  c.head_expert_params = MtpExpertParamsOnDevice(m, p);
   return c;
 }
 

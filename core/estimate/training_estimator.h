@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "core/estimate/parallel_comm.h"
 #include "core/estimate/scenario.h"
 #include "hardware/network.h"
 #include "parallelism/memory_model.h"
@@ -152,6 +153,12 @@ struct OperatorCosts {
   double optimizer_bytes_per_param = 0;
   int64_t dense_dp = 1;    // the dense parameters' data-parallel group: dp x cp
   hardware::GroupPlacement dp_group;  // where its collectives run
+  // Both data-parallel groups, dense (dp x cp) and routed experts (edp), and
+  // the routed experts' parameters per device in one layer (averaged over
+  // the layers as layer_params) and on the last stage's MTP modules: what
+  // reduces over the expert group (DataParallelTime, parallel_comm.h).
+  DataParallelGroups dp_groups;
+  double expert_layer_params = 0, head_expert_params = 0;
   hardware::GroupPlacement ep_group;  // where the MoE all-to-alls run (ep > 1)
   hardware::GroupPlacement cp_group;  // where the K/V exchange runs (cp > 1)
   double tokens = 0;       // tokens of one microbatch on one device (b s / cp)

@@ -95,6 +95,11 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
     w.backward += k * w.tp_backward;
     w.recompute += k * w.tp_recompute;
   }
+  // ZeRO-3 gathers and reduce-scatters layer by layer (ChunkWork::zero3_units;
+  // the embedding and the LM head ride with the first and last layer's
+  // share, as the closed form's one layer of exposed gather and
+  // reduce-scatter per iteration).
+  w.zero3_units = std::max(1.0, n);
   // EP: two of the four all-to-alls forward, two backward.
   w.forward_comm = n * c.cp_fwd + n * f * c.ep_layer / 2;
   w.backward_comm = n * c.cp_bwd + n * f * c.ep_layer / 2;
@@ -113,7 +118,7 @@ ChunkWork Scaled(ChunkWork w, double k) {
   for (double* x : {&w.forward, &w.backward, &w.backward_weight, &w.recompute, &w.forward_gemm,
                     &w.backward_gemm, &w.tp_forward, &w.tp_backward, &w.tp_recompute,
                     &w.forward_comm, &w.backward_comm, &w.activation_bytes, &w.param_gather,
-                    &w.grad_reduce})
+                    &w.grad_reduce, &w.zero3_units})
     *x *= k;
   return w;
 }

@@ -256,11 +256,14 @@ Scenario Llama2_7bRowScenario() {
 // field no table states (Megatron-Bridge's Llama 3.1 405B recipe sets it);
 // a Megatron row whose L + 2 units divide over its pp x interleave virtual
 // stages is predicted both ways and keeps the faster. Llama 3.1 405B, pp 16
-// x interleave 4: 128 units over 64 virtual stages. The even split puts 8
-// layers and the LM head on the last stage, which paces the pipeline; the
-// split puts 7 layers and the head there (and 7 and the embedding on the
-// first), so 8-layer middle stages pace it: faster. A DeepSpeed row keeps
-// the even split.
+// x interleave 4: 128 units over 64 virtual stages. The split puts 7 layers
+// and the embedding on the first stage, 7 and the LM head on the last, 8 on
+// each middle one; the even split leaves its 126 - 16 x 7 = 14 layers over
+// to the 14 middle stages (parallelism::EvenSplitLayers), the same 7 / 8 / 7,
+// so the split is not faster and the Megatron row keeps the even split, as
+// the DeepSpeed row does: the same prediction. (With ceil(126/16) = 8
+// layers on the end stages, as the closed form priced the even split
+// before, the split was faster.)
 TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
   base::Diagnostics d;
   std::map<std::string, std::string> row = {
@@ -277,12 +280,9 @@ TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
   ASSERT_EQ(r.rows.size(), 2u) << d.ToString();
   ASSERT_TRUE(r.rows[0].error_pct) << r.rows[0].skipped;
   ASSERT_TRUE(r.rows[1].error_pct) << r.rows[1].skipped;
-  EXPECT_NE(r.rows[0].assumptions.find("embedding and loss counted as a pipeline layer each (faster than the "
-                                       "even split: 128 units over 64 virtual stages)"),
-            std::string::npos)
-      << r.rows[0].assumptions;
+  EXPECT_EQ(r.rows[0].assumptions.find("embedding and loss"), std::string::npos) << r.rows[0].assumptions;
   EXPECT_EQ(r.rows[1].assumptions.find("embedding and loss"), std::string::npos) << r.rows[1].assumptions;
-  EXPECT_LT(r.rows[0].predicted, r.rows[1].predicted);
+  EXPECT_EQ(r.rows[0].predicted, r.rows[1].predicted);
 }
 
 // Rule: a row naming a preset may leave the shape blank; the preset's shape
@@ -774,9 +774,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   its flat buffer on the compute stream (training.zero3_copy_out,
   //   Zero3CopyOutBytes): its 8 rows 1.4-2.8 points slower, nothing else moves.
   // All four branches together: 14.25 / 13.82 / 25.34 %.
+  // Then 14.25 / 13.80 / 25.78 %: a pipeline's L mod pp layers left over go
+  // to the middle stages, not onto the end stages that also run the
+  // embedding and the LM head (parallelism::EvenSplitLayers, as the event
+  // engine splits them). It moves the rows whose layers do not divide their
+  // pp: the DeepSeek-V3 (61 layers) and Qwen3-235B (94) MoE rows, all
+  // predicted faster (B200 +2.3 / -4.4 / +12.2 -> -10.5 / -16.3 / -1.6 %,
+  // GB200 +21.4 -> +12.1 %, the H100 row +17.7 -> +6.9 %), and the three
+  // Llama 3.1 405B rows (126 layers over pp 16: -6.7 / -24.6 / -6.9 ->
+  // +0.9 / -18.5 / -2.9 %).
   EXPECT_LE(file.mape_pct, 14.26);
-  EXPECT_LE(file_hb.mape_pct, 13.82);
-  EXPECT_LE(file_moe.mape_pct, 25.34);
+  EXPECT_LE(file_hb.mape_pct, 13.81);
+  EXPECT_LE(file_moe.mape_pct, 25.79);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -803,14 +812,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 17.53 %, 25.11 19.35 -> 19.51 %, 26.02 20.79 -> 20.70 %.
   // All four branches together: NeMo 24.07 11.11 %, 25.02 15.02 %, 25.04
   // 15.95 %, Megatron-Bridge 25.09 17.51 %, 25.11 19.34 %, 26.02 20.24 %,
-  // long-sequence 8.55 %.
+  // long-sequence 8.55 %. The layers left over to the middle stages (above):
+  // Megatron-Bridge 25.09 18.16 %, 25.11 19.71 %, 26.02 20.54 %, up: their
+  // DeepSeek-V3 and Qwen3-235B rows run faster, and most were fast already.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.12},
            {"NVIDIA NeMo 25.02", 15.03},
            {"NVIDIA NeMo 25.04", 15.96},
-           {"NVIDIA Megatron-Bridge 25.09", 17.52},
-           {"NVIDIA Megatron-Bridge 25.11", 19.34},
-           {"NVIDIA Megatron-Bridge 26.02", 20.24},
+           {"NVIDIA Megatron-Bridge 25.09", 18.17},
+           {"NVIDIA Megatron-Bridge 25.11", 19.72},
+           {"NVIDIA Megatron-Bridge 26.02", 20.55},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 8.56}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
@@ -862,7 +873,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // vocabulary (step_kernels.h), large beside layers of width 256-3072.
   // Then 49.57 %: litgpt's layers drop nothing, so their residual adds write
   // no 1-byte masks (issue 15), a little less traffic for rows already fast.
-  EXPECT_LE(gemstones.mape_pct, 49.58);
+  // Then 49.72 %: the event engine gathers ZeRO-3 weights layer by layer
+  // (parallelism::ChunkWork::zero3_units), and the plan search the harness
+  // runs now picks ZeRO-3 for 15 of the rows, within 0.7 % of the ZeRO-1
+  // plans it picked before (up to 0.7 % faster); all were fast already.
+  EXPECT_LE(gemstones.mape_pct, 49.73);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);
@@ -880,8 +895,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Narayanan rows below, already fast and high, move further). Then
   // 12.39 %: interleaved plans reduce their gradients chunk by chunk (the
   // README rows, which state no interleave, are searched to deep
-  // interleaving and move faster; above).
-  EXPECT_LE(all.mape_pct, 12.39);
+  // interleaving and move faster; above). Then 12.12 %: the Megatron-Bridge
+  // DeepSeek-V3 H100 row (61 layers over pp 16) with its layers left over on
+  // the middle stages, +17.7 -> +6.9 % (above).
+  EXPECT_LE(all.mape_pct, 12.13);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -916,10 +933,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // masks of models that drop only (the README rows keep theirs). Then the
   // row 17.73 %: its blockwise recipe's scales (fp8-block, 1/16 B per
   // quantized element more). Then 23.80 % (the README rows 21.78 ->
-  // 24.48 %) with interleaved plans reducing chunk by chunk (above).
-  EXPECT_LE(hb.mape_pct, 23.81);
+  // 24.48 %) with interleaved plans reducing chunk by chunk (above). Then
+  // 22.72 % (the row 6.86 %) with the layers left over on the middle stages.
+  EXPECT_LE(hb.mape_pct, 22.74);
   EXPECT_LE(readme.mape_pct, 24.49);
-  EXPECT_LE(bridge.mape_pct, 17.74);
+  EXPECT_LE(bridge.mape_pct, 6.87);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT

@@ -75,6 +75,57 @@ inline int64_t LastStageLayers(const TrainingPlan& p, int64_t layers) {
   return (PipelineSplitUnits(p, layers) + p.pp - 1) / p.pp - 1;
 }
 
+// Layers on the first device, the fullest middle device and the last device
+// when the plan sets no end-stage count (FirstStageLayers and
+// LastStageLayers both 0): L over pp as evenly as whole numbers allow, the
+// L mod pp layers left over going to the middle devices first, then to the
+// last, never to the first (rest < pp), because the first device also runs
+// the embedding and the last the LM head and the loss. That is the balance
+// Megatron-Core's uneven split exists for (--decoder-first-pipeline-num-layers
+// and --decoder-last-pipeline-num-layers, megatron/training/arguments.py:
+// lighter end stages; its flexible-VPP design note, MR 2795, gives the last
+// stage fewer layers "due to loss computation"). 80 layers over pp 6: 13
+// each and 2 left over, so 13 first, 14 in the middle, 13 last. With pp 1
+// the one device holds all L (first = last = L). The closed form prices the
+// slowest of these three devices and the event engine splits the layers
+// device by device in the same order (core/estimate/event_estimator.cpp).
+// The V-shapes place two virtual stages per device and keep ceil(L/pp).
+struct EvenStageLayers {
+  int64_t first = 0, mid = 0, last = 0;
+};
+inline EvenStageLayers EvenSplitLayers(int64_t layers, int64_t pp) {
+  if (pp <= 1) return EvenStageLayers{layers, 0, layers};
+  const int64_t whole = layers / pp, rest = layers % pp;
+  EvenStageLayers s;
+  s.first = whole;
+  s.mid = pp > 2 ? whole + (rest > 0 ? 1 : 0) : 0;
+  s.last = whole + (rest > pp - 2 ? 1 : 0);
+  return s;
+}
+
+// Layers on the first, the fullest middle and the last device as the plan
+// places them: the end-stage counts it sets (FirstStageLayers,
+// LastStageLayers; an unset end takes ceil(L/pp)) with the middle devices
+// sharing the rest, or else EvenSplitLayers; the V-shapes ceil(L/pp) on
+// every device. With pp 1 first = last = L, mid = 0. What the closed form
+// prices and the event engine's uniform stages assume.
+inline EvenStageLayers StageLayers(const TrainingPlan& p, int64_t layers) {
+  if (p.pp <= 1) return EvenStageLayers{layers, 0, layers};
+  const int64_t even = (layers + p.pp - 1) / p.pp;
+  const int64_t first_set = FirstStageLayers(p, layers), last_set = LastStageLayers(p, layers);
+  EvenStageLayers s;
+  if (first_set > 0 || last_set > 0) {
+    s.first = first_set > 0 ? first_set : even;
+    s.last = last_set > 0 ? last_set : even;
+    if (p.pp > 2) s.mid = (std::max<int64_t>(0, layers - s.first - s.last) + p.pp - 3) / (p.pp - 2);
+    return s;
+  }
+  const bool vshape = p.schedule == Schedule::kVMin || p.schedule == Schedule::kVHalf ||
+                      p.schedule == Schedule::kVZeroBubble;
+  if (vshape) return EvenStageLayers{even, p.pp > 2 ? even : 0, even};
+  return EvenSplitLayers(layers, p.pp);
+}
+
 // Interleaved 1F1B (v > 1, not a V-shape) needs m a multiple of p.
 inline bool InterleaveNeedsMultiple(const TrainingPlan& p, int64_t microbatches) {
   const bool interleaved = (p.schedule == Schedule::kOneFOneB || p.schedule == Schedule::kInterleaved) &&

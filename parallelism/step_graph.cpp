@@ -351,8 +351,19 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
     if (!s.zero3 || r.kind == TaskKind::kBackwardWeight) return false;
     return r.kind != TaskKind::kRecompute || s.zero3_gather_for_recompute;
   };
-  std::vector<int32_t> z3_gather(seq.size(), -1);
+  std::vector<int32_t> z3_gather(seq.size(), -1), z3_gather_rest(seq.size(), -1);
   size_t next_gather = 0;
+  // With overlap, ZeRO-3 passes run unit by unit (ChunkWork::zero3_units):
+  // the pass waits for its first unit's gather, its last unit for the rest
+  // of the gathers, and the reduce-scatter of every unit but the last runs
+  // behind the pass. For uniform units this prices the per-unit pipeline
+  // exactly: n units of compute c and gather g take g + max((n-1) c, (n-1) g) + c,
+  // as n gathers prefetched one ahead do; the reduce-scatters end
+  // max(n c, c + (n-1) r) + r after the backward starts.
+  auto z3_units = [&](int64_t c) -> int64_t {
+    if (!s.zero3 || !s.dp_overlap) return 1;
+    return std::max<int64_t>(1, std::llround(Work(d, c).zero3_units));
+  };
   // Creates the gather of the first pass after `k` that needs one; it may
   // start once `wait_for` is done (two weight buffers: prefetch depth one).
   // Without backward prefetch (FSDP1 BACKWARD_POST) the gather of a
@@ -368,10 +379,18 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
       wait_for = wait_post;
     }
     const int64_t c = ChunkOf(r.virtual_stage);
-    const int32_t t = Add(d, StreamKind::kDp, TaskKind::kParamGather, Work(d, c).param_gather, c,
-                          r.microbatch);
+    // BACKWARD_POST issues each unit's gather from the post-backward hook of
+    // the unit after it, so the units' gathers and computations alternate:
+    // as long as the whole gather before the pass.
+    const bool post = !s.zero3_backward_prefetch && r.kind != TaskKind::kForward;
+    const double units = post ? 1.0 : static_cast<double>(z3_units(c));
+    const double whole = Work(d, c).param_gather;
+    const int32_t t = Add(d, StreamKind::kDp, TaskKind::kParamGather, whole / units, c, r.microbatch);
     if (wait_for >= 0) g.graph.AddDependency(wait_for, t);
     z3_gather[next_gather] = t;
+    if (units > 1)  // the other units' gathers, next on the stream
+      z3_gather_rest[next_gather] =
+          Add(d, StreamKind::kDp, TaskKind::kParamGather, whole * (units - 1) / units, c, r.microbatch);
     ++next_gather;
   };
   if (s.zero3) create_gather(0, -1, -1);
@@ -448,12 +467,14 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
     const ChunkWork& w = Work(d, c);
     if (z3_gather[k] >= 0) block.push_back(z3_gather[k]);
     const bool bucketed = has_dp && buckets_overlap && dp.grad_reduce > 0 && k == last_grad[static_cast<size_t>(c)];
+    // ZeRO-3 (never bucketed): one compute piece per unit.
+    const int64_t units = z3_units(c);
     Emitted e{};
     switch (r.kind) {
       case TaskKind::kForward: {
         const auto& gb = gather[static_cast<size_t>(c)];
         const bool gated = j == 0 && !gb.empty();
-        e = pass(r.kind, w.forward, w.forward_gemm, w.tp_forward, c, j, gated ? buckets_per_chunk : 1,
+        e = pass(r.kind, w.forward, w.forward_gemm, w.tp_forward, c, j, gated ? buckets_per_chunk : units,
                  w.forward_comm);
         if (gated)  // piece i waits for gather bucket i
           for (size_t i = 0; i < gb.size(); ++i)
@@ -461,25 +482,28 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
         break;
       }
       case TaskKind::kRecompute:
-        e = pass(r.kind, w.recompute, w.tp_recompute > 0 ? w.forward_gemm : 0, w.tp_recompute, c, j, 1);
+        e = pass(r.kind, w.recompute, w.tp_recompute > 0 ? w.forward_gemm : 0, w.tp_recompute, c, j, units);
         rec_entry = e.entry;
         break;
       case TaskKind::kBackward:
-        e = pass(r.kind, w.backward, w.backward_gemm, w.tp_backward, c, j, bucketed ? buckets_per_chunk : 1,
+        e = pass(r.kind, w.backward, w.backward_gemm, w.tp_backward, c, j, bucketed ? buckets_per_chunk : units,
                  w.backward_comm);
         if (bucketed) reduce_buckets(e.first_piece, c, buckets_per_chunk);
         break;
       case TaskKind::kBackwardInput:
-        e = pass(r.kind, w.backward - w.backward_weight, 0.5 * w.backward_gemm, w.tp_backward, c, j, 1,
+        e = pass(r.kind, w.backward - w.backward_weight, 0.5 * w.backward_gemm, w.tp_backward, c, j, units,
                  w.backward_comm);
         break;
       case TaskKind::kBackwardWeight:
-        e = pass(r.kind, w.backward_weight, 0.5 * w.backward_gemm, 0, c, j, bucketed ? buckets_per_chunk : 1);
+        e = pass(r.kind, w.backward_weight, 0.5 * w.backward_gemm, 0, c, j, bucketed ? buckets_per_chunk : units);
         if (bucketed) reduce_buckets(e.first_piece, c, buckets_per_chunk);
         break;
       default:
         break;
     }
+    // The last unit's compute waits for the other units' gathers.
+    if (z3_gather_rest[k] >= 0)
+      g.graph.AddDependency(z3_gather_rest[k], e.first_piece + static_cast<int32_t>(units - 1));
     if (s.zero3) {
       // Prefetch the next gather while this pass runs (once the previous pass
       // has released its buffer), then reduce-scatter this pass's gradients.
@@ -491,7 +515,15 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
       if (s.dp_overlap || (k + 1 < seq.size() && needs_gather(seq[k + 1])))
         create_gather(k + 1, s.dp_overlap ? prev1 : e.done, e.done);
       if (r.kind == TaskKind::kBackward || r.kind == TaskKind::kBackwardWeight) {
-        const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, w.grad_reduce, c, j);
+        const double units_d = static_cast<double>(units);
+        if (units > 1) {
+          // Every unit's gradients but the last unit's, once the first is done.
+          const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, w.grad_reduce * (units_d - 1) / units_d,
+                                c, j);
+          g.graph.AddDependency(e.first_piece, t);
+          reduces.push_back(t);
+        }
+        const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, w.grad_reduce / units_d, c, j);
         g.graph.AddDependency(e.done, t);
         reduces.push_back(t);
         if (!s.dp_overlap) block.push_back(t);

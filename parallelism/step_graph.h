@@ -72,6 +72,13 @@ struct ChunkWork {
   double activation_bytes = 0; // stored from the forward until the backward is done
   double param_gather = 0;     // ZeRO-3: all-gather of the chunk's weights, before each pass
   double grad_reduce = 0;      // ZeRO-3: reduce-scatter of the chunk's gradients, per microbatch
+  // ZeRO-3: the units the chunk's weights are gathered and its gradients
+  // reduce-scattered in (its layers: one FSDP unit per transformer block,
+  // Zhao et al. 2023, "PyTorch FSDP", VLDB, Sec. 3.3; DeepSpeed ZeRO-3
+  // gathers module by module). With overlap a pass waits for its first
+  // unit's gather only, and its last unit's compute for the rest; its
+  // reduce-scatter runs behind it but for the last unit's share. At least 1.
+  double zero3_units = 1;
 };
 
 // Data-parallel work of one pipeline device per iteration (ZeRO 0-2).

@@ -1166,11 +1166,28 @@ TEST(Estimator, EmbeddingAndLossCountAsPipelineLayers) {
   s.training.first_stage_layers = 7;
   s.training.last_stage_layers = 7;
   EXPECT_EQ(est.Run(s.training, s.workload).iteration_s, derived.iteration_s);
-  // The even split puts ceil(126 / 16) = 8 layers and the embedding on the
-  // first stage, which then paces the pipeline: slower than 7 + embedding.
+  // The even split gives the 126 - 16 x 7 = 14 layers left over to the 14
+  // middle stages, none to the ends (parallelism::EvenSplitLayers): 7 + 14 x
+  // 8 + 7 again, the same time bit for bit. 80 layers over pp 6 leave 2
+  // over: 13 on the first and last stages, 14 on the fullest middle one.
   s.training.first_stage_layers = 0;
   s.training.last_stage_layers = 0;
-  EXPECT_GT(est.Run(s.training, s.workload).iteration_s, derived.iteration_s);
+  s.training.pipeline_split_embedding_loss = false;
+  const parallelism::EvenStageLayers even = parallelism::StageLayers(s.training, 126);
+  EXPECT_EQ(even.first, 7);
+  EXPECT_EQ(even.mid, 8);
+  EXPECT_EQ(even.last, 7);
+  EXPECT_EQ(est.Run(s.training, s.workload).iteration_s, derived.iteration_s);
+  const parallelism::EvenStageLayers six = parallelism::EvenSplitLayers(80, 6);
+  EXPECT_EQ(six.first, 13);
+  EXPECT_EQ(six.mid, 14);
+  EXPECT_EQ(six.last, 13);
+  // pp 2 has no middle stage: 7 = 2 x 3 + 1 puts the one left over on the
+  // last (3 + 4); pp 3: 7 = 3 x 2 + 1 on the middle one (2, 3, 2).
+  EXPECT_EQ(parallelism::EvenSplitLayers(7, 2).first, 3);
+  EXPECT_EQ(parallelism::EvenSplitLayers(7, 2).last, 4);
+  EXPECT_EQ(parallelism::EvenSplitLayers(7, 3).mid, 3);
+  EXPECT_EQ(parallelism::EvenSplitLayers(7, 3).last, 2);
   // Stated counts win over the derived ones.
   s.training.pipeline_split_embedding_loss = true;
   s.training.first_stage_layers = 6;

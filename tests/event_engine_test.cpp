@@ -653,6 +653,126 @@ TEST(EventEstimator, CopiesFsdp2GathersOutAsTheClosedForm) {
               1e-9 * closed_with);
 }
 
+// Issue 15: `search` re-scores its finalists with the event engine and flags
+// any that disagrees with the closed form by more than 2 %, so on dense plans
+// the two must price the same physics with every stage as it really is
+// (no EventOptions::uniform_stages) and with overlap on. A fixed grid of 110
+// dense plans: Llama 2 7B on 1,024 A100 (tp 1/2, ZeRO 1 or 3 with
+// DeepSpeed-style, FSDP, FSDP1 BACKWARD_POST and FSDP2 copy-out gathers,
+// each recompute, DP overlap on and off), Llama 3 70B on H100 (tp 4/8,
+// pp 2-8 including 3, 6 and 7 which leave layers over, interleave 1 or the
+// most that divides, ZeRO 1 or 3, each recompute, TP overlap on and off),
+// and GPT-3 175B on 1,024 A100 as shipped and with ZeRO 3.
+// Allowed exception, reported but not held to 2 %: ZeRO-3 with pp > 1. The
+// event engine gathers and reduce-scatters a chunk's weights every pass of
+// every microbatch on the one DP stream, and the gathers that queue behind
+// one another stall the pipeline (they show as bubble); the closed form
+// hides each microbatch's traffic behind its own passes. Neither is what
+// the one framework that runs FSDP under a pipeline does (torchtitan keeps
+// the weights unsharded across microbatches and reduce-scatters once, after
+// the last backward): both are to be changed together, not one to the other.
+// Before the end stages were split alike (parallelism::StageLayers) and the
+// event engine gathered layer by layer (ChunkWork::zero3_units), 34 of the
+// 79 plans held to 2 % disagreed: the 24 Llama 2 7B ZeRO-3 plans with
+// overlap by 20-49 % (selective recompute, tp 1: 0.889 s closed vs 1.112 s
+// event), the 10 Llama 3 70B ZeRO-1 plans with pp 6 or 7 by 6-8 % (tp 8
+// pp 6: 19.80 s vs 18.43 s); 27 of the 31 exceptions were beyond 2 %, 19
+// are now. After: the worst of the 79 is 0.67 %.
+TEST(EventEstimator, AgreesWithTheClosedFormOnDensePlans) {
+  struct Plan {
+    std::string name;
+    engine::Scenario s;
+  };
+  std::vector<Plan> plans;
+  const char* kRecompute[] = {"none", "selective", "full"};
+  // Llama 2 7B on 1,024 A100, one 4,096-token sequence per GPU.
+  for (int64_t tp : {1, 2})
+    for (int zero : {1, 3})
+      for (int rec = 0; rec < 3; ++rec)
+        for (int flavour = 0; flavour < (zero == 3 ? 4 : 1); ++flavour)
+          for (bool overlap : {true, false}) {
+            if (flavour > 1 && !overlap) continue;
+            engine::Scenario s = test::Llama2_7bZero3On1024A100();
+            s.training.tp = tp;
+            s.training.dp = 1024 / tp;
+            s.training.zero = zero;
+            s.training.recompute = static_cast<parallelism::Recompute>(rec);
+            s.training.dp_overlap = overlap;
+            // 0 DeepSpeed (re-gather, bf16 reduce), 1 FSDP (fp32 reduce, no
+            // re-gather), 2 FSDP1 BACKWARD_POST, 3 FSDP2 copy-out.
+            if (flavour >= 1) {
+              s.training.zero3_recompute_gather = false;
+              s.training.zero3_fp32_reduce = true;
+            }
+            s.training.zero3_backward_prefetch = flavour != 2;
+            s.training.zero3_copy_out = flavour == 3;
+            s.workload.global_batch = 1024 / tp;
+            plans.push_back({"llama2-7b tp " + std::to_string(tp) + " zero " + std::to_string(zero) + " " +
+                                 kRecompute[rec] + " flavour " + std::to_string(flavour) +
+                                 (overlap ? " overlap" : " no-overlap"),
+                             s});
+          }
+  // Llama 3 70B on DGX H100: tp x pp x dp 8 nodes' worth per pp step.
+  for (int64_t pp : {2, 3, 4, 6, 7, 8})
+    for (int64_t tp : {4, 8})
+      for (int zero : {1, 3})
+        for (int rec = 0; rec < 3; rec += (tp == 4 ? 2 : 1)) {
+          engine::Scenario s = LoadScenario("llama3-70b-h100");
+          const int64_t dp = 8;
+          s.system.nodes = tp * pp * dp / 8;
+          s.training.tp = tp;
+          s.training.pp = pp;
+          s.training.dp = dp;
+          s.training.zero = zero;
+          s.training.recompute = static_cast<parallelism::Recompute>(rec);
+          s.training.tp_comm_overlap = rec != 1;
+          int64_t v = 1;  // the most chunks that divide each stage's layers evenly, up to 5
+          for (int64_t k = 5; k > 1 && v == 1; --k)
+            if (s.model.layers % (pp * k) == 0) v = k;
+          s.training.interleave = v;
+          plans.push_back({"llama3-70b tp " + std::to_string(tp) + " pp " + std::to_string(pp) + " v " +
+                               std::to_string(v) + " zero " + std::to_string(zero) + " " + kRecompute[rec],
+                           s});
+        }
+  for (int zero : {1, 3}) {
+    engine::Scenario s = LoadScenario("gpt3-175b-1024-a100");
+    s.training.zero = zero;
+    plans.push_back({"gpt3-175b-1024-a100 zero " + std::to_string(zero), s});
+  }
+
+  int compared = 0, excepted = 0;
+  double worst = 0;
+  std::string worst_plan;
+  for (const Plan& plan : plans) {
+    const engine::EventEstimator est(plan.s.model, plan.s.system);
+    const engine::EventEstimate e = est.Run(plan.s.training, plan.s.workload);
+    if (!e.closed_form.feasible() && e.closed_form.infeasible != engine::Infeasible::kOutOfMemory) continue;
+    ASSERT_TRUE(e.simulated()) << plan.name << ": " << ExplainEventError(e, plan.s);
+    const double rel = e.estimate.iteration_s / e.closed_form.iteration_s - 1;
+    if (plan.s.training.zero >= 3 && plan.s.training.pp > 1) {
+      if (std::abs(rel) > 0.02) ++excepted;
+      continue;
+    }
+    ++compared;
+    if (std::abs(rel) > worst) {
+      worst = std::abs(rel);
+      worst_plan = plan.name;
+    }
+    const engine::TimeBreakdown& a = e.closed_form.time;
+    const engine::TimeBreakdown& b = e.estimate.time;
+    EXPECT_LT(std::abs(rel), 0.02) << plan.name << ": closed " << e.closed_form.iteration_s << " s, event "
+                                   << e.estimate.iteration_s << " s; closed/event fwd " << a.forward << "/"
+                                   << b.forward << " bwd " << a.backward << "/" << b.backward << " rec "
+                                   << a.recompute << "/" << b.recompute << " tp " << a.tp_comm << "/" << b.tp_comm
+                                   << " bubble " << a.pp_bubble << "/" << b.pp_bubble << " p2p " << a.pp_p2p
+                                   << "/" << b.pp_p2p << " dp " << a.dp_comm << "/" << b.dp_comm << " opt "
+                                   << a.optimizer << "/" << b.optimizer;
+  }
+  EXPECT_GE(compared, 79);  // 110 plans less the 31 ZeRO-3 ones with pp > 1
+  std::cout << "compared " << compared << " dense plans; worst |event/closed - 1| = " << worst << " ("
+            << worst_plan << "); ZeRO-3 with pp > 1 beyond 2 %: " << excepted << "\n";
+}
+
 // The estimator's trace: every task with work is one complete event.
 TEST(EventEstimator, TraceHasEveryTask) {
   engine::Scenario s = LoadScenario("gpt3-175b-a100");

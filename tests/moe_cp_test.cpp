@@ -725,6 +725,10 @@ TEST(Issue16, MlaUpProjRecomputeKeepsOnlyTheLatentsAndTheAttentionOutput) {
   p.precision = hardware::DataType::kFp8;
   p.zero = 1;
   p.expert_imbalance = 0;
+  // 8 of the 61 layers on the first stage, as worked out above (the even
+  // split would leave the 61 - 8 x 7 = 5 layers over to middle stages and
+  // 7 on the first: parallelism::EvenSplitLayers).
+  p.first_stage_layers = 8;
   EXPECT_DOUBLE_EQ(parallelism::MoeLayerActivationBytes(m, p, 1, 4096), 933756928.0);
   parallelism::TrainingPlan up = p;
   up.recompute_mla_up_proj = true;

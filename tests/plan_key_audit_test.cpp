@@ -357,20 +357,13 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"interleave", {"llama70b", "2"}},
       {"first_stage_layers", {"llama70b-pp6", "16"}},
       {"last_stage_layers", {"llama70b-pp6", "16"}},
-      // The two estimators split 80 layers over the stages differently when
-      // the split is even: the closed form prices the first and last stages
-      // at ceil(L / pp) layers, the event engine gives the remainder to the
-      // middle stages first (event_estimator.cpp, Split). Counting the
+      // Both estimators split an even split's L mod pp layers over to the
+      // middle stages first (parallelism::EvenSplitLayers). Counting the
       // embedding and the loss as layers gives the first and last stages
-      // ceil((L + 2) / pp) - 1: at pp 6, 13 (closed form 14 before, event
-      // engine 13 already); at pp 3, 27 (closed form 27 already, event
-      // engine 26 on the first stage before).
-      {"pipeline_split_embedding_loss",
-       {"llama70b-pp6", "true", Moves::kClosedForm,
-        "at pp 6 the event engine's even split already leaves 13 layers on the first and last stages"}},
-      {"pipeline_split_embedding_loss",
-       {"llama70b-pp3", "true", Moves::kEventOnly,
-        "at pp 3 the closed form already prices 27-layer first and last stages"}},
+      // ceil((L + 2) / pp) - 1: at pp 6, 13, what the even split gives
+      // already (13 / 14 / 13), so pp 3 is audited: 27 / 26 / 27 against
+      // the even split's 26 / 27 / 27, which moves both.
+      {"pipeline_split_embedding_loss", {"llama70b-pp3", "true"}},
       {"schedule", {"llama70b-pp6", "zb-h1"}},
       {"straggler_stage",
        {"llama70b-pp6-slowdown-set", "2", Moves::kEventOnly,

@@ -95,6 +95,11 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
     w.backward += k * w.tp_backward;
     w.recompute += k * w.tp_recompute;
   }
+  // ZeRO-3 gathers and reduce-scatters layer by layer (ChunkWork::zero3_units;
+  // the embedding and the LM head ride with the first and last layer's
+  // share, as the closed form's one layer of exposed gather and
+  // reduce-scatter per iteration).
+  w.zero3_units = std::max(1.0, n);
   // EP: two of the four all-to-alls forward, two backward.
   w.forward_comm = n * c.cp_fwd + n * f * c.ep_layer / 2;
   w.backward_comm = n * c.cp_bwd + n * f * c.ep_layer / 2;
@@ -113,7 +118,7 @@ ChunkWork Scaled(ChunkWork w, double k) {
   for (double* x : {&w.forward, &w.backward, &w.backward_weight, &w.recompute, &w.forward_gemm,
                     &w.backward_gemm, &w.tp_forward, &w.tp_backward, &w.tp_recompute,
                     &w.forward_comm, &w.backward_comm, &w.activation_bytes, &w.param_gather,
-                    &w.grad_reduce})
+                    &w.grad_reduce, &w.zero3_units})
     *x *= k;
   return w;
 }
@@ -199,6 +204,8 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     order.push_back(0);
     std::vector<double> dev_layers;
     if (!custom) {
+      // The remainder to the middle devices first, then the last, never the
+      // first (parallelism::EvenSplitLayers, what the closed form prices).
       dev_layers = Split(L, pp, order);
     } else {
       const int64_t even = (L + pp - 1) / pp;
@@ -253,16 +260,10 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
 
   if (options.uniform_stages) {
     // The closed form's assumption: every stage runs like its slowest, with
-    // the first/last/middle layer counts it uses (ceil(L/pp) when even).
-    const double layers = static_cast<double>(L);
-    double first_layers = layers, last_layers = layers, mid_layers = 0;
-    if (pp > 1) {
-      const double even = std::ceil(layers / static_cast<double>(pp));
-      first_layers = first_set > 0 ? static_cast<double>(first_set) : even;
-      last_layers = last_set > 0 ? static_cast<double>(last_set) : even;
-      if (pp > 2)
-        mid_layers = custom ? std::ceil((layers - first_layers - last_layers) / static_cast<double>(pp - 2)) : even;
-    }
+    // the first/last/middle layer counts it uses (parallelism::StageLayers).
+    const parallelism::EvenStageLayers paced = parallelism::StageLayers(p, L);
+    const double first_layers = static_cast<double>(paced.first), last_layers = static_cast<double>(paced.last),
+                 mid_layers = static_cast<double>(paced.mid);
     ChunkWork pace = StageWork(c, p, first_layers, true, pp == 1);
     pace.activation_bytes = first_layers * act_layer;
     if (pp > 1) {

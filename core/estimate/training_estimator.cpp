@@ -538,11 +538,12 @@ parallelism::CpScheme CpSchemeMemo(CollectiveMemo* memo, const hardware::Network
 
 // Layers and parameters on the first, last and middle pipeline stages: the
 // inputs of the memory model, and of the data-parallel and optimizer terms.
-// Layers per stage: even (ceil(L/p) on the fullest stage) unless the plan
-// gives the first and/or last stage its own count (Megatron-Core
-// --decoder-first/last-pipeline-num-layers, or one layer fewer with the
-// embedding and loss counted as layers: parallelism::FirstStageLayers); the
-// middle stages share the rest.
+// Layers per stage: as even as whole numbers allow, the remainder to the
+// middle stages first (parallelism::EvenSplitLayers; ceil(L/p) on every
+// stage for the V-shapes), unless the plan gives the first and/or last
+// stage its own count (Megatron-Core --decoder-first/last-pipeline-num-layers,
+// or one layer fewer with the embedding and loss counted as layers:
+// parallelism::FirstStageLayers); the middle stages share the rest.
 struct StageParams {
   double first_layers = 0, last_layers = 0, mid_layers = 0;
   double first_params = 0, last_params = 0, mid_params = 0;
@@ -553,21 +554,10 @@ struct StageParams {
 StageParams StageParamsOf(const models::ModelSpec& m, const TrainingPlan& p, int64_t seq_len,
                           double dense_layer_params, double moe_layer_params) {
   StageParams s;
-  const double layers = static_cast<double>(m.layers);
-  const double pp_d = static_cast<double>(p.pp);
-  s.first_layers = layers;
-  s.last_layers = layers;
-  if (p.pp > 1) {
-    const double even = std::ceil(layers / pp_d);
-    const int64_t first_set = parallelism::FirstStageLayers(p, m.layers);
-    const int64_t last_set = parallelism::LastStageLayers(p, m.layers);
-    s.first_layers = first_set > 0 ? static_cast<double>(first_set) : even;
-    s.last_layers = last_set > 0 ? static_cast<double>(last_set) : even;
-    if (p.pp > 2) {
-      const bool custom = first_set > 0 || last_set > 0;
-      s.mid_layers = custom ? std::ceil((layers - s.first_layers - s.last_layers) / (pp_d - 2)) : even;
-    }
-  }
+  const parallelism::EvenStageLayers split = parallelism::StageLayers(p, m.layers);
+  s.first_layers = static_cast<double>(split.first);
+  s.last_layers = static_cast<double>(split.last);
+  s.mid_layers = static_cast<double>(split.mid);
   const double moe_fraction = models::MoeFraction(m);
   const double tp_d = static_cast<double>(p.tp);
   const double ep_d = static_cast<double>(p.ep);

@@ -256,11 +256,14 @@ Scenario Llama2_7bRowScenario() {
 // field no table states (Megatron-Bridge's Llama 3.1 405B recipe sets it);
 // a Megatron row whose L + 2 units divide over its pp x interleave virtual
 // stages is predicted both ways and keeps the faster. Llama 3.1 405B, pp 16
-// x interleave 4: 128 units over 64 virtual stages. The even split puts 8
-// layers and the LM head on the last stage, which paces the pipeline; the
-// split puts 7 layers and the head there (and 7 and the embedding on the
-// first), so 8-layer middle stages pace it: faster. A DeepSpeed row keeps
-// the even split.
+// x interleave 4: 128 units over 64 virtual stages. The split puts 7 layers
+// and the embedding on the first stage, 7 and the LM head on the last, 8 on
+// each middle one; the even split leaves its 126 - 16 x 7 = 14 layers over
+// to the 14 middle stages (parallelism::EvenSplitLayers), the same 7 / 8 / 7,
+// so the split is not faster and the Megatron row keeps the even split, as
+// the DeepSpeed row does: the same prediction. (With ceil(126/16) = 8
+// layers on the end stages, as the closed form priced the even split
+// before, the split was faster.)
 TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
   base::Diagnostics d;
   std::map<std::string, std::string> row = {
@@ -277,12 +280,9 @@ TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
   ASSERT_EQ(r.rows.size(), 2u) << d.ToString();
   ASSERT_TRUE(r.rows[0].error_pct) << r.rows[0].skipped;
   ASSERT_TRUE(r.rows[1].error_pct) << r.rows[1].skipped;
-  EXPECT_NE(r.rows[0].assumptions.find("embedding and loss counted as a pipeline layer each (faster than the "
-                                       "even split: 128 units over 64 virtual stages)"),
-            std::string::npos)
-      << r.rows[0].assumptions;
+  EXPECT_EQ(r.rows[0].assumptions.find("embedding and loss"), std::string::npos) << r.rows[0].assumptions;
   EXPECT_EQ(r.rows[1].assumptions.find("embedding and loss"), std::string::npos) << r.rows[1].assumptions;
-  EXPECT_LT(r.rows[0].predicted, r.rows[1].predicted);
+  EXPECT_EQ(r.rows[0].predicted, r.rows[1].predicted);
 }
 
 // Rule: a row naming a preset may leave the shape blank; the preset's shape
@@ -786,6 +786,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (hardware::GemmDepthFactor, K / (K + 214) below K = 4096 from OpenXLA's
   // sm_90 cuBLAS table): narrow models and tensor-parallel shards (K = h / t)
   // run slower; nothing at K >= 4096 moves.
+  // Then 14.25 / 13.80 / 25.78 %: a pipeline's L mod pp layers left over go
+  // to the middle stages, not onto the end stages that also run the
+  // embedding and the LM head (parallelism::EvenSplitLayers, as the event
+  // engine splits them). It moves the rows whose layers do not divide their
+  // pp: the DeepSeek-V3 (61 layers) and Qwen3-235B (94) MoE rows, all
+  // predicted faster (B200 +2.3 / -4.4 / +12.2 -> -10.5 / -16.3 / -1.6 %,
+  // GB200 +21.4 -> +12.1 %, the H100 row +17.7 -> +6.9 %), and the three
+  // Llama 3.1 405B rows (126 layers over pp 16: -6.7 / -24.6 / -6.9 ->
+  // +0.9 / -18.5 / -2.9 %).
   EXPECT_LE(file.mape_pct, 14.04);
   EXPECT_LE(file_hb.mape_pct, 13.43);
   EXPECT_LE(file_moe.mape_pct, 23.27);
@@ -822,6 +831,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 20.24 -> 18.99 %.
   // long-sequence 8.55 %. With GEMMs at their reduction depth (above):
   // NeMo 24.07 11.10 %, Megatron-Bridge 25.11 19.30 %, the rest within 0.01.
+  // long-sequence 8.55 %. The layers left over to the middle stages (above):
+  // Megatron-Bridge 25.09 18.16 %, 25.11 19.71 %, 26.02 20.54 %, up: their
+  // DeepSeek-V3 and Qwen3-235B rows run faster, and most were fast already.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.12},
            {"NVIDIA NeMo 25.02", 15.07},
@@ -882,6 +894,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // no 1-byte masks (issue 15), a little less traffic for rows already fast.
   // Then 47.63 % with GEMMs at their reduction depth (widths 256-3072: every
   // forward GEMM but the MLP down projection reduces over K = h < 4096).
+  // Then 49.72 %: the event engine gathers ZeRO-3 weights layer by layer
+  // (parallelism::ChunkWork::zero3_units), and the plan search the harness
+  // runs now picks ZeRO-3 for 15 of the rows, within 0.7 % of the ZeRO-1
+  // plans it picked before (up to 0.7 % faster); all were fast already.
   EXPECT_LE(gemstones.mape_pct, 47.65);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
@@ -907,6 +923,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Then 11.81 % with GEMMs at their reduction depth (hardware::
   // GemmDepthFactor): the Korthikanti, Narayanan and README rows, all
   // predicted fast, move toward their measurements.
+  // interleaving and move faster; above). Then 12.12 %: the Megatron-Bridge
+  // DeepSeek-V3 H100 row (61 layers over pp 16) with its layers left over on
+  // the middle stages, +17.7 -> +6.9 % (above).
   EXPECT_LE(all.mape_pct, 12.46);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
@@ -957,6 +976,7 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // all-to-all over InfiniBand.
   // 24.48 %) with interleaved plans reducing chunk by chunk (above).
   // Then 23.43 / 24.07 % with GEMMs at their reduction depth.
+  // 22.72 % (the row 6.86 %) with the layers left over on the middle stages.
   EXPECT_LE(hb.mape_pct, 24.06);
   EXPECT_LE(readme.mape_pct, 24.49);
   EXPECT_LE(bridge.mape_pct, 20.17);

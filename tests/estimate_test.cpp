@@ -972,9 +972,11 @@ TEST(Validation, AllTrainingRows) {
   // 12.39 % once interleaved plans reduce gradients chunk by chunk; 12.45 %
   // once the DeepSeek-V3 row's grouped expert GEMMs pay their FP8 casts
   // (Fp8GroupedCastTimes, step_kernels.h; the row +17.7 -> +20.2 %);
-  // 11.81 % (without the casts) once each GEMM runs at its reduction depth (hardware::
-  // GemmDepthFactor; core/validation/validation_test.cpp has the history).
-  EXPECT_LE(tuned.mape_pct, 12.46);
+  // 11.81 % (without the casts) once each GEMM runs at its reduction depth
+  // (hardware::GemmDepthFactor); 11.59 % with both and the layers left over
+  // by an uneven pipeline split on the middle stages (parallelism::
+  // EvenSplitLayers; core/validation/validation_test.cpp has the history).
+  EXPECT_LE(tuned.mape_pct, 11.61);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -1024,8 +1026,10 @@ TEST(Validation, AllTrainingRows) {
   // torchtitan 7.00 -> 5.39 %).
   // All four branches together: 14.25 %. Then 14.03 % with the grouped
   // expert GEMMs' FP8 casts (Fp8GroupedCastTimes; the MoE rows 25.34 ->
-  // 23.26 %, validation_test.cpp).
-  EXPECT_LE(r.mape_pct, 14.04);
+  // 23.26 %, validation_test.cpp); 13.64 % with GEMMs at their reduction
+  // depth and an uneven pipeline split's left-over layers on the middle
+  // stages as well.
+  EXPECT_LE(r.mape_pct, 13.66);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

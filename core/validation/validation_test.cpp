@@ -774,6 +774,7 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   its flat buffer on the compute stream (training.zero3_copy_out,
   //   Zero3CopyOutBytes): its 8 rows 1.4-2.8 points slower, nothing else moves.
   // All four branches together: 14.25 / 13.82 / 25.34 %.
+  // The next stop's branches, each measured alone from that point:
   // - 14.03 / 13.43 / 23.26 %: the grouped expert GEMMs' FP8 casts
   //   (Fp8GroupedCastTimes, step_kernels.h; one quantize kernel per local
   //   expert outside delayed scaling): the 27 FP8 MoE rows slower, nothing
@@ -781,12 +782,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   //   20.99 %, Mixtral 14.16 -> 12.15 %, DeepSeek-V3 9.61 -> 10.56 %, its
   //   B200 and GB200 rows already predicted slow moving further:
   //   docs/moe-long-context.md).
-  // Then 13.92 / 13.67 / 25.30 %: a linear layer's forward, input-gradient
+  // - 13.92 / 13.67 / 25.30 %: a linear layer's forward, input-gradient
   // and weight-gradient GEMMs each at their own reduction depth
   // (hardware::GemmDepthFactor, K / (K + 214) below K = 4096 from OpenXLA's
   // sm_90 cuBLAS table): narrow models and tensor-parallel shards (K = h / t)
   // run slower; nothing at K >= 4096 moves.
-  // Then 14.25 / 13.80 / 25.78 %: a pipeline's L mod pp layers left over go
+  // - 14.25 / 13.80 / 25.78 %: a pipeline's L mod pp layers left over go
   // to the middle stages, not onto the end stages that also run the
   // embedding and the LM head (parallelism::EvenSplitLayers, as the event
   // engine splits them). It moves the rows whose layers do not divide their
@@ -795,9 +796,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // GB200 +21.4 -> +12.1 %, the H100 row +17.7 -> +6.9 %), and the three
   // Llama 3.1 405B rows (126 layers over pp 16: -6.7 / -24.6 / -6.9 ->
   // +0.9 / -18.5 / -2.9 %).
-  EXPECT_LE(file.mape_pct, 14.04);
-  EXPECT_LE(file_hb.mape_pct, 13.43);
-  EXPECT_LE(file_moe.mape_pct, 23.27);
+  // - the event engine reducing routed-expert gradients over the expert
+  //   data-parallel group (as the closed form already did): nothing moves.
+  // The three that move, together: 13.64 / 13.16 / 23.10 %.
+  EXPECT_LE(file.mape_pct, 13.66);
+  EXPECT_LE(file_hb.mape_pct, 13.18);
+  EXPECT_LE(file_moe.mape_pct, 23.12);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -828,20 +832,22 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 25.02 15.02 -> 15.07 % (its Mixtral-8x7B B200 row, already slow, +3.3 ->
   // +4.9 %; its Mixtral-8x22B row -11.2 -> -9.9 %), 25.04 15.95 -> 14.89 %,
   // Megatron-Bridge 25.09 17.51 -> 16.10 %, 25.11 19.34 -> 18.72 %, 26.02
-  // 20.24 -> 18.99 %.
-  // long-sequence 8.55 %. With GEMMs at their reduction depth (above):
-  // NeMo 24.07 11.10 %, Megatron-Bridge 25.11 19.30 %, the rest within 0.01.
-  // long-sequence 8.55 %. The layers left over to the middle stages (above):
-  // Megatron-Bridge 25.09 18.16 %, 25.11 19.71 %, 26.02 20.54 %, up: their
-  // DeepSeek-V3 and Qwen3-235B rows run faster, and most were fast already.
+  // 20.24 -> 18.99 %. With GEMMs at their reduction depth (above): NeMo
+  // 24.07 11.10 %, Megatron-Bridge 25.11 19.30 %, the rest within 0.01. The
+  // layers left over to the middle stages (above): Megatron-Bridge 25.09
+  // 18.16 %, 25.11 19.71 %, 26.02 20.54 %, up: their DeepSeek-V3 and
+  // Qwen3-235B rows run faster, and most were fast already. All three
+  // together: NeMo 24.07 11.10 %, 25.02 15.07 %, 25.04 14.89 %,
+  // Megatron-Bridge 25.09 16.02 %, 25.11 19.07 %, 26.02 19.05 %,
+  // long-sequence 8.55 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 11.12},
-           {"NVIDIA NeMo 25.02", 15.07},
-           {"NVIDIA NeMo 25.04", 14.90},
-           {"NVIDIA Megatron-Bridge 25.09", 16.10},
-           {"NVIDIA Megatron-Bridge 25.11", 18.72},
-           {"NVIDIA Megatron-Bridge 26.02", 19.00},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 8.56}}) {
+           {"NVIDIA NeMo 24.07", 11.11},
+           {"NVIDIA NeMo 25.02", 15.08},
+           {"NVIDIA NeMo 25.04", 14.91},
+           {"NVIDIA Megatron-Bridge 25.09", 16.03},
+           {"NVIDIA Megatron-Bridge 25.11", 19.09},
+           {"NVIDIA Megatron-Bridge 26.02", 19.06},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 8.57}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;
@@ -898,7 +904,8 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (parallelism::ChunkWork::zero3_units), and the plan search the harness
   // runs now picks ZeRO-3 for 15 of the rows, within 0.7 % of the ZeRO-1
   // plans it picked before (up to 0.7 % faster); all were fast already.
-  EXPECT_LE(gemstones.mape_pct, 47.65);
+  // Both together: 47.78 %.
+  EXPECT_LE(gemstones.mape_pct, 47.79);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);
@@ -916,17 +923,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Narayanan rows below, already fast and high, move further). Then
   // 12.39 %: interleaved plans reduce their gradients chunk by chunk (the
   // README rows, which state no interleave, are searched to deep
-  // interleaving and move faster; above). Then 12.45 %: the DeepSeek-V3
-  // row's grouped expert GEMMs pay their FP8 casts (Fp8GroupedCastTimes),
-  // +17.7 -> +20.2 % (below).
-  // interleaving and move faster; above).
-  // Then 11.81 % with GEMMs at their reduction depth (hardware::
-  // GemmDepthFactor): the Korthikanti, Narayanan and README rows, all
-  // predicted fast, move toward their measurements.
-  // interleaving and move faster; above). Then 12.12 %: the Megatron-Bridge
-  // DeepSeek-V3 H100 row (61 layers over pp 16) with its layers left over on
-  // the middle stages, +17.7 -> +6.9 % (above).
-  EXPECT_LE(all.mape_pct, 12.46);
+  // interleaving and move faster; above). Then, each alone: 12.45 % with the
+  // DeepSeek-V3 row's grouped expert GEMMs paying their FP8 casts
+  // (Fp8GroupedCastTimes), +17.7 -> +20.2 % (below); 11.81 % with GEMMs at
+  // their reduction depth (hardware::GemmDepthFactor): the Korthikanti,
+  // Narayanan and README rows, all predicted fast, move toward their
+  // measurements; 12.12 % with the Megatron-Bridge DeepSeek-V3 H100 row (61
+  // layers over pp 16) its layers left over on the middle stages, +17.7 ->
+  // +6.9 % (above). All three: 11.59 %.
+  EXPECT_LE(all.mape_pct, 11.61);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -973,13 +978,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // gradients backward, blockwise scaling quantizing each of its 4 local
   // experts apart (Fp8GroupedCastTimes); a cost Transformer Engine's
   // GroupedLinear runs, on a row already predicted slow for the EP 64
-  // all-to-all over InfiniBand.
-  // 24.48 %) with interleaved plans reducing chunk by chunk (above).
-  // Then 23.43 / 24.07 % with GEMMs at their reduction depth.
-  // 22.72 % (the row 6.86 %) with the layers left over on the middle stages.
-  EXPECT_LE(hb.mape_pct, 24.06);
-  EXPECT_LE(readme.mape_pct, 24.49);
-  EXPECT_LE(bridge.mape_pct, 20.17);
+  // all-to-all over InfiniBand. Alone, GEMMs at their reduction depth gave
+  // 23.43 % (the README rows 24.07 %), and the layers left over on the
+  // middle stages 22.72 % (the row 6.86 %). All three: 22.57 %, the README
+  // rows 24.07 %, the row 9.06 %.
+  EXPECT_LE(hb.mape_pct, 22.58);
+  EXPECT_LE(readme.mape_pct, 24.08);
+  EXPECT_LE(bridge.mape_pct, 9.08);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT

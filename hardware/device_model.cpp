@@ -43,11 +43,13 @@ double GemmDepthFactor(DataType t, double k) {
          (kGemmCurveDepth / (kGemmCurveDepth + kGemmTileDepthOverhead));
 }
 
+GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double bytes) {
+  return {CurveComputeTime(d, t, flops), bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes))};
+}
+
 double GemmTimeAtDepth(const DeviceSpec& d, DataType t, double flops, double bytes, double k) {
   // flops at efficiency e x f take the curve's time / f.
-  const double compute = CurveComputeTime(d, t, flops) / GemmDepthFactor(t, k);
-  const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
-  return Combine(d, compute, memory) + d.kernel_overhead;
+  return GemmTimeFromParts(d, GemmPartsOf(d, t, flops, bytes), GemmDepthFactor(t, k));
 }
 
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,

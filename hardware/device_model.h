@@ -73,6 +73,17 @@ double GemmDepthFactor(DataType t, double k);
 // GemmTime.
 double GemmTimeAtDepth(const DeviceSpec& d, DataType t, double flops, double bytes, double k);
 
+// A GEMM's two roofline parts at the curve's depth, seconds: tensor-core
+// time at the efficiency curve for `t`, and memory time for `bytes`. A
+// linear layer's forward, input-gradient and weight-gradient GEMMs share
+// flops and bytes and differ only in depth, so the estimator looks the
+// curves up once per operator and prices each depth with GemmTimeFromParts.
+struct GemmParts {
+  double compute_s = 0;
+  double memory_s = 0;
+};
+GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double bytes);
+
 // A memory-bound kernel moving `bytes`.
 double MemoryTime(const DeviceSpec& d, double bytes);
 
@@ -101,6 +112,13 @@ double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double 
 inline double Combine(const DeviceSpec& d, double compute_s, double memory_s) {
   return d.roofline == Roofline::kMax ? (compute_s > memory_s ? compute_s : memory_s)
                                       : compute_s + memory_s;
+}
+
+// GemmTimeAtDepth from GemmPartsOf's parts and GemmDepthFactor's factor
+// (the same arithmetic: compute / factor, combined with memory, plus the
+// kernel overhead).
+inline double GemmTimeFromParts(const DeviceSpec& d, const GemmParts& parts, double depth_factor) {
+  return Combine(d, parts.compute_s / depth_factor, parts.memory_s) + d.kernel_overhead;
 }
 
 }  // namespace orrery::hardware

@@ -42,17 +42,18 @@ class KernelMemo {
     if (memory_n_ < kSlots) memory_[memory_n_++] = {0, 0, bytes, t};
     return t;
   }
-  // Keyed on the depth factor, not the depth: every depth at or beyond the
-  // curve's (hardware::kGemmCurveDepth) prices alike.
+  // Keyed on the GEMM, not its depth: the curves are looked up once for the
+  // forward, input-gradient and weight-gradient GEMMs of an operator, which
+  // share flops and bytes, and each depth is priced from those parts
+  // (hardware::GemmTimeFromParts, the arithmetic of GemmTimeAtDepth).
   double Gemm(hardware::DataType dt, double flops, double bytes, double depth) {
     const double factor = hardware::GemmDepthFactor(dt, depth);
     for (int i = 0; i < gemm_n_; ++i)
-      if (gemm_[i].flops == flops && gemm_[i].bytes == bytes && gemm_[i].dt == static_cast<int>(dt) &&
-          gemm_[i].factor == factor)
-        return gemm_[i].time;
-    const double t = hardware::GemmTimeAtDepth(d_, dt, flops, bytes, depth);
-    if (gemm_n_ < kSlots) gemm_[gemm_n_++] = {static_cast<int>(dt), flops, bytes, factor, t};
-    return t;
+      if (gemm_[i].flops == flops && gemm_[i].bytes == bytes && gemm_[i].dt == static_cast<int>(dt))
+        return hardware::GemmTimeFromParts(d_, gemm_[i].parts, factor);
+    const hardware::GemmParts parts = hardware::GemmPartsOf(d_, dt, flops, bytes);
+    if (gemm_n_ < kSlots) gemm_[gemm_n_++] = {static_cast<int>(dt), flops, bytes, parts};
+    return hardware::GemmTimeFromParts(d_, parts, factor);
   }
 
  private:
@@ -63,7 +64,8 @@ class KernelMemo {
   };
   struct GemmEntry {
     int dt;
-    double flops, bytes, factor, time;
+    double flops, bytes;
+    hardware::GemmParts parts;
   };
   const hardware::DeviceSpec& d_;
   Entry memory_[kSlots];

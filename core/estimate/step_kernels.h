@@ -113,5 +113,9 @@ PassTimes Fp8GroupedCastTimes(const hardware::DeviceSpec& d, const models::Op& o
 // (the per-token gather of the target logit and the all-reduces of one
 // number per token are negligible). The logits GEMM itself is priced apart.
 PassTimes VocabParallelCrossEntropyTimes(const hardware::DeviceSpec& d, double tokens, double vocab_shard);
+// The table's bytes per logit, forward and backward (what a per-operator
+// breakdown shows beside the seconds).
+inline constexpr double kVocabParallelCrossEntropyFwdBytesPerLogit = 6 + 4 + 8 + 8 + 4 + 8;
+inline constexpr double kVocabParallelCrossEntropyBwdBytesPerLogit = 8 + 6;
 
 }  // namespace orrery::engine

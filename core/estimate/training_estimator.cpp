@@ -1364,4 +1364,242 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
   return {};
 }
 
+
+// --- per-operator breakdown ----------------------------------------------------
+
+const char* OpBoundName(OpBound b) {
+  switch (b) {
+    case OpBound::kCompute: return "compute";
+    case OpBound::kMemory: return "memory";
+    case OpBound::kLaunch: return "launch";
+  }
+  return "compute";
+}
+
+namespace {
+
+// The roofline's larger part, or the kernel overhead when that is longer
+// than both (hardware/device_model.h: t = combine(compute, memory) + overhead).
+OpBound BoundOf(const hardware::DeviceSpec& d, double compute_s, double memory_s) {
+  if (d.kernel_overhead > compute_s && d.kernel_overhead > memory_s) return OpBound::kLaunch;
+  return compute_s >= memory_s ? OpBound::kCompute : OpBound::kMemory;
+}
+
+// Seconds of memory traffic alone, without the kernel overhead (MemoryTime's
+// transfer part).
+double TransferTime(const hardware::DeviceSpec& d, double bytes) {
+  return bytes > 0 ? bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes)) : 0.0;
+}
+
+// One operator through Times() on its own: the seconds Times() adds for it
+// within its list (Times sums its operators' f and b one by one, so the lines
+// of a list, summed in order, give the list's OpTimes to the bit).
+OperatorLine LineOf(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism::Fp8Recipe recipe,
+                    const Op& op, hardware::AttentionKernel kernel, double local_experts) {
+  models::OpList one;
+  one.Add(op);
+  const OpTimes t = Times(d, dt, recipe, one, true, kernel, local_experts);
+  OperatorLine l;
+  l.name = op.name;
+  l.fwd_s = t.fwd;
+  l.bwd_s = t.bwd;
+  // Times(): attention cores stay in BF16 under FP8 training.
+  const hardware::DataType attention_dt = dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt;
+  const double bw = d.memory_bandwidth;
+  switch (op.kind) {
+    case OpKind::kGemm:
+    case OpKind::kBatchedGemm: {
+      const hardware::DataType gemm_dt = op.attention_core ? attention_dt : dt;
+      l.kind = op.kind == OpKind::kBatchedGemm ? "batched_gemm" : op.expert ? "grouped_gemm" : "gemm";
+      l.fwd_flops = op.flops;
+      l.bwd_flops = 2 * op.flops;  // input and weight gradients
+      l.fwd_bytes = op.bytes;
+      l.bwd_bytes = 2 * op.bytes;
+      if (op.kind == OpKind::kGemm && dt == hardware::DataType::kFp8) {
+        const PassTimes cast = op.expert ? Fp8GroupedCastTimes(d, op, recipe, local_experts)
+                                         : Fp8LinearCastTimes(d, op, recipe);
+        l.fp8_cast_fwd_s = cast.fwd;
+        l.fp8_cast_bwd_s = cast.bwd;
+      }
+      const double peak = hardware::PeakFlops(d, gemm_dt);
+      const double gemm_fwd = l.fwd_s - l.fp8_cast_fwd_s, gemm_bwd = l.bwd_s - l.fp8_cast_bwd_s;
+      l.fwd_fraction = gemm_fwd > 0 ? l.fwd_flops / (gemm_fwd * peak) : 0;
+      l.bwd_fraction = gemm_bwd > 0 ? l.bwd_flops / (gemm_bwd * peak) : 0;
+      const hardware::GemmParts parts = hardware::GemmPartsOf(d, gemm_dt, op.flops, op.bytes);
+      const GemmDepths depth = DepthsOf(op);
+      l.fwd_bound = BoundOf(d, parts.compute_s / hardware::GemmDepthFactor(gemm_dt, depth.fwd), parts.memory_s);
+      l.bwd_bound = BoundOf(d, parts.compute_s / hardware::GemmDepthFactor(gemm_dt, depth.dgrad), parts.memory_s);
+      break;
+    }
+    case OpKind::kFlashAttention: {
+      l.kind = "attention";
+      // Times(): a causal kernel does half the score blocks; the backward
+      // 2.5x the forward's FLOP and twice its bytes.
+      l.fwd_flops = 0.5 * op.flops;
+      l.bwd_flops = 2.5 * l.fwd_flops;
+      l.fwd_bytes = op.bytes;
+      l.bwd_bytes = 2 * op.bytes;
+      const double peak = hardware::PeakFlops(d, attention_dt);
+      l.fwd_fraction = l.fwd_s > 0 ? l.fwd_flops / (l.fwd_s * peak) : 0;
+      l.bwd_fraction = l.bwd_s > 0 ? l.bwd_flops / (l.bwd_s * peak) : 0;
+      // The kernel's time past its overhead is its compute unless its
+      // traffic alone is as long (a max roofline).
+      const double fwd_mem = TransferTime(d, l.fwd_bytes), bwd_mem = TransferTime(d, l.bwd_bytes);
+      const double fwd_body = l.fwd_s - d.kernel_overhead, bwd_body = l.bwd_s - d.kernel_overhead;
+      l.fwd_bound = BoundOf(d, fwd_body > fwd_mem ? fwd_body : 0, fwd_mem);
+      l.bwd_bound = BoundOf(d, bwd_body > bwd_mem ? bwd_body : 0, bwd_mem);
+      break;
+    }
+    case OpKind::kElementwise: {
+      l.kind = "elementwise";
+      l.fwd_bytes = op.bytes;
+      l.bwd_bytes = op.bwd_bytes > 0 ? op.bwd_bytes : 2 * op.bytes;
+      l.fwd_fraction = l.fwd_s > 0 ? l.fwd_bytes / (l.fwd_s * bw) : 0;
+      l.bwd_fraction = l.bwd_s > 0 ? l.bwd_bytes / (l.bwd_s * bw) : 0;
+      l.fwd_bound = BoundOf(d, 0, TransferTime(d, l.fwd_bytes));
+      l.bwd_bound = BoundOf(d, 0, TransferTime(d, l.bwd_bytes));
+      break;
+    }
+  }
+  return l;
+}
+
+// The lines of a list of operators and their sum, which is Times()' fwd and
+// bwd of the list.
+OperatorGroup GroupOf(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism::Fp8Recipe recipe,
+                      const models::OpList& ops, hardware::AttentionKernel kernel, double local_experts) {
+  OperatorGroup g;
+  for (int i = 0; i < ops.count; ++i) {
+    g.ops.push_back(LineOf(d, dt, recipe, ops.ops[static_cast<size_t>(i)], kernel, local_experts));
+    g.fwd_s += g.ops.back().fwd_s;
+    g.bwd_s += g.ops.back().bwd_s;
+  }
+  return g;
+}
+
+// A memory-bound step kernel added to a group after its operators (the loss,
+// the MoE permutes): its line, and the group's sums carried on.
+void AddMemoryLine(OperatorGroup& g, const hardware::DeviceSpec& d, const char* name, const char* kind,
+                   double fwd_s, double bwd_s, double fwd_bytes, double bwd_bytes) {
+  OperatorLine l;
+  l.name = name;
+  l.kind = kind;
+  l.fwd_s = fwd_s;
+  l.bwd_s = bwd_s;
+  l.fwd_bytes = fwd_bytes;
+  l.bwd_bytes = bwd_bytes;
+  l.fwd_fraction = fwd_s > 0 ? fwd_bytes / (fwd_s * d.memory_bandwidth) : 0;
+  l.bwd_fraction = bwd_s > 0 ? bwd_bytes / (bwd_s * d.memory_bandwidth) : 0;
+  l.fwd_bound = l.bwd_bound = OpBound::kMemory;
+  g.ops.push_back(l);
+  g.fwd_s += fwd_s;
+  g.bwd_s += bwd_s;
+}
+
+}  // namespace
+
+OperatorBreakdown TrainingEstimator::Breakdown(const TrainingPlan& p, const parallelism::Workload& w,
+                                               const TrainingEstimate& e) const {
+  // The steps of PrepareInto(), operator by operator.
+  OperatorBreakdown b;
+  const models::ModelSpec& m = model_;
+  const hardware::DeviceSpec& dev = system_.device;
+  const hardware::DataType dt = p.precision;
+  const hardware::AttentionKernel attn_kernel = KernelOf(p.attention);
+  const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
+  const models::LayerShape shape = ShapeOf(p, w, act);
+  const double local = LocalExperts(m, p);
+  b.peak_flops = hardware::PeakFlops(dev, dt);
+  b.memory_bandwidth = dev.memory_bandwidth;
+  models::OpList ops;
+  models::LayerOps(m, shape, false, p.ep, ops);
+  b.dense = GroupOf(dev, dt, p.fp8_recipe, ops, attn_kernel, local);
+  const OpTimes dense_t = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local);
+  OpTimes moe_t;
+  if (m.experts > 1) {
+    models::LayerOps(m, shape, true, p.ep, ops);
+    b.moe = GroupOf(dev, dt, p.fp8_recipe, ops, attn_kernel, local);
+    moe_t = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local);
+    // AddExpertPermute: the dispatcher's permute and unpermute, forward and
+    // backward alike.
+    const double tokens = static_cast<double>(shape.micro_batch) * static_cast<double>(shape.seq);
+    const ExpertPermuteTraffic traffic = ExpertPermuteBytes(m, p, tokens, shape.act_bytes, shape.expert_load);
+    const double permute = ExpertPermuteTime(dev, traffic);
+    const double permute_bytes = traffic.permute_bytes + traffic.unpermute_bytes;
+    AddMemoryLine(b.moe, dev, "expert_permute", "permute", permute, permute, permute_bytes, permute_bytes);
+    AddExpertPermute(dev, m, p, shape, moe_t.fwd, moe_t.bwd);
+    // AddMoeHostBound: what the host's kernel launches add beyond the
+    // kernels' own time.
+    double fwd = moe_t.fwd, bwd = moe_t.bwd;
+    AddMoeHostBound(p, ops, local, fwd, bwd);
+    if (fwd > moe_t.fwd || bwd > moe_t.bwd) {
+      OperatorLine l;
+      l.name = "host_launch_bound";
+      l.kind = "host_bound";
+      l.fwd_s = fwd - moe_t.fwd;
+      l.bwd_s = bwd - moe_t.bwd;
+      l.fwd_bound = l.bwd_bound = OpBound::kLaunch;
+      b.moe.ops.push_back(l);
+    }
+    b.moe.fwd_s = fwd;
+    b.moe.bwd_s = bwd;
+  }
+  // The head as PrepareInto prices it: its GEMM datatype, Megatron-Core's
+  // fp32 vocabulary-parallel loss, the MTP modules.
+  TrainingHeadOps(m, shape, ops);
+  b.head = GroupOf(dev, HeadDataType(dt), p.fp8_recipe, ops, attn_kernel, local);
+  {
+    const double tokens = static_cast<double>(shape.micro_batch) * static_cast<double>(shape.seq);
+    const double vocab_shard = static_cast<double>(m.vocab) / static_cast<double>(shape.tp);
+    const PassTimes ce = VocabParallelCrossEntropyTimes(dev, tokens, vocab_shard);
+    AddMemoryLine(b.head, dev, "cross_entropy_fp32", "loss", ce.fwd, ce.bwd,
+                  kVocabParallelCrossEntropyFwdBytesPerLogit * tokens * vocab_shard,
+                  kVocabParallelCrossEntropyBwdBytesPerLogit * tokens * vocab_shard);
+  }
+  if (m.mtp_depth > 0) {
+    OpTimes head_t;
+    head_t.fwd = b.head.fwd_s;
+    head_t.bwd = b.head.bwd_s;
+    OpTimes with_mtp = head_t;
+    AddMtpModules(m, dense_t, moe_t, with_mtp);
+    OperatorLine l;
+    l.name = "mtp_modules";
+    l.kind = "mtp";
+    l.fwd_s = with_mtp.fwd - head_t.fwd;
+    l.bwd_s = with_mtp.bwd - head_t.bwd;
+    b.head.ops.push_back(l);
+    b.head.fwd_s = with_mtp.fwd;
+    b.head.bwd_s = with_mtp.bwd;
+  }
+  models::EmbeddingOps(m, shape, ops);
+  b.embed = GroupOf(dev, dt, p.fp8_recipe, ops, attn_kernel, local);
+
+  // The stage that paces the pipeline holds the most layers (StageLayers).
+  const parallelism::EvenStageLayers split = parallelism::StageLayers(p, m.layers);
+  const double stage_layers = static_cast<double>(std::max({split.first, split.mid, split.last}));
+  b.moe_layers = stage_layers * models::MoeFraction(m);
+  b.layers = stage_layers - b.moe_layers;
+  b.microbatches = e.microbatches;
+  b.optimizer_s = e.time.optimizer;
+
+  // Communication: the same estimate with every overlap off gives each
+  // kind's traffic on its own (Evaluate: tp_comm_overlap, ep_comm_overlap,
+  // dp_overlap), against what the estimate leaves exposed.
+  TrainingPlan bare = p;
+  bare.tp_comm_overlap = false;
+  bare.ep_comm_overlap = false;
+  bare.dp_overlap = false;
+  const TrainingEstimate alone = Run(bare, w);
+  const TimeBreakdown& t = e.time;
+  auto add = [&](const char* name, double traffic, double exposed) {
+    if (traffic != 0 || exposed != 0) b.comm.push_back({name, traffic, exposed});
+  };
+  add("tp_collectives", alone.time.tp_comm, t.tp_comm);
+  add("cp_kv_exchange", t.cp_comm != 0 ? -1.0 : 0.0, t.cp_comm);
+  add("ep_all_to_all", alone.time.ep_comm, t.ep_comm);
+  add("pp_point_to_point", t.pp_p2p, t.pp_p2p);
+  add("dp_gradients_and_parameters", alone.time.dp_comm, t.dp_comm);
+  return b;
+}
+
 }  // namespace orrery::engine

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/estimate/parallel_comm.h"
 #include "core/estimate/scenario.h"
@@ -165,6 +166,56 @@ struct OperatorCosts {
   double act_bytes = 0;    // bytes per activation element
 };
 
+// --- per-operator breakdown (orrery estimate --ops) -------------------------
+// What bounds one kernel's time in the roofline (hardware/device_model.h):
+// its tensor-core work, its memory traffic, or the fixed kernel overhead
+// (DeviceSpec::kernel_overhead) when that is longer than either.
+enum class OpBound { kCompute, kMemory, kLaunch };
+const char* OpBoundName(OpBound b);
+
+// One operator of one layer (or of the LM head or the embedding), one
+// microbatch on one device, as the estimator prices it: fwd_s and bwd_s are
+// the very seconds Run() adds for it. FLOPs are those executed on the
+// device (a causal attention kernel does half of the full score matrix; a
+// GEMM's backward is two GEMMs of its size; FlashAttention's 2.5x the
+// forward); bytes are the priced memory traffic. `*_fraction`: achieved
+// FLOP/s over the datatype's peak for compute-bound kinds, achieved bytes/s
+// over the memory bandwidth for memory-bound ones.
+struct OperatorLine {
+  std::string name;
+  const char* kind = "";  // gemm, grouped_gemm, batched_gemm, attention, elementwise, loss, permute, mtp, host_bound
+  double fwd_s = 0, bwd_s = 0;
+  double fwd_flops = 0, bwd_flops = 0;
+  double fwd_bytes = 0, bwd_bytes = 0;
+  double fwd_fraction = 0, bwd_fraction = 0;
+  OpBound fwd_bound = OpBound::kCompute, bwd_bound = OpBound::kCompute;
+  double fp8_cast_fwd_s = 0, fp8_cast_bwd_s = 0;  // part of fwd_s / bwd_s: the FP8 casts of a linear layer
+};
+// A layer's (or the head's, or the embedding's) operators; fwd_s and bwd_s
+// are the estimator's times of the whole (PreparedWorkload's OpTimes): the
+// lines sum to them in order.
+struct OperatorGroup {
+  std::vector<OperatorLine> ops;
+  double fwd_s = 0, bwd_s = 0;
+};
+// One kind of communication over an iteration: the time its traffic takes
+// on its own (every overlap off) and what the estimate leaves exposed
+// (TimeBreakdown); hidden = traffic - exposed. traffic_s < 0: not separable
+// (a context-parallel scheme prices only what it exposes).
+struct CommLine {
+  const char* name = "";
+  double traffic_s = 0, exposed_s = 0;
+};
+struct OperatorBreakdown {
+  OperatorGroup dense, moe, head, embed;  // moe empty for a dense model
+  double peak_flops = 0;        // of the plan's datatype, per device (FLOP/s)
+  double memory_bandwidth = 0;  // per device (bytes/s)
+  double layers = 0, moe_layers = 0;  // on the stage that paces the pipeline
+  int64_t microbatches = 0;
+  std::vector<CommLine> comm;   // per iteration, only kinds the plan has
+  double optimizer_s = 0;       // per iteration
+};
+
 class TrainingEstimator {
  public:
   // Borrows the model and system; they must outlive the estimator.
@@ -199,6 +250,12 @@ class TrainingEstimator {
   // plan, or one only short of memory). Not on the hot path.
   OperatorCosts Costs(const parallelism::TrainingPlan& plan,
                       const parallelism::Workload& workload) const;
+
+  // Where one estimate's time goes per operator (OperatorBreakdown), from
+  // the functions Run() prices with. Not on the hot path (it allocates):
+  // `orrery estimate --ops`. `e`: Run(plan, workload)'s result.
+  OperatorBreakdown Breakdown(const parallelism::TrainingPlan& plan, const parallelism::Workload& workload,
+                              const TrainingEstimate& e) const;
 
   const hardware::Network& network() const { return network_; }
 

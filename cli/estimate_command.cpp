@@ -15,7 +15,7 @@ namespace po = boost::program_options;
 int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
   VerbOptions v("estimate",
       "orrery estimate SCENARIO.yaml [--set PATH=VALUE]... [--format table|json|csv]\n"
-      "                [--engine closed|event] [--trace FILE]\n\n"
+      "                [--engine closed|event] [--trace FILE] [--ops]\n\n"
       "Predicts one training iteration of the scenario: time and where it goes,\n"
       "memory per device, MFU/HFU, tokens/s, and (with workload.train_tokens) days,\n"
       "GPU-hours, energy and cost. SCENARIO is a file or a scenario preset name.\n\n"
@@ -30,8 +30,16 @@ int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
       "stages, a straggler (training.straggler_stage, training.straggler_slowdown), DP buckets\n"
       "and ZeRO gathers overlapping compute. It adds per-stage busy/idle time, bubble and peak\n"
       "in-flight activations, and --trace writes the step for ui.perfetto.dev or\n"
-      "chrome://tracing.");
+      "chrome://tracing.\n\n"
+      "--ops adds where the time goes per operator, from the functions the estimate prices\n"
+      "with: each operator of one layer (QKV, attention core, projection, MLP GEMMs, norms,\n"
+      "activation, dropout and residual kernels, FP8 casts), the LM head with its loss and the\n"
+      "embedding, forward and backward seconds per microbatch on one device, FLOP and bytes,\n"
+      "the fraction of peak reached and the bound (compute, memory or launch); then per\n"
+      "iteration the optimizer step and each kind of communication, its traffic against what\n"
+      "stays exposed (--format json: the `ops` object).");
   std::string engine_name = "closed", trace;
+  bool ops = false;
   int64_t goodput_runs = 0;
   uint64_t seed = 1;
   v.Positional("scenario").Set().Formats();
@@ -41,11 +49,15 @@ int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
       "goodput-runs", po::value(&goodput_runs),
       "draw N whole training runs with failures (Monte-Carlo; needs workload.train_tokens) and "
       "report the mean, p50 and p90 completion time")(
-      "seed", po::value(&seed), "seed of the Monte-Carlo's draws (default 1; same seed, same answer)");
+      "seed", po::value(&seed), "seed of the Monte-Carlo's draws (default 1; same seed, same answer)")(
+      "ops", po::bool_switch(&ops),
+      "add the per-operator breakdown: each operator's forward and backward time per microbatch, "
+      "FLOP, bytes, fraction of peak and bound; communication traffic against exposed");
   v.Examples(
       "\nExamples:\n  orrery estimate configs/scenarios/gpt3-175b-a100.yaml\n"
       "  orrery estimate gpt3-175b-a100 --set training.recompute=full --format json\n"
       "  orrery estimate gpt3-175b-a100 --engine event --trace step.json\n"
+      "  orrery estimate gpt3-175b-a100 --ops\n"
       "  orrery estimate gpt3-175b-a100 --set workload.train_tokens=300e9 --goodput-runs 1000\n"
       "  orrery estimate gpt3-175b-a100 --engine event --set training.straggler_stage=3 \\\n"
       "      --set training.straggler_slowdown=1.2\n"
@@ -66,6 +78,7 @@ int RunEstimate(const Args& args, std::ostream& out, std::ostream& err) {
                             ": must be in [0, 1000000]");
   req.goodput_runs = goodput_runs;
   req.goodput_seed = seed;
+  req.operator_breakdown = ops;
   req.scenario = ScenarioInput::File(v.Arg("scenario"), v.sets());
   req.scenario.model_config = v.model_config();
 

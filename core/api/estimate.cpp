@@ -79,6 +79,11 @@ EstimateResult Estimate(const EstimateRequest& req) {
   }
   r.has_estimate = true;
   r.notes = engine::ParallelNotes(s, r.estimate);
+  if (req.operator_breakdown && r.estimate.iteration_s > 0) {
+    const engine::TrainingEstimator estimator(s.model, s.system);
+    const engine::TrainingEstimate& closed = r.event ? r.event->closed_form : r.estimate;
+    r.ops = estimator.Breakdown(s.training, s.workload, closed);
+  }
   if (!r.estimate.feasible()) {
     r.status = Status::kInfeasible;
     r.reason = engine::ExplainInfeasible(r.estimate, s);

@@ -38,6 +38,11 @@ struct EstimateRequest {
   // (workload.train_tokens) drawn with failures; 0 = the closed form only.
   int64_t goodput_runs = 0;
   uint64_t goodput_seed = 1;
+  // Where the time goes per operator (engine::TrainingEstimator::Breakdown):
+  // each operator of one layer, the LM head and the embedding, forward and
+  // backward per microbatch, and each kind of communication, traffic against
+  // exposed. Priced apart from the estimate, only when asked.
+  bool operator_breakdown = false;
 };
 
 struct EstimateResult : ResultBase {
@@ -60,6 +65,9 @@ struct EstimateResult : ResultBase {
   // A system with device pools (system.pools): the pools' split, costed by
   // core/hetero; `estimate` is then left empty.
   std::optional<hetero::Result> hetero;
+  // With EstimateRequest::operator_breakdown, for an estimate with times
+  // (the closed form's, also under the event engine).
+  std::optional<engine::OperatorBreakdown> ops;
 };
 
 // Loads, overrides and cross-checks the scenario, then estimates. Status:

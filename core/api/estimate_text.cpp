@@ -127,6 +127,64 @@ void PrintGoodput(const goodput::Result& g, const goodput::MonteCarlo* mc, std::
 
 }  // namespace
 
+namespace {
+
+std::string PadRight(std::string s, size_t n) {
+  if (s.size() < n) s.append(n - s.size(), ' ');
+  return s;
+}
+
+// A group's lines: seconds per microbatch, what each moves, the fraction of
+// the peak it reaches and what bounds it (forward / backward).
+void PrintOperatorGroup(const char* title, const engine::OperatorGroup& g, std::ostream& out) {
+  out << "\n" << PadRight(title, 24) << Pad("forward", 11) << Pad("backward", 11) << Pad("FLOP fwd", 13)
+      << Pad("bytes fwd", 11) << Pad("peak f/b", 13) << "  bound f/b\n";
+  for (const engine::OperatorLine& l : g.ops) {
+    const bool compute = l.fwd_flops > 0;
+    out << "  " << PadRight(l.name, 22) << Pad(FormatTime(l.fwd_s), 11) << Pad(FormatTime(l.bwd_s), 11)
+        << Pad(compute ? FormatFlops(l.fwd_flops) : "-", 13) << Pad(l.fwd_bytes > 0 ? FormatBytes(l.fwd_bytes) : "-", 11)
+        << Pad(l.fwd_fraction > 0 || l.bwd_fraction > 0
+                   ? FormatPercent(l.fwd_fraction, 0) + " / " + FormatPercent(l.bwd_fraction, 0)
+                   : "-",
+               13)
+        << "  " << engine::OpBoundName(l.fwd_bound) << " / " << engine::OpBoundName(l.bwd_bound) << "\n";
+    if (l.fp8_cast_fwd_s > 0 || l.fp8_cast_bwd_s > 0)
+      out << "    " << PadRight("of which FP8 casts", 20) << Pad(FormatTime(l.fp8_cast_fwd_s), 11)
+          << Pad(FormatTime(l.fp8_cast_bwd_s), 11) << "\n";
+  }
+  out << "  " << PadRight("total", 22) << Pad(FormatTime(g.fwd_s), 11) << Pad(FormatTime(g.bwd_s), 11) << "\n";
+}
+
+void PrintOperatorBreakdown(const engine::OperatorBreakdown& b, const engine::TrainingEstimate& e,
+                            std::ostream& out) {
+  out << "\nper operator: one microbatch on one device (peak " << FormatFlopRate(b.peak_flops) << ", memory "
+      << FormatBandwidth(b.memory_bandwidth) << "; FLOP executed, causal attention halved;\n"
+      << "peak f/b: achieved FLOP/s over the peak, or bytes/s over the memory bandwidth for\n"
+      << "memory-bound kernels)\n";
+  PrintOperatorGroup("dense layer", b.dense, out);
+  if (!b.moe.ops.empty()) PrintOperatorGroup("MoE layer", b.moe, out);
+  PrintOperatorGroup("LM head and loss", b.head, out);
+  PrintOperatorGroup("embedding", b.embed, out);
+  out << "\nper iteration: " << b.microbatches << " microbatches x (" << FormatPlain(b.layers, 4)
+      << (b.moe_layers > 0 ? " dense + " + FormatPlain(b.moe_layers, 4) + " MoE" : std::string())
+      << " layers on the fullest stage";
+  out << ") -> forward " << FormatTime(e.time.forward) << ", backward " << FormatTime(e.time.backward);
+  if (e.time.recompute > 0) out << ", recompute " << FormatTime(e.time.recompute);
+  out << "; optimizer step " << FormatTime(b.optimizer_s) << "\n";
+  if (b.comm.empty()) return;
+  out << "\n" << PadRight("communication", 31) << Pad("traffic", 11) << Pad("exposed", 11) << Pad("hidden", 11)
+      << "\n";
+  for (const engine::CommLine& c : b.comm) {
+    const bool known = c.traffic_s >= 0;
+    out << "  " << PadRight(c.name, 29) << Pad(known ? FormatTime(c.traffic_s) : "-", 11)
+        << Pad(FormatTime(c.exposed_s), 11) << Pad(known ? FormatTime(c.traffic_s - c.exposed_s) : "-", 11) << "\n";
+  }
+  out << "(traffic: the collectives alone, every overlap off; exposed: what the step waits for,\n"
+         " slowed compute beside overlapped traffic included; hidden = traffic - exposed)\n";
+}
+
+}  // namespace
+
 void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   if (r.hetero) return PrintHeteroEstimate(r, out);
   const engine::Scenario& s = r.scenario;
@@ -184,6 +242,7 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   if (r.event && r.event->simulated()) PrintEventPart(*r.event, out);
   if (!r.notes.empty()) out << "\n";
   for (const std::string& note : r.notes) out << "groups     " << note << "\n";
+  if (r.ops) PrintOperatorBreakdown(*r.ops, r.event ? r.event->closed_form : e, out);
 }
 
 }  // namespace orrery::text

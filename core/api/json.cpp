@@ -183,6 +183,52 @@ Json GoodputJson(const goodput::Result& g, const goodput::MonteCarlo* mc) {
   return j;
 }
 
+namespace {
+
+Json OperatorGroupJson(const engine::OperatorGroup& g) {
+  Json ops = Json::array();
+  for (const engine::OperatorLine& l : g.ops)
+    ops.push_back({{"name", l.name},
+                   {"kind", l.kind},
+                   {"fwd_s", l.fwd_s},
+                   {"bwd_s", l.bwd_s},
+                   {"fwd_flops", l.fwd_flops},
+                   {"bwd_flops", l.bwd_flops},
+                   {"fwd_bytes", l.fwd_bytes},
+                   {"bwd_bytes", l.bwd_bytes},
+                   {"fwd_peak_fraction", l.fwd_fraction},
+                   {"bwd_peak_fraction", l.bwd_fraction},
+                   {"fwd_bound", engine::OpBoundName(l.fwd_bound)},
+                   {"bwd_bound", engine::OpBoundName(l.bwd_bound)},
+                   {"fp8_cast_fwd_s", l.fp8_cast_fwd_s},
+                   {"fp8_cast_bwd_s", l.fp8_cast_bwd_s}});
+  return {{"fwd_s", g.fwd_s}, {"bwd_s", g.bwd_s}, {"ops", ops}};
+}
+
+Json OperatorBreakdownJson(const engine::OperatorBreakdown& b) {
+  Json j;
+  j["peak_flops_per_s"] = b.peak_flops;
+  j["memory_bandwidth_bytes_per_s"] = b.memory_bandwidth;
+  j["microbatches"] = b.microbatches;
+  j["stage_layers"] = b.layers;
+  j["stage_moe_layers"] = b.moe_layers;
+  j["layer"] = OperatorGroupJson(b.dense);
+  j["moe_layer"] = b.moe.ops.empty() ? Json() : OperatorGroupJson(b.moe);
+  j["head"] = OperatorGroupJson(b.head);
+  j["embedding"] = OperatorGroupJson(b.embed);
+  j["optimizer_s"] = b.optimizer_s;
+  Json comm = Json::array();
+  for (const engine::CommLine& c : b.comm)
+    comm.push_back({{"name", c.name},
+                    {"traffic_s", c.traffic_s >= 0 ? Json(c.traffic_s) : Json()},
+                    {"exposed_s", c.exposed_s},
+                    {"hidden_s", c.traffic_s >= 0 ? Json(c.traffic_s - c.exposed_s) : Json()}});
+  j["comm"] = comm;
+  return j;
+}
+
+}  // namespace
+
 Json ToJson(const EstimateResult& r) {
   Json j = DocumentHead("estimate", r);
   if (!r.has_estimate) {
@@ -215,6 +261,7 @@ Json ToJson(const EstimateResult& r) {
   if (r.goodput) j["goodput"] = GoodputJson(*r.goodput, r.goodput_mc ? &*r.goodput_mc : nullptr);
   if (r.event && r.event->simulated()) j["event"] = EventJson(*r.event);
   if (!r.notes.empty()) j["notes"] = r.notes;
+  if (r.ops) j["ops"] = OperatorBreakdownJson(*r.ops);
   return j;
 }
 

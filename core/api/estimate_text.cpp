@@ -159,8 +159,8 @@ void PrintOperatorBreakdown(const engine::OperatorBreakdown& b, const engine::Tr
                             std::ostream& out) {
   out << "\nper operator: one microbatch on one device (peak " << FormatFlopRate(b.peak_flops) << ", memory "
       << FormatBandwidth(b.memory_bandwidth) << "; FLOP executed, causal attention halved;\n"
-      << "peak f/b: achieved FLOP/s over the peak, or bytes/s over the memory bandwidth for\n"
-      << "memory-bound kernels)\n";
+      << "peak f/b: achieved FLOP/s over the peak of the kernel's datatype, or bytes/s over the\n"
+      << "memory bandwidth for memory-bound kernels)\n";
   PrintOperatorGroup("dense layer", b.dense, out);
   if (!b.moe.ops.empty()) PrintOperatorGroup("MoE layer", b.moe, out);
   PrintOperatorGroup("LM head and loss", b.head, out);

@@ -195,6 +195,17 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
   };
   r.weights = sharded(3) * w_bytes;
   r.gradients = sharded(2) * w_bytes;
+  // ZeRO-3 under a pipeline (engine::Zero3GathersOncePerStep, core/estimate/
+  // parallel_comm.h: torchtitan's reshard_after_forward = not pp_enabled,
+  // PyTorch pipelining's set_reshard_after_backward(False) and
+  // set_requires_gradient_sync(False) until the last backward): the stage's
+  // unsharded weights stay resident beside their shards through the step,
+  // and its unsharded gradients accumulate there, in fp32 where FSDP reduces
+  // in fp32 (FSDP2 keeps the accumulated gradient in reduce_dtype).
+  if (p.zero >= 3 && p.pp > 1 && dp > 1) {
+    r.weights += params * w_bytes;
+    r.gradients += params * (p.zero3_fp32_reduce ? 4.0 : w_bytes);
+  }
   r.optimizer = p.offload_optimizer ? 0 : sharded(1) * opt_bytes;
   r.host_optimizer = p.offload_optimizer ? sharded(1) * opt_bytes : 0;
   // Microbatches whose activations are alive at the peak (first stage).

@@ -153,6 +153,40 @@ TEST(ModelStateMemory, ZeroPaperFigure1) {
   }
 }
 
+// ZeRO-3 under a pipeline keeps the stage's weights and gradients unsharded
+// through the step (torchtitan's reshard_after_forward = not pp_enabled,
+// PyTorch pipelining's set_reshard_after_backward(False) until the last
+// backward; engine::Zero3GathersOncePerStep). Ψ = 7.5e9 parameters on the
+// stage, bf16, Adam, dp 64 (the ZeRO paper's Figure 1 model, 2Ψ + 2Ψ + 12Ψ):
+//   pp 1: 16 Ψ / 64 = 1.875e9 bytes (ZeroPaperFigure1 above);
+//   pp 2: + 2Ψ unsharded weights + 2Ψ unsharded bf16 gradients
+//         = 1.875e9 + 15e9 + 15e9 = 31.875e9;
+//   pp 2 with fp32 reduce: the gradients accumulate in fp32, 4Ψ = 30e9:
+//         1.875e9 + 15e9 + 30e9 = 46.875e9.
+TEST(ModelStateMemory, Zero3UnderAPipelineKeepsTheStageUnsharded) {
+  const auto m = Gpt3();
+  MemoryInputs in;
+  in.params_on_device = 7.5e9;
+  in.layers_on_device = 0;  // model states only
+  in.dp = 64;
+  in.seq = 2048;
+  TrainingPlan p;
+  p.zero = 3;
+  auto states = [&] {
+    const MemoryBreakdown b = DeviceMemory(m, p, in);
+    return b.weights + b.gradients + b.optimizer;
+  };
+  EXPECT_NEAR(states(), 1.875e9, 1e-6 * 1.875e9);
+  p.pp = 2;
+  EXPECT_NEAR(states(), 31.875e9, 1e-6 * 31.875e9);
+  EXPECT_NEAR(DeviceMemory(m, p, in).weights, 15e9 + 15e9 / 64, 1.0);
+  p.zero3_fp32_reduce = true;
+  EXPECT_NEAR(states(), 46.875e9, 1e-6 * 46.875e9);
+  // ZeRO-1 under the same pipeline shards nothing more and keeps nothing more.
+  p.zero = 1;
+  EXPECT_NEAR(states(), (2 + 2) * 7.5e9 + 12 * 7.5e9 / 64, 1e-6 * 31.4e9);
+}
+
 TEST(ActivationMemory, PipelineKeepsPMicrobatchesInFlight) {
   const auto m = Gpt3();
   MemoryInputs in;

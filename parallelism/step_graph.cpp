@@ -347,8 +347,11 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
   // ZeRO-3: every pass but W gathers its chunk's weights first (W needs the
   // saved inputs and the output gradient, not the weights); with full
   // recompute the recomputation gathers them again.
+  // Once per step (zero3_once_per_step) only the chunk's first forward
+  // gathers: every chunk's forwards run in microbatch order, 0 first.
   auto needs_gather = [&](const PassRef& r) {
     if (!s.zero3 || r.kind == TaskKind::kBackwardWeight) return false;
+    if (s.zero3_once_per_step) return r.kind == TaskKind::kForward && r.microbatch == 0;
     return r.kind != TaskKind::kRecompute || s.zero3_gather_for_recompute;
   };
   std::vector<int32_t> z3_gather(seq.size(), -1), z3_gather_rest(seq.size(), -1);
@@ -474,7 +477,9 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
       case TaskKind::kForward: {
         const auto& gb = gather[static_cast<size_t>(c)];
         const bool gated = j == 0 && !gb.empty();
-        e = pass(r.kind, w.forward, w.forward_gemm, w.tp_forward, c, j, gated ? buckets_per_chunk : units,
+        // The once-per-step copy-out runs with the first microbatch's forward.
+        const double copy_out = s.zero3_once_per_step && j == 0 ? w.zero3_copy_out : 0;
+        e = pass(r.kind, w.forward + copy_out, w.forward_gemm, w.tp_forward, c, j, gated ? buckets_per_chunk : units,
                  w.forward_comm);
         if (gated)  // piece i waits for gather bucket i
           for (size_t i = 0; i < gb.size(); ++i)
@@ -514,7 +519,16 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
       // its weights after the recomputation, as the closed form charges it).
       if (s.dp_overlap || (k + 1 < seq.size() && needs_gather(seq[k + 1])))
         create_gather(k + 1, s.dp_overlap ? prev1 : e.done, e.done);
-      if (r.kind == TaskKind::kBackward || r.kind == TaskKind::kBackwardWeight) {
+      if (s.zero3_once_per_step) {
+        // One reduce-scatter of the whole chunk after its last backward; the
+        // next compute waits for it (perform_reduce_grad's final callback).
+        if (k == last_grad[static_cast<size_t>(c)]) {
+          const int32_t t = Add(d, StreamKind::kDp, TaskKind::kGradReduce, w.grad_reduce, c, -1);
+          g.graph.AddDependency(e.done, t);
+          reduces.push_back(t);
+          block.push_back(t);
+        }
+      } else if (r.kind == TaskKind::kBackward || r.kind == TaskKind::kBackwardWeight) {
         const double units_d = static_cast<double>(units);
         if (units > 1) {
           // Every unit's gradients but the last unit's, once the first is done.

@@ -79,6 +79,10 @@ struct ChunkWork {
   // unit's gather only, and its last unit's compute for the rest; its
   // reduce-scatter runs behind it but for the last unit's share. At least 1.
   double zero3_units = 1;
+  // ZeRO-3 once per step (StepSpec::zero3_once_per_step): FSDP2's copy-out
+  // of the chunk's gathered weights, on the compute stream before the first
+  // microbatch's forward (seconds; per-microbatch copy-outs are in the passes).
+  double zero3_copy_out = 0;
 };
 
 // Data-parallel work of one pipeline device per iteration (ZeRO 0-2).
@@ -104,6 +108,11 @@ struct StepSpec {
                                       // ZeRO-3 gathers prefetch during the previous pass
   bool zero3 = false;                 // per-pass gathers and per-microbatch reduce-scatters
   bool zero3_gather_for_recompute = false;  // full recompute gathers the weights again
+  // ZeRO-3 under a pipeline (engine::Zero3GathersOncePerStep): a chunk's
+  // weights gathered once, before its first microbatch's forward, and kept;
+  // its gradients reduce-scattered once, after its last backward, with the
+  // compute stream waiting for them (PyTorch pipelining's perform_reduce_grad).
+  bool zero3_once_per_step = false;
   // With overlap, a backward-side pass's gather (its recomputation's or its
   // backward's) is prefetched during the pass before it (true), or issued
   // only once that pass is done (false: FSDP1 BACKWARD_POST).

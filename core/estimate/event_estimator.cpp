@@ -75,11 +75,17 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   if (p.recompute != Recompute::kFull && p.recompute_mla_up_proj) w.recompute += mix(&LayerCosts::mla_up_fwd);
   // FSDP2's copy-out of each gathered unit on the compute stream, as the
   // closed form (Zero3CopyOutBytes, parallel_comm.h).
+  // Under a pipeline once per step, before the first microbatch's forward
+  // (Zero3GathersOncePerStep, parallel_comm.h; ChunkWork::zero3_copy_out).
   const double copy_out =
       n * c.zero3_copy_out_layer + (embed ? c.zero3_copy_out_embed : 0) + (head ? c.zero3_copy_out_head : 0);
-  w.forward += copy_out;
-  w.backward += copy_out;
-  w.recompute += n * (Zero3GathersPerMicrobatch(p) - 2) * c.zero3_copy_out_layer;
+  if (Zero3GathersOncePerStep(p)) {
+    w.zero3_copy_out = copy_out;
+  } else {
+    w.forward += copy_out;
+    w.backward += copy_out;
+    w.recompute += n * (Zero3GathersPerMicrobatch(p) - 2) * c.zero3_copy_out_layer;
+  }
   // LayerCosts::gemm is forward + backward GEMM time; a backward GEMM pair
   // costs twice its forward GEMM.
   w.forward_gemm = mix(&LayerCosts::gemm) / 3;
@@ -118,7 +124,7 @@ ChunkWork Scaled(ChunkWork w, double k) {
   for (double* x : {&w.forward, &w.backward, &w.backward_weight, &w.recompute, &w.forward_gemm,
                     &w.backward_gemm, &w.tp_forward, &w.tp_backward, &w.tp_recompute,
                     &w.forward_comm, &w.backward_comm, &w.activation_bytes, &w.param_gather,
-                    &w.grad_reduce, &w.zero3_units})
+                    &w.grad_reduce, &w.zero3_units, &w.zero3_copy_out})
     *x *= k;
   return w;
 }
@@ -152,7 +158,8 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   out.tp_overlap = c.tp_overlap;
   out.dp_overlap = p.dp_overlap;
   out.zero3 = p.zero >= 3 && c.dense_dp > 1;
-  out.zero3_gather_for_recompute = Zero3GathersPerMicrobatch(p) > 2;  // as the closed form (parallel_comm.h)
+  out.zero3_once_per_step = Zero3GathersOncePerStep(p);  // as the closed form (parallel_comm.h)
+  out.zero3_gather_for_recompute = !out.zero3_once_per_step && Zero3GathersPerMicrobatch(p) > 2;
   out.zero3_backward_prefetch = p.zero3_backward_prefetch;
   if (p.straggler_stage >= 0 && p.straggler_slowdown > 1) {
     out.slowdown.assign(static_cast<size_t>(pp), 1.0);
@@ -413,7 +420,9 @@ EventEstimate EventEstimator::Run(const TrainingPlan& p, const parallelism::Work
       const double gathers = spec.zero3_gather_for_recompute ? Zero3GathersPerMicrobatch(p) : 2;
       for (int64_t k = 0; k < spec.chunks; ++k) {
         const ChunkWork& cw = spec.work[crit * static_cast<size_t>(spec.chunks) + static_cast<size_t>(k)];
-        dp_total += m_d * (gathers * cw.param_gather + cw.grad_reduce);
+        // Under a pipeline one gather and one reduce-scatter a step.
+        dp_total += spec.zero3_once_per_step ? cw.param_gather + cw.grad_reduce
+                                             : m_d * (gathers * cw.param_gather + cw.grad_reduce);
       }
     }
     contention = std::max(0.0, dp_total - st.wait_dp) * c.overlap_slowdown / (1 + c.overlap_slowdown);

@@ -45,6 +45,29 @@ inline double Zero3GathersPerMicrobatch(const parallelism::TrainingPlan& p) {
   return p.zero3_recompute_gather ? 2 + parallelism::FullRecomputeShare(p) : 2;
 }
 
+// ZeRO-3 under a pipeline (pp > 1) as the framework that runs it does: once
+// per step per chunk, not per microbatch. DeepSpeed refuses the combination
+// (deepspeed/runtime/pipe/engine.py, PipelineEngine.__init__: assert
+// zero_optimization_stage() < 2, "ZeRO-2 and ZeRO-3 are incompatible with
+// pipeline parallelism"); torchtitan runs FSDP2 under PyTorch's pipelining:
+//   - its apply_fsdp (torchtitan/models/llama3/infra/parallelize.py) wraps
+//     each block with reshard_after_forward = not pp_enabled under the
+//     "default" reshard_after_forward_policy: a chunk's weights, gathered by
+//     its first microbatch's forward, stay unsharded for the rest;
+//   - torch/distributed/pipelining/stage.py, backward_maybe_with_nosync:
+//     every microbatch's backward runs with set_requires_gradient_sync(False)
+//     and set_reshard_after_backward(False): no reduce-scatter, no reshard,
+//     the unsharded gradients accumulate (in reduce_dtype, FSDP2's
+//     to_accumulated_grad_if_needed);
+//   - schedules.py, _add_reduce_grad: a REDUCE_GRAD action right after the
+//     stage's n_microbatches-th backward (or W) runs perform_reduce_grad
+//     (stage.py): FSDP's post_backward for every unit, the reduce-scatter of
+//     the whole chunk, then _root_post_backward_final_callback, which makes
+//     the compute stream wait for it: exposed, not overlapped.
+// The weights and gradients stay unsharded through the step: the memory
+// model counts them (parallelism/memory_model.cpp, DeviceMemory).
+inline bool Zero3GathersOncePerStep(const parallelism::TrainingPlan& p) { return p.zero >= 3 && p.pp > 1; }
+
 // Bytes per parameter of ZeRO-3's gradient reduce-scatter: the weights'
 // datatype (`weight_bytes`), or fp32 when the framework reduces in fp32
 // (TrainingPlan::zero3_fp32_reduce): PyTorch FSDP's MixedPrecision with

@@ -891,11 +891,16 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   auto copy_time = [&](double bytes) { return bytes > 0 ? MemoryTimeMemo(memo, dev, bytes) : 0.0; };
   const double copy_layer = copy_time(copy_bytes.layer), copy_embed = copy_time(copy_bytes.embed),
                copy_head = copy_time(copy_bytes.head);
-  const double regathers = Zero3GathersPerMicrobatch(p) - 2;  // per layer, for its recompute
+  // Under a pipeline each unit is gathered, and so copied out, once per step
+  // (Zero3GathersOncePerStep, parallel_comm.h): before the first
+  // microbatch's forward, nothing per microbatch.
+  const bool z3_once = Zero3GathersOncePerStep(p);
+  const double regathers = z3_once ? 0.0 : Zero3GathersPerMicrobatch(p) - 2;  // per layer, for its recompute
   // Per-microbatch time of a stage with n layers and its extra operators.
   struct StageTime {
     double fwd = 0, bwd = 0, rec = 0, tp = 0, cp = 0, ep = 0;
     double weight_grad = 0;  // part of bwd
+    double copy_out_step = 0;  // FSDP2 copy-out once per step (not in total())
     double total() const { return fwd + bwd + rec + tp + cp + ep; }
   };
   auto stage_time = [&](double n, bool has_embed, bool has_head) {
@@ -918,8 +923,12 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // more before the attention's backward (RecomputesMlaUpProj).
     if (parallelism::RecomputesMlaUpProj(m, p)) st_.rec += mix(n, &OpTimes::mla_up_fwd);
     const double copy_out = n * copy_layer + (has_embed ? copy_embed : 0) + (has_head ? copy_head : 0);
-    st_.fwd += copy_out;
-    st_.bwd += copy_out;
+    if (z3_once) {
+      st_.copy_out_step = copy_out;
+    } else {
+      st_.fwd += copy_out;
+      st_.bwd += copy_out;
+    }
     st_.rec += n * regathers * copy_layer;
     st_.tp = n * (tp_fwd + tp_bwd + tp_rec_share * tp_rec);
     // Overlapped, the collectives hide behind the GEMMs but slow them
@@ -978,6 +987,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   double zero3_gather = 0;  // per microbatch: the gathers prefetched behind the forward pass
   double zero3_bwd_gather = 0;  // the backward's (and recompute's) gathers
   double zero3_reduce = 0;      // and its reduce-scatters, behind the backward
+  double t_copy_out_step = 0;   // FSDP2's copy-out of the once-per-step gathers
   if (dense_dp > 1 || (edp > 1 && expert_dev > 0)) {
     // Dense weights reduce over dp x cp, routed-expert weights over the
     // expert-data-parallel group, one after the other (DataParallelGroupsOf,
@@ -998,6 +1008,36 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     } else if (p.zero <= 2) {
       comm = group_time(Collective::kReduceScatter, grad_bytes);
       gather = group_time(Collective::kAllGather, w_bytes);
+    } else if (z3_once) {
+      // ZeRO-3 under a pipeline (Zero3GathersOncePerStep, parallel_comm.h):
+      // each chunk's weights gathered once, before its first microbatch's
+      // forward, unit by unit, the units after the first prefetched behind
+      // that forward (as without a pipeline); later chunks' gathers run
+      // during the forwards before them (PyTorch pipelining's UNSHARD
+      // actions ahead of a stage's compute, schedules.py _add_unshard_reshard):
+      // the ZeRO-1/2 gather's chunk-by-chunk expression below with one unit
+      // in place of one bucket. Each chunk's gradients reduce-scattered once,
+      // after its last backward, with the compute stream waiting for them
+      // (perform_reduce_grad): all exposed.
+      const double gather_all = group_time(Collective::kAllGather, w_bytes);
+      const double reduce_all = group_time(Collective::kReduceScatter, Zero3ReduceBytesPerParam(p, w_bytes));
+      if (p.dp_overlap) {
+        const double v_d = static_cast<double>(v);
+        const bool chunked = v_d > 1 && (p.schedule == parallelism::Schedule::kOneFOneB ||
+                                         p.schedule == parallelism::Schedule::kInterleaved);
+        const double v_gather = chunked ? v_d : 1.0;
+        const double pass_groups = 1 + (v_gather - 1) * static_cast<double>(p.pp);
+        const double stage_layers = std::max(1.0, std::max({first_layers, last_layers, mid_layers}));
+        const double first_unit = std::min(gather_all / stage_layers, gather_all / v_gather);
+        const double f_chunk = stage_fwd / v_gather;
+        dp_exposed =
+            first_unit + reduce_all +
+            std::max(OverlapExposed(gather_all / v_gather - first_unit, f_chunk, dev.overlap_slowdown),
+                     OverlapExposed(gather_all - first_unit, f_chunk * pass_groups, dev.overlap_slowdown));
+      } else {
+        dp_exposed = gather_all + reduce_all;
+      }
+      t_copy_out_step = pace.copy_out_step;
     } else {
       // ZeRO-3 / FSDP: gather each layer's weights for forward and backward
       // (and, where the framework re-gathers, recompute), reduce-scatter its
@@ -1120,7 +1160,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
 
   // --- totals -----------------------------------------------------------------
   TimeBreakdown& t = e.time;
-  t.forward = m_d * stage_fwd;
+  t.forward = m_d * stage_fwd + t_copy_out_step;
   t.backward = m_d * stage_bwd;
   t.recompute = m_d * stage_rec;
   t.tp_comm = m_d * stage_tp;

@@ -339,7 +339,9 @@ TEST(Issue16, ExpertFp8CastsInBothEngines) {
   int experts = 0;
   for (int i = 0; i < ops.count; ++i) {
     const models::Op& op = ops.ops[static_cast<size_t>(i)];
-    if (op.kind != models::OpKind::kGemm) continue;
+    // The router casts nothing (TrainingGemmDataType): were it cast, the
+    // engines' difference would exceed this sum by its casts.
+    if (op.kind != models::OpKind::kGemm || op.router) continue;
     const auto cast = [&](parallelism::Fp8Recipe r) {
       return op.expert ? Fp8GroupedCastTimes(sys.device, op, r, 16) : Fp8LinearCastTimes(sys.device, op, r);
     };
@@ -652,6 +654,43 @@ TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
   EXPECT_DOUBLE_EQ(bf16.bwd, 68);
   EXPECT_DOUBLE_EQ(HostBoundTime(0.5e-3, fp8.bwd, 10e-6), 1e-3);
   EXPECT_DOUBLE_EQ(HostBoundTime(2e-3, fp8.bwd, 10e-6), 2e-3);
+}
+
+// The MoE router's gating GEMM under FP8 training runs in BF16 and casts
+// nothing (TrainingGemmDataType, step_kernels.h: Megatron-Core's
+// RouterGatingLinearFunction is not a Transformer Engine module). Qwen3-30B-
+// A3B, micro batch 1 of 4,096 tokens: the router is a 4,096 x 2,048 by
+// 2,048 x 128 GEMM, 2 x 4096 x 128 x 2048 = 2,147,483,648 FLOP; the expert
+// and projection GEMMs keep FP8, the attention core BF16.
+TEST(Issue16, RouterGemmStaysBf16UnderFp8) {
+  const models::ModelSpec m = Model("qwen3-30b-a3b");
+  models::LayerShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 4096;
+  shape.full_seq = 4096;
+  models::OpList ops;
+  models::LayerOps(m, shape, true, 8, ops);
+  const auto fp8 = hardware::DataType::kFp8;
+  const auto bf16 = hardware::DataType::kBf16;
+  int routers = 0;
+  for (int i = 0; i < ops.count; ++i) {
+    const models::Op& op = ops.ops[static_cast<size_t>(i)];
+    if (op.router) {
+      ++routers;
+      EXPECT_STREQ(op.name, "router");
+      EXPECT_DOUBLE_EQ(op.m, 4096);
+      EXPECT_DOUBLE_EQ(op.n, 128);
+      EXPECT_DOUBLE_EQ(op.k, 2048);
+      EXPECT_DOUBLE_EQ(op.flops, 2147483648.0);
+      EXPECT_EQ(TrainingGemmDataType(op, fp8), bf16);
+    } else if (op.attention_core) {
+      EXPECT_EQ(TrainingGemmDataType(op, fp8), bf16) << op.name;
+    } else if (op.kind == models::OpKind::kGemm) {
+      EXPECT_EQ(TrainingGemmDataType(op, fp8), fp8) << op.name;
+    }
+    EXPECT_EQ(TrainingGemmDataType(op, bf16), bf16) << op.name;
+  }
+  EXPECT_EQ(routers, 1);
 }
 
 // The bound in both engines on Qwen3-30B-A3B, DGX B200, ep 8 (16 local

@@ -327,7 +327,8 @@ void AddExpertPermute(const hardware::DeviceSpec& dev, const models::ModelSpec& 
 void AddMoeHostBound(const TrainingPlan& p, const models::OpList& moe_ops, double local_experts, double& fwd,
                      double& bwd) {
   if (p.host_kernel_launch <= 0 || p.expert_capacity_factor > 0) return;
-  const LayerKernels k = MoeLayerKernels(moe_ops, local_experts, p.precision == hardware::DataType::kFp8);
+  const LayerKernels k =
+      MoeLayerKernels(moe_ops, local_experts, p.precision == hardware::DataType::kFp8, p.fp8_recipe, p.ep > 1);
   fwd = HostBoundTime(fwd, k.fwd, p.host_kernel_launch);
   bwd = HostBoundTime(bwd, k.bwd, p.host_kernel_launch);
 }

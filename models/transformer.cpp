@@ -227,7 +227,9 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     const double et = s.etp > 0 ? static_cast<double>(s.etp) : t;
     const double fe = static_cast<double>(ExpertFfn(m)) / et;
     const double routed = tokens * (et / t) * static_cast<double>(m.top_k) * s.expert_load;
-    out.Add(Counted(Gemm("router", tokens, static_cast<double>(m.experts), h, e), mm));
+    Op router = Counted(Gemm("router", tokens, static_cast<double>(m.experts), h, e), mm);
+    router.router = true;
+    out.Add(router);
     Op up = Gemm("expert_up", routed, up_n * fe, h, e);
     // Weights of every local expert are read once per microbatch.
     const double local_experts = static_cast<double>(m.experts) / static_cast<double>(ep);

@@ -39,6 +39,13 @@ struct Op {
   bool attention_core = false; // recomputed by selective recompute
   bool mla_up = false;         // an MLA up projection (recompute_mla_up_proj redoes it)
   bool expert = false;         // an expert GEMM of a MoE layer (all local experts)
+  // The MoE router's gating GEMM. Megatron-Core computes it with its own
+  // autograd function (megatron/core/transformer/moe/moe_utils.py,
+  // RouterGatingLinearFunction: torch.mm or te_general_gemm in router_dtype),
+  // not a Transformer Engine module, so fp8_autocast leaves it in the
+  // activations' datatype (router.py, Router.gating: router_dtype =
+  // input.dtype unless moe_router_dtype is fp32 or fp64).
+  bool router = false;
   // torchtitan's op-level selective activation checkpointing
   // (parallelism::Recompute::kOp; the policy is described at LayerOps): the
   // share of this operator's forward that runs again in the backward pass

@@ -339,7 +339,9 @@ TEST(Issue16, ExpertFp8CastsInBothEngines) {
   int experts = 0;
   for (int i = 0; i < ops.count; ++i) {
     const models::Op& op = ops.ops[static_cast<size_t>(i)];
-    if (op.kind != models::OpKind::kGemm) continue;
+    // The router casts nothing (TrainingGemmDataType): were it cast, the
+    // engines' difference would exceed this sum by its casts.
+    if (op.kind != models::OpKind::kGemm || op.router) continue;
     const auto cast = [&](parallelism::Fp8Recipe r) {
       return op.expert ? Fp8GroupedCastTimes(sys.device, op, r, 16) : Fp8LinearCastTimes(sys.device, op, r);
     };
@@ -623,12 +625,27 @@ TEST(Issue16, UnfoldedEpThatDoesNotDivideDpTimesCpIsALocatedError) {
 
 // Kernels of a dropless MoE layer for the host-launch bound, by hand: an
 // operator list of one dense GEMM, one element-wise operator, one
-// attention kernel and two expert GEMMs (fc1, fc2) over 16 local experts.
-//   FP8 forward: 3 + 2 x 16 x (1 GEMM + 1 quantize) = 67;
-//       backward: (2 + 1 + 1) + 2 x 16 x (2 GEMMs + 1 quantize) = 100.
-//   BF16 forward: 3 + 2 x 16 = 35; backward: 4 + 2 x 16 x 2 = 68.
-// At 10 us per kernel the FP8 backward needs 100 x 10 us = 1 ms of host
-// time: a 0.5 ms device backward takes 1 ms, a 2 ms one stays 2 ms.
+// attention kernel, the router's GEMM and two expert GEMMs (fc1, fc2) over
+// 16 local experts (MoeLayerKernels' rules, parallel_comm.h). The router
+// brings its fused top-k (1 forward, 1 backward) and the dispatcher:
+// forward routing_map.sum + permute + unpermute (3), with ep > 1 six more
+// preprocess kernels and three all-to-alls (9), with 16 local experts two
+// sorts (2); backward permute + unpermute (2), three all-to-alls (3), two
+// sorts (2).
+//   MXFP8, ep 8, forward: dense GEMM 1 + 1 quantize, element-wise 1,
+//     attention 1, router 1 (no quantize), experts 2 x (16 GEMMs + 16
+//     quantizes) = 64, router and dispatcher 1 + 3 + 9 + 2 = 15: 84;
+//     backward: 2 + 1, 1, 1, 2, 2 x (32 + 16) = 96, 1 + 2 + 3 + 2 = 8: 111.
+//   current scaling (cast + amax kernel per tensor), ep 8: forward 3 + 1 +
+//     1 + 1 + 2 x (16 + 32) + 15 = 117; backward 4 + 1 + 1 + 2 + 2 x (32 +
+//     32) + 8 = 144.
+//   delayed scaling (one fused quantize for all splits), ep 8: forward 2 +
+//     1 + 1 + 1 + 2 x (16 + 1) + 15 = 54; backward 3 + 1 + 1 + 2 + 2 x (32
+//     + 1) + 8 = 81.
+//   BF16, ep 1: forward 1 + 1 + 1 + 1 + 2 x 16 + (1 + 3 + 2) = 42;
+//     backward 2 + 1 + 1 + 2 + 2 x 32 + (1 + 2 + 2) = 75.
+// At 10 us per kernel the MXFP8 backward needs 111 x 10 us = 1.11 ms of
+// host time: a 0.5 ms device backward takes 1.11 ms, a 2 ms one stays 2 ms.
 TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
   models::OpList ops;
   models::Op gemm;
@@ -637,21 +654,68 @@ TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
   elementwise.kind = models::OpKind::kElementwise;
   models::Op attention;
   attention.kind = models::OpKind::kFlashAttention;
+  models::Op router = gemm;
+  router.router = true;
   models::Op expert = gemm;
   expert.expert = true;
   ops.Add(gemm);
   ops.Add(elementwise);
   ops.Add(attention);
+  ops.Add(router);
   ops.Add(expert);
   ops.Add(expert);
-  const LayerKernels fp8 = MoeLayerKernels(ops, 16, true);
-  EXPECT_DOUBLE_EQ(fp8.fwd, 67);
-  EXPECT_DOUBLE_EQ(fp8.bwd, 100);
-  const LayerKernels bf16 = MoeLayerKernels(ops, 16, false);
-  EXPECT_DOUBLE_EQ(bf16.fwd, 35);
-  EXPECT_DOUBLE_EQ(bf16.bwd, 68);
-  EXPECT_DOUBLE_EQ(HostBoundTime(0.5e-3, fp8.bwd, 10e-6), 1e-3);
-  EXPECT_DOUBLE_EQ(HostBoundTime(2e-3, fp8.bwd, 10e-6), 2e-3);
+  using parallelism::Fp8Recipe;
+  const LayerKernels mx = MoeLayerKernels(ops, 16, true, Fp8Recipe::kMxfp8, true);
+  EXPECT_DOUBLE_EQ(mx.fwd, 84);
+  EXPECT_DOUBLE_EQ(mx.bwd, 111);
+  const LayerKernels current = MoeLayerKernels(ops, 16, true, Fp8Recipe::kCurrent, true);
+  EXPECT_DOUBLE_EQ(current.fwd, 117);
+  EXPECT_DOUBLE_EQ(current.bwd, 144);
+  const LayerKernels delayed = MoeLayerKernels(ops, 16, true, Fp8Recipe::kDelayed, true);
+  EXPECT_DOUBLE_EQ(delayed.fwd, 54);
+  EXPECT_DOUBLE_EQ(delayed.bwd, 81);
+  const LayerKernels bf16 = MoeLayerKernels(ops, 16, false, Fp8Recipe::kDelayed, false);
+  EXPECT_DOUBLE_EQ(bf16.fwd, 42);
+  EXPECT_DOUBLE_EQ(bf16.bwd, 75);
+  EXPECT_NEAR(HostBoundTime(0.5e-3, mx.bwd, 10e-6), 1.11e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(HostBoundTime(2e-3, mx.bwd, 10e-6), 2e-3);
+}
+
+// The MoE router's gating GEMM under FP8 training runs in BF16 and casts
+// nothing (TrainingGemmDataType, step_kernels.h: Megatron-Core's
+// RouterGatingLinearFunction is not a Transformer Engine module). Qwen3-30B-
+// A3B, micro batch 1 of 4,096 tokens: the router is a 4,096 x 2,048 by
+// 2,048 x 128 GEMM, 2 x 4096 x 128 x 2048 = 2,147,483,648 FLOP; the expert
+// and projection GEMMs keep FP8, the attention core BF16.
+TEST(Issue16, RouterGemmStaysBf16UnderFp8) {
+  const models::ModelSpec m = Model("qwen3-30b-a3b");
+  models::LayerShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 4096;
+  shape.full_seq = 4096;
+  models::OpList ops;
+  models::LayerOps(m, shape, true, 8, ops);
+  const auto fp8 = hardware::DataType::kFp8;
+  const auto bf16 = hardware::DataType::kBf16;
+  int routers = 0;
+  for (int i = 0; i < ops.count; ++i) {
+    const models::Op& op = ops.ops[static_cast<size_t>(i)];
+    if (op.router) {
+      ++routers;
+      EXPECT_STREQ(op.name, "router");
+      EXPECT_DOUBLE_EQ(op.m, 4096);
+      EXPECT_DOUBLE_EQ(op.n, 128);
+      EXPECT_DOUBLE_EQ(op.k, 2048);
+      EXPECT_DOUBLE_EQ(op.flops, 2147483648.0);
+      EXPECT_EQ(TrainingGemmDataType(op, fp8), bf16);
+    } else if (op.attention_core) {
+      EXPECT_EQ(TrainingGemmDataType(op, fp8), bf16) << op.name;
+    } else if (op.kind == models::OpKind::kGemm) {
+      EXPECT_EQ(TrainingGemmDataType(op, fp8), fp8) << op.name;
+    }
+    EXPECT_EQ(TrainingGemmDataType(op, bf16), bf16) << op.name;
+  }
+  EXPECT_EQ(routers, 1);
 }
 
 // The bound in both engines on Qwen3-30B-A3B, DGX B200, ep 8 (16 local
@@ -671,12 +735,16 @@ TEST(Issue16, DroplessHostBoundInBothEngines) {
   p.host_kernel_launch = 100e-6;
   const PreparedWorkload bound = est.Prepare(p, w);
   const OperatorCosts c = est.Costs(p, w);
-  // 16 local experts: forward 2 x 16 x 2 = 64 expert kernels plus one per
-  // other operator; at 100 us a kernel the bound is at least 64 x 100 us =
-  // 6.4 ms forward and 2 x 16 x 3 x 100 us = 9.6 ms backward, above the
+  // Kernels (MoeLayerKernels), FP8 delayed scaling (the plan's default
+  // recipe: one fused quantize for all 16 splits), 16 local experts:
+  // forward 9 operators (two norms, QKV, attention, output projection, two
+  // residual adds, router, SwiGLU) + 2 casts (QKV, output projection) + 2 x
+  // (16 GEMMs + 1 quantize) + 15 router and dispatcher kernels = 60;
+  // backward 3 GEMMs x 2 + 6 + 2 casts + 2 x (32 GEMMs + 1 quantize) + 8 =
+  // 88. At 100 us a kernel: 6.0 ms forward, 8.8 ms backward, above the
   // device's layer (about 1 ms forward on a B200).
-  EXPECT_GE(bound.moe.fwd, 6.4e-3);
-  EXPECT_GE(bound.moe.bwd, 9.6e-3);
+  EXPECT_NEAR(bound.moe.fwd, 60 * 100e-6, 1e-12);
+  EXPECT_NEAR(bound.moe.bwd, 88 * 100e-6, 1e-12);
   EXPECT_GT(bound.moe.fwd, device.moe.fwd);
   EXPECT_GT(bound.moe.bwd, device.moe.bwd);
   EXPECT_DOUBLE_EQ(c.moe.fwd, bound.moe.fwd);

@@ -65,19 +65,43 @@ double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraff
   return hardware::MemoryTime(d, t.permute_bytes) + hardware::MemoryTime(d, t.unpermute_bytes);
 }
 
-LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bool fp8) {
+LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bool fp8,
+                             parallelism::Fp8Recipe recipe, bool expert_parallel) {
   LayerKernels k;
   const double experts = std::max(1.0, std::ceil(local_experts));
-  const double cast = fp8 ? 1 : 0;
+  // Quantize kernels per FP8 tensor cast (Fp8LinearCastTimes): the cast,
+  // and the amax pass before it under current scaling.
+  const double quantize = !fp8 ? 0 : recipe == parallelism::Fp8Recipe::kCurrent ? 2 : 1;
+  // Splits a grouped GEMM quantizes separately (Fp8GroupedCastTimes).
+  const double splits = recipe == parallelism::Fp8Recipe::kDelayed ? 1 : experts;
+  bool routed = false;
   for (int i = 0; i < ops.count; ++i) {
     const models::Op& op = ops.ops[static_cast<size_t>(i)];
     if (op.expert) {
-      k.fwd += experts * (1 + cast);
-      k.bwd += experts * (2 + cast);
-    } else {
-      const bool gemm = op.kind == models::OpKind::kGemm || op.kind == models::OpKind::kBatchedGemm;
-      k.fwd += 1;
-      k.bwd += gemm ? 2 : 1;
+      k.fwd += experts + splits * quantize;
+      k.bwd += 2 * experts + splits * quantize;
+      continue;
+    }
+    const bool gemm = op.kind == models::OpKind::kGemm || op.kind == models::OpKind::kBatchedGemm;
+    k.fwd += 1;
+    k.bwd += gemm ? 2 : 1;
+    if (op.kind == models::OpKind::kGemm && !op.router) {
+      k.fwd += quantize;
+      k.bwd += quantize;
+    }
+    routed = routed || op.router;
+  }
+  if (routed) {
+    // Router top-k (fused), then the dispatcher (MoeLayerKernels' comment).
+    k.fwd += 1 + 1 + 2;
+    k.bwd += 1 + 2;
+    if (expert_parallel) {
+      k.fwd += 6 + 3;
+      k.bwd += 3;
+    }
+    if (experts > 1) {
+      k.fwd += 2;
+      k.bwd += 2;
     }
   }
   return k;

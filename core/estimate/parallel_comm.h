@@ -248,15 +248,39 @@ double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraff
 //   - each operator of the layer that is not an expert GEMM (models::
 //     LayerOps): one kernel forward; backward two for a GEMM (input and
 //     weight gradient, Narayanan et al. 2021 Sec. 5.1), one otherwise;
+//   - in FP8, the quantize kernels the estimator prices beside each linear
+//     GEMM (Fp8LinearCastTimes, step_kernels.h): one each way, two under
+//     current scaling (its amax pass is a kernel of its own); none for the
+//     attention core and the router, which stay in BF16
+//     (TrainingGemmDataType);
 //   - each expert GEMM (fc1, fc2): per local expert one GEMM forward and two
-//     backward, plus, in FP8, one quantize kernel in each direction.
-// A lower bound: the router's top-k, auxiliary-loss and sort kernels and the
-// all-to-all's own launches are not in the operator list.
+//     backward, plus, in FP8, its split's quantize kernels each way; under
+//     delayed scaling one fused kernel for all splits (Fp8GroupedCastTimes);
+//   - the router's fused top-k and score kernel, one forward and one
+//     backward (moe_utils.py, topk_routing_with_score_function with
+//     moe_router_fusion: Transformer Engine's fused_topk_with_score_function,
+//     an autograd function of one kernel each way; every Qwen3 recipe of
+//     Megatron-Bridge sets moe_router_fusion, scripts/performance/configs/
+//     qwen/qwen3_llm_pretrain.py, set_qwen3_common_configs);
+//   - the all-to-all dispatcher's own kernels (MoEAlltoAllTokenDispatcher,
+//     moe_permute_fusion on): forward, routing_map.sum (1) and, with ep > 1,
+//     the rest of preprocess: the input splits' sum, the all-gather of the
+//     counts over the tp x ep group, the local experts' slice made
+//     contiguous, and three sums of it (6); the fused permute and unpermute
+//     (2); with ep > 1 the all-to-alls of the tokens and of their
+//     probabilities and the combine's (3); with more than one local expert
+//     sort_chunks_by_idxs and its inverse (2). Backward, each differentiable
+//     one's gradient: permute, unpermute (2), the three all-to-alls (3),
+//     the two sorts (2).
+// Still a lower bound: the auxiliary loss (when the model trains with one),
+// the device-to-host copies of the counts, and the fused permute's index-map
+// kernels beyond one are not counted.
 struct LayerKernels {
   double fwd = 0;
   double bwd = 0;
 };
-LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bool fp8);
+LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bool fp8,
+                             parallelism::Fp8Recipe recipe, bool expert_parallel);
 
 // A MoE layer's seconds per microbatch in one direction with its kernels
 // launched by a host `host_per_kernel` seconds each: max(device, kernels x

@@ -60,6 +60,21 @@ inline constexpr double Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe r) {
   return kFp8CastTransposeBytesPerElement;
 }
 
+// The datatype a training GEMM of plan datatype `dt` runs in. Under FP8
+// only Transformer Engine's linear layers quantize (fp8_autocast reaches TE
+// modules only): the dot-product attention stays in BF16 (TE recipes default
+// fp8_dpa = False and fp8_mha = False, transformer_engine.common.recipe, TE
+// 2.x API reference), and so does the MoE router's gating GEMM, which
+// Megatron-Core runs as its own autograd function in the input's datatype
+// (megatron/core/transformer/moe/router.py, Router.gating: router_dtype =
+// input.dtype unless moe_router_dtype is fp32/fp64; moe_utils.py,
+// RouterGatingLinearFunction: torch.mm / te_general_gemm in router_dtype),
+// and casts nothing to FP8 (models::Op::router).
+inline hardware::DataType TrainingGemmDataType(const models::Op& op, hardware::DataType dt) {
+  if (dt == hardware::DataType::kFp8 && (op.attention_core || op.router)) return hardware::DataType::kBf16;
+  return dt;
+}
+
 struct PassTimes {
   double fwd = 0;  // seconds in the forward pass, one microbatch
   double bwd = 0;  // seconds in the backward pass

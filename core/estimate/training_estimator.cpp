@@ -145,7 +145,10 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
     switch (op.kind) {
       case OpKind::kGemm:
       case OpKind::kBatchedGemm: {
-        const hardware::DataType gemm_dt = op.attention_core ? attention_dt : dt;
+        // Attention and the MoE router stay in BF16 under FP8
+        // (TrainingGemmDataType, step_kernels.h); the router casts nothing.
+        const hardware::DataType gemm_dt = TrainingGemmDataType(op, dt);
+        const bool fp8_linear = dt == hardware::DataType::kFp8 && !op.router;
         const GemmDepths depth = DepthsOf(op);
         f = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.fwd);
         double wgrad = f, dgrad = f;
@@ -161,7 +164,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         // kernels beside the GEMM, not part of what TP overlap hides behind.
         // A grouped expert GEMM casts its rows split by local expert
         // (Fp8GroupedCastTimes).
-        if (op.kind == OpKind::kGemm && dt == hardware::DataType::kFp8) {
+        if (op.kind == OpKind::kGemm && fp8_linear) {
           const PassTimes cast = op.expert ? Fp8GroupedCastTimes(d, op, recipe, local_experts)
                                            : Fp8LinearCastTimes(d, op, recipe);
           f += cast.fwd;
@@ -324,7 +327,8 @@ void AddExpertPermute(const hardware::DeviceSpec& dev, const models::ModelSpec& 
 void AddMoeHostBound(const TrainingPlan& p, const models::OpList& moe_ops, double local_experts, double& fwd,
                      double& bwd) {
   if (p.host_kernel_launch <= 0 || p.expert_capacity_factor > 0) return;
-  const LayerKernels k = MoeLayerKernels(moe_ops, local_experts, p.precision == hardware::DataType::kFp8);
+  const LayerKernels k =
+      MoeLayerKernels(moe_ops, local_experts, p.precision == hardware::DataType::kFp8, p.fp8_recipe, p.ep > 1);
   fwd = HostBoundTime(fwd, k.fwd, p.host_kernel_launch);
   bwd = HostBoundTime(bwd, k.bwd, p.host_kernel_launch);
 }

@@ -799,9 +799,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // - the event engine reducing routed-expert gradients over the expert
   //   data-parallel group (as the closed form already did): nothing moves.
   // The three that move, together: 13.64 / 13.16 / 23.10 %.
-  EXPECT_LE(file.mape_pct, 13.66);
+  // The MoE router's gating GEMM in BF16 without FP8 casts (Megatron-Core's
+  // router is not a Transformer Engine module) and the host bound's kernels
+  // counted from the dispatcher's source (docs/moe-long-context.md, "The
+  // router's datatype"): 13.64 / 13.16 / 23.08 % (Qwen3-30B-A3B 41.72 ->
+  // 41.47 %, Qwen3-235B-A22B 22.20 -> 22.30 %, DeepSeek-V3 8.65 -> 8.67 %,
+  // Mixtral 12.15 -> 12.28 %).
+  EXPECT_LE(file.mape_pct, 13.65);
   EXPECT_LE(file_hb.mape_pct, 13.18);
-  EXPECT_LE(file_moe.mape_pct, 23.12);
+  EXPECT_LE(file_moe.mape_pct, 23.10);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -839,14 +845,20 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Qwen3-235B rows run faster, and most were fast already. All three
   // together: NeMo 24.07 11.10 %, 25.02 15.07 %, 25.04 14.89 %,
   // Megatron-Bridge 25.09 16.02 %, 25.11 19.07 %, 26.02 19.05 %,
-  // long-sequence 8.55 %.
+  // long-sequence 8.55 %. The MoE router in BF16 with no FP8 casts and the
+  // dispatcher's kernels in the host bound (above): NeMo 25.02 15.07 %,
+  // 25.04 14.89 -> 14.96 %, Megatron-Bridge 25.09 16.02 -> 16.11 %, 25.11
+  // 19.07 -> 18.99 %, 26.02 19.05 -> 18.97 %. Raised for 25.04 and 25.09:
+  // their FP8 MoE rows (Mixtral on GB200, the token-dropping Qwen3 and
+  // DeepSeek-V3 rows), already predicted fast, lose the router's FP8 casts,
+  // which Megatron-Core never runs, and come out faster still.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.11},
            {"NVIDIA NeMo 25.02", 15.08},
-           {"NVIDIA NeMo 25.04", 14.91},
-           {"NVIDIA Megatron-Bridge 25.09", 16.03},
-           {"NVIDIA Megatron-Bridge 25.11", 19.09},
-           {"NVIDIA Megatron-Bridge 26.02", 19.06},
+           {"NVIDIA NeMo 25.04", 14.97},
+           {"NVIDIA Megatron-Bridge 25.09", 16.12},
+           {"NVIDIA Megatron-Bridge 25.11", 19.01},
+           {"NVIDIA Megatron-Bridge 26.02", 18.98},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 8.57}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

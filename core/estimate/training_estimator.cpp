@@ -42,18 +42,18 @@ class KernelMemo {
     if (memory_n_ < kSlots) memory_[memory_n_++] = {0, 0, bytes, t};
     return t;
   }
-  // Keyed on the GEMM, not its depth: the curves are looked up once for the
-  // forward, input-gradient and weight-gradient GEMMs of an operator, which
-  // share flops and bytes, and each depth is priced from those parts
-  // (hardware::GemmTimeFromParts, the arithmetic of GemmTimeAtDepth).
-  double Gemm(hardware::DataType dt, double flops, double bytes, double depth) {
-    const double factor = hardware::GemmDepthFactor(dt, depth);
+  // A GEMM's curve lookups (hardware::GemmPartsOf), keyed on the GEMM, not
+  // its depth: the forward, input-gradient and weight-gradient GEMMs of an
+  // operator share flops and bytes, so the caller asks once per operator and
+  // prices each depth from the parts (hardware::GemmTimeFromParts, the
+  // arithmetic of GemmTimeAtDepth).
+  hardware::GemmParts Gemm(hardware::DataType dt, double flops, double bytes) {
     for (int i = 0; i < gemm_n_; ++i)
       if (gemm_[i].flops == flops && gemm_[i].bytes == bytes && gemm_[i].dt == static_cast<int>(dt))
-        return hardware::GemmTimeFromParts(d_, gemm_[i].parts, factor);
+        return gemm_[i].parts;
     const hardware::GemmParts parts = hardware::GemmPartsOf(d_, dt, flops, bytes);
     if (gemm_n_ < kSlots) gemm_[gemm_n_++] = {static_cast<int>(dt), flops, bytes, parts};
-    return hardware::GemmTimeFromParts(d_, parts, factor);
+    return parts;
   }
 
  private:
@@ -88,14 +88,35 @@ GemmDepths DepthsOf(const Op& op) {
   return {op.k, op.n, op.m};
 }
 
-// One GEMM operator's seconds at reduction depth `depth` (GemmDepths); an
-// expert GEMM (Op::expert) as the grouped GEMM of the device's local experts
-// (ExpertGemmTime, parallel_comm.h). Through `memo` when there is one.
-double OpGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, const Op& op, double local_experts,
-                  KernelMemo* memo, double depth) {
-  if (op.expert) return ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
-  return memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes, depth)
-                         : hardware::GemmTimeAtDepth(d, dt, op.flops, op.bytes, depth);
+// A GEMM operator's forward, input-gradient and weight-gradient seconds, each
+// at its reduction depth (GemmDepths): the curves read once per operator
+// (hardware::GemmPartsOf, through `memo` when there is one) and each depth
+// priced from those parts (GemmTimeFromParts, the arithmetic of
+// hardware::GemmTimeAtDepth). An expert GEMM (Op::expert) is the grouped GEMM
+// of the device's local experts (ExpertGemmTime, parallel_comm.h), its three
+// times alike; a batched attention GEMM's three are its time at the curve
+// (depth 0).
+struct GemmPassTimes {
+  double fwd = 0, dgrad = 0, wgrad = 0;
+};
+GemmPassTimes OpGemmPassTimes(const hardware::DeviceSpec& d, hardware::DataType dt, const Op& op,
+                              double local_experts, KernelMemo* memo) {
+  GemmPassTimes t;
+  if (op.expert) {
+    t.fwd = ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
+    t.dgrad = t.wgrad = t.fwd;
+    return t;
+  }
+  const hardware::GemmParts parts =
+      memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes) : hardware::GemmPartsOf(d, dt, op.flops, op.bytes);
+  const GemmDepths depth = DepthsOf(op);
+  t.fwd = hardware::GemmTimeFromParts(d, parts, hardware::GemmDepthFactor(dt, depth.fwd));
+  t.dgrad = t.wgrad = t.fwd;
+  if (depth.wgrad > 0) {
+    t.wgrad = hardware::GemmTimeFromParts(d, parts, hardware::GemmDepthFactor(dt, depth.wgrad));
+    t.dgrad = hardware::GemmTimeFromParts(d, parts, hardware::GemmDepthFactor(dt, depth.dgrad));
+  }
+  return t;
 }
 // hardware::MemoryTime, through `memo` when there is one.
 double OpMemoryTime(const hardware::DeviceSpec& d, double bytes, KernelMemo* memo) {
@@ -124,7 +145,7 @@ hardware::AttentionKernel KernelOf(parallelism::Attention a) {
 // attention's softmax and dropout, models/transformer.cpp).
 // `kernel`: the fused attention kernel the plan runs (KernelOf).
 // `local_experts`: routed experts on the device (experts / ep), the problems
-// of a MoE layer's grouped expert GEMMs (OpGemmTime).
+// of a MoE layer's grouped expert GEMMs (OpGemmPassTimes).
 // `memo`: kernel times already known for this plan shape (KernelMemo), or null.
 // `recipe`: how FP8 linear layers scale their operands (read only for fp8).
 OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism::Fp8Recipe recipe,
@@ -146,14 +167,10 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
       case OpKind::kGemm:
       case OpKind::kBatchedGemm: {
         const hardware::DataType gemm_dt = op.attention_core ? attention_dt : dt;
-        const GemmDepths depth = DepthsOf(op);
-        f = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.fwd);
-        double wgrad = f, dgrad = f;
-        if (depth.wgrad > 0) {
-          wgrad = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.wgrad);
-          dgrad = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.dgrad);
-        }
-        b = dgrad + wgrad;
+        const GemmPassTimes g = OpGemmPassTimes(d, gemm_dt, op, local_experts, memo);
+        f = g.fwd;
+        const double wgrad = g.wgrad;
+        b = g.dgrad + wgrad;
         t.gemm += f + b;
         if (op.kind == OpKind::kGemm) t.weight_grad += wgrad;
         // An FP8 linear layer casts its input forward and its output
@@ -1218,7 +1235,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
-      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, op_dt, op, local, nullptr, DepthsOf(op).wgrad);
+      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmPassTimes(dev, op_dt, op, local, nullptr).wgrad;
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
     if (head)

@@ -148,6 +148,11 @@ double HeadParameters(const ModelSpec& m);
 // numerator of MFU. For a GPT-style model this is Narayanan et al. 2021
 // Eq. 3 without recompute, 72*B*s*L*h^2*(1 + s/(6h) + V/(12*L*h)).
 double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq);
+// The same, listing the operators in a caller's `scratch` (its contents are
+// overwritten): the training estimator's hot path already holds an OpList,
+// and constructing one (kMaxLayerOps operators, each initialised) costs
+// about as much as listing a layer's operators.
+double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq, OpList& scratch);
 
 // Whether layer `index` (0-based) is a MoE layer.
 // The first `first_dense_layers` stay dense; of the rest every

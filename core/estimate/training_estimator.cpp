@@ -725,7 +725,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
   out.embed = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
-  out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
+  out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len, ops);  // ops reused
   out.micro_batch = p.micro_batch;
   out.tp = p.tp;
   out.cp = p.cp;

@@ -1320,7 +1320,6 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   // The two data-parallel groups and the routed experts' share of a
   // layer's parameters, as Run() (DataParallelGroupsOf, StageParamsOf).
   c.dp_groups = DataParallelGroupsOf(network_, p, dp, st);
-  c.dp_group = c.dp_groups.dense_group;
   c.expert_layer_params =
       ExpertsApart(p) ? c.moe_fraction * routed / static_cast<double>(p.ep) / etp_d : 0.0;
   c.head_expert_params = MtpExpertParamsOnDevice(m, p);

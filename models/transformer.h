@@ -48,6 +48,22 @@ struct Op {
   double out_bytes = 0;
 };
 
+// Reduction depths of the three GEMMs of a linear layer's operator
+// (Narayanan et al. 2021, Sec. 5.1): the forward Y = X W, (M x K) by
+// (K x N), reduces over K; the input gradient dX = dY W^T over N; the weight
+// gradient dW = X^T dY over M, the tokens. The same FLOP each; their depths
+// set their efficiency (hardware::GemmDepthFactor). Batched attention GEMMs
+// and grouped expert GEMMs keep the curve as it is (depth 0): the table the
+// depth factor comes from measured neither. The training estimator and the
+// CPU layer check (validation/cpu_layer) price the GEMMs at these depths.
+struct GemmDepths {
+  double fwd = 0, dgrad = 0, wgrad = 0;
+};
+inline GemmDepths DepthsOf(const Op& op) {
+  if (op.kind != OpKind::kGemm || op.expert) return {};
+  return {op.k, op.n, op.m};
+}
+
 // How one microbatch is split on a device.
 struct LayerShape {
   int64_t micro_batch = 1;  // b

@@ -73,23 +73,8 @@ class KernelMemo {
   int memory_n_ = 0, gemm_n_ = 0;
 };
 
-// Reduction depths of the three GEMMs of a linear layer's operator
-// (Narayanan et al. 2021, Sec. 5.1): the forward Y = X W, (M x K) by
-// (K x N), reduces over K; the input gradient dX = dY W^T over N; the weight
-// gradient dW = X^T dY over M, the tokens. The same FLOP each; their depths
-// set their efficiency (hardware::GemmDepthFactor). Batched attention GEMMs
-// and grouped expert GEMMs keep the curve as it is (depth 0): the table the
-// depth factor comes from measured neither.
-struct GemmDepths {
-  double fwd = 0, dgrad = 0, wgrad = 0;
-};
-GemmDepths DepthsOf(const Op& op) {
-  if (op.kind != OpKind::kGemm || op.expert) return {};
-  return {op.k, op.n, op.m};
-}
-
 // A GEMM operator's forward, input-gradient and weight-gradient seconds, each
-// at its reduction depth (GemmDepths): the curves read once per operator
+// at its reduction depth (models::DepthsOf): the curves read once per operator
 // (hardware::GemmPartsOf, through `memo` when there is one) and each depth
 // priced from those parts (GemmTimeFromParts, the arithmetic of
 // hardware::GemmTimeAtDepth). An expert GEMM (Op::expert) is the grouped GEMM
@@ -109,7 +94,7 @@ GemmPassTimes OpGemmPassTimes(const hardware::DeviceSpec& d, hardware::DataType 
   }
   const hardware::GemmParts parts =
       memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes) : hardware::GemmPartsOf(d, dt, op.flops, op.bytes);
-  const GemmDepths depth = DepthsOf(op);
+  const models::GemmDepths depth = models::DepthsOf(op);
   t.fwd = hardware::GemmTimeFromParts(d, parts, hardware::GemmDepthFactor(dt, depth.fwd));
   t.dgrad = t.wgrad = t.fwd;
   if (depth.wgrad > 0) {
@@ -137,7 +122,7 @@ hardware::AttentionKernel KernelOf(parallelism::Attention a) {
 
 // Forward and backward time of a list of operators. Backward of a GEMM is
 // two GEMMs of the same size (input and weight gradients), each priced at
-// its own reduction depth (GemmDepths); of FlashAttention
+// its own reduction depth (models::DepthsOf); of FlashAttention
 // 2.5x the forward FLOP (Dao 2023, FlashAttention-2, Sec. 3: 5 matmuls vs 2)
 // at the backward efficiency; of a memory-bound kernel twice its traffic
 // (read the gradient and the saved input, write the input gradient), or the

@@ -367,13 +367,17 @@ double ActivatedParameterCount(const ModelSpec& m, int64_t seq_len) {
 }
 
 double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq) {
+  OpList ops;
+  return ModelFlopsPerIteration(m, global_batch, seq, ops);
+}
+
+double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq, OpList& ops) {
   LayerShape s;
   s.micro_batch = global_batch;
   s.seq = seq;
   s.full_seq = seq;
   s.tp = 1;
   s.flash = true;
-  OpList ops;
   double forward = 0;
   const int64_t moe_layers = MoeLayerCount(m);
   for (int pass = 0; pass < 2; ++pass) {

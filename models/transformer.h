@@ -55,6 +55,22 @@ struct Op {
   double out_bytes = 0;
 };
 
+// Reduction depths of the three GEMMs of a linear layer's operator
+// (Narayanan et al. 2021, Sec. 5.1): the forward Y = X W, (M x K) by
+// (K x N), reduces over K; the input gradient dX = dY W^T over N; the weight
+// gradient dW = X^T dY over M, the tokens. The same FLOP each; their depths
+// set their efficiency (hardware::GemmDepthFactor). Batched attention GEMMs
+// and grouped expert GEMMs keep the curve as it is (depth 0): the table the
+// depth factor comes from measured neither. The training estimator and the
+// CPU layer check (validation/cpu_layer) price the GEMMs at these depths.
+struct GemmDepths {
+  double fwd = 0, dgrad = 0, wgrad = 0;
+};
+inline GemmDepths DepthsOf(const Op& op) {
+  if (op.kind != OpKind::kGemm || op.expert) return {};
+  return {op.k, op.n, op.m};
+}
+
 // How one microbatch is split on a device.
 struct LayerShape {
   int64_t micro_batch = 1;  // b
@@ -155,6 +171,11 @@ double HeadParameters(const ModelSpec& m);
 // numerator of MFU. For a GPT-style model this is Narayanan et al. 2021
 // Eq. 3 without recompute, 72*B*s*L*h^2*(1 + s/(6h) + V/(12*L*h)).
 double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq);
+// The same, listing the operators in a caller's `scratch` (its contents are
+// overwritten): the training estimator's hot path already holds an OpList,
+// and constructing one (kMaxLayerOps operators, each initialised) costs
+// about as much as listing a layer's operators.
+double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq, OpList& scratch);
 
 // Whether layer `index` (0-based) is a MoE layer.
 // The first `first_dense_layers` stay dense; of the rest every

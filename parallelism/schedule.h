@@ -90,16 +90,27 @@ inline int64_t LastStageLayers(const TrainingPlan& p, int64_t layers) {
 // slowest of these three devices and the event engine splits the layers
 // device by device in the same order (core/estimate/event_estimator.cpp).
 // The V-shapes place two virtual stages per device and keep ceil(L/pp).
+// EvenSplitLayersOn gives every device's count of that split: device 0 the
+// floor, middle device d (1 <= d <= pp - 2) one more when d <= L mod pp,
+// the last one more only when the middle devices are all served (L mod pp
+// = pp - 1). The event engine places its layers with it device by device.
+inline int64_t EvenSplitLayersOn(int64_t layers, int64_t pp, int64_t device) {
+  if (pp <= 1) return layers;
+  const int64_t whole = layers / pp, rest = layers % pp;
+  if (device == 0) return whole;
+  if (device == pp - 1) return whole + (rest > pp - 2 ? 1 : 0);
+  return whole + (device <= rest ? 1 : 0);
+}
 struct EvenStageLayers {
   int64_t first = 0, mid = 0, last = 0;
 };
+// The fullest middle device is device 1.
 inline EvenStageLayers EvenSplitLayers(int64_t layers, int64_t pp) {
   if (pp <= 1) return EvenStageLayers{layers, 0, layers};
-  const int64_t whole = layers / pp, rest = layers % pp;
   EvenStageLayers s;
-  s.first = whole;
-  s.mid = pp > 2 ? whole + (rest > 0 ? 1 : 0) : 0;
-  s.last = whole + (rest > pp - 2 ? 1 : 0);
+  s.first = EvenSplitLayersOn(layers, pp, 0);
+  s.mid = pp > 2 ? EvenSplitLayersOn(layers, pp, 1) : 0;
+  s.last = EvenSplitLayersOn(layers, pp, pp - 1);
   return s;
 }
 

@@ -1192,6 +1192,15 @@ TEST(Estimator, EmbeddingAndLossCountAsPipelineLayers) {
   EXPECT_EQ(parallelism::EvenSplitLayers(7, 2).last, 4);
   EXPECT_EQ(parallelism::EvenSplitLayers(7, 3).mid, 3);
   EXPECT_EQ(parallelism::EvenSplitLayers(7, 3).last, 2);
+  // Device by device (EvenSplitLayersOn, what the event engine places):
+  // 80 = 6 x 13 + 2 over pp 6 gives the 2 to devices 1 and 2: 13, 14, 14,
+  // 13, 13, 13; 11 = 4 x 2 + 3 over pp 4 serves both middle devices and
+  // then the last: 2, 3, 3, 3 (sum 11).
+  const int64_t want80[] = {13, 14, 14, 13, 13, 13};
+  for (int64_t d = 0; d < 6; ++d) EXPECT_EQ(parallelism::EvenSplitLayersOn(80, 6, d), want80[d]) << d;
+  const int64_t want11[] = {2, 3, 3, 3};
+  for (int64_t d = 0; d < 4; ++d) EXPECT_EQ(parallelism::EvenSplitLayersOn(11, 4, d), want11[d]) << d;
+  EXPECT_EQ(parallelism::EvenSplitLayersOn(11, 1, 0), 11);
   // Stated counts win over the derived ones.
   s.training.pipeline_split_embedding_loss = true;
   s.training.first_stage_layers = 6;

@@ -39,7 +39,11 @@ bool IsV(PipelineSchedule s) {
 }
 
 // `total` split into `parts` as evenly as whole numbers allow; the
-// remainder goes to the parts listed first in `order`.
+// remainder goes to the parts listed first in `order`. The even split of the
+// layers over the devices (or the V-shape's virtual stages) is
+// parallelism::EvenSplitLayersOn, what the closed form prices; this one deals
+// the layers left between set end stages and a device's layers over its
+// chunks.
 std::vector<double> Split(int64_t total, int64_t parts, const std::vector<int64_t>& order) {
   const int64_t whole = total / parts;  // floor: the remainder is dealt below
   std::vector<double> out(static_cast<size_t>(parts), static_cast<double>(whole));
@@ -190,10 +194,10 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     const int64_t first = p.first_stage_layers > 0 ? p.first_stage_layers : split_units ? vs_units : -1;
     const int64_t last = p.last_stage_layers > 0 ? p.last_stage_layers : split_units ? vs_units : -1;
     if (!custom) {
-      std::vector<int64_t> all(order);
-      all.push_back(S - 1);
-      all.push_back(0);
-      vs_layers = Split(L, S, all);
+      // The remainder to the middle virtual stages first, then the last,
+      // never the first (parallelism::EvenSplitLayersOn over the 2 pp).
+      for (int64_t g = 0; g < S; ++g)
+        vs_layers[static_cast<size_t>(g)] = static_cast<double>(parallelism::EvenSplitLayersOn(L, S, g));
     } else {
       const int64_t even = (L + S - 1) / S;
       const int64_t a = first > 0 ? first : even, b = last > 0 ? last : even;
@@ -205,15 +209,13 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   } else {
     // Layers per device: the first and last devices may be set; the others
     // share the rest, the remainder going to the middle stages first.
-    std::vector<int64_t> order;
-    for (int64_t d = 1; d < pp - 1; ++d) order.push_back(d);
-    if (pp > 1) order.push_back(pp - 1);
-    order.push_back(0);
     std::vector<double> dev_layers;
     if (!custom) {
       // The remainder to the middle devices first, then the last, never the
       // first (parallelism::EvenSplitLayers, what the closed form prices).
-      dev_layers = Split(L, pp, order);
+      dev_layers.assign(static_cast<size_t>(pp), 0.0);
+      for (int64_t d = 0; d < pp; ++d)
+        dev_layers[static_cast<size_t>(d)] = static_cast<double>(parallelism::EvenSplitLayersOn(L, pp, d));
     } else {
       const int64_t even = (L + pp - 1) / pp;
       const int64_t a = first_set > 0 ? first_set : even;

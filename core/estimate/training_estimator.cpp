@@ -42,18 +42,18 @@ class KernelMemo {
     if (memory_n_ < kSlots) memory_[memory_n_++] = {0, 0, bytes, t};
     return t;
   }
-  // Keyed on the GEMM, not its depth: the curves are looked up once for the
-  // forward, input-gradient and weight-gradient GEMMs of an operator, which
-  // share flops and bytes, and each depth is priced from those parts
-  // (hardware::GemmTimeFromParts, the arithmetic of GemmTimeAtDepth).
-  double Gemm(hardware::DataType dt, double flops, double bytes, double depth) {
-    const double factor = hardware::GemmDepthFactor(dt, depth);
+  // A GEMM's curve lookups (hardware::GemmPartsOf), keyed on the GEMM, not
+  // its depth: the forward, input-gradient and weight-gradient GEMMs of an
+  // operator share flops and bytes, so the caller asks once per operator and
+  // prices each depth from the parts (hardware::GemmTimeFromParts, the
+  // arithmetic of GemmTimeAtDepth).
+  hardware::GemmParts Gemm(hardware::DataType dt, double flops, double bytes) {
     for (int i = 0; i < gemm_n_; ++i)
       if (gemm_[i].flops == flops && gemm_[i].bytes == bytes && gemm_[i].dt == static_cast<int>(dt))
-        return hardware::GemmTimeFromParts(d_, gemm_[i].parts, factor);
+        return gemm_[i].parts;
     const hardware::GemmParts parts = hardware::GemmPartsOf(d_, dt, flops, bytes);
     if (gemm_n_ < kSlots) gemm_[gemm_n_++] = {static_cast<int>(dt), flops, bytes, parts};
-    return hardware::GemmTimeFromParts(d_, parts, factor);
+    return parts;
   }
 
  private:
@@ -73,29 +73,35 @@ class KernelMemo {
   int memory_n_ = 0, gemm_n_ = 0;
 };
 
-// Reduction depths of the three GEMMs of a linear layer's operator
-// (Narayanan et al. 2021, Sec. 5.1): the forward Y = X W, (M x K) by
-// (K x N), reduces over K; the input gradient dX = dY W^T over N; the weight
-// gradient dW = X^T dY over M, the tokens. The same FLOP each; their depths
-// set their efficiency (hardware::GemmDepthFactor). Batched attention GEMMs
-// and grouped expert GEMMs keep the curve as it is (depth 0): the table the
-// depth factor comes from measured neither.
-struct GemmDepths {
+// A GEMM operator's forward, input-gradient and weight-gradient seconds, each
+// at its reduction depth (models::DepthsOf): the curves read once per operator
+// (hardware::GemmPartsOf, through `memo` when there is one) and each depth
+// priced from those parts (GemmTimeFromParts, the arithmetic of
+// hardware::GemmTimeAtDepth). An expert GEMM (Op::expert) is the grouped GEMM
+// of the device's local experts (ExpertGemmTime, parallel_comm.h), its three
+// times alike; a batched attention GEMM's three are its time at the curve
+// (depth 0).
+struct GemmPassTimes {
   double fwd = 0, dgrad = 0, wgrad = 0;
 };
-GemmDepths DepthsOf(const Op& op) {
-  if (op.kind != OpKind::kGemm || op.expert) return {};
-  return {op.k, op.n, op.m};
-}
-
-// One GEMM operator's seconds at reduction depth `depth` (GemmDepths); an
-// expert GEMM (Op::expert) as the grouped GEMM of the device's local experts
-// (ExpertGemmTime, parallel_comm.h). Through `memo` when there is one.
-double OpGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, const Op& op, double local_experts,
-                  KernelMemo* memo, double depth) {
-  if (op.expert) return ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
-  return memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes, depth)
-                         : hardware::GemmTimeAtDepth(d, dt, op.flops, op.bytes, depth);
+GemmPassTimes OpGemmPassTimes(const hardware::DeviceSpec& d, hardware::DataType dt, const Op& op,
+                              double local_experts, KernelMemo* memo) {
+  GemmPassTimes t;
+  if (op.expert) {
+    t.fwd = ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
+    t.dgrad = t.wgrad = t.fwd;
+    return t;
+  }
+  const hardware::GemmParts parts =
+      memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes) : hardware::GemmPartsOf(d, dt, op.flops, op.bytes);
+  const models::GemmDepths depth = models::DepthsOf(op);
+  t.fwd = hardware::GemmTimeFromParts(d, parts, hardware::GemmDepthFactor(dt, depth.fwd));
+  t.dgrad = t.wgrad = t.fwd;
+  if (depth.wgrad > 0) {
+    t.wgrad = hardware::GemmTimeFromParts(d, parts, hardware::GemmDepthFactor(dt, depth.wgrad));
+    t.dgrad = hardware::GemmTimeFromParts(d, parts, hardware::GemmDepthFactor(dt, depth.dgrad));
+  }
+  return t;
 }
 // hardware::MemoryTime, through `memo` when there is one.
 double OpMemoryTime(const hardware::DeviceSpec& d, double bytes, KernelMemo* memo) {
@@ -116,7 +122,7 @@ hardware::AttentionKernel KernelOf(parallelism::Attention a) {
 
 // Forward and backward time of a list of operators. Backward of a GEMM is
 // two GEMMs of the same size (input and weight gradients), each priced at
-// its own reduction depth (GemmDepths); of FlashAttention
+// its own reduction depth (models::DepthsOf); of FlashAttention
 // 2.5x the forward FLOP (Dao 2023, FlashAttention-2, Sec. 3: 5 matmuls vs 2)
 // at the backward efficiency; of a memory-bound kernel twice its traffic
 // (read the gradient and the saved input, write the input gradient), or the
@@ -124,7 +130,7 @@ hardware::AttentionKernel KernelOf(parallelism::Attention a) {
 // attention's softmax and dropout, models/transformer.cpp).
 // `kernel`: the fused attention kernel the plan runs (KernelOf).
 // `local_experts`: routed experts on the device (experts / ep), the problems
-// of a MoE layer's grouped expert GEMMs (OpGemmTime).
+// of a MoE layer's grouped expert GEMMs (OpGemmPassTimes).
 // `memo`: kernel times already known for this plan shape (KernelMemo), or null.
 // `recipe`: how FP8 linear layers scale their operands (read only for fp8).
 OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism::Fp8Recipe recipe,
@@ -149,14 +155,10 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         // (TrainingGemmDataType, step_kernels.h); the router casts nothing.
         const hardware::DataType gemm_dt = TrainingGemmDataType(op, dt);
         const bool fp8_linear = dt == hardware::DataType::kFp8 && !op.router;
-        const GemmDepths depth = DepthsOf(op);
-        f = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.fwd);
-        double wgrad = f, dgrad = f;
-        if (depth.wgrad > 0) {
-          wgrad = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.wgrad);
-          dgrad = OpGemmTime(d, gemm_dt, op, local_experts, memo, depth.dgrad);
-        }
-        b = dgrad + wgrad;
+        const GemmPassTimes g = OpGemmPassTimes(d, gemm_dt, op, local_experts, memo);
+        f = g.fwd;
+        const double wgrad = g.wgrad;
+        b = g.dgrad + wgrad;
         t.gemm += f + b;
         if (op.kind == OpKind::kGemm) t.weight_grad += wgrad;
         // An FP8 linear layer casts its input forward and its output
@@ -712,7 +714,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
   out.embed = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
-  out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len);
+  out.model_flops = models::ModelFlopsPerIteration(m, w.global_batch, w.seq_len, ops);  // ops reused
   out.micro_batch = p.micro_batch;
   out.tp = p.tp;
   out.cp = p.cp;
@@ -1262,7 +1264,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
-      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmTime(dev, op_dt, op, local, nullptr, DepthsOf(op).wgrad);
+      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmPassTimes(dev, op_dt, op, local, nullptr).wgrad;
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
     if (head)
@@ -1347,7 +1349,6 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   // The two data-parallel groups and the routed experts' share of a
   // layer's parameters, as Run() (DataParallelGroupsOf, StageParamsOf).
   c.dp_groups = DataParallelGroupsOf(network_, p, dp, st);
-  c.dp_group = c.dp_groups.dense_group;
   c.expert_layer_params =
       ExpertsApart(p) ? c.moe_fraction * routed / static_cast<double>(p.ep) / etp_d : 0.0;
   c.head_expert_params = MtpExpertParamsOnDevice(m, p);
@@ -1453,13 +1454,13 @@ OperatorLine LineOf(const hardware::DeviceSpec& d, hardware::DataType dt, parall
   switch (op.kind) {
     case OpKind::kGemm:
     case OpKind::kBatchedGemm: {
-      const hardware::DataType gemm_dt = op.attention_core ? attention_dt : dt;
+      const hardware::DataType gemm_dt = TrainingGemmDataType(op, dt);
       l.kind = op.kind == OpKind::kBatchedGemm ? "batched_gemm" : op.expert ? "grouped_gemm" : "gemm";
       l.fwd_flops = op.flops;
       l.bwd_flops = 2 * op.flops;  // input and weight gradients
       l.fwd_bytes = op.bytes;
       l.bwd_bytes = 2 * op.bytes;
-      if (op.kind == OpKind::kGemm && dt == hardware::DataType::kFp8) {
+      if (op.kind == OpKind::kGemm && dt == hardware::DataType::kFp8 && !op.router) {
         const PassTimes cast = op.expert ? Fp8GroupedCastTimes(d, op, recipe, local_experts)
                                          : Fp8LinearCastTimes(d, op, recipe);
         l.fp8_cast_fwd_s = cast.fwd;
@@ -1470,7 +1471,7 @@ OperatorLine LineOf(const hardware::DeviceSpec& d, hardware::DataType dt, parall
       l.fwd_fraction = gemm_fwd > 0 ? l.fwd_flops / (gemm_fwd * peak) : 0;
       l.bwd_fraction = gemm_bwd > 0 ? l.bwd_flops / (gemm_bwd * peak) : 0;
       const hardware::GemmParts parts = hardware::GemmPartsOf(d, gemm_dt, op.flops, op.bytes);
-      const GemmDepths depth = DepthsOf(op);
+      const models::GemmDepths depth = models::DepthsOf(op);
       l.fwd_bound = BoundOf(d, parts.compute_s / hardware::GemmDepthFactor(gemm_dt, depth.fwd), parts.memory_s);
       l.bwd_bound = BoundOf(d, parts.compute_s / hardware::GemmDepthFactor(gemm_dt, depth.dgrad), parts.memory_s);
       break;

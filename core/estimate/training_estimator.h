@@ -153,7 +153,6 @@ struct OperatorCosts {
   double grad_bytes = 0;   // per parameter, as reduced
   double optimizer_bytes_per_param = 0;
   int64_t dense_dp = 1;    // the dense parameters' data-parallel group: dp x cp
-  hardware::GroupPlacement dp_group;  // where its collectives run
   // Both data-parallel groups, dense (dp x cp) and routed experts (edp), and
   // the routed experts' parameters per device in one layer (averaged over
   // the layers as layer_params) and on the last stage's MTP modules: what

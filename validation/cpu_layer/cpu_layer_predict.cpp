@@ -51,13 +51,16 @@ LayerPrediction PredictLayer(const CpuLayerShape& shape, const hardware::DeviceS
       case models::OpKind::kGemm:
       case models::OpKind::kBatchedGemm: {
         // A linear layer's forward, input-gradient and weight-gradient GEMMs
-        // reduce over K, N and M (hardware::GemmTimeAtDepth), as the training
-        // estimator prices them; batched attention GEMMs at the curve.
-        const bool linear = op.kind == models::OpKind::kGemm;
-        const double f = hardware::GemmTimeAtDepth(device, dtype, op.flops, op.bytes, linear ? op.k : 0);
-        const double b = linear ? hardware::GemmTimeAtDepth(device, dtype, op.flops, op.bytes, op.n) +
-                                      hardware::GemmTimeAtDepth(device, dtype, op.flops, op.bytes, op.m)
-                                : 2 * f;
+        // at their reduction depths (models::DepthsOf, as the training
+        // estimator prices them; hardware::GemmTimeAtDepth); batched
+        // attention GEMMs at the curve (depth 0), the backward twice the
+        // forward.
+        const models::GemmDepths depth = models::DepthsOf(op);
+        const double f = hardware::GemmTimeAtDepth(device, dtype, op.flops, op.bytes, depth.fwd);
+        const double b = depth.wgrad > 0
+                             ? hardware::GemmTimeAtDepth(device, dtype, op.flops, op.bytes, depth.dgrad) +
+                                   hardware::GemmTimeAtDepth(device, dtype, op.flops, op.bytes, depth.wgrad)
+                             : 2 * f;
         p.forward_s += f;
         p.forward_gemm_s += f;
         p.backward_s += b;

@@ -354,6 +354,23 @@ double LocalExperts(const models::ModelSpec& m, const TrainingPlan& p) {
   return static_cast<double>(m.experts) / static_cast<double>(std::max<int64_t>(1, p.ep));
 }
 
+// What every pricing of one plan starts from (PrepareInto, Costs,
+// Breakdown): the GEMM datatype, the fused attention kernel, the activation
+// width (FP8 training keeps BF16 activations), one layer's shape on a device
+// and the routed experts it holds.
+struct LayerPricing {
+  hardware::DataType dt;
+  hardware::AttentionKernel attn_kernel;
+  double act;
+  models::LayerShape shape;
+  double local;
+};
+LayerPricing PricingOf(const models::ModelSpec& m, const TrainingPlan& p, const parallelism::Workload& w) {
+  const hardware::DataType dt = p.precision;
+  const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
+  return {dt, KernelOf(p.attention), act, ShapeOf(p, w, act), LocalExperts(m, p)};
+}
+
 // Routed experts are split differently from the rest of the layer (ep > 1,
 // or etp != tp): their weights then have their own data-parallel group.
 bool ExpertsApart(const TrainingPlan& p) { return p.ep > 1 || parallelism::ExpertTensorParallel(p) != p.tp; }
@@ -679,11 +696,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
                                     PreparedWorkload& out) const {
   const models::ModelSpec& m = model_;
   const hardware::DeviceSpec& dev = system_.device;
-  const hardware::DataType dt = p.precision;
-  const hardware::AttentionKernel attn_kernel = KernelOf(p.attention);
-  const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
-  const models::LayerShape shape = ShapeOf(p, w, act);
-  const double local = LocalExperts(m, p);
+  const auto [dt, attn_kernel, act, shape, local] = PricingOf(m, p, w);
   models::OpList ops;
   KernelMemo kernels(dev);  // the layers, the head and the embedding share kernels
   models::LayerOps(m, shape, false, p.ep, ops);
@@ -1240,11 +1253,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   const hardware::DeviceSpec& dev = system_.device;
   const int64_t inner = p.tp * p.pp * p.cp;
   const int64_t dp = p.dp > 0 ? p.dp : (inner > 0 ? devices_ / inner : 1);
-  const hardware::DataType dt = p.precision;
-  const hardware::AttentionKernel attn_kernel = KernelOf(p.attention);
-  const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
-  const models::LayerShape shape = ShapeOf(p, w, act);
-  const double local = LocalExperts(m, p);
+  const auto [dt, attn_kernel, act, shape, local] = PricingOf(m, p, w);
   // Forward, backward and the weight-gradient half of each weight GEMM's
   // backward (a GEMM's backward is an input-gradient and a weight-gradient
   // GEMM of its size, Narayanan et al. 2021 Sec. 5.1).
@@ -1549,11 +1558,7 @@ OperatorBreakdown TrainingEstimator::Breakdown(const TrainingPlan& p, const para
   OperatorBreakdown b;
   const models::ModelSpec& m = model_;
   const hardware::DeviceSpec& dev = system_.device;
-  const hardware::DataType dt = p.precision;
-  const hardware::AttentionKernel attn_kernel = KernelOf(p.attention);
-  const double act = hardware::BytesPer(dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt);
-  const models::LayerShape shape = ShapeOf(p, w, act);
-  const double local = LocalExperts(m, p);
+  const auto [dt, attn_kernel, act, shape, local] = PricingOf(m, p, w);
   b.peak_flops = hardware::PeakFlops(dev, dt);
   b.memory_bandwidth = dev.memory_bandwidth;
   models::OpList ops;

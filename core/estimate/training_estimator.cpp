@@ -1253,7 +1253,15 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   const hardware::DeviceSpec& dev = system_.device;
   const int64_t inner = p.tp * p.pp * p.cp;
   const int64_t dp = p.dp > 0 ? p.dp : (inner > 0 ? devices_ / inner : 1);
-  const auto [dt, attn_kernel, act, shape, local] = PricingOf(m, p, w);
+  // Named copies, not structured bindings: the lambda below uses them, and
+  // a lambda may not capture a structured binding before C++20's P1091
+  // (Clang before 16 refuses it).
+  const LayerPricing pricing = PricingOf(m, p, w);
+  const hardware::DataType dt = pricing.dt;
+  const hardware::AttentionKernel attn_kernel = pricing.attn_kernel;
+  const double act = pricing.act;
+  const models::LayerShape& shape = pricing.shape;
+  const double local = pricing.local;
   // Forward, backward and the weight-gradient half of each weight GEMM's
   // backward (a GEMM's backward is an input-gradient and a weight-gradient
   // GEMM of its size, Narayanan et al. 2021 Sec. 5.1).

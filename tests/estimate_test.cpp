@@ -188,17 +188,10 @@ TEST(Estimator, EagerElementwiseAddsItsBytesAtMemoryBandwidth) {
 // Both engines take these costs (Costs() feeds the event engine).
 TEST(Estimator, LinearGemmsArePricedAtTheirReductionDepth) {
   Scenario s;
-  base::Diagnostics d;
-  ASSERT_TRUE(LoadSystemPreset("frontier", PresetStore(kConfigs), {}, "system", s.system, d)) << d.ToString();
-  s.system.nodes = 1;
-  s.system.devices_per_node = 1;
+  s.system = test::OneHandWorkedDevice();
   hardware::DeviceSpec& dev = s.system.device;
-  dev.peak_bf16 = 100e12;
-  dev.gemm_efficiency = hardware::Curve{{1e9}, {0.5}, {}};
   dev.memory_bandwidth = 1e18;
   dev.kernel_overhead = 0;
-  dev.power_cap = 0;
-  dev.roofline = hardware::Roofline::kMax;
   const models::ModelSpec m = test::Gpt(1, 2048, 16);
   parallelism::TrainingPlan p;
   p.tp = p.pp = p.dp = p.cp = 1;

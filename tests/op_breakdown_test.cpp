@@ -15,8 +15,6 @@
 namespace orrery::engine {
 namespace {
 
-const std::string kConfigs = ORRERY_TEST_CONFIG_DIR;
-
 const OperatorLine* Find(const OperatorGroup& g, const std::string& name) {
   for (const OperatorLine& l : g.ops)
     if (l.name == name) return &l;
@@ -104,18 +102,11 @@ TEST(OperatorBreakdown, MoeLayerSumsToThePreparedMoeLayer) {
 //     fraction of the bandwidth: 16,777,216 / (22.97152e-6 x 1e12) = 0.730349
 TEST(OperatorBreakdown, OneGemmAndOneNormByHand) {
   Scenario s;
-  base::Diagnostics d;
-  ASSERT_TRUE(LoadSystemPreset("frontier", PresetStore(kConfigs), {}, "system", s.system, d)) << d.ToString();
-  s.system.nodes = 1;
-  s.system.devices_per_node = 1;
+  s.system = test::OneHandWorkedDevice();
   hardware::DeviceSpec& dev = s.system.device;
-  dev.peak_bf16 = 100e12;
-  dev.gemm_efficiency = hardware::Curve{{1e9}, {0.5}, {}};
   dev.memory_bandwidth = 1e12;
   dev.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
   dev.kernel_overhead = 2e-6;
-  dev.power_cap = 0;
-  dev.roofline = hardware::Roofline::kMax;
   const models::ModelSpec m = test::Gpt(1, 2048, 16);
   parallelism::TrainingPlan p;
   p.tp = p.pp = p.dp = p.cp = 1;

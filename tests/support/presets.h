@@ -47,6 +47,21 @@ inline hardware::SystemSpec System(const std::string& name, int64_t nodes) {
   return s;
 }
 
+// One device standing alone for arithmetic by hand: the frontier preset
+// cut to one node of one device, its GEMMs at a flat half of a 100 TFLOP/s
+// BF16 peak, no power cap, a max roofline. The caller sets the memory
+// bandwidth, memory efficiency and kernel overhead its arithmetic uses.
+inline hardware::SystemSpec OneHandWorkedDevice() {
+  hardware::SystemSpec s = System("frontier", 1);
+  s.devices_per_node = 1;
+  hardware::DeviceSpec& dev = s.device;
+  dev.peak_bf16 = 100e12;
+  dev.gemm_efficiency = hardware::Curve{{1e9}, {0.5}, {}};
+  dev.power_cap = 0;
+  dev.roofline = hardware::Roofline::kMax;
+  return s;
+}
+
 // configs/devices/<name>.yaml.
 inline hardware::DeviceSpec Device(const std::string& name) {
   base::Diagnostics d;

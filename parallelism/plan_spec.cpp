@@ -63,6 +63,20 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                   "the device waits for the host to launch the layer's kernels and a layer's "
                   "forward and backward each take max(device time, kernels x host_kernel_launch). "
                   "0 = the host keeps ahead.")
+        .Quantity("host_te_module", &TrainingPlan::host_te_module, Dimension::kTime, 0, 1, "0 s",
+                  "Host time of one Transformer Engine linear module's forward call (Linear, "
+                  "LayerNormLinear, GroupedLinear: Python and C++ dispatch, FP8 quantizer "
+                  "bookkeeping and the launches of its own GEMMs and casts). Priced with "
+                  "host_kernel_launch, for dropless MoE layers only: each linear GEMM but the "
+                  "router's is one module call in place of its kernels' launches. Published "
+                  "figures: 115 us BF16 (TransformerEngine PR 1191), more than twice that under "
+                  "FP8 delayed scaling (TransformerEngine issue 761). 0 = the module's kernels "
+                  "at host_kernel_launch each.")
+        .Quantity("host_te_split", &TrainingPlan::host_te_split, Dimension::kTime, 0, 1, "0 s",
+                  "Host time a Transformer Engine GroupedLinear forward spends per split (one per "
+                  "local expert: the split's tensor views and, under FP8, its quantized "
+                  "buffers; TransformerEngine issue 1499, about 5 us per tensor created, PR 865). "
+                  "Priced with host_kernel_launch, for dropless MoE layers only. 0 = none.")
         .Bool("sequence_parallel", &TrainingPlan::sequence_parallel, "false",
               "Megatron sequence parallelism: norms and dropout split over tp; all-reduce "
               "becomes reduce-scatter + all-gather (Korthikanti et al. 2022).")

@@ -87,6 +87,15 @@ struct TrainingPlan {
   // the tokens per expert back to the host every layer (MoeHostLaunchTime,
   // core/estimate/parallel_comm.h).
   double host_kernel_launch = 0;
+  // Host seconds of one Transformer Engine linear module's forward call
+  // (te.Linear, te.LayerNormLinear, te.GroupedLinear: Python and C++
+  // dispatch, the recipe's quantizer bookkeeping and the launches of the
+  // module's own GEMMs and casts), and of each split a GroupedLinear forward
+  // makes per local expert; 0: the module's kernels are priced at
+  // host_kernel_launch each. Read with host_kernel_launch, for dropless MoE
+  // layers only (MoeForwardHostTime, core/estimate/parallel_comm.h).
+  double host_te_module = 0;
+  double host_te_split = 0;
   // Hide each MoE layer's all-to-alls behind the compute of another
   // microbatch (DeepSeek-V3 DualPipe; Megatron-Core 1F1B A2A overlap).
   bool ep_comm_overlap = false;

@@ -1021,8 +1021,9 @@ TEST(Validation, AllTrainingRows) {
   // expert GEMMs' FP8 casts (Fp8GroupedCastTimes; the MoE rows 25.34 ->
   // 23.26 %, validation_test.cpp); 13.64 % with GEMMs at their reduction
   // depth and an uneven pipeline split's left-over layers on the middle
-  // stages as well.
-  EXPECT_LE(r.mape_pct, 13.66);
+  // stages as well. 13.63 % with the dropless MoE layers' Transformer
+  // Engine module calls on the host (docs/moe-long-context.md).
+  EXPECT_LE(r.mape_pct, 13.64);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -679,6 +679,96 @@ TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
   EXPECT_DOUBLE_EQ(bf16.bwd, 75);
   EXPECT_NEAR(HostBoundTime(0.5e-3, mx.bwd, 10e-6), 1.11e-3, 1e-15);
   EXPECT_DOUBLE_EQ(HostBoundTime(2e-3, mx.bwd, 10e-6), 2e-3);
+  // Transformer Engine linear modules forward (LayerKernels' te_* counts):
+  // the dense GEMM is one te.Linear call, each expert GEMM one
+  // te.GroupedLinear call of 16 splits; the router is no module. Kernels
+  // launched inside them, MXFP8: dense 1 GEMM + 1 quantize, experts 2 x
+  // (16 + 16) = 64: 66 of 84; delayed: 2 + 2 x (16 + 1) = 36 of 54; BF16:
+  // 1 + 2 x 16 = 33 of 42.
+  EXPECT_DOUBLE_EQ(mx.te_modules_fwd, 3);
+  EXPECT_DOUBLE_EQ(mx.te_splits_fwd, 32);
+  EXPECT_DOUBLE_EQ(mx.te_kernels_fwd, 66);
+  EXPECT_DOUBLE_EQ(delayed.te_kernels_fwd, 36);
+  EXPECT_DOUBLE_EQ(bf16.te_kernels_fwd, 33);
+  // Forward host time, delayed scaling at 10 us a kernel, 230 us a module
+  // call, 15 us a split: (54 - 36) x 10 + 3 x 230 + 32 x 15 = 180 + 690 +
+  // 480 = 1,350 us. Without a module figure every kernel at 10 us, the
+  // splits still counted: 54 x 10 + 32 x 15 = 1,020 us; with neither, the
+  // launch bound alone: 540 us.
+  EXPECT_NEAR(MoeForwardHostTime(delayed, 10e-6, 230e-6, 15e-6), 1350e-6, 1e-15);
+  EXPECT_NEAR(MoeForwardHostTime(delayed, 10e-6, 0, 15e-6), 1020e-6, 1e-15);
+  EXPECT_NEAR(MoeForwardHostTime(delayed, 10e-6, 0, 0), 540e-6, 1e-15);
+}
+
+// One Qwen3-30B-A3B MoE layer's forward host time per recipe from the cited
+// per-call figures (validation.cpp: 10 us a kernel launch; Transformer
+// Engine linear forward 115 us BF16, TransformerEngine PR 1191; 230 us FP8
+// delayed scaling, twice BF16's, issue 761; per GroupedLinear split 5 us
+// BF16, 15 us delayed, issues 1499 and PR 865). ep 8: 16 local experts.
+// The layer's linear GEMMs: QKV and output projection (two te.Linear-class
+// calls, the router is none) and the experts' fc1 and fc2 (two
+// te.GroupedLinear calls of 16 splits): 4 calls, 32 splits.
+//   BF16: 56 kernels forward (9 operators, 2 x 16 expert GEMMs, 15 of the
+//     router and the dispatcher), 1 + 1 + 16 + 16 = 34 of them inside the
+//     modules: 22 x 10 + 4 x 115 + 32 x 5 = 220 + 460 + 160 = 840 us.
+//   FP8 delayed: 60 kernels (2 casts more, one fused quantize per grouped
+//     GEMM), 2 + 2 + 17 + 17 = 38 inside: 22 x 10 + 4 x 230 + 32 x 15 =
+//     220 + 920 + 480 = 1,620 us.
+//   MXFP8 (no cited module figure, the harness sets none): 90 kernels x
+//     10 us = 900 us, as before.
+// On a DGX B200 at micro batch 1 of 4,096 tokens the delayed-scaling
+// layer's device forward (about 1 ms) is below 1.62 ms: the layer takes the
+// host's 1.62 ms in both engines; the backward keeps max(device, 88 x 10
+// us).
+TEST(Issue16, TransformerEngineModuleHostTimeOfAQwen3Layer) {
+  const models::ModelSpec m = Model("qwen3-30b-a3b");
+  models::LayerShape shape;
+  shape.micro_batch = 1;
+  shape.seq = 4096;
+  shape.full_seq = 4096;
+  models::OpList ops;
+  models::LayerOps(m, shape, true, 8, ops);
+  using parallelism::Fp8Recipe;
+  const LayerKernels bf16 = MoeLayerKernels(ops, 16, false, Fp8Recipe::kDelayed, true);
+  EXPECT_DOUBLE_EQ(bf16.fwd, 56);
+  EXPECT_DOUBLE_EQ(bf16.te_modules_fwd, 4);
+  EXPECT_DOUBLE_EQ(bf16.te_kernels_fwd, 34);
+  EXPECT_DOUBLE_EQ(bf16.te_splits_fwd, 32);
+  EXPECT_NEAR(MoeForwardHostTime(bf16, 10e-6, 115e-6, 5e-6), 840e-6, 1e-15);
+  const LayerKernels delayed = MoeLayerKernels(ops, 16, true, Fp8Recipe::kDelayed, true);
+  EXPECT_DOUBLE_EQ(delayed.fwd, 60);
+  EXPECT_DOUBLE_EQ(delayed.te_kernels_fwd, 38);
+  EXPECT_NEAR(MoeForwardHostTime(delayed, 10e-6, 230e-6, 15e-6), 1620e-6, 1e-15);
+  const LayerKernels mx = MoeLayerKernels(ops, 16, true, Fp8Recipe::kMxfp8, true);
+  EXPECT_DOUBLE_EQ(mx.fwd, 90);
+  EXPECT_NEAR(MoeForwardHostTime(mx, 10e-6, 0, 0), 900e-6, 1e-15);
+
+  hardware::SystemSpec sys = System("dgx-b200", 1);
+  const TrainingEstimator est(m, sys);
+  parallelism::TrainingPlan p;
+  p.ep = 8;
+  p.precision = hardware::DataType::kFp8;
+  p.fp8_recipe = Fp8Recipe::kDelayed;
+  parallelism::Workload w{.global_batch = 64, .seq_len = 4096};
+  const PreparedWorkload device = est.Prepare(p, w);
+  p.host_kernel_launch = 10e-6;
+  const PreparedWorkload launches = est.Prepare(p, w);
+  p.host_te_module = 230e-6;
+  p.host_te_split = 15e-6;
+  const PreparedWorkload modules = est.Prepare(p, w);
+  const OperatorCosts c = est.Costs(p, w);
+  EXPECT_LT(device.moe.fwd, 1620e-6);
+  EXPECT_NEAR(modules.moe.fwd, 1620e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(c.moe.fwd, modules.moe.fwd);
+  EXPECT_DOUBLE_EQ(modules.moe.bwd, launches.moe.bwd);
+  EXPECT_DOUBLE_EQ(c.moe.bwd, modules.moe.bwd);
+  // A capacity factor removes the host sync: the device's layer again.
+  p.expert_capacity_factor = 1.0;
+  parallelism::TrainingPlan q = p;
+  q.host_kernel_launch = 0;
+  q.host_te_module = 0;
+  q.host_te_split = 0;
+  EXPECT_DOUBLE_EQ(est.Prepare(p, w).moe.fwd, est.Prepare(q, w).moe.fwd);
 }
 
 // The MoE router's gating GEMM under FP8 training runs in BF16 and casts

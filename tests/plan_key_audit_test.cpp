@@ -353,6 +353,11 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"ep_comm_overlap", {"mixtral", "true"}},
       {"expert_capacity_factor", {"mixtral", "1"}},
       {"host_kernel_launch", {"qwen3-moe", "10 us"}},
+      // 4 Transformer Engine module calls a layer forward (QKV, output
+      // projection, the experts' fc1 and fc2) at 1 ms, and their 32 grouped
+      // splits at 100 us, each outlast the device's 0.2 ms forward.
+      {"host_te_module", {"qwen3-moe", "1 ms"}},
+      {"host_te_split", {"qwen3-moe", "100 us"}},
       {"sequence_parallel", {"llama70b", "false"}},
       // Pipeline.
       {"interleave", {"llama70b", "2"}},

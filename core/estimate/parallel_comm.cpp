@@ -80,6 +80,10 @@ LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bo
     if (op.expert) {
       k.fwd += experts + splits * quantize;
       k.bwd += 2 * experts + splits * quantize;
+      // One te.GroupedLinear call, one split per local expert.
+      k.te_modules_fwd += 1;
+      k.te_kernels_fwd += experts + splits * quantize;
+      k.te_splits_fwd += experts;
       continue;
     }
     const bool gemm = op.kind == models::OpKind::kGemm || op.kind == models::OpKind::kBatchedGemm;
@@ -88,6 +92,9 @@ LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bo
     if (op.kind == models::OpKind::kGemm && !op.router) {
       k.fwd += quantize;
       k.bwd += quantize;
+      // One te.Linear / te.LayerNormLinear call: its GEMM and its casts.
+      k.te_modules_fwd += 1;
+      k.te_kernels_fwd += 1 + quantize;
     }
     routed = routed || op.router;
   }
@@ -109,6 +116,12 @@ LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bo
 
 double HostBoundTime(double device_s, double kernels, double host_per_kernel) {
   return std::max(device_s, kernels * host_per_kernel);
+}
+
+double MoeForwardHostTime(const LayerKernels& k, double per_kernel, double per_module, double per_split) {
+  const double splits = k.te_splits_fwd * per_split;
+  if (per_module <= 0) return k.fwd * per_kernel + splits;
+  return (k.fwd - k.te_kernels_fwd) * per_kernel + k.te_modules_fwd * per_module + splits;
 }
 
 double ExpertGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, double flops, double bytes,

@@ -275,9 +275,27 @@ double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraff
 // Still a lower bound: the auxiliary loss (when the model trains with one),
 // the device-to-host copies of the counts, and the fused permute's index-map
 // kernels beyond one are not counted.
+//
+// Of the forward's kernels, those launched from inside Transformer Engine's
+// linear modules, whose host time is priced per module call where the plan
+// sets one (MoeForwardHostTime): Megatron-Core's Transformer Engine layer
+// spec (gpt_layer_specs.py) builds every linear GEMM but the router's from
+// them, the attention projections as TELayerNormColumnParallelLinear /
+// TERowParallelLinear (te.LayerNormLinear, te.Linear; MLA's and the shared
+// experts' projections as TE linears too) and the routed experts' fc1 and
+// fc2 as TEColumnParallelGroupedLinear / TERowParallelGroupedLinear
+// (te.GroupedLinear, one split per local expert). Counted: one call per
+// such GEMM operator (te_modules_fwd), the GEMM and quantize kernels
+// counted above for it (te_kernels_fwd), and for each grouped one its
+// local experts' splits (te_splits_fwd). The fused norm of
+// te.LayerNormLinear stays a kernel of its own: the module figure is
+// te.Linear's.
 struct LayerKernels {
   double fwd = 0;
   double bwd = 0;
+  double te_modules_fwd = 0;
+  double te_kernels_fwd = 0;
+  double te_splits_fwd = 0;
 };
 LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bool fp8,
                              parallelism::Fp8Recipe recipe, bool expert_parallel);
@@ -286,6 +304,16 @@ LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bo
 // launched by a host `host_per_kernel` seconds each: max(device, kernels x
 // host) (the device idles until the host has launched the next kernel).
 double HostBoundTime(double device_s, double kernels, double host_per_kernel);
+
+// Host seconds of a MoE layer's forward: each kernel launched outside a
+// Transformer Engine linear module at `per_kernel`, each module call at
+// `per_module` in place of its own kernels' launches, and each grouped
+// split at `per_split` (LayerKernels' te_* counts). With `per_module` 0 no
+// module figure is known: every kernel at `per_kernel`, the splits still
+// at `per_split`. The backward stays kernels x per_kernel: the published
+// per-call figures (TransformerEngine PR 1191, issues 761 and 2053) time
+// forward passes only.
+double MoeForwardHostTime(const LayerKernels& k, double per_kernel, double per_module, double per_split);
 
 // Seconds of a MoE layer's expert GEMM of `flops` and `bytes` over all of
 // the device's `local_experts` (experts / ep): one grouped GEMM of E

@@ -323,15 +323,17 @@ void AddExpertPermute(const hardware::DeviceSpec& dev, const models::ModelSpec& 
 }
 
 // Dropless routing's host-launch bound on a MoE layer's forward and
-// backward (MoeLayerKernels, HostBoundTime, parallel_comm.h): with a
-// capacity factor the token counts are known without a device-to-host copy
-// and the host keeps ahead; so it does when the plan sets no host cost.
+// backward (MoeLayerKernels, MoeForwardHostTime, HostBoundTime,
+// parallel_comm.h): with a capacity factor the token counts are known
+// without a device-to-host copy and the host keeps ahead; so it does when
+// the plan sets no host cost.
 void AddMoeHostBound(const TrainingPlan& p, const models::OpList& moe_ops, double local_experts, double& fwd,
                      double& bwd) {
-  if (p.host_kernel_launch <= 0 || p.expert_capacity_factor > 0) return;
+  if (p.expert_capacity_factor > 0) return;
+  if (p.host_kernel_launch <= 0 && p.host_te_module <= 0 && p.host_te_split <= 0) return;
   const LayerKernels k =
       MoeLayerKernels(moe_ops, local_experts, p.precision == hardware::DataType::kFp8, p.fp8_recipe, p.ep > 1);
-  fwd = HostBoundTime(fwd, k.fwd, p.host_kernel_launch);
+  fwd = std::max(fwd, MoeForwardHostTime(k, p.host_kernel_launch, p.host_te_module, p.host_te_split));
   bwd = HostBoundTime(bwd, k.bwd, p.host_kernel_launch);
 }
 
@@ -686,6 +688,7 @@ double TrainingEstimator::CollectiveTime(CollectiveMemo* memo, Collective c, dou
 bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workload& w) const {
   return valid && p.micro_batch == micro_batch && p.tp == tp && p.cp == cp && p.ep == ep && p.etp == etp &&
          parallelism::ExpertLoadFactor(p) == expert_load && p.host_kernel_launch == host_kernel_launch &&
+         p.host_te_module == host_te_module && p.host_te_split == host_te_split &&
          (p.expert_capacity_factor > 0) == capacity_bound &&
          p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
          p.precision == precision && p.fp8_recipe == fp8_recipe && w.seq_len == seq_len &&
@@ -735,6 +738,8 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.etp = p.etp;
   out.expert_load = shape.expert_load;
   out.host_kernel_launch = p.host_kernel_launch;
+  out.host_te_module = p.host_te_module;
+  out.host_te_split = p.host_te_split;
   out.capacity_bound = p.expert_capacity_factor > 0;
   out.sequence_parallel = p.sequence_parallel;
   out.attention = p.attention;

@@ -106,6 +106,8 @@ struct PreparedWorkload {
   int64_t micro_batch = 0, tp = 0, cp = 0, ep = 0, etp = 0, seq_len = 0, global_batch = 0;
   double expert_load = 1;  // parallelism::ExpertLoadFactor of the plan
   double host_kernel_launch = 0;  // the plan's, with capacity_bound: MoE host-launch bound
+  double host_te_module = 0;      // the plan's Transformer Engine module and split host times
+  double host_te_split = 0;
   bool capacity_bound = false;    // expert_capacity_factor > 0 (no host sync)
   bool sequence_parallel = false;
   parallelism::Attention attention = parallelism::Attention::kFlash;

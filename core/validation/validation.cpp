@@ -716,6 +716,38 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (s.model.experts > 1 && p.expert_capacity_factor <= 0) {
       p.host_kernel_launch = 10e-6;
       assume("dropless MoE: 10 us host time per kernel launch");
+      // The Megatron frameworks build a MoE layer's linear GEMMs from
+      // Transformer Engine modules (MoeLayerKernels, parallel_comm.h), whose
+      // forward call costs the host more than its kernels' launches. Cited
+      // per-call figures, forward only:
+      //   BF16: 115 us per TEColumnParallelLinear forward (Megatron-Core, TP
+      //     1; TransformerEngine PR 1191, after its optimizations: 140 us
+      //     before); issue 2053 measures te.Linear's BF16 forward (hidden
+      //     2048, 8,192 tokens) at 90.5 and 99.7 us of CPU time on GH200 and
+      //     GB200. Per
+      //     GroupedLinear split one tensor view (torch.split; issue 1499 names
+      //     it as the module's host cost), about 5 us per PyTorch tensor
+      //     created (PR 865): 5 us.
+      //   FP8 delayed scaling: scheduling a te.Linear "takes more than 2x"
+      //     BF16's (issue 761), so 2 x 115 = 230 us, a lower bound. Per split
+      //     the view and the two torch.empty buffers fused_multi_cast_transpose
+      //     allocates for it (issue 1499; PR 1793's bulk allocation covers
+      //     the blockwise recipe, PR 1934 MXFP8, not per-tensor scaling):
+      //     3 x 5 = 15 us.
+      // Current scaling, MXFP8 and blockwise FP8: no published per-call
+      // figure; their module kernels stay at the launch cost each.
+      const bool te_framework = framework == "megatron-lm" || framework == "megatron-core" ||
+                                framework == "nemo" || framework == "megatron-bridge";
+      if (te_framework && p.precision == hardware::DataType::kBf16) {
+        p.host_te_module = 115e-6;
+        p.host_te_split = 5e-6;
+        assume("dropless MoE: Transformer Engine linear forward 115 us, 5 us per grouped split (bf16)");
+      } else if (te_framework && p.precision == hardware::DataType::kFp8 &&
+                 p.fp8_recipe == parallelism::Fp8Recipe::kDelayed) {
+        p.host_te_module = 230e-6;
+        p.host_te_split = 15e-6;
+        assume("dropless MoE: Transformer Engine linear forward 230 us, 15 us per grouped split (fp8 delayed)");
+      }
     }
 
     // The knobs before the search: the stated ones, and for the rest the

@@ -805,9 +805,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // router's datatype"): 13.64 / 13.16 / 23.08 % (Qwen3-30B-A3B 41.72 ->
   // 41.47 %, Qwen3-235B-A22B 22.20 -> 22.30 %, DeepSeek-V3 8.65 -> 8.67 %,
   // Mixtral 12.15 -> 12.28 %).
-  EXPECT_LE(file.mape_pct, 13.65);
-  EXPECT_LE(file_hb.mape_pct, 13.18);
-  EXPECT_LE(file_moe.mape_pct, 23.10);
+  // Transformer Engine's linear modules priced per forward call on the
+  // dropless MoE layers' host (BF16 and FP8 delayed scaling, the recipes
+  // with published figures; docs/moe-long-context.md, "Transformer Engine
+  // modules on the host"): 13.63 / 13.15 / 23.03 %; only the 26.02
+  // Qwen3-30B-A3B H100 row moves (-58.0 -> -56.3 %), the other BF16 and
+  // delayed-scaling dropless rows stay device-bound.
+  EXPECT_LE(file.mape_pct, 13.64);
+  EXPECT_LE(file_hb.mape_pct, 13.16);
+  EXPECT_LE(file_moe.mape_pct, 23.04);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -851,14 +857,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 19.07 -> 18.99 %, 26.02 19.05 -> 18.97 %. Raised for 25.04 and 25.09:
   // their FP8 MoE rows (Mixtral on GB200, the token-dropping Qwen3 and
   // DeepSeek-V3 rows), already predicted fast, lose the router's FP8 casts,
-  // which Megatron-Core never runs, and come out faster still.
+  // which Megatron-Core never runs, and come out faster still. The
+  // Transformer Engine modules on the dropless layers' host (above):
+  // Megatron-Bridge 26.02 18.97 -> 18.85 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.11},
            {"NVIDIA NeMo 25.02", 15.08},
            {"NVIDIA NeMo 25.04", 14.97},
            {"NVIDIA Megatron-Bridge 25.09", 16.12},
            {"NVIDIA Megatron-Bridge 25.11", 19.01},
-           {"NVIDIA Megatron-Bridge 26.02", 18.98},
+           {"NVIDIA Megatron-Bridge 26.02", 18.86},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 8.57}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

@@ -805,9 +805,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // router's datatype"): 13.64 / 13.16 / 23.08 % (Qwen3-30B-A3B 41.72 ->
   // 41.47 %, Qwen3-235B-A22B 22.20 -> 22.30 %, DeepSeek-V3 8.65 -> 8.67 %,
   // Mixtral 12.15 -> 12.28 %).
-  EXPECT_LE(file.mape_pct, 13.65);
-  EXPECT_LE(file_hb.mape_pct, 13.18);
-  EXPECT_LE(file_moe.mape_pct, 23.10);
+  // Raised with issue 15's FP8 casts on Blackwell (step_kernels.h): TE
+  // writes per-tensor FP8 operands row-wise only where FP8 GEMMs take any
+  // layout (B200, GB200: 3 B per element, not 4), and MXFP8 swizzles the
+  // scales of each operand before every GEMM (six kernels a layer). Every
+  // delayed- and current-scaling row on B200/GB200, most predicted fast,
+  // comes out faster; the MXFP8 rows slower, toward their measurements:
+  // 13.64 / 13.16 / 23.08 -> 13.68 / 13.24 / 23.21 %.
+  EXPECT_LE(file.mape_pct, 13.70);
+  EXPECT_LE(file_hb.mape_pct, 13.26);
+  EXPECT_LE(file_moe.mape_pct, 23.23);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -852,14 +859,20 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // their FP8 MoE rows (Mixtral on GB200, the token-dropping Qwen3 and
   // DeepSeek-V3 rows), already predicted fast, lose the router's FP8 casts,
   // which Megatron-Core never runs, and come out faster still.
+  // Issue 15's FP8 casts on Blackwell (above): NeMo 25.02 15.07 -> 15.39 %,
+  // 25.04 14.96 -> 15.77 %, Megatron-Bridge 25.09 16.11 -> 16.31 %, the
+  // long-sequence table 8.55 -> 9.08 % (raised: their per-tensor FP8 rows on
+  // B200/GB200, predicted fast, lose the transposed copy TE does not write
+  // there and come out faster); down, Megatron-Bridge 25.11 18.99 -> 18.96 %,
+  // 26.02 18.97 -> 18.69 % (their MXFP8 rows, predicted fast, slower).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.11},
-           {"NVIDIA NeMo 25.02", 15.08},
-           {"NVIDIA NeMo 25.04", 14.97},
-           {"NVIDIA Megatron-Bridge 25.09", 16.12},
-           {"NVIDIA Megatron-Bridge 25.11", 19.01},
-           {"NVIDIA Megatron-Bridge 26.02", 18.98},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 8.57}}) {
+           {"NVIDIA NeMo 25.02", 15.41},
+           {"NVIDIA NeMo 25.04", 15.78},
+           {"NVIDIA Megatron-Bridge 25.09", 16.32},
+           {"NVIDIA Megatron-Bridge 25.11", 18.98},
+           {"NVIDIA Megatron-Bridge 26.02", 18.70},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 9.10}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;

@@ -88,6 +88,10 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
                   "Dense FP16 tensor peak; 0 = same as peak_bf16.")
         .Quantity("peak_fp8", &DeviceSpec::peak_fp8, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
                   "Dense FP8 tensor peak; 0 = unsupported.")
+        .Bool("fp8_any_layout", &DeviceSpec::fp8_any_layout, "false",
+              "FP8 tensor-core GEMMs take their operands in any layout (Blackwell sm_100: true), so "
+              "Transformer Engine writes per-tensor FP8 operands row-wise only (3 B per element cast); "
+              "false = TN only (Hopper, Ada): a second, transposed copy for the weight gradient (4 B).")
         .Quantity("peak_int8", &DeviceSpec::peak_int8, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",
                   "Dense INT8 tensor peak (OP/s); 0 = unsupported.")
         .Quantity("peak_fp4", &DeviceSpec::peak_fp4, Dimension::kFlopRate, 0, 1e19, "0 FLOP/s",

@@ -53,6 +53,13 @@ struct DeviceSpec {
   double peak_fp8 = 0;
   double peak_int8 = 0;   // OP/s
   double peak_fp4 = 0;    // NVFP4 / MXFP4 tensor peak (Blackwell); 0 = none
+  // FP8 tensor-core GEMMs take operands in any layout (NN, NT, TN): true on
+  // datacenter Blackwell (sm_100), false on Hopper and Ada, whose FP8 GEMMs
+  // take only TN (Transformer Engine, transformer_engine/common/
+  // transformer_engine.cpp, nvte_is_non_tn_fp8_gemm_supported: compute
+  // capability 10.x-11.x and from 13.0). Decides whether per-tensor FP8
+  // operands need a transposed copy (engine::Fp8QuantizeBytesPerElement).
+  bool fp8_any_layout = false;
   double memory_capacity = 0;   // bytes of device memory (HBM)
   double memory_bandwidth = 0;  // bytes/s, datasheet
   double l2_cache = 0;          // bytes

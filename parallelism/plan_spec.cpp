@@ -215,7 +215,8 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                                   "bf16",
                                   "Datatype of the layers' GEMMs and activations. fp8: Transformer Engine's "
                                   "FP8 linear layers: each casts its input and its output gradient "
-                                  "(4 B per element, more by fp8_recipe) and keeps its input for the backward pass in 1 byte; "
+                                  "(4 B per element, 3 B where FP8 GEMMs take any layout (Blackwell), more by fp8_recipe) "
+                                  "and keeps its input for the backward pass in 1 byte; "
                                   "attention, LM head and loss stay bf16.")
         .Enum<Fp8Recipe>("fp8_recipe", &TrainingPlan::fp8_recipe,
                          {{"delayed", Fp8Recipe::kDelayed},
@@ -225,14 +226,16 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          "delayed",
                          "How fp8 GEMM operands are scaled (read only with precision fp8). delayed: one scale per "
                          "tensor from an amax history (Transformer Engine DelayedScaling), the amax reduced "
-                         "inside the cast-transpose, 4 B per element; the default, as TE's default recipe on "
+                         "inside the cast-transpose, 4 B per element (3 B on Blackwell, whose FP8 GEMMs take "
+                         "any layout: no transposed copy); the default, as TE's default recipe on "
                          "Hopper and what Megatron-Core and NeMo ran before current scaling (2025). current: "
                          "the scale from the tensor's own amax (Float8CurrentScaling), one more 2 B read per "
                          "element in a kernel of its own (its amax all-reduce over tp for sequence-parallel "
                          "inputs is not priced). blockwise: one fp32 scale per 1x128 block of each layout "
                          "(DeepSeek-V3 Sec. 3.3), 4 + 8/128 B. mxfp8: one E8M0 scale per 32 elements of each "
-                         "layout (OCP MX v1.0), 4 + 2/32 B; only on block-scaled tensor cores (a device with "
-                         "peak_fp4: b200, gb200).")
+                         "layout (OCP MX v1.0), both MX copies on every device, 4 + 2/32 B, and a kernel swizzling "
+                         "each operand's scales before every GEMM (six a layer); only on block-scaled tensor "
+                         "cores (a device with peak_fp4: b200, gb200).")
         .Bool("fp32_master_weights", &TrainingPlan::fp32_master_weights, "true",
               "Keep fp32 master weights (mixed precision, Micikevicius et al. 2018).")
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,

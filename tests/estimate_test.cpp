@@ -715,7 +715,8 @@ TEST(StepKernels, Fp8CastTransposeByHand) {
 
 // The same QKV linear layer (input 8192 x 4096 = 33,554,432 elements,
 // output gradient 8192 x 6144 = 50,331,648) under each FP8 recipe
-// (step_kernels.h), on the same device (0.8 TB/s achieved, 2 us a kernel):
+// (step_kernels.h), on the same TN-only device (fp8_any_layout false:
+// Hopper-like; 0.8 TB/s achieved, 2 us a kernel):
 //   delayed   4 B/element in one kernel: 169.77216 / 253.65824 us (above);
 //             no bytes beyond the cast-transpose.
 //   current   + an amax kernel reading 2 B/element:
@@ -726,24 +727,70 @@ TEST(StepKernels, Fp8CastTransposeByHand) {
 //             fwd 136,314,880 B / 0.8 TB/s = 170.3936 us + 2 us = 172.3936 us
 //             bwd 204,472,320 B / 0.8 TB/s = 255.5904 us + 2 us = 257.5904 us
 //             (83,886,080 / 16 = 5,242,880 B more than delayed)
-//   mxfp8     4 + 2 x 1/32 = 4.0625 B/element: the same bytes as blockwise
-//             (one 4-byte scale per 128 elements = one 1-byte scale per 32).
+//   mxfp8     4 + 2 x 1/32 = 4.0625 B/element: the same quantize bytes as
+//             blockwise (one 4-byte scale per 128 elements = one 1-byte scale
+//             per 32); its scale swizzles are worked in Fp8BlackwellCastsByHand.
 TEST(StepKernels, Fp8RecipeCastsByHand) {
   const hardware::DeviceSpec d = FlatMemoryDevice();
   const models::Op qkv = Llama3_8bQkvGemm();
-  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kDelayed), 4.0);
-  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kCurrent), 4.0);
+  ASSERT_FALSE(Fp8GemmTakesAnyLayout(d));
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kDelayed, false), 4.0);
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kCurrent, false), 4.0);
   EXPECT_EQ(kFp8CurrentAmaxBytesPerElement, 2.0);
-  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kBlockwise), 4.0625);
-  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kMxfp8), 4.0625);
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kBlockwise, false), 4.0625);
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kMxfp8, false), 4.0625);
   const PassTimes cs = Fp8LinearCastTimes(d, qkv, parallelism::Fp8Recipe::kCurrent);
   EXPECT_NEAR(cs.fwd, 255.65824e-6, 1e-15);
   EXPECT_NEAR(cs.bwd, 381.48736e-6, 1e-15);
-  for (const auto r : {parallelism::Fp8Recipe::kBlockwise, parallelism::Fp8Recipe::kMxfp8}) {
-    const PassTimes b = Fp8LinearCastTimes(d, qkv, r);
-    EXPECT_NEAR(b.fwd, 172.3936e-6, 1e-15);
-    EXPECT_NEAR(b.bwd, 257.5904e-6, 1e-15);
-  }
+  const PassTimes b = Fp8LinearCastTimes(d, qkv, parallelism::Fp8Recipe::kBlockwise);
+  EXPECT_NEAR(b.fwd, 172.3936e-6, 1e-15);
+  EXPECT_NEAR(b.bwd, 257.5904e-6, 1e-15);
+  const PassTimes none = Fp8MxSwizzleTimes(d, qkv, parallelism::Fp8Recipe::kCurrent);
+  EXPECT_EQ(none.fwd, 0.0);
+  EXPECT_EQ(none.bwd, 0.0);
+}
+
+// Issue 15: the same QKV linear layer on a Blackwell-like device (FP8 GEMMs
+// in any layout: fp8_any_layout, Fp8GemmTakesAnyLayout; same 0.8 TB/s and
+// 2 us a kernel). Elements: input 8192 x 4096 = 33,554,432, output gradient
+// 8192 x 6144 = 50,331,648, weight 4096 x 6144 = 25,165,824.
+//   delayed   row-wise copy only, 3 B/element:
+//             fwd 100,663,296 B / 0.8 TB/s = 125.82912 us + 2 us = 127.82912 us
+//             bwd 150,994,944 B / 0.8 TB/s = 188.74368 us + 2 us = 190.74368 us
+//   current   + the amax kernel (2 B/element, as on the TN device):
+//             fwd 127.82912 + 85.88608 = 213.71520 us
+//             bwd 190.74368 + 127.82912 = 318.57280 us
+//   mxfp8     quantize, both MX copies, 4.0625 B/element: 172.3936 / 257.5904 us
+//             (as on the TN device), plus six scale swizzles, each reading and
+//             writing 1 B per 32 elements of one operand:
+//               input  33,554,432 / 32 x 2 = 2,097,152 B -> 2.62144 + 2 = 4.62144 us
+//               weight 25,165,824 / 32 x 2 = 1,572,864 B -> 1.96608 + 2 = 3.96608 us
+//               grad   50,331,648 / 32 x 2 = 3,145,728 B -> 3.93216 + 2 = 5.93216 us
+//             fwd (input, weight) 8.58752 us -> 180.98112 us
+//             bwd (grad, weight; input, grad) 20.45184 us -> 278.04224 us
+// Bytes for the layer: delayed 251,658,240; current 419,430,400; mxfp8
+// 340,787,200 + 13,631,488 of swizzles = 354,418,688.
+TEST(StepKernels, Fp8BlackwellCastsByHand) {
+  hardware::DeviceSpec d = FlatMemoryDevice();
+  d.fp8_any_layout = true;
+  const models::Op qkv = Llama3_8bQkvGemm();
+  ASSERT_TRUE(Fp8GemmTakesAnyLayout(d));
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kDelayed, true), 3.0);
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kCurrent, true), 3.0);
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kMxfp8, true), 4.0625);
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kBlockwise, true), 4.0625);
+  const PassTimes delayed = Fp8LinearCastTimes(d, qkv, parallelism::Fp8Recipe::kDelayed);
+  EXPECT_NEAR(delayed.fwd, 127.82912e-6, 1e-15);
+  EXPECT_NEAR(delayed.bwd, 190.74368e-6, 1e-15);
+  const PassTimes cs = Fp8LinearCastTimes(d, qkv, parallelism::Fp8Recipe::kCurrent);
+  EXPECT_NEAR(cs.fwd, 213.7152e-6, 1e-15);
+  EXPECT_NEAR(cs.bwd, 318.5728e-6, 1e-15);
+  const PassTimes swizzle = Fp8MxSwizzleTimes(d, qkv, parallelism::Fp8Recipe::kMxfp8);
+  EXPECT_NEAR(swizzle.fwd, 8.58752e-6, 1e-15);
+  EXPECT_NEAR(swizzle.bwd, 20.45184e-6, 1e-15);
+  const PassTimes mx = Fp8LinearCastTimes(d, qkv, parallelism::Fp8Recipe::kMxfp8);
+  EXPECT_NEAR(mx.fwd, 180.98112e-6, 1e-15);
+  EXPECT_NEAR(mx.bwd, 278.04224e-6, 1e-15);
 }
 
 // Issue 16: the casts around a grouped expert GEMM (Fp8GroupedCastTimes,
@@ -1022,8 +1069,12 @@ TEST(Validation, AllTrainingRows) {
   // 23.26 %, validation_test.cpp); 13.64 % with GEMMs at their reduction
   // depth and an uneven pipeline split's left-over layers on the middle
   // stages as well. 13.63 % with the dropless MoE layers' Transformer
-  // Engine module calls on the host (docs/moe-long-context.md).
-  EXPECT_LE(r.mape_pct, 13.64);
+  // Engine module calls on the host (docs/moe-long-context.md). Raised to
+  // 13.68 % by issue 15's FP8 casts on Blackwell
+  // (step_kernels.h: per-tensor FP8 written row-wise only on B200/GB200,
+  // MXFP8's scale swizzles): the per-tensor FP8 rows there, most predicted
+  // fast, faster (validation_test.cpp says which moved); 13.68 % with both.
+  EXPECT_LE(r.mape_pct, 13.69);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -310,8 +310,10 @@ TEST(Issue16, ExpertPermuteInBothEngines) {
 // batch 1 x 4096 tokens: the recipe changes nothing in the layer but its
 // casts, so MXFP8's forward and backward exceed delayed scaling's by the
 // casts' difference summed over the layer's GEMMs: the linear layers' (QKV,
-// output projection, router: 1/16 B more per element for the scales) and
-// the two expert GEMMs' (16 kernels each, against one fused kernel).
+// output projection: on a B200 delayed scaling writes the row-wise copy
+// only, MXFP8 both MX copies and their scales, 1 + 1/16 B more per element,
+// and swizzles the scales before each GEMM) and the two expert GEMMs' (16
+// kernels each, against one fused kernel).
 TEST(Issue16, ExpertFp8CastsInBothEngines) {
   const models::ModelSpec m = Model("qwen3-30b-a3b");
   hardware::SystemSpec sys = System("dgx-b200", 1);

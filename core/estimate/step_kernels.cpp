@@ -6,8 +6,13 @@
 
 namespace orrery::engine {
 
-PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe) {
-  const double per = Fp8QuantizeBytesPerElement(recipe);
+namespace {
+
+// The quantize kernels alone (cast, transpose, scales; the current-scaling
+// amax pass) around one FP8 GEMM: what a linear layer and a grouped expert
+// GEMM share.
+PassTimes Fp8QuantizeTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe) {
+  const double per = Fp8QuantizeBytesPerElement(recipe, Fp8GemmTakesAnyLayout(d));
   const double in = op.m * op.k, grad = op.m * op.n;
   PassTimes t;
   t.fwd = hardware::MemoryTime(d, per * in);
@@ -19,12 +24,36 @@ PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op
   return t;
 }
 
+}  // namespace
+
+PassTimes Fp8MxSwizzleTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe) {
+  PassTimes t;
+  if (recipe != parallelism::Fp8Recipe::kMxfp8) return t;
+  // Bytes of one swizzle: the scales of one operand copy (one per 32
+  // elements), read and written.
+  const auto swizzle = [&](double elements) {
+    return hardware::MemoryTime(d, kFp8MxSwizzleBytesPerScale * elements / 32.0);
+  };
+  const double input = op.m * op.k, weight = op.k * op.n, grad = op.m * op.n;
+  t.fwd = swizzle(input) + swizzle(weight);                         // forward GEMM
+  t.bwd = swizzle(grad) + swizzle(weight) + swizzle(input) + swizzle(grad);  // dgrad, wgrad
+  return t;
+}
+
+PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe) {
+  PassTimes t = Fp8QuantizeTimes(d, op, recipe);
+  const PassTimes swizzle = Fp8MxSwizzleTimes(d, op, recipe);
+  t.fwd += swizzle.fwd;
+  t.bwd += swizzle.bwd;
+  return t;
+}
+
 PassTimes Fp8GroupedCastTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe,
                               double local_experts) {
   const double splits = recipe == parallelism::Fp8Recipe::kDelayed ? 1.0 : std::max(1.0, local_experts);
   models::Op one = op;
   one.m = op.m / splits;
-  PassTimes t = Fp8LinearCastTimes(d, one, recipe);
+  PassTimes t = Fp8QuantizeTimes(d, one, recipe);
   t.fwd *= splits;
   t.bwd *= splits;
   return t;

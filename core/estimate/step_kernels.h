@@ -10,14 +10,30 @@
 
 namespace orrery::engine {
 
+// Whether the device's FP8 GEMMs take their operands in any layout
+// (hardware::DeviceSpec::fp8_any_layout). Hopper's FP8 tensor-core GEMMs
+// take only the TN layout, so a per-tensor FP8 operand needed transposed (the
+// input and the output gradient in the weight-gradient GEMM) is written a
+// second time, transposed. Blackwell's (sm_100) take every layout:
+// Transformer Engine then writes only the row-wise copy under delayed and
+// current scaling (transformer_engine/pytorch/csrc/quantizer.cpp,
+// Float8Quantizer::create_tensor and Float8CurrentScalingQuantizer::create_tensor:
+// with_transpose = columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported();
+// transformer_engine/common/transformer_engine.cpp: supported for compute
+// capability 10.0-11.x and from 13.0).
+inline bool Fp8GemmTakesAnyLayout(const hardware::DeviceSpec& d) { return d.fp8_any_layout; }
+
 // Bytes per element of Transformer Engine's fused cast-transpose of a BF16
 // tensor into FP8 (transformer_engine/common/transpose/cast_transpose.cu,
-// TE 1.x-2.x; TE user guide "Using FP8 with Transformer Engine"): Hopper's
-// FP8 tensor-core GEMMs take only the TN layout, so a GEMM input is written
-// twice in FP8, row-wise for the forward GEMM and column-wise (transposed)
-// for the weight-gradient GEMM; the per-tensor amax of delayed scaling is
-// reduced in the same kernel. Read 2 bytes, write 1 + 1.
+// TE 1.x-2.x; TE user guide "Using FP8 with Transformer Engine") on a
+// TN-only device: a GEMM input is written twice in FP8, row-wise for the
+// forward GEMM and column-wise (transposed) for the weight-gradient GEMM; the
+// per-tensor amax of delayed scaling is reduced in the same kernel. Read 2
+// bytes, write 1 + 1.
 inline constexpr double kFp8CastTransposeBytesPerElement = 4.0;
+// The same cast where FP8 GEMMs take any layout (Fp8GemmTakesAnyLayout): the
+// row-wise copy only, read 2 bytes, write 1.
+inline constexpr double kFp8CastBytesPerElement = 3.0;
 
 // What each FP8 recipe (parallelism::Fp8Recipe) adds to that cast, per
 // quantized element:
@@ -35,20 +51,28 @@ inline constexpr double kFp8CastTransposeBytesPerElement = 4.0;
 //             (DeepSeek-V3 technical report, arXiv 2412.19437, Sec. 3.3.1;
 //             TE Float8BlockScaling), the block amax reduced in the quantize
 //             kernel, for the row-wise and the transposed copy:
-//             2 x 4 / 128 B written.
+//             2 x 4 / 128 B written. TE's Float8BlockQuantizer writes both
+//             copies on every device (on Blackwell the GEMM then converts
+//             them to MXFP8: gemm.cpp, convert_block_scaling_to_mxfp8_tensor,
+//             a scale-conversion kernel per operand, not priced: no blockwise
+//             row runs on Blackwell).
 //   mxfp8     one E8M0 scale byte per 32 elements (OCP Microscaling Formats
 //             v1.0, Sec. 5.1, Table 1: MXFP8 k = 32, X = E8M0), and Blackwell's
 //             block-scaled MMA scales along K, so the weight-gradient GEMM needs
-//             its own column-wise MX copy with its own scales (TE MXFP8BlockScaling,
-//             rowwise + columnwise quantization): 2 x 1 / 32 B written.
+//             its own column-wise MX copy with its own scales on every device
+//             (TE MXFP8Quantizer, rowwise + columnwise usage, one kernel:
+//             transformer_engine/common/util/cast_kernels.cuh,
+//             cast_mxfp8_2D_kernel<..., ROWWISE_SCALING, COLWISE_SCALING>):
+//             read 2, write 1 + 1 + 2 x 1 / 32 B.
 inline constexpr double kFp8CurrentAmaxBytesPerElement = 2.0;
 inline constexpr double kFp8BlockwiseScaleBytesPerElement = 2.0 * 4.0 / 128.0;
 inline constexpr double kFp8MxScaleBytesPerElement = 2.0 * 1.0 / 32.0;
 
 // The bytes per element of the quantize kernel itself (cast, transpose,
-// scales) under a recipe; the current-scaling amax pass is a second kernel
-// (Fp8LinearCastTimes).
-inline constexpr double Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe r) {
+// scales) under a recipe, on a device whose FP8 GEMMs take any layout
+// (`any_layout`, Fp8GemmTakesAnyLayout) or only TN; the current-scaling amax
+// pass is a second kernel (Fp8LinearCastTimes).
+inline constexpr double Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe r, bool any_layout) {
   switch (r) {
     case parallelism::Fp8Recipe::kBlockwise:
       return kFp8CastTransposeBytesPerElement + kFp8BlockwiseScaleBytesPerElement;
@@ -57,8 +81,34 @@ inline constexpr double Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe r) {
     case parallelism::Fp8Recipe::kDelayed:
     case parallelism::Fp8Recipe::kCurrent: break;
   }
-  return kFp8CastTransposeBytesPerElement;
+  return any_layout ? kFp8CastBytesPerElement : kFp8CastTransposeBytesPerElement;
 }
+
+// MXFP8 scale swizzles. Blackwell's block-scaled MMA reads its E8M0 scales
+// in a tiled (128 x 4) layout, not the row-major one TE's quantize kernel
+// writes, so before every MXFP8 GEMM Transformer Engine swizzles the scales
+// of each operand in a kernel of its own (transformer_engine/pytorch/csrc/
+// extensions/gemm.cpp: swizzle_scaling_factors(A_tensor, transa) and
+// (B_tensor, !transb), TE 2.x; nvte_swizzle_scaling_factors,
+// transformer_engine/common/swizzle/swizzle.cu), into a new buffer each
+// call, weights included. A swizzle reads and writes the scales of the one
+// copy the GEMM uses, 1 byte per 32 elements each way. Per linear layer
+// (input M x K, weight K x N, output gradient M x N):
+//   forward GEMM   input row-wise (M K / 32), weight row-wise (K N / 32)
+//   dgrad GEMM     output gradient row-wise (M N / 32), weight column-wise (K N / 32)
+//   wgrad GEMM     input column-wise (M K / 32), output gradient column-wise (M N / 32)
+// two kernels a GEMM, six a layer and microbatch, as TE ran them for every
+// shipped MXFP8 row. TE PR #2486 (Jan 2026) lets a quantized tensor carry
+// swizzled scales (MXFP8Quantizer optimize_for_gemm), swizzled by a kernel
+// right after the quantize, so a weight's are swizzled once a step (four
+// kernels a layer and microbatch); only TE PR #3338 (Aug 2026) writes them
+// from the quantize kernel itself. A plan does not say which TE it ran, so
+// the six are priced. Cross-check: TE PR #3519 measured the existing
+// swizzle path at 2.9-11.1 us a tensor on a GB200 (64 x 64 to
+// 16384 x 4128); priced, a 16384 x 4128 tensor's scales are
+// 2 x 2,113,536 B / (0.81 x 8 TB/s) + 4 us = 4.7 us (b200.yaml's memory
+// curve and kernel floor).
+inline constexpr double kFp8MxSwizzleBytesPerScale = 2.0;  // read 1 + write 1
 
 // The datatype a training GEMM of plan datatype `dt` runs in. Under FP8
 // only Transformer Engine's linear layers quantize (fp8_autocast reaches TE
@@ -80,12 +130,20 @@ struct PassTimes {
   double bwd = 0;  // seconds in the backward pass
 };
 
+// Seconds of the MXFP8 scale swizzles around one linear layer's GEMMs (op:
+// M x K input, K x N weight; kFp8MxSwizzleBytesPerScale): two kernels
+// forward, four backward, each MemoryTime of its own bytes; zero under any
+// other recipe.
+PassTimes Fp8MxSwizzleTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe);
+
 // The casts around one FP8 linear GEMM (op: M x K input, K x N weight)
-// under `recipe`: forward, its M x K input quantized in both layouts
-// (Fp8QuantizeBytesPerElement), after an amax pass over it under current
-// scaling (kFp8CurrentAmaxBytesPerElement, its own kernel); backward, the
-// M x N output gradient the same way for the data- and weight-gradient
-// GEMMs (TE cast_transpose_dbias). The weights' own casts happen once per step
+// under `recipe`: forward, its M x K input quantized in the layouts the
+// device's GEMMs need (Fp8QuantizeBytesPerElement, Fp8GemmTakesAnyLayout),
+// after an amax pass over it under current scaling
+// (kFp8CurrentAmaxBytesPerElement, its own kernel); backward, the M x N
+// output gradient the same way for the data- and weight-gradient GEMMs (TE
+// cast_transpose_dbias); under MXFP8, the scale swizzles before each of the
+// three GEMMs (Fp8MxSwizzleTimes). The weights' own casts happen once per step
 // (Megatron-Core passes is_first_microbatch to TE, which keeps the FP8
 // weights for the other microbatches): 4 bytes per parameter per step,
 // under 0.5 % of a step for every shipped row, and not counted.
@@ -99,7 +157,9 @@ PassTimes Fp8LinearCastTimes(const hardware::DeviceSpec& d, const models::Op& op
 // input_quantizers), row-wise and, for the weight gradient, column-wise) and
 // its output gradient backward (the same split quantize of grad_output in
 // _GroupedLinear.backward): the bytes per element of a linear layer's casts
-// (Fp8LinearCastTimes), over the Q rows the experts run. split_quantize runs
+// (Fp8LinearCastTimes without the MXFP8 scale swizzles: how TE's grouped
+// GEMM swizzles its per-expert scales was not established, and they are not
+// priced), over the Q rows the experts run. split_quantize runs
 // one fused kernel for all splits only under delayed scaling
 // (transformer_engine/pytorch/csrc/extensions/cast.cpp,
 // multi_tensor_quantize_impl: nvte_multi_cast_transpose, "Currently only

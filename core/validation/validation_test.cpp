@@ -811,9 +811,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // modules on the host"): 13.63 / 13.15 / 23.03 %; only the 26.02
   // Qwen3-30B-A3B H100 row moves (-58.0 -> -56.3 %), the other BF16 and
   // delayed-scaling dropless rows stay device-bound.
-  EXPECT_LE(file.mape_pct, 13.64);
-  EXPECT_LE(file_hb.mape_pct, 13.16);
-  EXPECT_LE(file_moe.mape_pct, 23.04);
+  // Raised with issue 15's FP8 casts on Blackwell (step_kernels.h): TE
+  // writes per-tensor FP8 operands row-wise only where FP8 GEMMs take any
+  // layout (B200, GB200: 3 B per element, not 4), and MXFP8 swizzles the
+  // scales of each operand before every GEMM (six kernels a layer). Every
+  // delayed- and current-scaling row on B200/GB200, most predicted fast,
+  // comes out faster; the MXFP8 rows slower, toward their measurements:
+  // 13.64 / 13.16 / 23.08 -> 13.68 / 13.24 / 23.21 % alone, with the host
+  // term above 13.68 / 13.23 / 23.16 %.
+  EXPECT_LE(file.mape_pct, 13.69);
+  EXPECT_LE(file_hb.mape_pct, 13.24);
+  EXPECT_LE(file_moe.mape_pct, 23.17);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -860,14 +868,21 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // which Megatron-Core never runs, and come out faster still. The
   // Transformer Engine modules on the dropless layers' host (above):
   // Megatron-Bridge 26.02 18.97 -> 18.85 %.
+  // Issue 15's FP8 casts on Blackwell (above): NeMo 25.02 15.07 -> 15.39 %,
+  // 25.04 14.96 -> 15.77 %, Megatron-Bridge 25.09 16.11 -> 16.31 %, the
+  // long-sequence table 8.55 -> 9.08 % (raised: their per-tensor FP8 rows on
+  // B200/GB200, predicted fast, lose the transposed copy TE does not write
+  // there and come out faster); down, Megatron-Bridge 25.11 18.99 -> 18.96 %,
+  // 26.02 18.97 -> 18.69 % (their MXFP8 rows, predicted fast, slower);
+  // 18.57 % for 26.02 with the host term as well.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.11},
-           {"NVIDIA NeMo 25.02", 15.08},
-           {"NVIDIA NeMo 25.04", 14.97},
-           {"NVIDIA Megatron-Bridge 25.09", 16.12},
-           {"NVIDIA Megatron-Bridge 25.11", 19.01},
-           {"NVIDIA Megatron-Bridge 26.02", 18.86},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 8.57}}) {
+           {"NVIDIA NeMo 25.02", 15.40},
+           {"NVIDIA NeMo 25.04", 15.78},
+           {"NVIDIA Megatron-Bridge 25.09", 16.32},
+           {"NVIDIA Megatron-Bridge 25.11", 18.97},
+           {"NVIDIA Megatron-Bridge 26.02", 18.58},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 9.09}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;

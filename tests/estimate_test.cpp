@@ -946,7 +946,7 @@ TEST(Validation, KorthikantiTable5) {
 // 20.37 % once FP8 plans keep their linear layers' inputs in 1 byte.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
-  EXPECT_EQ(r.rows.size(), 292u);
+  EXPECT_EQ(r.rows.size(), 293u);
   ValidationReport tuned;
   for (const auto& row : r.rows)
     for (const char* s : {"Korthikanti", "Narayanan", "NVIDIA/Megatron-LM README",
@@ -1021,8 +1021,10 @@ TEST(Validation, AllTrainingRows) {
   // expert GEMMs' FP8 casts (Fp8GroupedCastTimes; the MoE rows 25.34 ->
   // 23.26 %, validation_test.cpp); 13.64 % with GEMMs at their reduction
   // depth and an uneven pipeline split's left-over layers on the middle
-  // stages as well.
-  EXPECT_LE(r.mape_pct, 13.66);
+  // stages as well. Then 13.68 % (13.6755), raised by one more row and
+  // nothing repriced: the frontier-torchtitan README's Llama 3 8B on 64
+  // MI250X GCDs, -24.2 % (validation_test.cpp; docs/frontier-gemstones.md).
+  EXPECT_LE(r.mape_pct, 13.69);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

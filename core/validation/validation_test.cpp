@@ -603,7 +603,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // each, all under-predicted already), while dropless routing's host-launch
   // bound moves the two B200 Qwen3-30B-A3B rows -73.4 -> -70.1 and -72.3 ->
   // -68.8 % (docs/moe-long-context.md, "Dropless routing waits on the host").
-  ASSERT_EQ(file.rows.size(), 292u);
+  // 293 rows since issue 15's frontier-torchtitan row (Llama 3 8B on 64
+  // MI250X GCDs, below).
+  ASSERT_EQ(file.rows.size(), 293u);
   EXPECT_EQ(file.skipped, 9);
   // Then 22.52 / 23.70 / 28.83 % with the Gemstone rows' architecture
   // columns and litgpt's eager element-wise kernels (below; 22.50 % for the
@@ -805,7 +807,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // router's datatype"): 13.64 / 13.16 / 23.08 % (Qwen3-30B-A3B 41.72 ->
   // 41.47 %, Qwen3-235B-A22B 22.20 -> 22.30 %, DeepSeek-V3 8.65 -> 8.67 %,
   // Mixtral 12.15 -> 12.28 %).
-  EXPECT_LE(file.mape_pct, 13.65);
+  // Raised 13.65 -> 13.69 (13.6405 -> 13.6755 %) by one more row, nothing
+  // repriced: the frontier-torchtitan README's Llama 3 8B on 64 MI250X GCDs
+  // (issue 15), the A100 torchtitan "selective op" set-up run on Frontier,
+  // predicted -24.2 % where its A100 twin (line 121) is -5.1 %
+  // (docs/frontier-gemstones.md).
+  EXPECT_LE(file.mape_pct, 13.69);
   EXPECT_LE(file_hb.mape_pct, 13.18);
   EXPECT_LE(file_moe.mape_pct, 23.10);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
@@ -918,6 +925,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // plans it picked before (up to 0.7 % faster); all were fast already.
   // Both together: 47.78 %.
   EXPECT_LE(gemstones.mape_pct, 47.79);
+  // The one other measured run on MI250X GCDs that states its set-up: the
+  // frontier-torchtitan README's replication of torchtitan's Llama 3 8B
+  // benchmark (FSDP2 over 64 GCDs, op-level selective checkpointing, local
+  // batch 1, no torch.compile; 1333 tokens/s per GCD, 6.146 s a step):
+  // predicted 4.66 s, -24.17 %, where the same set-up on 64 A100 (line 121)
+  // is -5.1 %: the GCD profile itself runs fast on code the harness prices
+  // well on the A100 (docs/frontier-gemstones.md).
+  const ValidationReport frontier_torchtitan =
+      subset(file, [&](const ValidationRow& row) { return prefixed(row, {"frontier-torchtitan README"}); });
+  ASSERT_EQ(frontier_torchtitan.evaluated, 1);
+  EXPECT_LE(frontier_torchtitan.mape_pct, 24.18);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

@@ -1023,8 +1023,9 @@ TEST(Validation, AllTrainingRows) {
   // depth and an uneven pipeline split's left-over layers on the middle
   // stages as well. Then 13.68 % (13.6755), raised by one more row and
   // nothing repriced: the frontier-torchtitan README's Llama 3 8B on 64
-  // MI250X GCDs, -24.2 % (validation_test.cpp; docs/frontier-gemstones.md).
-  EXPECT_LE(r.mape_pct, 13.69);
+  // MI250X GCDs, -24.2 % (validation_test.cpp; docs/frontier-gemstones.md);
+  // 13.69 % (13.6887) once its stated LayerNorm runs as one kernel (-27.9 %).
+  EXPECT_LE(r.mape_pct, 13.70);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -807,12 +807,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // router's datatype"): 13.64 / 13.16 / 23.08 % (Qwen3-30B-A3B 41.72 ->
   // 41.47 %, Qwen3-235B-A22B 22.20 -> 22.30 %, DeepSeek-V3 8.65 -> 8.67 %,
   // Mixtral 12.15 -> 12.28 %).
-  // Raised 13.65 -> 13.69 (13.6405 -> 13.6755 %) by one more row, nothing
+  // Raised 13.65 -> 13.69 (13.6385 -> 13.6755 %) by one more row, nothing
   // repriced: the frontier-torchtitan README's Llama 3 8B on 64 MI250X GCDs
   // (issue 15), the A100 torchtitan "selective op" set-up run on Frontier,
   // predicted -24.2 % where its A100 twin (line 121) is -5.1 %
-  // (docs/frontier-gemstones.md).
-  EXPECT_LE(file.mape_pct, 13.69);
+  // (docs/frontier-gemstones.md). Then 13.6887 %, the row -27.9 %: it
+  // states its LayerNorm, one kernel in eager code (models::
+  // NormBytesPerElement), where the eager RMSNorm it had been priced as
+  // makes six fp32 passes.
+  EXPECT_LE(file.mape_pct, 13.70);
   EXPECT_LE(file_hb.mape_pct, 13.18);
   EXPECT_LE(file_moe.mape_pct, 23.10);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
@@ -931,11 +934,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // batch 1, no torch.compile; 1333 tokens/s per GCD, 6.146 s a step):
   // predicted 4.66 s, -24.17 %, where the same set-up on 64 A100 (line 121)
   // is -5.1 %: the GCD profile itself runs fast on code the harness prices
-  // well on the A100 (docs/frontier-gemstones.md).
+  // well on the A100 (docs/frontier-gemstones.md). Then 4.43 s, -27.91 %,
+  // with its stated LayerNorm priced as the one kernel torch.nn.LayerNorm
+  // is (the A100 twin runs torchtitan's eager RMSNorm).
   const ValidationReport frontier_torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"frontier-torchtitan README"}); });
   ASSERT_EQ(frontier_torchtitan.evaluated, 1);
-  EXPECT_LE(frontier_torchtitan.mape_pct, 24.18);
+  EXPECT_LE(frontier_torchtitan.mape_pct, 27.92);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

@@ -83,9 +83,10 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   const double mask = s.dropout && m.hidden_dropout > 0 ? 1 : 0;
   int mm = 0;  // aten.mm calls so far (op-level SAC, see transformer.h)
 
-  // A fused norm reads its input and writes its output once; an eager one
-  // makes the passes EagerNormBytesPerElement counts.
-  const double norm_bytes = s.eager ? EagerNormBytesPerElement(e) : 2 * e;
+  // A fused norm reads its input and writes its output once; an eager
+  // RMSNorm makes the passes EagerNormBytesPerElement counts
+  // (NormBytesPerElement: an eager LayerNorm is one kernel).
+  const double norm_bytes = NormBytesPerElement(m.norm, s.eager, e);
   out.Add(Elementwise("input_norm", norm_tokens * h * norm_bytes));
   // Per-head query/key and value sizes (equal to d without MLA).
   const double dqk = static_cast<double>(QkHeadDim(m));
@@ -272,7 +273,7 @@ void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out) {
   const double h = static_cast<double>(m.hidden);
   const double v = static_cast<double>(m.vocab) / static_cast<double>(s.tp);
   const double norm_tokens = s.sequence_parallel ? tokens / static_cast<double>(s.tp) : tokens;
-  out.Add(Elementwise("final_norm", norm_tokens * h * (s.eager ? EagerNormBytesPerElement(s.act_bytes) : 2 * s.act_bytes)));
+  out.Add(Elementwise("final_norm", norm_tokens * h * NormBytesPerElement(m.norm, s.eager, s.act_bytes)));
   out.Add(Gemm("lm_head", tokens, v, h, s.act_bytes));
   // Cross-entropy over the vocabulary shard: read logits, write fp32 softmax.
   out.Add(Elementwise("cross_entropy", tokens * v * (s.act_bytes + 4)));

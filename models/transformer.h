@@ -99,16 +99,26 @@ struct LayerShape {
   bool dropout = true;
 };
 
-// Bytes one eager RMSNorm or LayerNorm moves per activation element of
-// `act_bytes`, forward, written as PyTorch eager code computes it in fp32
-// (litgpt's RMSNorm: x.float(); mean(x * x); x * rsqrt(.); * weight;
-// .to(dtype)): the upcast reads e and writes 4, the square reads and writes
-// 4 + 4, the mean reads 4, the normalising product reads and writes 4 + 4,
-// the weight product 4 + 4, the downcast reads 4 and writes e:
-// 2e + 36 bytes, 40 in bf16, against 2e = 4 for a fused kernel that reads
-// its input and writes its output once. The per-row statistics are a
-// 1/h part and left out.
+// Bytes one eager RMSNorm moves per activation element of `act_bytes`,
+// forward, written as PyTorch eager code computes it in fp32 (litgpt's
+// RMSNorm: x.float(); mean(x * x); x * rsqrt(.); * weight; .to(dtype)):
+// the upcast reads e and writes 4, the square reads and writes 4 + 4, the
+// mean reads 4, the normalising product reads and writes 4 + 4, the weight
+// product 4 + 4, the downcast reads 4 and writes e: 2e + 36 bytes, 40 in
+// bf16, against 2e = 4 for a fused kernel that reads its input and writes
+// its output once. The per-row statistics are a 1/h part and left out.
 inline double EagerNormBytesPerElement(double act_bytes) { return 2 * act_bytes + 36; }
+
+// Bytes a norm moves per activation element, forward. Eager code pays
+// EagerNormBytesPerElement for RMSNorm only: a LayerNorm is torch.nn.
+// LayerNorm in eager code too (litgpt's "LayerNorm" norm class; torchtitan's
+// norm_type "layernorm", torchtitan/models/norms.py build_norm:
+// nn.LayerNorm(dim, eps=eps, bias=False)), which runs as PyTorch's one
+// native_layer_norm kernel (aten/src/ATen/native/cuda/layer_norm_kernel.cu)
+// reading its input and writing its output once: 2e, as fused.
+inline double NormBytesPerElement(Norm norm, bool eager, double act_bytes) {
+  return eager && norm == Norm::kRmsNorm ? EagerNormBytesPerElement(act_bytes) : 2 * act_bytes;
+}
 
 inline constexpr int kMaxLayerOps = 24;
 

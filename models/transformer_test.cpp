@@ -260,6 +260,38 @@ TEST(Transformer, EagerElementwiseCountsEveryPassOfANarrowLayer) {
   EXPECT_DOUBLE_EQ(EagerNormBytesPerElement(2), 40.0);
 }
 
+// The same layer with a LayerNorm (issue 15: torchtitan's norm_type
+// "layernorm" is torch.nn.LayerNorm, one native_layer_norm kernel in eager
+// code too): only its two norms change, from the eager RMSNorm's
+// 256 x (2 x 2 + 36) = 10,240 B each to a fused 256 x 2 x 2 = 1024 B each:
+// 42,496 - 2 x 10,240 + 2 x 1024 = 24,064 B per token.
+TEST(Transformer, EagerLayerNormIsOneKernel) {
+  ModelSpec m = Llama(23, 256, 2, 1, 1024, 50304);
+  m.head_dim = 128;
+  LayerShape s;
+  s.seq = 2048;
+  s.full_seq = 2048;
+  s.eager = true;
+  auto elementwise_bytes = [&] {
+    OpList ops;
+    LayerOps(m, s, false, 1, ops);
+    double bytes = 0;
+    for (int i = 0; i < ops.count; ++i)
+      if (ops.ops[static_cast<size_t>(i)].kind == OpKind::kElementwise) bytes += ops.ops[static_cast<size_t>(i)].bytes;
+    return bytes;
+  };
+  EXPECT_DOUBLE_EQ(elementwise_bytes(), 42496.0 * 2048);
+  m.norm = Norm::kLayerNorm;
+  EXPECT_DOUBLE_EQ(elementwise_bytes(), 24064.0 * 2048);
+  // The final norm before the LM head: 256 x 2 x 2 B per token.
+  OpList head;
+  HeadOps(m, s, head);
+  EXPECT_DOUBLE_EQ(head.ops[0].bytes, 1024.0 * 2048);
+  EXPECT_DOUBLE_EQ(NormBytesPerElement(Norm::kLayerNorm, true, 2), 4.0);
+  EXPECT_DOUBLE_EQ(NormBytesPerElement(Norm::kRmsNorm, true, 2), 40.0);
+  EXPECT_DOUBLE_EQ(NormBytesPerElement(Norm::kRmsNorm, false, 2), 4.0);
+}
+
 TEST(Transformer, MoeActivatedParametersCountTopKExperts) {
   ModelSpec m = Llama(32, 4096, 32, 8, 14336, 32000);
   m.experts = 8;

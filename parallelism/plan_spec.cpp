@@ -167,7 +167,8 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                            "torch.compile run them) or eager (PyTorch eager mode, each tensor "
                            "operation its own kernel: an RMSNorm upcast to fp32 is six passes over "
                            "the activations, rotary embedding five, a gated activation two; "
-                           "litgpt). Eager norms move ten times the bytes of fused ones.")
+                           "litgpt). An eager RMSNorm moves ten times the bytes of a fused one; "
+                           "torch.nn.LayerNorm is one kernel either way.")
         .Int("zero", &TrainingPlan::zero, 0, 3, "0",
              "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 (FSDP) also weights.")
         .Bool("dp_overlap", &TrainingPlan::dp_overlap, "true",

@@ -993,7 +993,7 @@ TEST(Validation, KorthikantiTable5) {
 // 20.37 % once FP8 plans keep their linear layers' inputs in 1 byte.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
-  EXPECT_EQ(r.rows.size(), 292u);
+  EXPECT_EQ(r.rows.size(), 293u);
   ValidationReport tuned;
   for (const auto& row : r.rows)
     for (const char* s : {"Korthikanti", "Narayanan", "NVIDIA/Megatron-LM README",
@@ -1074,7 +1074,11 @@ TEST(Validation, AllTrainingRows) {
   // (step_kernels.h: per-tensor FP8 written row-wise only on B200/GB200,
   // MXFP8's scale swizzles): the per-tensor FP8 rows there, most predicted
   // fast, faster (validation_test.cpp says which moved); 13.68 % with both.
-  EXPECT_LE(r.mape_pct, 13.69);
+  // 13.73 % (284 rows) with one more row, nothing repriced: the
+  // frontier-torchtitan README's Llama 3 8B on 64 MI250X GCDs, -27.9 % with
+  // its stated LayerNorm as one kernel (validation_test.cpp;
+  // docs/frontier-gemstones.md).
+  EXPECT_LE(r.mape_pct, 13.73);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -603,7 +603,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // each, all under-predicted already), while dropless routing's host-launch
   // bound moves the two B200 Qwen3-30B-A3B rows -73.4 -> -70.1 and -72.3 ->
   // -68.8 % (docs/moe-long-context.md, "Dropless routing waits on the host").
-  ASSERT_EQ(file.rows.size(), 292u);
+  // 293 rows since issue 15's frontier-torchtitan row (Llama 3 8B on 64
+  // MI250X GCDs, below).
+  ASSERT_EQ(file.rows.size(), 293u);
   EXPECT_EQ(file.skipped, 9);
   // Then 22.52 / 23.70 / 28.83 % with the Gemstone rows' architecture
   // columns and litgpt's eager element-wise kernels (below; 22.50 % for the
@@ -819,7 +821,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // comes out faster; the MXFP8 rows slower, toward their measurements:
   // 13.64 / 13.16 / 23.08 -> 13.68 / 13.24 / 23.21 % alone, with the host
   // term above 13.68 / 13.23 / 23.16 %.
-  EXPECT_LE(file.mape_pct, 13.69);
+  // Raised 13.65 -> 13.69 (13.6385 -> 13.6755 %) by one more row, nothing
+  // repriced: the frontier-torchtitan README's Llama 3 8B on 64 MI250X GCDs
+  // (issue 15), the A100 torchtitan "selective op" set-up run on Frontier,
+  // predicted -24.2 % where its A100 twin (line 121) is -5.1 %
+  // (docs/frontier-gemstones.md). Then 13.6887 %, the row -27.9 %: it
+  // states its LayerNorm, one kernel in eager code (models::
+  // NormBytesPerElement), where the eager RMSNorm it had been priced as
+  // makes six fp32 passes. All three: 13.73 / 13.23 / 23.16 % (284 rows).
+  EXPECT_LE(file.mape_pct, 13.73);
   EXPECT_LE(file_hb.mape_pct, 13.24);
   EXPECT_LE(file_moe.mape_pct, 23.17);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
@@ -941,6 +951,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // plans it picked before (up to 0.7 % faster); all were fast already.
   // Both together: 47.78 %.
   EXPECT_LE(gemstones.mape_pct, 47.79);
+  // The one other measured run on MI250X GCDs that states its set-up: the
+  // frontier-torchtitan README's replication of torchtitan's Llama 3 8B
+  // benchmark (FSDP2 over 64 GCDs, op-level selective checkpointing, local
+  // batch 1, no torch.compile; 1333 tokens/s per GCD, 6.146 s a step):
+  // predicted 4.66 s, -24.17 %, where the same set-up on 64 A100 (line 121)
+  // is -5.1 %: the GCD profile itself runs fast on code the harness prices
+  // well on the A100 (docs/frontier-gemstones.md). Then 4.43 s, -27.91 %,
+  // with its stated LayerNorm priced as the one kernel torch.nn.LayerNorm
+  // is (the A100 twin runs torchtitan's eager RMSNorm).
+  const ValidationReport frontier_torchtitan =
+      subset(file, [&](const ValidationRow& row) { return prefixed(row, {"frontier-torchtitan README"}); });
+  ASSERT_EQ(frontier_torchtitan.evaluated, 1);
+  EXPECT_LE(frontier_torchtitan.mape_pct, 27.92);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

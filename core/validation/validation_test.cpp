@@ -829,7 +829,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // states its LayerNorm, one kernel in eager code (models::
   // NormBytesPerElement), where the eager RMSNorm it had been priced as
   // makes six fp32 passes. All three: 13.73 / 13.23 / 23.16 % (284 rows).
-  EXPECT_LE(file.mape_pct, 13.73);
+  // Lowered to 13.16 (13.7285 -> 13.1540 %) with the MI250X GCD profile's
+  // figures from published kernel measurements (issue 15, configs/devices/
+  // mi250x-gcd.yaml): only the 23 MI250X rows move (below).
+  EXPECT_LE(file.mape_pct, 13.16);
   EXPECT_LE(file_hb.mape_pct, 13.24);
   EXPECT_LE(file_moe.mape_pct, 23.17);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
@@ -950,7 +953,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // runs now picks ZeRO-3 for 15 of the rows, within 0.7 % of the ZeRO-1
   // plans it picked before (up to 0.7 % faster); all were fast already.
   // Both together: 47.78 %.
-  EXPECT_LE(gemstones.mape_pct, 47.79);
+  // Then 41.01 % (max -53.21 %) with the GCD profile's figures from
+  // published MI250(X) kernel measurements (issue 15, configs/devices/
+  // mi250x-gcd.yaml): ROCm FlashAttention on an MI250 GCD at 0.289 / 0.167
+  // of peak forward / backward (schema defaults 0.5 / 0.4 before) and the
+  // GEMM curve scaled by measured maximum achievable matmul FLOPS (0.894 x
+  // the A100 curve, plateau 0.715; 0.878 and 0.70 before). The curve alone
+  // gives 48.28 % (it is 1-2 % faster); the attention 41.01 % with it.
+  EXPECT_LE(gemstones.mape_pct, 41.02);
   // The one other measured run on MI250X GCDs that states its set-up: the
   // frontier-torchtitan README's replication of torchtitan's Llama 3 8B
   // benchmark (FSDP2 over 64 GCDs, op-level selective checkpointing, local
@@ -959,11 +969,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // is -5.1 %: the GCD profile itself runs fast on code the harness prices
   // well on the A100 (docs/frontier-gemstones.md). Then 4.43 s, -27.91 %,
   // with its stated LayerNorm priced as the one kernel torch.nn.LayerNorm
-  // is (the A100 twin runs torchtitan's eager RMSNorm).
+  // is (the A100 twin runs torchtitan's eager RMSNorm). Then 5.30 s,
+  // -13.75 %, with the GCD profile's measured FlashAttention fractions and
+  // MAMF-scaled GEMM curve (the curve alone: -28.96 %).
   const ValidationReport frontier_torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"frontier-torchtitan README"}); });
   ASSERT_EQ(frontier_torchtitan.evaluated, 1);
-  EXPECT_LE(frontier_torchtitan.mape_pct, 27.92);
+  EXPECT_LE(frontier_torchtitan.mape_pct, 13.76);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

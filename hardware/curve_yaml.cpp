@@ -4,7 +4,8 @@ namespace orrery::hardware {
 
 void ParseEfficiencyCurve(const YAML::Node& node, const std::string& path, const std::string& file,
                           base::Dimension x_dim, const std::string& x_name,
-                          const std::string& example, Curve& out, base::Diagnostics& diags) {
+                          const std::string& example, Curve& out, base::Diagnostics& diags,
+                          double max_y) {
   out = Curve{};
   if (!node.IsSequence() || node.size() == 0) {
     diags.Add(base::LocationOf(node, file), path, "",
@@ -27,9 +28,10 @@ void ParseEfficiencyCurve(const YAML::Node& node, const std::string& path, const
                 x.value ? x_name + " must be > 0" : x.error, x.hint);
       continue;
     }
-    if (!y.value || !(*y.value > 0 && *y.value <= 1)) {
+    if (!y.value || !(*y.value > 0 && *y.value <= max_y)) {
       diags.Add(base::LocationOf(p[1], file), at + "[1]", p[1].Scalar(),
-                "efficiency must be a number in (0, 1]");
+                max_y == 1.0 ? std::string("efficiency must be a number in (0, 1]")
+                             : "factor must be a number in (0, " + base::FormatNumber(max_y) + "]");
       continue;
     }
     if (!out.x.empty() && *x.value <= out.x.back()) {

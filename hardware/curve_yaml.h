@@ -18,8 +18,11 @@ namespace orrery::hardware {
 // (0, 1]. A bad pair is a located error (file, path[i][j], value, rule) and
 // is left out; the rest are kept. `x_name` names x in the messages ("size",
 // "message size") and `example` is a pair they show ("[1 GFLOP, 0.5]").
+// `max_y` above 1 admits factors instead of fractions (the attention length
+// factors, which rise above 1 past the length their constant was read at).
 void ParseEfficiencyCurve(const YAML::Node& node, const std::string& path, const std::string& file,
                           base::Dimension x_dim, const std::string& x_name,
-                          const std::string& example, Curve& out, base::Diagnostics& diags);
+                          const std::string& example, Curve& out, base::Diagnostics& diags,
+                          double max_y = 1.0);
 
 }  // namespace orrery::hardware

@@ -60,10 +60,17 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
 }
 
 double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                          bool backward, AttentionKernel kernel) {
-  double eff = backward ? d.flash_attention_bwd_efficiency : d.flash_attention_efficiency;
+                          bool backward, AttentionKernel kernel, double seq_len) {
+  const double eff1 = backward ? d.flash_attention_bwd_efficiency : d.flash_attention_efficiency;
   const double eff2 = backward ? d.flash2_attention_bwd_efficiency : d.flash2_attention_efficiency;
-  if (kernel != AttentionKernel::kFused && eff2 > 0) eff = eff2;
+  const Curve& curve1 = backward ? d.flash_attention_bwd_length_factor : d.flash_attention_length_factor;
+  const Curve& curve2 = backward ? d.flash2_attention_bwd_length_factor : d.flash2_attention_length_factor;
+  // The FlashAttention-2 kernels take their own figures where the profile
+  // has any (constant or length factor), else the fused kernel's.
+  const bool flash2 = kernel != AttentionKernel::kFused && (eff2 > 0 || !curve2.empty());
+  const Curve& factor = flash2 && !curve2.empty() ? curve2 : curve1;
+  double eff = flash2 && eff2 > 0 ? eff2 : eff1;
+  if (seq_len > 0 && !factor.empty()) eff *= factor.At(seq_len);
   // The Triton kernel: FlashAttention-2's efficiency over the slowdown Dao
   // 2023 (Sec. 4.1) measured against it on the A100; taken for other devices
   // as well (no published Triton FlashAttention figure on Hopper).

@@ -103,10 +103,20 @@ enum class AttentionKernel { kFused, kFlash2, kTriton };
 inline constexpr double kTritonForwardSlowdown = 1.4;
 inline constexpr double kTritonBackwardSlowdown = 2.0;
 
-// A fused attention kernel at a fixed fraction of peak (forward or backward)
-// for `kernel` (AttentionKernel).
+// A fused attention kernel (forward or backward) for `kernel`
+// (AttentionKernel) at the profile's fraction of peak, flash_attention_* or
+// flash2_attention_*, times the matching length factor at `seq_len` where
+// the profile has one and `seq_len` > 0 (the tokens one kernel call attends
+// over; the factor clamped at its curve's ends). `flops` are the useful FLOP
+// the estimator counts (half the score blocks under a causal mask, the
+// backward 2.5x the forward), the convention of the benchmarks the factors
+// come from (flash-attn, benchmarks/benchmark_flash_attention.py, flops():
+// 4 b s^2 h d, halved when causal, x 2.5 for the backward; Shah et al. 2024,
+// arXiv 2407.08608, Sec. 4.1), so the diagonal blocks a causal kernel
+// computes whole are in the factor, not in `flops`.
 double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                          bool backward, AttentionKernel kernel = AttentionKernel::kFused);
+                          bool backward, AttentionKernel kernel = AttentionKernel::kFused,
+                          double seq_len = 0);
 
 // Combine compute and memory time according to the profile.
 inline double Combine(const DeviceSpec& d, double compute_s, double memory_s) {

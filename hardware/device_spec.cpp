@@ -128,9 +128,11 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
                         {{"max", Roofline::kMax}, {"sum", Roofline::kSum}}, "max",
                         "Combine compute and memory time of a kernel: max (overlapped) or sum.")
         .Real("flash_attention_efficiency", &DeviceSpec::flash_attention_efficiency, 0, 1, "0.5",
-              "Fraction of peak reached by fused attention, forward.", true)
+              "Fraction of peak reached by fused attention, forward; flash_attention_length_factor "
+              "([sequence length, factor] pairs) scales it by the sequence length.", true)
         .Real("flash_attention_bwd_efficiency", &DeviceSpec::flash_attention_bwd_efficiency, 0, 1,
-              "0.4", "Fraction of peak reached by fused attention, backward.", true)
+              "0.4", "Fraction of peak reached by fused attention, backward; "
+              "flash_attention_bwd_length_factor scales it by the sequence length.", true)
         .Real("flash2_attention_efficiency", &DeviceSpec::flash2_attention_efficiency, 0, 1, "0",
               "Fraction of peak reached by the FlashAttention-2 kernels (training.attention: flash2), "
               "forward; 0 = flash_attention_efficiency. Below it on Hopper (Shah et al. 2024, Fig. 5).")
@@ -144,8 +146,10 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
 }
 
 const std::vector<std::string>& DeviceCurveKeys() {
-  static const std::vector<std::string> keys = {"gemm_efficiency", "gemm_efficiency_fp8",
-                                                 "gemm_efficiency_fp4", "memory_efficiency"};
+  static const std::vector<std::string> keys = {
+      "gemm_efficiency",       "gemm_efficiency_fp8",       "gemm_efficiency_fp4",
+      "memory_efficiency",     "flash_attention_length_factor",     "flash_attention_bwd_length_factor",
+      "flash2_attention_length_factor", "flash2_attention_bwd_length_factor"};
   return keys;
 }
 
@@ -157,22 +161,34 @@ void ParseDevice(const YAML::Node& map, const std::string& path, const std::stri
   DeviceSchema().Parse(map, path, file, out, diags, elsewhere);
   if (!map.IsMap()) return;
   // The device's curves: [FLOP, fraction] for the GEMMs, [bytes, fraction]
-  // for memory.
+  // for memory, [tokens, factor] for the fused attention kernels (factors on
+  // their flash*_attention_*efficiency, up to 2).
   struct CurveKey {
     const char* key;
     Dimension x_dim;
+    const char* x_name;
+    const char* example;
     Curve DeviceSpec::*curve;
+    double max_y;
   };
   static constexpr CurveKey kCurves[] = {
-      {"gemm_efficiency", Dimension::kFlops, &DeviceSpec::gemm_efficiency},
-      {"gemm_efficiency_fp8", Dimension::kFlops, &DeviceSpec::gemm_efficiency_fp8},
-      {"gemm_efficiency_fp4", Dimension::kFlops, &DeviceSpec::gemm_efficiency_fp4},
-      {"memory_efficiency", Dimension::kBytes, &DeviceSpec::memory_efficiency},
+      {"gemm_efficiency", Dimension::kFlops, "size", "[1 GFLOP, 0.5]", &DeviceSpec::gemm_efficiency, 1.0},
+      {"gemm_efficiency_fp8", Dimension::kFlops, "size", "[1 GFLOP, 0.5]", &DeviceSpec::gemm_efficiency_fp8, 1.0},
+      {"gemm_efficiency_fp4", Dimension::kFlops, "size", "[1 GFLOP, 0.5]", &DeviceSpec::gemm_efficiency_fp4, 1.0},
+      {"memory_efficiency", Dimension::kBytes, "size", "[1 GFLOP, 0.5]", &DeviceSpec::memory_efficiency, 1.0},
+      {"flash_attention_length_factor", Dimension::kDimensionless, "sequence length", "[4096, 1]",
+       &DeviceSpec::flash_attention_length_factor, 2.0},
+      {"flash_attention_bwd_length_factor", Dimension::kDimensionless, "sequence length", "[4096, 1]",
+       &DeviceSpec::flash_attention_bwd_length_factor, 2.0},
+      {"flash2_attention_length_factor", Dimension::kDimensionless, "sequence length", "[4096, 1]",
+       &DeviceSpec::flash2_attention_length_factor, 2.0},
+      {"flash2_attention_bwd_length_factor", Dimension::kDimensionless, "sequence length", "[4096, 1]",
+       &DeviceSpec::flash2_attention_bwd_length_factor, 2.0},
   };
   for (const CurveKey& c : kCurves)
     if (const YAML::Node node = map[c.key])
-      ParseEfficiencyCurve(node, path + "." + c.key, file, c.x_dim, "size", "[1 GFLOP, 0.5]",
-                           out.*c.curve, diags);
+      ParseEfficiencyCurve(node, path + "." + c.key, file, c.x_dim, c.x_name, c.example, out.*c.curve,
+                           diags, c.max_y);
 }
 
 void CheckDevice(const DeviceSpec& d, const std::string& path, const base::SourceLocation& where,

@@ -102,6 +102,19 @@ struct DeviceSpec {
   // (on A100 FlashAttention-2 is the fused kernel those describe).
   double flash2_attention_efficiency = 0;
   double flash2_attention_bwd_efficiency = 0;
+  // Factors on those fractions by the sequence length one kernel call
+  // attends over (tokens; FlashAttentionTime's seq_len), 1 at the length the
+  // constant was read at: short sequences give each query block few
+  // key/value blocks, so its prologue (loading Q) and epilogue (rescaling and
+  // writing O) and, under a causal mask, the diagonal block it computes whole
+  // but uses half of weigh more (Dao 2023, arXiv 2307.08691, Sec. 3.1-3.2;
+  // measured: Shah et al. 2024, arXiv 2407.08608, Figs. 5-6). Empty = the
+  // constant at every length. A flash2 factor belongs to the FlashAttention-2
+  // kernels as flash2_attention_* does.
+  Curve flash_attention_length_factor;
+  Curve flash_attention_bwd_length_factor;
+  Curve flash2_attention_length_factor;
+  Curve flash2_attention_bwd_length_factor;
 };
 
 // Watts of a device that waits (pipeline bubbles, the slowest stage or pool,

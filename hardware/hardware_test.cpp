@@ -108,6 +108,47 @@ TEST(DeviceModel, TritonAttentionRunsBelowFlashAttention2) {
               0.020 + 1e-6, 1e-12);
 }
 
+// Issues 15 and 16: a profile's attention length factor scales its
+// efficiency by the sequence length one kernel call attends over,
+// interpolated in log(length) and clamped at the ends; without a length (or
+// a factor) the constant holds. ToyDevice: 100 TFLOP/s, 1 us kernel
+// overhead, flash_attention 0.5 / 0.4, no flash2 constants (so
+// FlashAttention-2 starts from 0.5); the 1 MB of traffic takes 1.25 us,
+// under the compute. FlashAttention-2 factor [[512, 0.4], [4096, 0.8]]:
+//   512 tokens:  0.5 x 0.4 = 0.2, 1e12 / (100e12 x 0.2) = 50 ms
+//   2048 tokens: log(2048/512) / log(4096/512) = 2/3, 0.4 + 2/3 x 0.4 = 0.66667,
+//                x 0.5 = 0.33333, 1e12 / (100e12 x 0.33333) = 30 ms
+//   16384 tokens (past the end): 0.5 x 0.8 = 0.4, 25 ms
+// The Triton kernel divides by 1.4: at 2048, 30 ms x 1.4 = 42 ms.
+// The fused kernel keeps 0.5 (20 ms) while it has no factor, as does a call
+// without a length. A fused backward factor [[1024, 0.625], [8192, 1.25]] at
+// 1024 gives 0.4 x 0.625 = 0.25: 1e12 / (100e12 x 0.25) = 40 ms.
+TEST(DeviceModel, AttentionEfficiencyFollowsTheSequenceLength) {
+  DeviceSpec d = ToyDevice();
+  d.flash2_attention_length_factor = {{512, 4096}, {0.4, 0.8}};
+  d.flash2_attention_length_factor.Finish();
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kFlash2, 512),
+              0.050 + 1e-6, 1e-12);
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kFlash2, 2048),
+              0.030 + 1e-6, 1e-12);
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kFlash2, 16384),
+              0.025 + 1e-6, 1e-12);
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kTriton, 2048),
+              0.042 + 1e-6, 1e-12);
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kFused, 2048),
+              0.020 + 1e-6, 1e-12);
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, AttentionKernel::kFlash2, 0),
+              0.020 + 1e-6, 1e-12);
+  // The backward takes the backward factor only: the flash2 forward factor
+  // leaves it at the fused backward constant 0.4 (25 ms).
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, true, AttentionKernel::kFused, 1024),
+              0.025 + 1e-6, 1e-12);
+  d.flash_attention_bwd_length_factor = {{1024, 8192}, {0.625, 1.25}};
+  d.flash_attention_bwd_length_factor.Finish();
+  EXPECT_NEAR(FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, true, AttentionKernel::kFused, 1024),
+              0.040 + 1e-6, 1e-12);
+}
+
 // Issue 15/17: a power cap lowers the compute clock by the cube root of the
 // dynamic-power ratio. TDP 700 W, idle unset (30 % = 210 W), cap 455 W:
 // (455 - 210) / (700 - 210) = 245 / 490 = 0.5, cbrt(0.5) = 0.7937005259840998.

@@ -747,7 +747,12 @@ std::string ReferenceMarkdown() {
         "`system.device.gemm_efficiency_fp4`, `system.device.memory_efficiency`, "
         "`system.network[i].efficiency`, `system.network[i].in_network_efficiency`) are "
         "sequences of `[size, efficiency]` pairs, "
-        "interpolated in log(size).\n";
+        "interpolated in log(size). The fused attention length factors (`system.device.flash_attention_length_factor`, "
+        "`system.device.flash_attention_bwd_length_factor`, `system.device.flash2_attention_length_factor`, "
+        "`system.device.flash2_attention_bwd_length_factor`) are `[sequence length, factor]` pairs, the "
+        "length in tokens one kernel call attends over (the sequence over context parallelism), the "
+        "factor (up to 2) multiplying the matching `flash*_attention_*efficiency`, interpolated in "
+        "log(length) and clamped at the ends.\n";
   for (const auto& sec : Registry()) {
     os << "\n## `" << sec.prefix << "`\n\n" << sec.help << "\n\n"
        << "| key | type and rule | default | meaning |\n|---|---|---|---|\n";

@@ -188,8 +188,12 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
           while (padded < op.k) padded *= 2;
           work *= padded / op.k;
         }
-        f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false, kernel);
-        b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true, kernel);
+        // The profile's attention length factors are read at the query length one
+        // kernel call sees (op.m: the sequence over context parallelism,
+        // which is also the key/value block one ring step attends to;
+        // without CP the whole sequence).
+        f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false, kernel, op.m);
+        b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true, kernel, op.m);
         break;
       }
       case OpKind::kElementwise:

@@ -832,8 +832,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Lowered to 13.16 (13.7285 -> 13.1540 %) with the MI250X GCD profile's
   // figures from published kernel measurements (issue 15, configs/devices/
   // mi250x-gcd.yaml): only the 23 MI250X rows move (below).
-  EXPECT_LE(file.mape_pct, 13.16);
-  EXPECT_LE(file_hb.mape_pct, 13.24);
+  // Then 13.45 / 12.74 / 23.16 %: FlashAttention's efficiency by sequence
+  // length on the H100/H200 profiles (the *_length_factor curves, Shah et
+  // al. 2024 Figs. 5-6): llm-foundry 7.38 -> 6.77 %, its H100 rows at 512
+  // tokens -15.6 -> -12.1 % mean, at 32k +5.1 -> +1.7 %. Both: 12.87 /
+  // 12.74 / 23.16 %.
+  EXPECT_LE(file.mape_pct, 12.88);
+  EXPECT_LE(file_hb.mape_pct, 12.74);
   EXPECT_LE(file_moe.mape_pct, 23.17);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -888,13 +893,20 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // there and come out faster); down, Megatron-Bridge 25.11 18.99 -> 18.96 %,
   // 26.02 18.97 -> 18.69 % (their MXFP8 rows, predicted fast, slower);
   // 18.57 % for 26.02 with the host term as well.
+  // FlashAttention's efficiency by sequence length (cuDNN's factors on the
+  // H100 profile, Shah et al. 2024 Figs. 5-6): NeMo 24.07 11.10 -> 11.05 %,
+  // Megatron-Bridge 25.11 18.96 -> 18.90 %, 26.02 18.57 -> 18.53 %; up,
+  // NeMo 25.02 15.39 -> 15.41 % (its GPT3-175B H100 row at 2k tokens, where
+  // cuDNN runs at 0.93 of its 4k rate, -0.03 -> +0.20 %) and Megatron-Bridge
+  // 25.09 16.31 -> 16.32 % (its Llama 3 8B H100 row at 8k, where cuDNN runs
+  // faster than at 4k, -0.75 -> -1.49 %).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 11.11},
-           {"NVIDIA NeMo 25.02", 15.40},
+           {"NVIDIA NeMo 24.07", 11.06},
+           {"NVIDIA NeMo 25.02", 15.42},
            {"NVIDIA NeMo 25.04", 15.78},
-           {"NVIDIA Megatron-Bridge 25.09", 16.32},
-           {"NVIDIA Megatron-Bridge 25.11", 18.97},
-           {"NVIDIA Megatron-Bridge 26.02", 18.58},
+           {"NVIDIA Megatron-Bridge 25.09", 16.33},
+           {"NVIDIA Megatron-Bridge 25.11", 18.91},
+           {"NVIDIA Megatron-Bridge 26.02", 18.54},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 9.09}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
@@ -1001,7 +1013,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // measurements; 12.12 % with the Megatron-Bridge DeepSeek-V3 H100 row (61
   // layers over pp 16) its layers left over on the middle stages, +17.7 ->
   // +6.9 % (above). All three: 11.59 %.
-  EXPECT_LE(all.mape_pct, 11.61);
+  // 11.59 % with FlashAttention's length factors (Megatron-LM README rows at
+  // 2k-4k tokens).
+  EXPECT_LE(all.mape_pct, 11.60);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -1052,7 +1066,7 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 23.43 % (the README rows 24.07 %), and the layers left over on the
   // middle stages 22.72 % (the row 6.86 %). All three: 22.57 %, the README
   // rows 24.07 %, the row 9.06 %.
-  EXPECT_LE(hb.mape_pct, 22.58);
+  EXPECT_LE(hb.mape_pct, 22.57);  // 22.56 % with FlashAttention's length factors
   EXPECT_LE(readme.mape_pct, 24.08);
   EXPECT_LE(bridge.mape_pct, 9.08);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),

@@ -384,3 +384,31 @@ TEST(CalibrationDb, StoresListsAndComparesRuns) {
 
 }  // namespace
 }  // namespace orrery::calibration
+
+namespace orrery::calibration {
+namespace {
+
+// Issues 15 and 16: the attention length factors parse as [tokens, factor]
+// pairs up to 2 (a factor above 1 is a length past the one the constant was
+// read at); a factor out of range is an error naming the file, line and
+// column, the key path, the rule and the value. Line 6, column 45 is the
+// 2.5: two spaces, the 33-character key, ": [[512, " (columns 36-44).
+TEST(ProfileYaml, AttentionLengthFactorsParseWithLocatedErrors) {
+  base::Diagnostics diags;
+  const hardware::DeviceSpec d = ParseDeviceText(
+      "device:\n  peak_bf16: 100 TFLOP/s\n  memory_capacity: 80 GB\n  memory_bandwidth: 1 TB/s\n"
+      "  flash2_attention_length_factor: [[512, 0.6], [4096, 1.05]]\n"
+      "  flash_attention_bwd_length_factor: [[512, 2.5]]\n",
+      diags);
+  EXPECT_NE(diags.ToString().find("profile.yaml:6:45: error: device.flash_attention_bwd_length_factor[0][1]: "
+                                  "factor must be a number in (0, 2] (got '2.5')"),
+            std::string::npos)
+      << diags.ToString();
+  ASSERT_EQ(d.flash2_attention_length_factor.x.size(), 2u);
+  EXPECT_DOUBLE_EQ(d.flash2_attention_length_factor.At(4096), 1.05);
+  EXPECT_DOUBLE_EQ(d.flash2_attention_length_factor.At(100), 0.6);  // clamped below 512
+  EXPECT_TRUE(d.flash_attention_bwd_length_factor.empty());
+}
+
+}  // namespace
+}  // namespace orrery::calibration

@@ -1,6 +1,7 @@
 #include "profile_yaml.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "core/base/quantity.h"
 
@@ -92,6 +93,14 @@ std::string DeviceProfileYaml(const hardware::DeviceSpec& device,
     out += "  gemm_efficiency_fp4: " + CurveYaml(device.gemm_efficiency_fp4, Dimension::kFlops) + "\n";
   if (!device.memory_efficiency.empty())
     out += "  memory_efficiency: " + CurveYaml(device.memory_efficiency, Dimension::kBytes) + "\n";
+  // The attention curves are not measured by the probes: the base's carry over.
+  const std::pair<const char*, const hardware::Curve*> attention[] = {
+      {"flash_attention_length_factor", &device.flash_attention_length_factor},
+      {"flash_attention_bwd_length_factor", &device.flash_attention_bwd_length_factor},
+      {"flash2_attention_length_factor", &device.flash2_attention_length_factor},
+      {"flash2_attention_bwd_length_factor", &device.flash2_attention_bwd_length_factor}};
+  for (const auto& [key, curve] : attention)
+    if (!curve->empty()) out += std::string("  ") + key + ": " + CurveYaml(*curve, Dimension::kDimensionless) + "\n";
   return out;
 }
 

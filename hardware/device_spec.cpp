@@ -191,8 +191,56 @@ void ParseDevice(const YAML::Node& map, const std::string& path, const std::stri
                            diags, c.max_y);
 }
 
+namespace {
+
+double LargestY(const Curve& c) {
+  double m = 0;
+  for (double y : c.y) m = y > m ? y : m;
+  return m;
+}
+
+// A length factor scales the attention kernel's fraction of peak
+// (FlashAttentionTime, device_model.cpp); the product must stay a fraction:
+// no kernel runs above the device's peak.
+void CheckAttentionFactor(const Curve& factor, double efficiency, const char* factor_key,
+                          const char* efficiency_key, const std::string& path,
+                          const base::SourceLocation& where, base::Diagnostics& diags) {
+  const double top = LargestY(factor);
+  if (factor.empty() || efficiency <= 0 || top * efficiency <= 1) return;
+  diags.Add(where, path + "." + factor_key, base::FormatNumber(top),
+            std::string("times ") + efficiency_key + " (" + base::FormatNumber(efficiency) + ") is " +
+                base::FormatNumber(top * efficiency) +
+                ": the kernel would run above the device's peak; the product must be at most 1");
+}
+
+}  // namespace
+
 void CheckDevice(const DeviceSpec& d, const std::string& path, const base::SourceLocation& where,
                  base::Diagnostics& diags) {
+  // The fused kernel's pairs, then the FlashAttention-2 kernels', which take
+  // the fused kernel's efficiency or factor where they have none of their own
+  // (FlashAttentionTime).
+  CheckAttentionFactor(d.flash_attention_length_factor, d.flash_attention_efficiency,
+                       "flash_attention_length_factor", "flash_attention_efficiency", path, where, diags);
+  CheckAttentionFactor(d.flash_attention_bwd_length_factor, d.flash_attention_bwd_efficiency,
+                       "flash_attention_bwd_length_factor", "flash_attention_bwd_efficiency", path, where,
+                       diags);
+  const bool own_fwd = d.flash2_attention_efficiency > 0;
+  const bool own_bwd = d.flash2_attention_bwd_efficiency > 0;
+  if (own_fwd || !d.flash2_attention_length_factor.empty())
+    CheckAttentionFactor(
+        d.flash2_attention_length_factor.empty() ? d.flash_attention_length_factor : d.flash2_attention_length_factor,
+        own_fwd ? d.flash2_attention_efficiency : d.flash_attention_efficiency,
+        d.flash2_attention_length_factor.empty() ? "flash_attention_length_factor" : "flash2_attention_length_factor",
+        own_fwd ? "flash2_attention_efficiency" : "flash_attention_efficiency", path, where, diags);
+  if (own_bwd || !d.flash2_attention_bwd_length_factor.empty())
+    CheckAttentionFactor(d.flash2_attention_bwd_length_factor.empty() ? d.flash_attention_bwd_length_factor
+                                                                      : d.flash2_attention_bwd_length_factor,
+                         own_bwd ? d.flash2_attention_bwd_efficiency : d.flash_attention_bwd_efficiency,
+                         d.flash2_attention_bwd_length_factor.empty() ? "flash_attention_bwd_length_factor"
+                                                                      : "flash2_attention_bwd_length_factor",
+                         own_bwd ? "flash2_attention_bwd_efficiency" : "flash_attention_bwd_efficiency", path,
+                         where, diags);
   if (d.peak_fp32 > d.peak_bf16 && d.peak_bf16 > 0)
     diags.Add(where, path + ".peak_fp32", base::FormatQuantity(d.peak_fp32, Dimension::kFlopRate),
               "non-tensor FP32 peak above the BF16 tensor peak is implausible");

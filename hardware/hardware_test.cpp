@@ -183,6 +183,46 @@ TEST(DeviceModel, PowerCapAtOrBelowIdleIsALocatedError) {
   EXPECT_NE(diags.ToString().find("above the idle power"), std::string::npos) << diags.ToString();
 }
 
+// A length factor times the attention efficiency is the kernel's fraction of
+// peak (FlashAttentionTime): 0.8 x 1.3 = 1.04 would run above the peak and is
+// refused; 0.75 x 1.3 = 0.975 is accepted.
+TEST(DeviceModel, AttentionFactorTimesEfficiencyAboveOneIsALocatedError) {
+  DeviceSpec d = ToyDevice();
+  d.flash_attention_efficiency = 0.8;
+  d.flash_attention_length_factor = {{4096, 16384}, {1.0, 1.3}};
+  d.flash_attention_length_factor.Finish();
+  base::Diagnostics diags;
+  CheckDevice(d, "system.device", base::SourceLocation{}, diags);
+  ASSERT_FALSE(diags.ok());
+  EXPECT_NE(diags.ToString().find("system.device.flash_attention_length_factor"), std::string::npos)
+      << diags.ToString();
+  EXPECT_NE(diags.ToString().find("1.04"), std::string::npos) << diags.ToString();
+  EXPECT_NE(diags.ToString().find("above the device's peak"), std::string::npos) << diags.ToString();
+
+  d.flash_attention_efficiency = 0.75;
+  base::Diagnostics fine;
+  CheckDevice(d, "system.device", base::SourceLocation{}, fine);
+  EXPECT_TRUE(fine.ok()) << fine.ToString();
+}
+
+// The FlashAttention-2 kernels take the fused kernel's efficiency when they
+// have none: 0.55 x a flash2 factor of 2 = 1.1, named with the key it came
+// from.
+TEST(DeviceModel, Flash2FactorIsCheckedAgainstTheEfficiencyItFallsBackOn) {
+  DeviceSpec d = ToyDevice();
+  d.flash_attention_efficiency = 0.55;
+  d.flash2_attention_efficiency = 0;
+  d.flash2_attention_length_factor = {{512, 4096}, {0.5, 2.0}};
+  d.flash2_attention_length_factor.Finish();
+  base::Diagnostics diags;
+  CheckDevice(d, "system.device", base::SourceLocation{}, diags);
+  ASSERT_FALSE(diags.ok());
+  EXPECT_NE(diags.ToString().find("system.device.flash2_attention_length_factor"), std::string::npos)
+      << diags.ToString();
+  EXPECT_NE(diags.ToString().find("flash_attention_efficiency (0.55) is 1.1"), std::string::npos)
+      << diags.ToString();
+}
+
 // Two nodes of 8 devices: NVLink-like tier (300 GB/s, 2 us) and a scale-out
 // tier (25 GB/s, 5 us), both at efficiency 1 for hand-checkable numbers.
 SystemSpec TwoNodes() {

@@ -259,6 +259,25 @@ TEST(Overrides, SetUsesTheRegistryRules) {
   EXPECT_NE(d.items()[2].message.find("no such network tier (the system has 2"), std::string::npos);
 }
 
+// A device value set on the command line meets the device's own rules once
+// the overrides are in: the H100 profile's fused-attention forward factor
+// tops out at 1.041 (16k tokens, configs/devices/h100-sxm.yaml), so an
+// efficiency of 0.99 would put the kernel at 0.99 x 1.041 = 1.031 of the
+// peak. Checked by CrossCheck, which estimate, search, sweep and the GUI run.
+TEST(Overrides, DeviceRulesHoldAfterSet) {
+  base::Diagnostics d;
+  auto s = engine::LoadScenarioFile("llama3-70b-h100", Store(), d);
+  ASSERT_TRUE(s) << d.ToString();
+  engine::CrossCheck(*s, d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  EXPECT_TRUE(engine::ApplyOverride(*s, "system.device.flash_attention_efficiency=0.99", d));
+  engine::CrossCheck(*s, d);
+  ASSERT_FALSE(d.ok());
+  const std::string text = d.ToString();
+  EXPECT_NE(text.find("system.device.flash_attention_length_factor"), std::string::npos) << text;
+  EXPECT_NE(text.find("the kernel would run above the device's peak"), std::string::npos) << text;
+}
+
 TEST(Explain, DocumentsEveryKeyFromTheRegistry) {
   std::string hint;
   const std::string text = engine::Explain("training.recompute", hint);

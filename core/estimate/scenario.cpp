@@ -507,6 +507,21 @@ int64_t DataParallel(const Scenario& s) {
 
 void CrossCheck(const Scenario& s, Diagnostics& diags) {
   const SourceLocation where{s.file, 0, 0};
+  // The device's own rules, again after --set and sweep overrides (loading
+  // checked the preset as written); a rule the load already reported is not
+  // repeated.
+  const auto check_device = [&](const hardware::DeviceSpec& d, const std::string& path) {
+    Diagnostics dev;
+    hardware::CheckDevice(d, path, where, dev);
+    for (const auto& item : dev.items()) {
+      bool seen = false;
+      for (const auto& old : diags.items()) seen = seen || old.message == item.message;
+      if (!seen) diags.Add(item);
+    }
+  };
+  check_device(s.system.device, "system.device");
+  for (size_t i = 0; i < s.system.pools.size(); ++i)
+    check_device(s.system.pools[i].device, "system.pools[" + std::to_string(i) + "].device");
   if (s.inference)
     parallelism::CheckDeployment(*s.inference, s.model, s.system.device,
                                  hardware::DeviceCount(s.system), s.system.host_bandwidth,

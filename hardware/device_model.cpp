@@ -24,11 +24,15 @@ namespace {
 
 // Tensor-core seconds of `flops` at the profile's GEMM efficiency curve for
 // datatype `t`: FP4 uses its own curve where the device has one, else the
-// FP8 curve; FP8 uses the FP8 curve; either falls back to gemm_efficiency.
-double CurveComputeTime(const DeviceSpec& d, DataType t, double flops) {
+// FP8 curve; FP8 with MXFP8 block scales (`mxfp8`) the MXFP8 curve where the
+// device has one, else the FP8 curve; FP8 uses the FP8 curve; each falls
+// back to gemm_efficiency.
+double CurveComputeTime(const DeviceSpec& d, DataType t, double flops, bool mxfp8) {
   const bool fp4 = t == DataType::kFp4 || t == DataType::kMxfp4;
   const bool narrow = fp4 || t == DataType::kFp8;
+  const bool mx = mxfp8 && t == DataType::kFp8 && !d.gemm_efficiency_mxfp8.empty();
   const Curve& eff = fp4 && !d.gemm_efficiency_fp4.empty()      ? d.gemm_efficiency_fp4
+                     : mx                                       ? d.gemm_efficiency_mxfp8
                      : narrow && !d.gemm_efficiency_fp8.empty() ? d.gemm_efficiency_fp8
                                                                 : d.gemm_efficiency;
   return flops / (PeakFlops(d, t) * eff.At(flops) * ClockFraction(d));
@@ -43,8 +47,8 @@ double GemmDepthFactor(DataType t, double k) {
          (kGemmCurveDepth / (kGemmCurveDepth + kGemmTileDepthOverhead));
 }
 
-GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double bytes) {
-  return {CurveComputeTime(d, t, flops), bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes))};
+GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double bytes, bool mxfp8) {
+  return {CurveComputeTime(d, t, flops, mxfp8), bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes))};
 }
 
 double GemmTimeAtDepth(const DeviceSpec& d, DataType t, double flops, double bytes, double k) {
@@ -53,8 +57,8 @@ double GemmTimeAtDepth(const DeviceSpec& d, DataType t, double flops, double byt
 }
 
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                double extra_compute_s) {
-  const double compute = CurveComputeTime(d, t, flops) + extra_compute_s;
+                double extra_compute_s, bool mxfp8) {
+  const double compute = CurveComputeTime(d, t, flops, mxfp8) + extra_compute_s;
   const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
   return Combine(d, compute, memory) + d.kernel_overhead;
 }

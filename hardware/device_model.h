@@ -40,9 +40,10 @@ inline double BusyPower(const DeviceSpec& d) {
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes);
 // The same with `extra_compute_s` seconds of work on the SMs added to the
 // tensor-core time before the roofline combine (the dequantization of a
-// weight-only quantized GEMM's main loop).
+// weight-only quantized GEMM's main loop). `mxfp8`: an FP8 GEMM with MXFP8
+// block scales, at gemm_efficiency_mxfp8 where the profile has it.
 double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                double extra_compute_s);
+                double extra_compute_s, bool mxfp8 = false);
 
 // How a GEMM's efficiency depends on its reduction depth K at a fixed
 // output size. Each output tile of a tiled GEMM kernel runs a main loop over
@@ -82,7 +83,8 @@ struct GemmParts {
   double compute_s = 0;
   double memory_s = 0;
 };
-GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double bytes);
+// `mxfp8`: an FP8 GEMM with MXFP8 block scales (GemmTime).
+GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double bytes, bool mxfp8 = false);
 
 // A memory-bound kernel moving `bytes`.
 double MemoryTime(const DeviceSpec& d, double bytes);

@@ -147,7 +147,7 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
 
 const std::vector<std::string>& DeviceCurveKeys() {
   static const std::vector<std::string> keys = {
-      "gemm_efficiency",       "gemm_efficiency_fp8",       "gemm_efficiency_fp4",
+      "gemm_efficiency",       "gemm_efficiency_fp8",       "gemm_efficiency_mxfp8",       "gemm_efficiency_fp4",
       "memory_efficiency",     "flash_attention_length_factor",     "flash_attention_bwd_length_factor",
       "flash2_attention_length_factor", "flash2_attention_bwd_length_factor"};
   return keys;
@@ -174,6 +174,7 @@ void ParseDevice(const YAML::Node& map, const std::string& path, const std::stri
   static constexpr CurveKey kCurves[] = {
       {"gemm_efficiency", Dimension::kFlops, "size", "[1 GFLOP, 0.5]", &DeviceSpec::gemm_efficiency, 1.0},
       {"gemm_efficiency_fp8", Dimension::kFlops, "size", "[1 GFLOP, 0.5]", &DeviceSpec::gemm_efficiency_fp8, 1.0},
+      {"gemm_efficiency_mxfp8", Dimension::kFlops, "size", "[1 GFLOP, 0.5]", &DeviceSpec::gemm_efficiency_mxfp8, 1.0},
       {"gemm_efficiency_fp4", Dimension::kFlops, "size", "[1 GFLOP, 0.5]", &DeviceSpec::gemm_efficiency_fp4, 1.0},
       {"memory_efficiency", Dimension::kBytes, "size", "[1 GFLOP, 0.5]", &DeviceSpec::memory_efficiency, 1.0},
       {"flash_attention_length_factor", Dimension::kDimensionless, "sequence length", "[4096, 1]",

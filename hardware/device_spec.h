@@ -83,6 +83,14 @@ struct DeviceSpec {
   // Achieved fraction of the FP8 peak by GEMM size; empty = gemm_efficiency.
   // FP8 GEMMs reach a smaller fraction of their (doubled) peak than BF16 ones.
   Curve gemm_efficiency_fp8;
+  // Achieved fraction of the FP8 peak by GEMM size for MXFP8 GEMMs (FP8
+  // operands with one E8M0 scale per 32 elements along K, OCP Microscaling
+  // Formats v1.0; a training plan's fp8_recipe mxfp8); empty =
+  // gemm_efficiency_fp8. Block-scaled kernels load and apply the scales in
+  // their main loop and run slower than per-tensor FP8 ones at the same
+  // shapes (Transformer Engine's GEMM benchmark on Blackwell: 0.951 of the
+  // per-tensor rate, configs/devices/b200.yaml).
+  Curve gemm_efficiency_mxfp8;
   // Achieved fraction of the FP4 (NVFP4/MXFP4) peak by GEMM size; empty =
   // gemm_efficiency_fp8, then gemm_efficiency. Block-scaled FP4 GEMMs reach a
   // smaller fraction of their peak than FP8 ones (B200: about 0.44 of the

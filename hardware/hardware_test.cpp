@@ -80,6 +80,27 @@ TEST(DeviceModel, Fp4GemmsUseTheirOwnCurve) {
   EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kFp8, 1e12, 1e9), 12.5e-3 + 1e-6);
 }
 
+// FP8 GEMMs with MXFP8 block scales take gemm_efficiency_mxfp8 where the
+// device has one, else the FP8 curve; other datatypes never read it. Peak
+// FP8 200 TFLOP/s, a compute-bound 1e12 FLOP GEMM (1e9 bytes take 1.25 ms):
+//   no MXFP8 curve, FP8 curve 0.4:  1e12 / (200e12 x 0.4) = 12.5 ms,
+//   MXFP8 curve 0.38:               1e12 / (200e12 x 0.38) = 13.157895 ms,
+//   per-tensor FP8 (mxfp8 false):   12.5 ms still,
+//   BF16 at 100 TFLOP/s x 0.5 with mxfp8 set: 20 ms (gemm_efficiency),
+// each + the 1 us kernel overhead; GemmPartsOf gives the same compute time.
+TEST(DeviceModel, Mxfp8GemmsUseTheirOwnCurve) {
+  DeviceSpec d = ToyDevice();
+  d.peak_fp8 = 200e12;
+  d.gemm_efficiency_fp8 = {{1}, {0.4}};
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kFp8, 1e12, 1e9, 0.0, true), 12.5e-3 + 1e-6);
+  d.gemm_efficiency_mxfp8 = {{1}, {0.38}};
+  EXPECT_NEAR(GemmTime(d, DataType::kFp8, 1e12, 1e9, 0.0, true), 13.157895e-3 + 1e-6, 1e-9);
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kFp8, 1e12, 1e9), 12.5e-3 + 1e-6);
+  EXPECT_DOUBLE_EQ(GemmTime(d, DataType::kBf16, 1e12, 1e9, 0.0, true), 20e-3 + 1e-6);
+  EXPECT_NEAR(GemmPartsOf(d, DataType::kFp8, 1e12, 1e9, true).compute_s, 13.157895e-3, 1e-9);
+  EXPECT_DOUBLE_EQ(GemmPartsOf(d, DataType::kFp8, 1e12, 1e9).compute_s, 12.5e-3);
+}
+
 // The Triton FlashAttention kernel runs at FlashAttention-2's efficiency
 // over the slowdown Dao 2023 (Sec. 4.1) measured: / 1.4 forward, / 2
 // backward. ToyDevice: 100 TFLOP/s, flash_attention 0.5 / 0.4 (the defaults),

@@ -125,9 +125,10 @@ double MoeForwardHostTime(const LayerKernels& k, double per_kernel, double per_m
 }
 
 double ExpertGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, double flops, double bytes,
-                      double local_experts) {
-  if (local_experts <= 1) return hardware::GemmTime(d, dt, flops, bytes);
-  const double one = hardware::GemmTime(d, dt, flops / local_experts, bytes / local_experts) - d.kernel_overhead;
+                      double local_experts, bool mxfp8) {
+  if (local_experts <= 1) return hardware::GemmTime(d, dt, flops, bytes, 0.0, mxfp8);
+  const double one =
+      hardware::GemmTime(d, dt, flops / local_experts, bytes / local_experts, 0.0, mxfp8) - d.kernel_overhead;
   return local_experts * one + d.kernel_overhead;
 }
 

@@ -325,9 +325,10 @@ double MoeForwardHostTime(const LayerKernels& k, double per_kernel, double per_m
 // its own FLOPs (a device's curve is indexed by one GEMM's FLOPs), not of
 // the group's sum: Qwen3-30B-A3B's 16 local experts of width 768 on 2,048
 // rows each are 6.4 and 12.9 GFLOP problems, not one 206 GFLOP GEMM.
-// Launched once: one kernel overhead for the group.
+// Launched once: one kernel overhead for the group. `mxfp8`: FP8 problems
+// with MXFP8 block scales (hardware::GemmTime).
 double ExpertGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, double flops, double bytes,
-                      double local_experts);
+                      double local_experts, bool mxfp8 = false);
 
 // --- context parallelism --------------------------------------------------
 

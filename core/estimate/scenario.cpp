@@ -759,6 +759,7 @@ std::string ReferenceMarkdown() {
      << "Quantities need a unit (`80 GiB`, `3.35 TB/s`, `989.4 TFLOP/s`, `1.5 us`); GB is 10^9 "
         "bytes, GiB is 2^30.\n"
      << "Curves (`system.device.gemm_efficiency`, `system.device.gemm_efficiency_fp8`, "
+        "`system.device.gemm_efficiency_mxfp8` (MXFP8 GEMMs; absent: the FP8 curve), "
         "`system.device.gemm_efficiency_fp4`, `system.device.memory_efficiency`, "
         "`system.network[i].efficiency`, `system.network[i].in_network_efficiency`) are "
         "sequences of `[size, efficiency]` pairs, "

@@ -47,12 +47,13 @@ class KernelMemo {
   // operator share flops and bytes, so the caller asks once per operator and
   // prices each depth from the parts (hardware::GemmTimeFromParts, the
   // arithmetic of GemmTimeAtDepth).
-  hardware::GemmParts Gemm(hardware::DataType dt, double flops, double bytes) {
+  hardware::GemmParts Gemm(hardware::DataType dt, double flops, double bytes, bool mxfp8) {
     for (int i = 0; i < gemm_n_; ++i)
-      if (gemm_[i].flops == flops && gemm_[i].bytes == bytes && gemm_[i].dt == static_cast<int>(dt))
+      if (gemm_[i].flops == flops && gemm_[i].bytes == bytes && gemm_[i].dt == static_cast<int>(dt) &&
+          gemm_[i].mxfp8 == mxfp8)
         return gemm_[i].parts;
-    const hardware::GemmParts parts = hardware::GemmPartsOf(d_, dt, flops, bytes);
-    if (gemm_n_ < kSlots) gemm_[gemm_n_++] = {static_cast<int>(dt), flops, bytes, parts};
+    const hardware::GemmParts parts = hardware::GemmPartsOf(d_, dt, flops, bytes, mxfp8);
+    if (gemm_n_ < kSlots) gemm_[gemm_n_++] = {static_cast<int>(dt), mxfp8, flops, bytes, parts};
     return parts;
   }
 
@@ -64,6 +65,7 @@ class KernelMemo {
   };
   struct GemmEntry {
     int dt;
+    bool mxfp8;
     double flops, bytes;
     hardware::GemmParts parts;
   };
@@ -80,20 +82,21 @@ class KernelMemo {
 // hardware::GemmTimeAtDepth). An expert GEMM (Op::expert) is the grouped GEMM
 // of the device's local experts (ExpertGemmTime, parallel_comm.h), its three
 // times alike; a batched attention GEMM's three are its time at the curve
-// (depth 0).
+// (depth 0). `mxfp8`: FP8 GEMMs with MXFP8 block scales (the device's
+// gemm_efficiency_mxfp8 where it has one).
 struct GemmPassTimes {
   double fwd = 0, dgrad = 0, wgrad = 0;
 };
 GemmPassTimes OpGemmPassTimes(const hardware::DeviceSpec& d, hardware::DataType dt, const Op& op,
-                              double local_experts, KernelMemo* memo) {
+                              double local_experts, KernelMemo* memo, bool mxfp8) {
   GemmPassTimes t;
   if (op.expert) {
-    t.fwd = ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts);
+    t.fwd = ExpertGemmTime(d, dt, op.flops, op.bytes, local_experts, mxfp8);
     t.dgrad = t.wgrad = t.fwd;
     return t;
   }
-  const hardware::GemmParts parts =
-      memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes) : hardware::GemmPartsOf(d, dt, op.flops, op.bytes);
+  const hardware::GemmParts parts = memo != nullptr ? memo->Gemm(dt, op.flops, op.bytes, mxfp8)
+                                                    : hardware::GemmPartsOf(d, dt, op.flops, op.bytes, mxfp8);
   const models::GemmDepths depth = models::DepthsOf(op);
   t.fwd = hardware::GemmTimeFromParts(d, parts, hardware::GemmDepthFactor(dt, depth.fwd));
   t.dgrad = t.wgrad = t.fwd;
@@ -155,7 +158,9 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         // (TrainingGemmDataType, step_kernels.h); the router casts nothing.
         const hardware::DataType gemm_dt = TrainingGemmDataType(op, dt);
         const bool fp8_linear = dt == hardware::DataType::kFp8 && !op.router;
-        const GemmPassTimes g = OpGemmPassTimes(d, gemm_dt, op, local_experts, memo);
+        // MXFP8 scales every FP8 linear GEMM's operands per 32 elements.
+        const bool mxfp8 = fp8_linear && recipe == parallelism::Fp8Recipe::kMxfp8;
+        const GemmPassTimes g = OpGemmPassTimes(d, gemm_dt, op, local_experts, memo, mxfp8);
         f = g.fwd;
         const double wgrad = g.wgrad;
         b = g.dgrad + wgrad;
@@ -1290,7 +1295,9 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
-      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmPassTimes(dev, op_dt, op, local, nullptr).wgrad;
+      const bool mxfp8 =
+          op_dt == hardware::DataType::kFp8 && !op.router && p.fp8_recipe == parallelism::Fp8Recipe::kMxfp8;
+      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmPassTimes(dev, op_dt, op, local, nullptr, mxfp8).wgrad;
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
     if (head)
@@ -1496,7 +1503,9 @@ OperatorLine LineOf(const hardware::DeviceSpec& d, hardware::DataType dt, parall
       const double gemm_fwd = l.fwd_s - l.fp8_cast_fwd_s, gemm_bwd = l.bwd_s - l.fp8_cast_bwd_s;
       l.fwd_fraction = gemm_fwd > 0 ? l.fwd_flops / (gemm_fwd * peak) : 0;
       l.bwd_fraction = gemm_bwd > 0 ? l.bwd_flops / (gemm_bwd * peak) : 0;
-      const hardware::GemmParts parts = hardware::GemmPartsOf(d, gemm_dt, op.flops, op.bytes);
+      const bool mxfp8 =
+          dt == hardware::DataType::kFp8 && !op.router && recipe == parallelism::Fp8Recipe::kMxfp8;
+      const hardware::GemmParts parts = hardware::GemmPartsOf(d, gemm_dt, op.flops, op.bytes, mxfp8);
       const models::GemmDepths depth = models::DepthsOf(op);
       l.fwd_bound = BoundOf(d, parts.compute_s / hardware::GemmDepthFactor(gemm_dt, depth.fwd), parts.memory_s);
       l.bwd_bound = BoundOf(d, parts.compute_s / hardware::GemmDepthFactor(gemm_dt, depth.dgrad), parts.memory_s);

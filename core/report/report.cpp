@@ -327,6 +327,7 @@ Sensitivity Sensitivities(const Scenario& s, double price_per_gpu_s) {
                    [](Scenario& x, double f) {
                      ScaleCurve(x.system.device.gemm_efficiency, f);
                      ScaleCurve(x.system.device.gemm_efficiency_fp8, f);
+                     ScaleCurve(x.system.device.gemm_efficiency_mxfp8, f);
                      ScaleCurve(x.system.device.gemm_efficiency_fp4, f);
                    }});
   knobs.push_back({"attention kernel efficiency",

@@ -410,5 +410,40 @@ TEST(ProfileYaml, AttentionLengthFactorsParseWithLocatedErrors) {
   EXPECT_TRUE(d.flash_attention_bwd_length_factor.empty());
 }
 
+// The MXFP8 GEMM curve parses as the other GEMM curves do ([FLOP,
+// efficiency] pairs, efficiency in (0, 1]); an efficiency out of range is an
+// error naming the file, line and column, the key path, the rule and the
+// value. Line 5, column 53 is the 1.2: two spaces, the 21-character key,
+// ": [[1 GFLOP, 0.3], [1 TFLOP, " (columns 24-52). A valid curve survives a
+// write and re-read of the profile (a calibrated profile carries its base's
+// MXFP8 curve: the probes time no MXFP8 GEMM).
+TEST(ProfileYaml, Mxfp8GemmCurveParsesWithLocatedErrors) {
+  base::Diagnostics bad;
+  const hardware::DeviceSpec d = ParseDeviceText(
+      "device:\n  peak_bf16: 100 TFLOP/s\n  memory_capacity: 80 GB\n  memory_bandwidth: 1 TB/s\n"
+      "  gemm_efficiency_mxfp8: [[1 GFLOP, 0.3], [1 TFLOP, 1.2]]\n",
+      bad);
+  EXPECT_NE(bad.ToString().find("profile.yaml:5:53: error: device.gemm_efficiency_mxfp8[1][1]: "
+                                "efficiency must be a number in (0, 1] (got '1.2')"),
+            std::string::npos)
+      << bad.ToString();
+  base::Diagnostics good;
+  const hardware::DeviceSpec ok = ParseDeviceText(
+      "device:\n  peak_bf16: 100 TFLOP/s\n  memory_capacity: 80 GB\n  memory_bandwidth: 1 TB/s\n"
+      "  gemm_efficiency_mxfp8: [[1 GFLOP, 0.3], [1 TFLOP, 0.6]]\n",
+      good);
+  ASSERT_TRUE(good.ok()) << good.ToString();
+  ASSERT_EQ(ok.gemm_efficiency_mxfp8.x.size(), 2u);
+  EXPECT_DOUBLE_EQ(ok.gemm_efficiency_mxfp8.At(1e12), 0.6);
+  EXPECT_TRUE(ok.gemm_efficiency_fp8.empty());
+  const std::string text = DeviceProfileYaml(ok, {});
+  EXPECT_NE(text.find("gemm_efficiency_mxfp8: "), std::string::npos) << text;
+  base::Diagnostics again;
+  const hardware::DeviceSpec back = ParseDeviceText(text, again);
+  ASSERT_TRUE(again.ok()) << again.ToString() << "\n" << text;
+  EXPECT_NEAR(back.gemm_efficiency_mxfp8.At(1e12), 0.6, 1e-9);
+  EXPECT_NEAR(back.gemm_efficiency_mxfp8.At(1e9), 0.3, 1e-9);
+}
+
 }  // namespace
 }  // namespace orrery::calibration

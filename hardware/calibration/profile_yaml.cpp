@@ -89,6 +89,8 @@ std::string DeviceProfileYaml(const hardware::DeviceSpec& device,
     out += "  gemm_efficiency: " + CurveYaml(device.gemm_efficiency, Dimension::kFlops) + "\n";
   if (!device.gemm_efficiency_fp8.empty())
     out += "  gemm_efficiency_fp8: " + CurveYaml(device.gemm_efficiency_fp8, Dimension::kFlops) + "\n";
+  if (!device.gemm_efficiency_mxfp8.empty())
+    out += "  gemm_efficiency_mxfp8: " + CurveYaml(device.gemm_efficiency_mxfp8, Dimension::kFlops) + "\n";
   if (!device.gemm_efficiency_fp4.empty())
     out += "  gemm_efficiency_fp4: " + CurveYaml(device.gemm_efficiency_fp4, Dimension::kFlops) + "\n";
   if (!device.memory_efficiency.empty())
@@ -161,6 +163,9 @@ std::vector<std::string> DescribeFit(const FitResult& fit, const ProbeFile& prob
   } else if (!d.gemm_efficiency_fp8.empty()) {
     out.push_back("gemm_efficiency_fp8: the base's (no fp8_e4m3 GEMM record qualified).");
   }
+  // The probes time no MXFP8 GEMM: the base's MXFP8 curve carries over.
+  if (!d.gemm_efficiency_mxfp8.empty())
+    out.push_back("gemm_efficiency_mxfp8: the base's (the probe times no MXFP8 GEMM).");
   if (fit.memory_curve.empty()) {
     out.push_back("memory_efficiency: the base's (no data-movement record beyond the cache).");
   } else {

@@ -1116,7 +1116,10 @@ TEST(Validation, AllTrainingRows) {
   // (hardware::GemmDepthFactor); 11.59 % with both and the layers left over
   // by an uneven pipeline split on the middle stages (parallelism::
   // EvenSplitLayers; core/validation/validation_test.cpp has the history).
-  EXPECT_LE(tuned.mape_pct, 11.60);  // 11.59 % with FlashAttention's length factors
+  // 11.59 % with FlashAttention's length factors; 10.80 % with DeepSpeed
+  // ZeRO-3's matrix-by-matrix prefetch (training.zero3_matrix_prefetch: the
+  // Narayanan Table 2 ZeRO-3 rows; docs/overlap.md).
+  EXPECT_LE(tuned.mape_pct, 10.81);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -1182,7 +1185,9 @@ TEST(Validation, AllTrainingRows) {
   // FlashAttention 0.289 / 0.167 of peak, the GEMM curve by measured maximum
   // achievable matmul FLOPS): the 23 MI250X rows, all fast, slower.
   // 13.45 % with FlashAttention's length factors alone; 12.87 % with both.
-  EXPECT_LE(r.mape_pct, 12.88);
+  // 12.76 % with DeepSpeed ZeRO-3's matrix-by-matrix prefetch (the six
+  // Narayanan Table 2 ZeRO-3 rows; docs/overlap.md).
+  EXPECT_LE(r.mape_pct, 12.77);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

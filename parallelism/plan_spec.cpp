@@ -196,6 +196,12 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "false: the gather is issued from the later layer's post-backward hook, once its "
               "gradients exist, and waits exposed (PyTorch FSDP1 BACKWARD_POST, the default of "
               "Composer, llm-foundry's trainer).")
+        .Bool("zero3_matrix_prefetch", &TrainingPlan::zero3_matrix_prefetch, "false",
+              "ZeRO-3 with overlap: weights are fetched one matrix at a time, each fetch blocking, "
+              "with only the next matrix prefetched (DeepSpeed ZeRO-3 of 2021: prefetch only when "
+              "nothing is in flight, stage3_prefetch_bucket_size 5e7 elements), so a matrix's gather "
+              "hides only behind the matrix before it. false: whole layers are gathered one ahead "
+              "(PyTorch FSDP, FSDP2).")
         .Bool("zero3_copy_out", &TrainingPlan::zero3_copy_out, "false",
               "ZeRO-3: after each all-gather, copy the gathered weights out of the flat "
               "all-gather buffer into each parameter's own tensor on the compute stream, "

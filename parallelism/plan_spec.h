@@ -149,6 +149,11 @@ struct TrainingPlan {
   // (false: FSDP1 BackwardPrefetch.BACKWARD_POST, Composer's default), so
   // that every backward gather is exposed.
   bool zero3_backward_prefetch = true;
+  // Whether ZeRO-3 fetches weights one matrix at a time with only the next
+  // matrix prefetched, each fetch blocking (DeepSpeed ZeRO-3 of 2021:
+  // core/estimate/parallel_comm.h, PrefetchOneAheadExposed), instead of one
+  // layer (an FSDP unit) at a time.
+  bool zero3_matrix_prefetch = false;
   bool zero3_copy_out = false;
   bool tp_comm_overlap = false;  // TP collectives overlapped with GEMMs
   double dp_bucket = 25e6 * 4;   // bytes per gradient bucket

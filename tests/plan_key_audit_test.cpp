@@ -394,6 +394,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"zero3_recompute_gather", {"zero3-full-recompute", "false"}},
       {"zero3_fp32_reduce", {"zero3", "true"}},
       {"zero3_backward_prefetch", {"zero3", "false"}},
+      {"zero3_matrix_prefetch", {"zero3", "true"}},
       {"zero3_copy_out", {"zero3", "true"}},
       {"tp_comm_overlap", {"llama70b", "false"}},
       {"dp_bucket", {"llama70b", "1 GB"}},

@@ -428,6 +428,26 @@ EventEstimate EventEstimator::Run(const TrainingPlan& p, const parallelism::Work
       }
     }
     contention = std::max(0.0, dp_total - st.wait_dp) * c.overlap_slowdown / (1 + c.overlap_slowdown);
+    // Weights fetched a matrix at a time, only the next one prefetched
+    // (training.zero3_matrix_prefetch; PrefetchOneAheadExposed,
+    // parallel_comm.h): the timeline runs whole layers one ahead, which
+    // prices each pass as OverlapExposed prices it; what the matrix-by-matrix
+    // pairing exposes beyond that is added to the critical stage, as the
+    // closed form charges it.
+    if (spec.zero3 && !spec.zero3_once_per_step && p.zero3_matrix_prefetch && p.zero3_backward_prefetch) {
+      const LayerWeightShares shares = DenseLayerWeightShares(model_);
+      const double s = c.overlap_slowdown;
+      auto beyond = [&](double comm, double compute, bool backward) {
+        return PrefetchOneAheadExposed(shares, comm, compute, s, backward) - OverlapExposed(comm, compute, s);
+      };
+      const double rec_gathers = spec.zero3_gather_for_recompute ? Zero3GathersPerMicrobatch(p) - 2 : 0;
+      for (int64_t k = 0; k < spec.chunks; ++k) {
+        const ChunkWork& cw = spec.work[crit * static_cast<size_t>(spec.chunks) + static_cast<size_t>(k)];
+        contention += m_d * (beyond(cw.param_gather, cw.forward, false) +
+                             beyond(rec_gathers * cw.param_gather, cw.recompute, false) +
+                             beyond(cw.param_gather + cw.grad_reduce, cw.backward, true));
+      }
+    }
   }
   tb.dp_comm += contention;
   const double iteration = r.step.iteration + contention;

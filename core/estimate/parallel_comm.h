@@ -190,6 +190,66 @@ inline double OverlapExposed(double comm, double compute, double slowdown) {
   return tail > contention ? tail : contention;
 }
 
+// A dense layer's four weight matrices in the order its forward pass runs
+// them: the QKV projection, the attention output projection, the MLP's
+// first matrix (with the gate under SwiGLU, one fused matrix as Megatron
+// holds it) and its second; each as its share of the layer's weights.
+struct LayerWeightShares {
+  double w[4] = {0.25, 0.25, 0.25, 0.25};
+};
+// h (h + 2 kv d) : h (a d) : h f (2 h f under SwiGLU) : h f, with a the
+// query heads, d the head dimension, kv the key/value heads and f the MLP
+// width. Multi-head latent attention keeps the equal quarters.
+inline LayerWeightShares DenseLayerWeightShares(const models::ModelSpec& m) {
+  LayerWeightShares s;
+  if (models::UsesMla(m) || m.hidden <= 0) return s;
+  const double h = static_cast<double>(m.hidden), d = static_cast<double>(models::HeadDim(m));
+  const double q = static_cast<double>(m.heads) * d, kv = static_cast<double>(models::KvHeads(m)) * d;
+  const double f = static_cast<double>(models::FfnSize(m));
+  const double w[4] = {h * (q + 2 * kv), q * h, (m.activation == models::Activation::kSwiglu ? 2 : 1) * h * f,
+                       f * h};
+  const double total = w[0] + w[1] + w[2] + w[3];
+  if (total <= 0) return s;
+  for (int i = 0; i < 4; ++i) s.w[i] = w[i] / total;
+  return s;
+}
+
+// What the collectives of one pass (`comm` seconds) add to its `compute`
+// seconds when the framework fetches weights one matrix at a time and
+// prefetches only the next one: DeepSpeed ZeRO-3 as it stood in 2021
+// (deepspeed/runtime/zero/stage3.py, v0.3.x). Its pre-forward and
+// pre-backward hooks fetch a submodule's parameters (fetch_sub_module:
+// blocking, comm_stream.synchronize() and torch.cuda.synchronize() once any
+// of them is in flight), then prefetch_next_sub_modules issues, only when
+// nothing is in flight, the gather of the next parameters in the recorded
+// trace until stage3_prefetch_bucket_size elements (5e7 by default) are
+// reached: at least one whole weight matrix, and no more than one for
+// matrices of more than 5e7 elements (a 175B GPT's smallest is 1.5e8). Biases
+// and norms stay whole (stage3_param_persistence_threshold, 1e5 elements).
+// So matrix k's gather runs beside matrix k-1's compute only, and each pair
+// ends at the later of the two: the pass takes
+//   sum_k max(w_k c, w_{k-1} T)          (forward and recomputed forward)
+// and, in the backward, which walks the matrices in reverse, matrix k's
+// gather runs beside matrix k+1's backward:
+//   sum_k max(w_k c, w_{k+1} T),
+// indices cyclic (the next layer's first matrix follows a layer's last),
+// the pass's compute spread over the matrices by their weight shares
+// (GEMMs are nearly all of it). Each pair pays the contention term of
+// OverlapExposed. With equal shares this is OverlapExposed(c, T, s) exactly;
+// with unequal ones a small matrix's compute cannot hide a large matrix's
+// gather: near balance (c = T) a GPT layer's 3 : 1 : 4 : 4 shares give
+// (4 + 3 + 4 + 4) / 12 = 1.25 T where the pooled pass gives T.
+// Returns the exposed seconds (the part beyond `compute`).
+inline double PrefetchOneAheadExposed(const LayerWeightShares& s, double comm, double compute, double slowdown,
+                                      bool backward) {
+  double exposed = 0;
+  for (int k = 0; k < 4; ++k) {
+    const int beside = backward ? (k + 1) % 4 : (k + 3) % 4;
+    exposed += OverlapExposed(s.w[k] * comm, s.w[beside] * compute, slowdown);
+  }
+  return exposed;
+}
+
 // The part of a MoE layer's all-to-alls (`comm`, seconds) that stays exposed
 // when they overlap the compute of another microbatch's layer (`compute`,
 // its forward + backward): DeepSeek-V3's DualPipe pairs a forward and a

@@ -1161,13 +1161,26 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // or recomputation, waits for it: the backward's gathers are exposed, its
   // reduce-scatters still hide behind the next layer's backward.
   const double bwd_compute = stage_bwd + stage_rec;
-  const double stage_z3_bwd =
+  double stage_z3_bwd =
       p.zero3_backward_prefetch
           ? OverlapExposed(zero3_bwd_gather + zero3_reduce, bwd_compute, dev.overlap_slowdown)
           : zero3_bwd_gather + OverlapExposed(zero3_reduce, bwd_compute, dev.overlap_slowdown);
-  const double stage_z3 =
-      p.dp_overlap ? OverlapExposed(zero3_gather, stage_fwd, dev.overlap_slowdown) + stage_z3_bwd
-                   : zero3_per_mb;
+  double stage_z3_fwd = OverlapExposed(zero3_gather, stage_fwd, dev.overlap_slowdown);
+  // DeepSpeed ZeRO-3 of 2021 fetches one weight matrix at a time and
+  // prefetches only the next (training.zero3_matrix_prefetch;
+  // PrefetchOneAheadExposed, parallel_comm.h): each pass pairs a matrix's
+  // gather with the compute of the matrix before it (the recomputed forward
+  // as the forward), the backward's gathers and reduce-scatters with the
+  // backward of the matrix after it.
+  if (p.zero3_matrix_prefetch && p.zero3_backward_prefetch && zero3_gather > 0) {
+    const LayerWeightShares shares = DenseLayerWeightShares(model_);
+    const double rec_gather = std::max(0.0, zero3_bwd_gather - zero3_gather);
+    stage_z3_fwd = PrefetchOneAheadExposed(shares, zero3_gather, stage_fwd, dev.overlap_slowdown, false);
+    stage_z3_bwd = PrefetchOneAheadExposed(shares, rec_gather, stage_rec, dev.overlap_slowdown, false) +
+                   PrefetchOneAheadExposed(shares, zero3_gather + zero3_reduce, stage_bwd, dev.overlap_slowdown,
+                                           true);
+  }
+  const double stage_z3 = p.dp_overlap ? stage_z3_fwd + stage_z3_bwd : zero3_per_mb;
   dp_exposed += zero3_edges;
 
   // Adam step: read fp32 master weight, gradient, two moments; write them

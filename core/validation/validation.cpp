@@ -681,6 +681,11 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       // device's own NIC: a flat ring.
       p.dp_collective = parallelism::DpCollective::kFlat;
       assume("flat-ring ZeRO-3 collectives (DeepSpeed before 2023)");
+      // Its ZeRO-3 of 2021 (deepspeed/runtime/zero/stage3.py, v0.3.x) fetches
+      // weights a matrix at a time, blocking, and prefetches only the next
+      // matrix (PrefetchOneAheadExposed, core/estimate/parallel_comm.h).
+      p.zero3_matrix_prefetch = true;
+      assume("ZeRO-3 gathers one weight matrix ahead (DeepSpeed 2021 prefetch)");
     }
     p.ep_comm_overlap = ep_overlap == "yes";
     if (precision.rfind("fp8", 0) == 0) {

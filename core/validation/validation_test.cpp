@@ -844,7 +844,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // curve (gemm_efficiency_mxfp8, 0.951 of per-tensor FP8): every B200/GB200
   // FP8 row slower, 12.51 / 12.10 / 22.73 % with the curves alone
   // (docs/fp8-training.md says which rows moved).
-  EXPECT_LE(file.mape_pct, 12.46);
+  // Then 12.33 / 11.98 / 22.58 %: DeepSpeed ZeRO-3 of 2021 gathers one
+  // weight matrix ahead (training.zero3_matrix_prefetch; docs/overlap.md):
+  // only the six Narayanan et al. Table 2 ZeRO-3 rows move (12.87 -> 12.76 %
+  // alone); Hopper/Blackwell and MoE rows are unchanged by it.
+  EXPECT_LE(file.mape_pct, 12.34);
   EXPECT_LE(file_hb.mape_pct, 11.99);
   EXPECT_LE(file_moe.mape_pct, 22.59);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
@@ -1028,7 +1032,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // +6.9 % (above). All three: 11.59 %.
   // 11.59 % with FlashAttention's length factors (Megatron-LM README rows at
   // 2k-4k tokens).
-  EXPECT_LE(all.mape_pct, 11.60);
+  // 10.80 % with DeepSpeed ZeRO-3's matrix-by-matrix prefetch (the Narayanan
+  // Table 2 ZeRO-3 rows at micro batch 4, +23.7 / +27.7 -> +4.7 / +9.9 %;
+  // docs/overlap.md).
+  EXPECT_LE(all.mape_pct, 10.81);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -1087,7 +1094,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT
   // 1.7B +7.1 -> +12.5 %).
   // Then 9.75 % with GEMMs at their reduction depth.
-  EXPECT_LE(narayanan.mape_pct, 9.77);
+  // Then 8.31 %: DeepSpeed ZeRO-3 of 2021 pairs each weight matrix's gather
+  // with the compute of the matrix before it (training.zero3_matrix_prefetch;
+  // docs/overlap.md). Table 2's ZeRO-3 rows near balance, micro batch 4:
+  // GPT 174.6B +23.7 -> +4.7 %, GPT 529.6B +27.7 -> +9.9 %; at micro batch 2
+  // they move away, +1.1 -> -3.0 % and -10.1 -> -13.3 %; micro batch 1
+  // unchanged (every pair communication-bound).
+  EXPECT_LE(narayanan.mape_pct, 8.32);
 }
 
 }  // namespace

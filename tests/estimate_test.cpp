@@ -1220,7 +1220,11 @@ TEST(Validation, AllTrainingRows) {
   // b200.yaml): every B200/GB200 FP8 row slower, most were fast.
   // 12.33 % with DeepSpeed ZeRO-3's matrix-by-matrix prefetch as well (the
   // six Narayanan Table 2 ZeRO-3 rows; docs/overlap.md).
-  EXPECT_LE(r.mape_pct, 12.34);
+  // Raised to 12.37 % by the Megatron-Bridge recipes' stated recompute
+  // (docs/fp8-training.md, "What the recipes state"): four GB200 FSDP Llama
+  // rows run no recompute and offload activations to Grace memory, which is
+  // not priced, so they are predicted fast (validation_test.cpp).
+  EXPECT_LE(r.mape_pct, 12.38);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

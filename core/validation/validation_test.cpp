@@ -848,8 +848,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // weight matrix ahead (training.zero3_matrix_prefetch; docs/overlap.md):
   // only the six Narayanan et al. Table 2 ZeRO-3 rows move (12.87 -> 12.76 %
   // alone); Hopper/Blackwell and MoE rows are unchanged by it.
-  EXPECT_LE(file.mape_pct, 12.34);
-  EXPECT_LE(file_hb.mape_pct, 11.99);
+  // Raised to 12.37 / 12.05 / 22.58 % by the recipes' stated plan fields
+  // (docs/fp8-training.md, "What the recipes state"): the Megatron-Bridge
+  // Llama rows state the recompute and overlaps their recipes set, which the
+  // search had already chosen for all but four. Those four (GB200 Llama 3
+  // 70B FSDP lines 69 / 82 / 95, Llama 3.1 405B FSDP line 71) run no
+  // recompute and offload 40 (95) layers' activations to Grace memory, which
+  // is not priced: predicted with every activation on the device (the memory
+  // model says it does not fit) and no offload transfers, +10.1 / +18.9 /
+  // +9.5 / +9.2 -> -16.1 / -9.3 / -16.5 / -16.1 %, where the search had
+  // priced full recompute in the offload's place.
+  EXPECT_LE(file.mape_pct, 12.38);
+  EXPECT_LE(file_hb.mape_pct, 12.06);
   EXPECT_LE(file_moe.mape_pct, 22.59);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -917,13 +927,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 17.17 %, 26.02 18.53 -> 18.23 %, long-sequence 9.08 -> 7.22 % (its 8K
   // row +20.7 -> +15.7 %); MXFP8 priced 2.1 % slower than current scaling
   // on the Llama 3 8B plan (lines 67/68, 86/87), where it was 0.5 % faster.
+  // The recipes' stated recompute and overlaps (above; docs/fp8-training.md,
+  // "What the recipes state"): Megatron-Bridge 25.09 15.18 -> 15.86 % and
+  // 26.02 18.23 -> 18.73 % (raised: their GB200 FSDP rows 69 / 71 / 95 run
+  // no recompute with activations offloaded to Grace memory, not priced, and
+  // come out fast), 25.11 17.17 -> 16.69 % (line 82, +18.9 -> -9.3 %).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.06},
            {"NVIDIA NeMo 25.02", 13.63},
            {"NVIDIA NeMo 25.04", 12.04},
-           {"NVIDIA Megatron-Bridge 25.09", 15.19},
-           {"NVIDIA Megatron-Bridge 25.11", 17.18},
-           {"NVIDIA Megatron-Bridge 26.02", 18.24},
+           {"NVIDIA Megatron-Bridge 25.09", 15.87},
+           {"NVIDIA Megatron-Bridge 25.11", 16.70},
+           {"NVIDIA Megatron-Bridge 26.02", 18.74},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 7.23}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

@@ -420,6 +420,20 @@ TEST(Schedule, ZeroBubbleH1BubbleByHand) {
   EXPECT_FALSE(parallelism::InterleaveNeedsMultiple(p, 12));
 }
 
+// Llama 2 7B's weights on the ZeRO-3 test plan (32 layers, the embedding
+// and the untied head, 4096 tokens) and their bf16 all-gather and
+// reduce-scatter over the 1,024 devices: what a ZeRO-3 microbatch moves.
+struct Zero3Traffic {
+  double params, ag, rs;
+};
+Zero3Traffic Llama2_7bZero3Traffic(const Scenario& s, const TrainingEstimator& est) {
+  const double params = 32 * models::LayerParameters(s.model, false) +
+                        models::EmbeddingParameters(s.model, 4096) + models::HeadParameters(s.model);
+  const hardware::GroupPlacement g = est.network().Place(1024, 1);
+  return {params, est.network().Time(hardware::Collective::kAllGather, params * 2, g),
+          est.network().Time(hardware::Collective::kReduceScatter, params * 2, g)};
+}
+
 // Issue 15: Llama 2 7B on 1,024 A100 (dp 1024, ZeRO-3, global batch 1024 x
 // 4096, one microbatch each). Per microbatch ZeRO-3 gathers the weights for
 // the forward and the backward and reduce-scatters the gradients (Rajbhandari
@@ -435,11 +449,8 @@ TEST(Estimator, ZeroThreeCommunicationIsExposedAndFollowsDpOverlap) {
   TrainingEstimate e = est.Run(s.training, s.workload);
   ASSERT_EQ(e.microbatches, 1);
   // Every weight is gathered: 32 layers, the embedding and the (untied) head.
-  const double params = 32 * models::LayerParameters(s.model, false) +
-                        models::EmbeddingParameters(s.model, 4096) + models::HeadParameters(s.model);
-  hardware::GroupPlacement g = est.network().Place(1024, 1);
-  const double ag = est.network().Time(hardware::Collective::kAllGather, params * 2, g);
-  const double rs = est.network().Time(hardware::Collective::kReduceScatter, params * 2, g);
+  const Zero3Traffic z = Llama2_7bZero3Traffic(s, est);
+  const double ag = z.ag, rs = z.rs;
   // The forward's gathers hide behind the forward, the backward's gather and
   // reduce-scatter behind the backward, each slowing the compute beside it
   // (A100 overlap_slowdown 0.189; OverlapExposed); the first and last
@@ -674,11 +685,8 @@ TEST(Estimator, MatrixPrefetchPairsEachPassMatrixByMatrix) {
   const TrainingEstimator est(s.model, s.system);
   const TrainingEstimate e = est.Run(s.training, s.workload);
   ASSERT_EQ(e.microbatches, 1);
-  const double params = 32 * models::LayerParameters(s.model, false) +
-                        models::EmbeddingParameters(s.model, 4096) + models::HeadParameters(s.model);
-  hardware::GroupPlacement g = est.network().Place(1024, 1);
-  const double ag = est.network().Time(hardware::Collective::kAllGather, params * 2, g);
-  const double rs = est.network().Time(hardware::Collective::kReduceScatter, params * 2, g);
+  const Zero3Traffic z = Llama2_7bZero3Traffic(s, est);
+  const double ag = z.ag, rs = z.rs;
   const double slow = s.system.device.overlap_slowdown;
   const LayerWeightShares w = DenseLayerWeightShares(s.model);
   EXPECT_NEAR(e.time.dp_comm,

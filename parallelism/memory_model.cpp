@@ -222,7 +222,14 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
   // Activations of one layer per microbatch (StageActivationTerms), times
   // layers on this stage, times microbatches in flight; layers / pp of them
   // per microbatch on the stage.
-  r.activations = a.per_layer * in.layers_on_device * in_flight;
+  // Layers whose activations went to host memory (training.
+  // offload_activation_layers, Megatron-Core --cpu-offloading-num-layers)
+  // hold none on the device at the peak: their copies leave after their
+  // forward and return one layer ahead in the backward, after the layers
+  // kept on the device have freed theirs.
+  const double offloaded = std::min(static_cast<double>(p.offload_activation_layers), in.layers_on_device);
+  r.activations = a.per_layer * (in.layers_on_device - offloaded) * in_flight;
+  r.host_activations = a.per_layer * offloaded * in_flight;
   if (p.recompute == Recompute::kFull || p.recompute == Recompute::kOp) r.activations += a.recomputing_layer;
   if (in.last_stage) r.temporary = a.logits;
   return r;

@@ -42,6 +42,9 @@ struct MemoryBreakdown {
   // Optimizer states kept in host memory instead (offload_optimizer): not
   // on the device, so not in total().
   double host_optimizer = 0;
+  // Activations of the layers offloaded to host memory
+  // (offload_activation_layers): not on the device, so not in total().
+  double host_activations = 0;
   double total() const { return weights + gradients + optimizer + activations + temporary; }
 };
 

@@ -109,6 +109,30 @@ TEST(ActivationMemory, EveryOtherLayerRecomputedKeepsHalfTheLayersWhole) {
   EXPECT_NEAR(LayerActivationBytes(m, p, 1, 2048), kSbh * (2 + 3 * 114) / 32, 1e-12 * kSbh);
 }
 
+// Activation offload (training.offload_activation_layers, Megatron-Core
+// --cpu-offloading-num-layers): the offloaded layers' activations leave the
+// device and nothing else moves. The GPT-3 layer at tp 8 with SP and
+// materialised scores keeps (34 + 80) / 8 = 14.25 sbh; four layers, one
+// microbatch in flight: 57 sbh. Offloading 3 of them leaves 1 x 14.25 sbh on
+// the device and puts 3 x 14.25 = 42.75 sbh in host memory.
+TEST(ActivationMemory, OffloadedLayersLeaveTheDevice) {
+  const auto m = Gpt3();
+  TrainingPlan p = Plan(8, true, Recompute::kNone);
+  MemoryInputs in;
+  in.layers_on_device = 4;
+  in.seq = 2048;
+  const MemoryBreakdown kept = DeviceMemory(m, p, in);
+  EXPECT_NEAR(kept.activations, kSbh * 57, 1e-12 * kSbh * 57);
+  EXPECT_DOUBLE_EQ(kept.host_activations, 0);
+  p.offload_activation_layers = 3;
+  const MemoryBreakdown off = DeviceMemory(m, p, in);
+  EXPECT_NEAR(off.activations, kSbh * 14.25, 1e-12 * kSbh * 57);
+  EXPECT_NEAR(off.host_activations, kSbh * 42.75, 1e-12 * kSbh * 57);
+  EXPECT_NEAR(kept.total() - off.total(), kSbh * 42.75, 1e-12 * kSbh * 57);
+  EXPECT_DOUBLE_EQ(off.weights, kept.weights);
+  EXPECT_DOUBLE_EQ(off.temporary, kept.temporary);
+}
+
 // Issue 15: torchtitan's op-level selective activation checkpointing
 // (recompute op) on one Llama 3 8B layer (h 4096, 32 heads of 128, 8 KV
 // heads, SwiGLU 14336, no dropout), b 1, s 8192, tp 1, flash attention:

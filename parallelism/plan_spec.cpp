@@ -140,6 +140,14 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
              "selective_ac_option = \"N\"): 1/N of each stage's layers run their forward again "
              "and keep only their input, the rest keep everything. 1 = every layer (Megatron's "
              "full recompute). Read only with recompute full.")
+        .Int("offload_activation_layers", &TrainingPlan::offload_activation_layers, 0, 1e6, "0",
+             "Transformer layers per pipeline stage whose saved activations are copied to host "
+             "memory after their forward and back before their backward (Megatron-Core "
+             "--cpu-offloading --cpu-offloading-num-layers N, activations only). The first N "
+             "layers of the stage leave device memory; each copy crosses the host link "
+             "(system.host_bandwidth) on a copy engine beside the next layer's compute and adds "
+             "only what that compute does not cover. Must be below the stage's layer count (the "
+             "last layer stays); needs system.host_bandwidth. 0 = none.")
         .Bool("recompute_mla_up_proj", &TrainingPlan::recompute_mla_up_proj, "false",
               "Recompute the multi-head latent attention's up projections (and RoPE) in the "
               "backward pass instead of keeping the per-head queries, keys and values "

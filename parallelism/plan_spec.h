@@ -125,6 +125,13 @@ struct TrainingPlan {
   // pass but rebuilt from the latents; read only for MLA models and below
   // full recompute (parallelism/memory_model.h).
   bool recompute_mla_up_proj = false;
+  // Transformer layers per pipeline stage whose activations go to host
+  // memory after their forward and come back before their backward
+  // (Megatron-Core --cpu-offloading with --cpu-offloading-num-layers N and
+  // cpu_offloading_activations, weights kept: Transformer Engine's
+  // get_cpu_offload_context). The first N layers of the stage are
+  // offloaded; at least the last stays on the device. 0 = none.
+  int64_t offload_activation_layers = 0;
   Attention attention = Attention::kFlash;
   Elementwise elementwise = Elementwise::kFused;
   int64_t zero = 0;          // ZeRO stage 0..3 (3 = FSDP)

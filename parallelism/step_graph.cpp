@@ -571,17 +571,20 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
     if (prev1 >= 0) g.graph.AddDependency(prev1, t);
     reduces.push_back(t);
   }
-  // The optimizer step (or the offloaded one) once every gradient is reduced.
-  if (has_dp && (dp.optimizer > 0 || dp.offload > 0)) {
-    const bool off = dp.offload > 0;
-    const int32_t t = Add(d, StreamKind::kCompute, off ? TaskKind::kOffload : TaskKind::kOptimizer,
-                          off ? dp.offload : dp.optimizer * slow, 0, -1);
+  // The optimizer step (or the offloaded one) once every gradient is
+  // reduced. The offload task holds ZeRO-Offload's host step and what the
+  // activation copies to host memory leave exposed; a device optimizer step
+  // beside the latter follows it.
+  const auto closing = [&](TaskKind kind, double seconds) {
+    const int32_t t = Add(d, StreamKind::kCompute, kind, seconds, 0, -1);
     for (int32_t b : block) g.graph.AddDependency(b, t);
     block.clear();
     for (int32_t rd : reduces) g.graph.AddDependency(rd, t);
     if (prev1 >= 0) g.graph.AddDependency(prev1, t);
     prev1 = t;
-  }
+  };
+  if (has_dp && dp.offload > 0) closing(TaskKind::kOffload, dp.offload);
+  if (has_dp && dp.optimizer > 0) closing(TaskKind::kOptimizer, dp.optimizer * slow);
   // ZeRO-1/2 without overlap: gather the updated weights at the end.
   if (has_dp && dp.param_gather > 0 && !buckets_overlap && !s.zero3) {
     const int32_t t = Add(d, StreamKind::kDp, TaskKind::kParamGather, dp.param_gather, 0, -1);

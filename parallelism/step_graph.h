@@ -91,7 +91,10 @@ struct StageDp {
   double param_gather = 0;  // ZeRO-1/2: all-gather of the updated weights
   int64_t buckets = 1;      // the gradient (and gather) buckets
   double optimizer = 0;     // the optimizer step on the compute stream
-  double offload = 0;       // ZeRO-Offload: gradients to the host and weights back
+  // ZeRO-Offload (gradients to the host and weights back) plus what the
+  // activation copies to host memory leave exposed over the step
+  // (training.offload_activation_layers).
+  double offload = 0;
 };
 
 struct StepSpec {

@@ -698,6 +698,63 @@ TEST(Estimator, MatrixPrefetchPairsEachPassMatrixByMatrix) {
   EXPECT_GT(e.time.dp_comm, pooled.time.dp_comm);
 }
 
+// Activation offload (training.offload_activation_layers; Megatron-Core
+// --cpu-offloading through Transformer Engine's layer windows): N of L
+// layers offloaded, q = L / N, r = L % N; the first copy runs beside
+// q - 1 + (r > 0) layers, r - 1 copies beside q + 1, the rest beside q
+// (windows summing to L - 1), on the copy engines (no slowdown); each adds
+// max(0, copy - window x compute) in the forward and in the backward.
+// By hand, forward 4 s and backward 8 s a layer:
+//   N 3, L 4 (q 1, r 1: windows 1, 1, 1), copy 5 s: 3 x ((5 - 4) + 0) = 3 s;
+//     copy 10 s: 3 x ((10 - 4) + (10 - 8)) = 24 s; copy 2 s: hidden, 0 s.
+//   N 3, L 8 (q 2, r 2: windows 2, 3, 2), copy 10 s: the two windows of 2
+//     expose 10 - 8 = 2 s forward, 0 backward; the window of 3 (12 s) none:
+//     4 s.
+//   N 2, L 6 (q 3, r 0: windows 2, 3), copy 10 s: 2 s; N 2, L 7 (q 3, r 1:
+//     windows 3, 3), copy 13 s: 2 x (13 - 12) = 2 s.
+//   Nothing offloaded, or every layer (the last must stay): 0.
+TEST(Estimator, ActivationOffloadExposesWhatItsWindowDoesNotCover) {
+  EXPECT_DOUBLE_EQ(ActivationOffloadExposed(3, 4, 5, 4, 8), 3);
+  EXPECT_DOUBLE_EQ(ActivationOffloadExposed(3, 4, 10, 4, 8), 24);
+  EXPECT_DOUBLE_EQ(ActivationOffloadExposed(3, 4, 2, 4, 8), 0);
+  EXPECT_DOUBLE_EQ(ActivationOffloadExposed(3, 8, 10, 4, 8), 4);
+  EXPECT_DOUBLE_EQ(ActivationOffloadExposed(2, 6, 10, 4, 8), 2);
+  EXPECT_DOUBLE_EQ(ActivationOffloadExposed(2, 7, 13, 4, 8), 2);
+  EXPECT_DOUBLE_EQ(ActivationOffloadExposed(0, 8, 10, 4, 8), 0);
+  EXPECT_DOUBLE_EQ(ActivationOffloadExposed(8, 8, 10, 4, 8), 0);
+}
+
+// In the estimator: Llama 3 8B on 64 A100 (tp 1, pp 1, one microbatch of
+// 8,192 tokens, no recompute, flash attention, no dropout) keeps 34 sbh =
+// 34 x 8192 x 4096 = 1,140,850,688 B a layer (parallelism/
+// memory_model_test.cpp works out the same layer). Offloading 31 of the 32
+// layers takes exactly 31 x 1,140,850,688 = 35,366,371,328 B off the device;
+// each copy takes 1,140,850,688 B / 25 GB/s (a host link set here) =
+// 45.634 ms, and with q = 1, r = 1 every window is one layer, so the step
+// grows by 31 x (max(0, c - f) + max(0, c - b)) for the layer's forward f
+// and backward b.
+TEST(Estimator, ActivationOffloadMovesMemoryToTheHostAndPaysTheCopies) {
+  Scenario s = test::Llama3_8bZero3On64A100();
+  s.training.recompute = parallelism::Recompute::kNone;
+  s.training.attention = parallelism::Attention::kFlash;
+  s.system.host_bandwidth = 25e9;
+  const TrainingEstimator est(s.model, s.system);
+  const TrainingEstimate kept = est.Run(s.training, s.workload);
+  ASSERT_EQ(kept.microbatches, 1);
+  ASSERT_DOUBLE_EQ(parallelism::LayerActivationBytes(s.model, s.training, 1, 8192), 1140850688.0);
+  s.training.offload_activation_layers = 31;
+  const TrainingEstimate off = est.Run(s.training, s.workload);
+  EXPECT_NEAR(kept.memory.activations - off.memory.activations, 35366371328.0, 1.0);
+  EXPECT_NEAR(off.memory.host_activations, 35366371328.0, 1.0);
+  const OperatorCosts c = est.Costs(s.training, s.workload);
+  EXPECT_NEAR(c.act_offload_copy, 45.634e-3, 0.001e-3);
+  const double exposed = 31 * (std::max(0.0, c.act_offload_copy - c.dense.fwd) +
+                               std::max(0.0, c.act_offload_copy - c.dense.bwd));
+  ASSERT_GT(exposed, 0);
+  EXPECT_NEAR(off.time.offload - kept.time.offload, exposed, 1e-9 * exposed);
+  EXPECT_NEAR(off.iteration_s - kept.iteration_s, exposed, 1e-9 * off.iteration_s);
+}
+
 // Issue 15: an overlapped collective of c seconds beside T seconds of compute
 // slowed by s exposes max(c - T, c s/(1+s)). By hand, s = 0.25 (k = 0.2):
 //   c = 2,  T = 10: hidden, the compute loses 2 x 0.2 = 0.4 s;

@@ -652,6 +652,30 @@ TEST(EventEstimator, MatrixPrefetchExposesWhatTheClosedFormExposes) {
               0.01 * (closed_matrix - closed_layer));
 }
 
+// Activation offload (training.offload_activation_layers): the event engine
+// charges each stage what its offloaded layers' copies leave uncovered
+// (ActivationOffloadExposed), as the closed form does; on Llama 3 8B over 64
+// A100 with 31 of 32 layers offloaded (tests/estimate_test.cpp,
+// ActivationOffloadMovesMemoryToTheHostAndPaysTheCopies, works out the
+// copies) both engines move by the same seconds, and by more than nothing.
+TEST(EventEstimator, ActivationOffloadCostsWhatTheClosedFormCharges) {
+  engine::Scenario s = test::Llama3_8bZero3On64A100();
+  s.training.recompute = parallelism::Recompute::kNone;
+  s.training.attention = parallelism::Attention::kFlash;
+  s.system.host_bandwidth = 25e9;
+  const engine::EventEstimator est(s.model, s.system);
+  const engine::TrainingEstimator closed(s.model, s.system);
+  const engine::EventEstimate kept = est.Run(s.training, s.workload);
+  const double closed_kept = closed.Run(s.training, s.workload).iteration_s;
+  s.training.offload_activation_layers = 31;
+  const engine::EventEstimate off = est.Run(s.training, s.workload);
+  const double closed_off = closed.Run(s.training, s.workload).iteration_s;
+  ASSERT_TRUE(kept.simulated() && off.simulated());
+  ASSERT_GT(closed_off - closed_kept, 0);
+  EXPECT_NEAR(off.estimate.iteration_s - kept.estimate.iteration_s, closed_off - closed_kept,
+              1e-9 * closed_off);
+}
+
 // Issue 15: FSDP2's copy-out of each gather (training.zero3_copy_out) runs on
 // the compute stream in the event engine as in the closed form: Llama 3 8B on
 // 64 A100, dp 64, one microbatch, no overlap, every layer recomputed with

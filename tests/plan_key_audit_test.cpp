@@ -382,6 +382,8 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"recompute", {"llama70b", "selective"}},
       {"recompute_interval", {"llama70b-full-recompute", "2"}},
       {"recompute_mla_up_proj", {"deepseek-v3", "true"}},
+      // 19 of a stage's 20 layers: every copy beside one layer's compute.
+      {"offload_activation_layers", {"llama70b", "19"}},
       // Kernels and datatypes.
       {"attention", {"llama70b", "flash2"}},
       {"elementwise", {"llama70b", "eager"}},
@@ -439,6 +441,27 @@ TEST(PlanKeyAudit, EveryWorkloadKeyMovesAPredictionOrIsListed) {
 // optimizer states kept shrink from 12 B (two moments and the master) to
 // 8 B a parameter (parallelism/memory_model.cpp). fp32 plans keep no
 // separate master copy either way: nothing moves.
+// training.offload_activation_layers is refused where Transformer Engine
+// refuses it: as many layers as the stage holds (80 layers over pp 4 = 20; the
+// last layer keeps its activations), and on a system with no host link.
+TEST(PlanKeyAudit, ActivationOffloadNeedsALayerKeptAndAHostLink) {
+  Scenario s = Llama70b();
+  s.training.offload_activation_layers = 20;
+  base::Diagnostics d;
+  CrossCheck(s, d);
+  ASSERT_EQ(d.size(), 1u) << d.ToString();
+  EXPECT_EQ(d.items()[0].path, "training.offload_activation_layers");
+  EXPECT_NE(d.items()[0].message.find("must be below the layers of a pipeline stage (20)"), std::string::npos)
+      << d.items()[0].message;
+  s.training.offload_activation_layers = 19;
+  s.system.host_bandwidth = 0;
+  base::Diagnostics none;
+  CrossCheck(s, none);
+  ASSERT_EQ(none.size(), 1u) << none.ToString();
+  EXPECT_NE(none.items()[0].message.find("needs system.host_bandwidth > 0"), std::string::npos)
+      << none.items()[0].message;
+}
+
 TEST(PlanKeyAudit, NoMasterWeightsOptimizerStepMovesSixBytesAParameterLess) {
   Scenario sc = Llama70b();
   sc.system.device.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};

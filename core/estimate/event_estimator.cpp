@@ -348,6 +348,19 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     } else {
       s.optimizer = hardware::MemoryTime(system_.device, opt_params * c.optimizer_bytes_per_param);
     }
+    // Activation offload to host memory (training.offload_activation_layers):
+    // per microbatch, each offloaded layer's copy out beside a window of
+    // forwards and back beside a window of backwards, what the compute leaves
+    // uncovered (ActivationOffloadExposed, as the closed form), charged after
+    // the stage's work as the optimizer offload.
+    if (p.offload_activation_layers > 0) {
+      const double layer_fwd = (1 - c.moe_fraction) * c.dense.fwd + c.moe_fraction * c.moe.fwd;
+      const double layer_bwd = (1 - c.moe_fraction) * c.dense.bwd + c.moe_fraction * c.moe.bwd;
+      s.offload += static_cast<double>(out.microbatches) *
+                   ActivationOffloadExposed(p.offload_activation_layers,
+                                            std::llround(dev_layers[static_cast<size_t>(d)]), c.act_offload_copy,
+                                            layer_fwd, layer_bwd);
+    }
   }
   if (stage_layers != nullptr) *stage_layers = dev_layers;
   return EventError::kNone;

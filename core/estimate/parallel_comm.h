@@ -190,6 +190,46 @@ inline double OverlapExposed(double comm, double compute, double slowdown) {
   return tail > contention ? tail : contention;
 }
 
+// What offloading the activations of the first `offloaded` of a stage's
+// `layers` transformer layers to host memory adds to one microbatch
+// (training.offload_activation_layers; Megatron-Core --cpu-offloading, which
+// calls Transformer Engine's get_cpu_offload_context with
+// cpu_offloading_num_layers and the model's num_layers: megatron/core/
+// transformer/transformer_block.py). TE's AsyncDoubleBufferGroupOffloadHandler
+// (transformer_engine/pytorch/cpu_offload.py, TE 1.x-2.x until the refactor
+// of PR 1762, Nov 2025) spreads the N offloaded layers over the L layers of
+// the model: with q = L / N and r = L % N, the window points are
+//   layer_window_map[i] = q (i + 1) - 1 + min(i + 1, r)
+// and at the forward commit of layer window_map[k] the compute stream and the
+// device-to-host stream wait for each other (wait_stream both ways, no host
+// sync), layer k's activations are freed and layer k + 1's copy is issued on
+// d2h_stream; it runs beside the forward of the layers up to the next window
+// point. The backward mirrors it on h2d_stream: at the window points the
+// next layer's reload is issued and the one before is waited for. A copy
+// therefore pairs with a window of w layers' compute, and the windows are
+//   group 0: window_map[0] = q - 1 + (r > 0) layers (its copy starts after
+//            layer 0's forward), r - 1 groups of q + 1 (r > 0), the rest of q,
+// which sum to L - 1. Each copy adds max(0, copy - w x compute) each way.
+// The later OffloadSynchronizer (PR 1762) lets layer i's copy run until
+// layer L - N + i, one copy stream: the same volume against the same
+// compute, exposing about as much in total. The copies run on the copy
+// engines, not on SMs, so the compute beside them is not slowed
+// (OverlapExposed with no slowdown); the HBM traffic they add, at most the
+// host rate (225 GB/s on GB200), under 3 % of a B200's 8 TB/s, is not charged.
+inline double ActivationOffloadExposed(int64_t offloaded, int64_t layers, double copy_s, double layer_fwd_s,
+                                       double layer_bwd_s) {
+  if (offloaded <= 0 || layers <= offloaded) return 0;
+  const int64_t q = layers / offloaded, r = layers % offloaded;
+  auto pair = [&](double windows, int64_t w) {
+    const double f = static_cast<double>(w) * layer_fwd_s, b = static_cast<double>(w) * layer_bwd_s;
+    return windows * (OverlapExposed(copy_s, f, 0) + OverlapExposed(copy_s, b, 0));
+  };
+  const int64_t first = q - 1 + (r > 0 ? 1 : 0);
+  const int64_t wider = r > 0 ? r - 1 : 0;  // groups with q + 1 layers
+  return pair(1, first) + pair(static_cast<double>(wider), q + 1) +
+         pair(static_cast<double>(offloaded - 1 - wider), q);
+}
+
 // A dense layer's four weight matrices in the order its forward pass runs
 // them: the QKV projection, the attention output projection, the MLP's
 // first matrix (with the gate under SwiGLU, one fused matrix as Megatron

@@ -626,6 +626,20 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
                     std::to_string(m.layers) + " layers for " + std::to_string(t.pp - 2) +
                     " middle stages (each needs at least one; with pp = 2 none may be left)");
   }
+  // Activation offload (training.offload_activation_layers): Transformer
+  // Engine's get_cpu_offload_context asserts that fewer layers than the
+  // model's are offloaded (the last layer's backward starts at once, with no
+  // time to bring anything back), and the copies need a host link.
+  if (t.offload_activation_layers > 0) {
+    const int64_t per_stage = m.layers / (t.pp > 0 ? t.pp : 1);
+    if (t.offload_activation_layers >= per_stage)
+      diags.Add(where, "training.offload_activation_layers", std::to_string(t.offload_activation_layers),
+                "must be below the layers of a pipeline stage (" + std::to_string(per_stage) +
+                    "): the last layer keeps its activations");
+    if (s.system.host_bandwidth <= 0)
+      diags.Add(where, "training.offload_activation_layers", std::to_string(t.offload_activation_layers),
+                "offloading activations needs system.host_bandwidth > 0 (the device's link to host memory)");
+  }
   if (t.interleave > 1 && t.schedule == parallelism::Schedule::kGpipe)
     diags.Add(where, "training.interleave", std::to_string(t.interleave),
               "interleave > 1 needs the 1f1b or interleaved schedule");

@@ -985,6 +985,21 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   const double stage_fwd = pace.fwd, stage_bwd = pace.bwd, stage_rec = pace.rec;
   const double stage_tp = pace.tp, stage_cp = pace.cp, stage_ep = pace.ep;
   const double stage = pace.total();
+  // Activation offload to host memory (training.offload_activation_layers;
+  // ActivationOffloadExposed, parallel_comm.h): each offloaded layer's
+  // activations cross the host link out in the forward and back in the
+  // backward, beside a window of layers' compute each way; what the compute
+  // does not cover is charged per microbatch, on the stage exposing the most.
+  double act_offload = 0;
+  if (p.offload_activation_layers > 0) {
+    const double host_bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
+    const double copy_s = parallelism::StageActivationTerms(m, p, w.seq_len).per_layer / host_bw;
+    const double f1 = mix(1, &OpTimes::fwd), b1 = mix(1, &OpTimes::bwd);
+    auto exposed = [&](double n) {
+      return ActivationOffloadExposed(p.offload_activation_layers, std::llround(n), copy_s, f1, b1);
+    };
+    act_offload = std::max(exposed(first_layers), p.pp > 1 ? std::max(exposed(last_layers), exposed(mid_layers)) : 0.0);
+  }
 
   // --- pipeline ---------------------------------------------------------------
   // The forward side of the stage for ZB-H1: the forward compute and the
@@ -1216,7 +1231,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   t.pp_p2p = p2p;
   t.dp_comm = dp_exposed + m_d * stage_z3;
   t.optimizer = optimizer;
-  t.offload = offload;
+  t.offload = offload + m_d * act_offload;
   t.total = t.forward + t.backward + t.recompute + t.tp_comm + t.cp_comm + t.ep_comm +
             t.pp_bubble + t.pp_p2p + t.dp_comm + t.optimizer + t.offload;
   e.iteration_s = t.total;
@@ -1398,6 +1413,12 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.expert_layer_params =
       ExpertsApart(p) ? c.moe_fraction * routed / static_cast<double>(p.ep) / etp_d : 0.0;
   c.head_expert_params = MtpExpertParamsOnDevice(m, p);
+  // As Run(): one offloaded layer's copy to or from host memory
+  // (training.offload_activation_layers, ActivationOffloadExposed).
+  if (p.offload_activation_layers > 0) {
+    const double host_bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
+    c.act_offload_copy = parallelism::StageActivationTerms(m, p, w.seq_len).per_layer / host_bw;
+  }
   return c;
 }
 

@@ -165,6 +165,9 @@ struct OperatorCosts {
   hardware::GroupPlacement cp_group;  // where the K/V exchange runs (cp > 1)
   double tokens = 0;       // tokens of one microbatch on one device (b s / cp)
   double act_bytes = 0;    // bytes per activation element
+  // Seconds to copy one layer's activations of one microbatch to or from
+  // host memory (training.offload_activation_layers; 0 without offload).
+  double act_offload_copy = 0;
 };
 
 // --- per-operator breakdown (orrery estimate --ops) -------------------------

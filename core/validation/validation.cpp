@@ -317,7 +317,28 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
               "': layers/N needs a whole N from 2 to 1000000 (every N-th layer recomputed)";
       }
     }
-    const std::string recompute = layer_recompute ? std::string("full")
+    // `offload/N`: no recompute, the activations of the first N layers of
+    // each stage copied to host memory after their forward and back before
+    // their backward (Megatron-Core --cpu-offloading
+    // --cpu-offloading-num-layers N, activations only;
+    // TrainingPlan::offload_activation_layers).
+    int64_t offload_layers = 0;
+    const bool layer_offload = recompute_cell.rfind("offload/", 0) == 0;
+    if (layer_offload) {
+      const std::string n = recompute_cell.substr(8);
+      const auto* f = plan.Find("offload_activation_layers");
+      const bool digits = !n.empty() && n.size() <= 7 &&
+                          n.find_first_not_of("0123456789") == std::string::npos;
+      const int64_t v = digits ? std::stoll(n) : 0;
+      if (v >= 1 && static_cast<double>(v) <= f->info.max) {
+        offload_layers = v;
+      } else if (bad.empty()) {
+        bad = t.source + ":" + std::to_string(r.line) + ": column 'recompute': got '" + recompute_cell +
+              "': offload/N needs a whole N from 1 to 1000000 (layers whose activations go to host memory)";
+      }
+    }
+    const std::string recompute = layer_recompute  ? std::string("full")
+                                  : layer_offload ? std::string("none")
                                                   : word("recompute", kRecompute),
                       seq_parallel = word("seq_parallel", kYesNo),
                       schedule = word("schedule", plan.Find("schedule")->info.choices),
@@ -783,6 +804,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.recompute = static_cast<parallelism::Recompute>(std::max(0, fixed.recompute));
     p.recompute_mla_up_proj = recompute == "mla_up_proj";
     p.recompute_interval = recompute_interval;
+    p.offload_activation_layers = offload_layers;
     p.sequence_parallel = fixed.sequence_parallel == 1 && p.tp > 1;
     p.tp_comm_overlap = fixed.tp_comm_overlap == 1;
     p.dp_overlap = fixed.dp_overlap != 0;

@@ -932,13 +932,22 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 26.02 18.23 -> 18.73 % (raised: their GB200 FSDP rows 69 / 71 / 95 run
   // no recompute with activations offloaded to Grace memory, not priced, and
   // come out fast), 25.11 17.17 -> 16.69 % (line 82, +18.9 -> -9.3 %).
+  // The activation offload those four rows state, priced
+  // (training.offload_activation_layers; docs/fp8-training.md, "Activation
+  // offload priced"): the Llama 3 70B rows move by one exposed copy each
+  // (line 69 -16.06 -> -15.95 %, 82 -9.34 -> -9.23 %, 95 -16.46 -> -16.35 %):
+  // 26.02 18.73 -> 18.72 %, 25.11 16.69 % unchanged. Raised for 25.09,
+  // 15.86 -> 15.93 %: line 71 (Llama 3.1 405B, tp 2) now fits its 186 GB
+  // with 95 layers offloaded, so the harness searches its unstated sequence
+  // parallelism instead of taking the first value of a plan that does not
+  // fit, and sequence parallelism on is faster: -16.13 -> -17.47 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.06},
            {"NVIDIA NeMo 25.02", 13.63},
            {"NVIDIA NeMo 25.04", 12.04},
-           {"NVIDIA Megatron-Bridge 25.09", 15.87},
+           {"NVIDIA Megatron-Bridge 25.09", 15.94},
            {"NVIDIA Megatron-Bridge 25.11", 16.70},
-           {"NVIDIA Megatron-Bridge 26.02", 18.74},
+           {"NVIDIA Megatron-Bridge 26.02", 18.73},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 7.23}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

@@ -226,6 +226,9 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
     out << Label(part.label) << std::setw(12) << FormatBytes(e.memory.*(part.field)) << "\n";
   out << Label("total") << std::setw(12) << FormatBytes(e.memory.total()) << "  of "
       << FormatBytes(e.memory_capacity) << "\n";
+  if (e.memory.host_activations > 0)
+    out << Label("in host memory") << std::setw(12) << FormatBytes(e.memory.host_activations)
+        << "  activations offloaded (training.offload_activation_layers)\n";
   out << "\nMFU " << FormatPercent(e.mfu) << "   HFU " << FormatPercent(e.hfu) << "   "
       << FormatFlopRate(e.tflops_per_device) << " per device (model FLOPs)   "
       << FormatRate(e.tokens_per_s, "tokens") << "\n";

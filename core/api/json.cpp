@@ -123,6 +123,9 @@ Json TrainingEstimateJson(const engine::Scenario& s, const engine::TrainingEstim
   for (const MemPart& p : kMemParts) mem[p.key] = e.memory.*(p.field);
   mem["total_bytes"] = e.memory.total();
   mem["capacity_bytes"] = e.memory_capacity;
+  // Activations offloaded to host memory (training.offload_activation_layers):
+  // not on the device, so not in total_bytes.
+  mem["host_activations_bytes"] = e.memory.host_activations;
   j["memory_per_device"] = mem;
   j["model_flops_per_iteration"] = e.model_flops;
   j["hardware_flops_per_iteration"] = e.hardware_flops;

@@ -343,8 +343,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
                                           : params;
     if (p.offload_optimizer) {
       // ZeRO-Offload (Ren et al. 2021): gradients to the host, weights back.
-      const double bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
-      s.offload = opt_params * (c.grad_bytes + c.weight_bytes) / bw;
+      s.offload = opt_params * (c.grad_bytes + c.weight_bytes) / HostLinkBandwidth(system_);
     } else {
       s.optimizer = hardware::MemoryTime(system_.device, opt_params * c.optimizer_bytes_per_param);
     }

@@ -190,6 +190,14 @@ inline double OverlapExposed(double comm, double compute, double slowdown) {
   return tail > contention ? tail : contention;
 }
 
+// The rate of the device's link to host memory (system.host_bandwidth), for
+// what ZeRO-Offload and activation offload copy. CrossCheck refuses
+// activation offload on a system without one; a system that states none
+// gets 1 GB/s, so that a plan asked of it stays finite.
+inline double HostLinkBandwidth(const hardware::SystemSpec& s) {
+  return s.host_bandwidth > 0 ? s.host_bandwidth : 1e9;
+}
+
 // What offloading the activations of the first `offloaded` of a stage's
 // `layers` transformer layers to host memory adds to one microbatch
 // (training.offload_activation_layers; Megatron-Core --cpu-offloading, which

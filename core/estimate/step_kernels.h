@@ -125,6 +125,14 @@ inline hardware::DataType TrainingGemmDataType(const models::Op& op, hardware::D
   return dt;
 }
 
+// An FP8 linear GEMM under the MXFP8 recipe: its operands carry one scale
+// per 32 elements and it runs at the device's gemm_efficiency_mxfp8
+// (hardware::GemmTime's `mxfp8`). Every FP8 GEMM but the router's, which
+// stays in the input's datatype (TrainingGemmDataType).
+inline bool Mxfp8LinearGemm(const models::Op& op, hardware::DataType dt, parallelism::Fp8Recipe recipe) {
+  return dt == hardware::DataType::kFp8 && !op.router && recipe == parallelism::Fp8Recipe::kMxfp8;
+}
+
 struct PassTimes {
   double fwd = 0;  // seconds in the forward pass, one microbatch
   double bwd = 0;  // seconds in the backward pass

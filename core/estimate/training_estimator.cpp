@@ -84,6 +84,13 @@ class KernelMemo {
 // times alike; a batched attention GEMM's three are its time at the curve
 // (depth 0). `mxfp8`: FP8 GEMMs with MXFP8 block scales (the device's
 // gemm_efficiency_mxfp8 where it has one).
+// Seconds to copy one layer's activations of one microbatch to or from host
+// memory (training.offload_activation_layers; ActivationOffloadExposed).
+double ActivationCopySeconds(const models::ModelSpec& m, const TrainingPlan& p, int64_t seq_len,
+                             const hardware::SystemSpec& system) {
+  return parallelism::StageActivationTerms(m, p, seq_len).per_layer / HostLinkBandwidth(system);
+}
+
 struct GemmPassTimes {
   double fwd = 0, dgrad = 0, wgrad = 0;
 };
@@ -158,9 +165,8 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         // (TrainingGemmDataType, step_kernels.h); the router casts nothing.
         const hardware::DataType gemm_dt = TrainingGemmDataType(op, dt);
         const bool fp8_linear = dt == hardware::DataType::kFp8 && !op.router;
-        // MXFP8 scales every FP8 linear GEMM's operands per 32 elements.
-        const bool mxfp8 = fp8_linear && recipe == parallelism::Fp8Recipe::kMxfp8;
-        const GemmPassTimes g = OpGemmPassTimes(d, gemm_dt, op, local_experts, memo, mxfp8);
+        const GemmPassTimes g =
+            OpGemmPassTimes(d, gemm_dt, op, local_experts, memo, Mxfp8LinearGemm(op, dt, recipe));
         f = g.fwd;
         const double wgrad = g.wgrad;
         b = g.dgrad + wgrad;
@@ -992,8 +998,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // does not cover is charged per microbatch, on the stage exposing the most.
   double act_offload = 0;
   if (p.offload_activation_layers > 0) {
-    const double host_bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
-    const double copy_s = parallelism::StageActivationTerms(m, p, w.seq_len).per_layer / host_bw;
+    const double copy_s = ActivationCopySeconds(m, p, w.seq_len, system_);
     const double f1 = mix(1, &OpTimes::fwd), b1 = mix(1, &OpTimes::bwd);
     auto exposed = [&](double n) {
       return ActivationOffloadExposed(p.offload_activation_layers, std::llround(n), copy_s, f1, b1);
@@ -1213,8 +1218,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   double optimizer = 0, offload = 0;
   if (p.offload_optimizer) {
     // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back.
-    const double bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
-    offload = opt_params * (grad_bytes + w_bytes) / bw;
+    offload = opt_params * (grad_bytes + w_bytes) / HostLinkBandwidth(system_);
   } else {
     optimizer = MemoryTimeMemo(memo, dev, opt_params * opt_bytes_per_param);
   }
@@ -1323,9 +1327,9 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
-      const bool mxfp8 =
-          op_dt == hardware::DataType::kFp8 && !op.router && p.fp8_recipe == parallelism::Fp8Recipe::kMxfp8;
-      if (op.kind == OpKind::kGemm) l.bwd_weight += OpGemmPassTimes(dev, op_dt, op, local, nullptr, mxfp8).wgrad;
+      if (op.kind == OpKind::kGemm)
+        l.bwd_weight +=
+            OpGemmPassTimes(dev, op_dt, op, local, nullptr, Mxfp8LinearGemm(op, op_dt, p.fp8_recipe)).wgrad;
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
     if (head)
@@ -1415,10 +1419,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.head_expert_params = MtpExpertParamsOnDevice(m, p);
   // As Run(): one offloaded layer's copy to or from host memory
   // (training.offload_activation_layers, ActivationOffloadExposed).
-  if (p.offload_activation_layers > 0) {
-    const double host_bw = system_.host_bandwidth > 0 ? system_.host_bandwidth : 1e9;
-    c.act_offload_copy = parallelism::StageActivationTerms(m, p, w.seq_len).per_layer / host_bw;
-  }
+  if (p.offload_activation_layers > 0) c.act_offload_copy = ActivationCopySeconds(m, p, w.seq_len, system_);
   return c;
 }
 
@@ -1537,9 +1538,8 @@ OperatorLine LineOf(const hardware::DeviceSpec& d, hardware::DataType dt, parall
       const double gemm_fwd = l.fwd_s - l.fp8_cast_fwd_s, gemm_bwd = l.bwd_s - l.fp8_cast_bwd_s;
       l.fwd_fraction = gemm_fwd > 0 ? l.fwd_flops / (gemm_fwd * peak) : 0;
       l.bwd_fraction = gemm_bwd > 0 ? l.bwd_flops / (gemm_bwd * peak) : 0;
-      const bool mxfp8 =
-          dt == hardware::DataType::kFp8 && !op.router && recipe == parallelism::Fp8Recipe::kMxfp8;
-      const hardware::GemmParts parts = hardware::GemmPartsOf(d, gemm_dt, op.flops, op.bytes, mxfp8);
+      const hardware::GemmParts parts =
+          hardware::GemmPartsOf(d, gemm_dt, op.flops, op.bytes, Mxfp8LinearGemm(op, dt, recipe));
       const models::GemmDepths depth = models::DepthsOf(op);
       l.fwd_bound = BoundOf(d, parts.compute_s / hardware::GemmDepthFactor(gemm_dt, depth.fwd), parts.memory_s);
       l.bwd_bound = BoundOf(d, parts.compute_s / hardware::GemmDepthFactor(gemm_dt, depth.dgrad), parts.memory_s);

@@ -298,45 +298,39 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                zero = ranged("zero", plan, "zero"), gpus = integer("gpus", 1, 1'000'000'000),
                kv_heads = ranged("kv_heads", model, "kv_heads");
     // The schedule names are the plan parser's (parallelism/plan_spec.cpp).
+    const std::string recompute_cell = cell("recompute");
+    // A `word/N` recompute cell: N a whole number from `least` to the plan
+    // field's maximum, else the row is refused with `rule`; 0 when the cell
+    // is another word.
+    const auto slash_count = [&](const std::string& prefix, const char* field, int64_t least,
+                                 const char* rule) -> int64_t {
+      if (recompute_cell.rfind(prefix, 0) != 0) return 0;
+      const std::string n = recompute_cell.substr(prefix.size());
+      const bool digits = !n.empty() && n.size() <= 7 && n.find_first_not_of("0123456789") == std::string::npos;
+      const int64_t v = digits ? std::stoll(n) : 0;
+      if (v >= least && static_cast<double>(v) <= plan.Find(field)->info.max) return v;
+      if (bad.empty())
+        bad = t.source + ":" + std::to_string(r.line) + ": column 'recompute': got '" + recompute_cell + "': " + rule;
+      return 0;
+    };
     // `layers/N`: every N-th layer fully recomputed, the rest keep all
     // their activations (torchtitan's selective layer activation
     // checkpointing, selective_ac_option = "N"; TrainingPlan::recompute_interval).
-    int64_t recompute_interval = 1;
-    const std::string recompute_cell = cell("recompute");
     const bool layer_recompute = recompute_cell.rfind("layers/", 0) == 0;
-    if (layer_recompute) {
-      const std::string n = recompute_cell.substr(7);
-      const auto* f = plan.Find("recompute_interval");
-      const bool digits = !n.empty() && n.size() <= 7 &&
-                          n.find_first_not_of("0123456789") == std::string::npos;
-      const int64_t v = digits ? std::stoll(n) : 0;
-      if (v >= 2 && static_cast<double>(v) <= f->info.max) {
-        recompute_interval = v;
-      } else if (bad.empty()) {
-        bad = t.source + ":" + std::to_string(r.line) + ": column 'recompute': got '" + recompute_cell +
-              "': layers/N needs a whole N from 2 to 1000000 (every N-th layer recomputed)";
-      }
-    }
+    const int64_t recompute_interval =
+        layer_recompute ? std::max<int64_t>(1, slash_count("layers/", "recompute_interval", 2,
+                                                           "layers/N needs a whole N from 2 to 1000000 (every "
+                                                           "N-th layer recomputed)"))
+                        : 1;
     // `offload/N`: no recompute, the activations of the first N layers of
     // each stage copied to host memory after their forward and back before
     // their backward (Megatron-Core --cpu-offloading
     // --cpu-offloading-num-layers N, activations only;
     // TrainingPlan::offload_activation_layers).
-    int64_t offload_layers = 0;
     const bool layer_offload = recompute_cell.rfind("offload/", 0) == 0;
-    if (layer_offload) {
-      const std::string n = recompute_cell.substr(8);
-      const auto* f = plan.Find("offload_activation_layers");
-      const bool digits = !n.empty() && n.size() <= 7 &&
-                          n.find_first_not_of("0123456789") == std::string::npos;
-      const int64_t v = digits ? std::stoll(n) : 0;
-      if (v >= 1 && static_cast<double>(v) <= f->info.max) {
-        offload_layers = v;
-      } else if (bad.empty()) {
-        bad = t.source + ":" + std::to_string(r.line) + ": column 'recompute': got '" + recompute_cell +
-              "': offload/N needs a whole N from 1 to 1000000 (layers whose activations go to host memory)";
-      }
-    }
+    const int64_t offload_layers =
+        slash_count("offload/", "offload_activation_layers", 1,
+                    "offload/N needs a whole N from 1 to 1000000 (layers whose activations go to host memory)");
     const std::string recompute = layer_recompute  ? std::string("full")
                                   : layer_offload ? std::string("none")
                                                   : word("recompute", kRecompute),

@@ -257,6 +257,10 @@ TEST(Estimator, Mi250xFlashAttentionFractionsAreTheMeasuredMi250Kernel) {
 //     4096^3: 137.44e9 / ( 93.4e-6 x 2250e12) = 0.6540
 //     6144^3: 463.86e9 / (315.0e-6 x 2250e12) = 0.6545
 //     8192^3: 1099.5e9 / (770.0e-6 x 2250e12) = 0.6346
+//   each a burst (one warm-up and five timed calls) taken down to the rate a
+//   B200 holds under its 1000 W cap: x 1237 / 1425 = x 0.8681 (flashinfer
+//   PR #2899, BF16 attention on a B200, calls 70-79 against calls 0-9), e.g.
+//   0.6540 x 0.8681 = 0.5677
 //   FP8 per-tensor: the BF16 points x (13.054 / 6.764) / 2 = x 0.9650, the
 //     FP8 / BF16 ratio of Transformer Engine's GEMM benchmark on Blackwell
 //     (gemm_profiling.rst, PR #2863, --pre-quantize, per layer, less 12 x 4 us)
@@ -277,10 +281,11 @@ TEST(Issue15, BlackwellGemmCurvesFromBlackwellMeasurements) {
   ASSERT_TRUE(LoadDevicePreset("b200", PresetStore(kConfigs), {}, "device", b200, d)) << d.ToString();
   ASSERT_TRUE(LoadDevicePreset("gb200", PresetStore(kConfigs), {}, "device", gb200, d)) << d.ToString();
   const double fp8_ratio = (13.054 / 6.764) / 2, mx_ratio = 6.764 / 7.113;
+  const double sustained = 1237.0 / 1425.0;
   const double gb_bf16 = (1822.0 / 2500) / (1745.0 / 2250), gb_fp8 = (3615.6 / 5000) / (3432.5 / 4500);
   const double measured_flops[] = {137.4e9, 463.9e9, 1.1e12};
-  const double cube_bf16[] = {137.44e9 / (93.4e-6 * 2250e12), 463.86e9 / (315.0e-6 * 2250e12),
-                              1099.5e9 / (770.0e-6 * 2250e12)};
+  const double cube_bf16[] = {137.44e9 / (93.4e-6 * 2250e12) * sustained, 463.86e9 / (315.0e-6 * 2250e12) * sustained,
+                              1099.5e9 / (770.0e-6 * 2250e12) * sustained};
   for (int i = 0; i < 3; ++i) {
     const double x = measured_flops[i];
     EXPECT_NEAR(b200.gemm_efficiency.At(x), cube_bf16[i], 7e-4) << x;
@@ -307,13 +312,14 @@ TEST(Issue15, BlackwellGemmCurvesFromBlackwellMeasurements) {
 
 // A 1.1 TFLOP GEMM with 0.3 GB of operands (compute-bound: 0.3e9 / (8e12 x
 // 0.83) = 45 us), 4 us per kernel, at the curves' 1.1 TFLOP points:
-//   FP8   B200:  1.1e12 / (4500e12 x 0.612) + 4 us = 399.419 + 4 = 403.419 us
-//         GB200: 1.1e12 / (5000e12 x 0.581) + 4 us = 378.657 + 4 = 382.657 us
-//   BF16  B200:  1.1e12 / (2250e12 x 0.635) + 4 us = 769.904 + 4 = 773.904 us
-//         GB200: 1.1e12 / (2500e12 x 0.596) + 4 us = 738.255 + 4 = 742.255 us
-//   MXFP8 B200:  1.1e12 / (4500e12 x 0.582) + 4 us = 420.008 + 4 = 424.008 us
-//         GB200: 1.1e12 / (5000e12 x 0.552) + 4 us = 398.551 + 4 = 402.551 us
-// The GB200 runs these 5.4 % / 4.3 % faster than the B200, as the measured
+//   FP8   B200:  1.1e12 / (4500e12 x 0.532) + 4 us = 459.482 + 4 = 463.482 us
+//         GB200: 1.1e12 / (5000e12 x 0.504) + 4 us = 436.508 + 4 = 440.508 us
+//   BF16  B200:  1.1e12 / (2250e12 x 0.551) + 4 us = 887.276 + 4 = 891.276 us
+//         GB200: 1.1e12 / (2500e12 x 0.518) + 4 us = 849.421 + 4 = 853.421 us
+//   MXFP8 B200:  1.1e12 / (4500e12 x 0.506) + 4 us = 483.092 + 4 = 487.092 us
+//         GB200: 1.1e12 / (5000e12 x 0.479) + 4 us = 459.290 + 4 = 463.290 us
+// (sustained rates: the cubes x 1237 / 1425, flashinfer PR #2899). The GB200
+// runs these 5.2 % / 4.4 % faster than the B200, as the measured
 // MAMF (3615.6 / 3432.5 = 1.053, 1822.0 / 1745.0 = 1.044), not 11.1 % as the
 // datasheet peaks (5000 / 4500); MXFP8 5.1 % slower than per-tensor FP8.
 TEST(Issue15, Gb200GemmsFasterThanB200ByTheMeasuredMamfNotThePeak) {
@@ -322,12 +328,12 @@ TEST(Issue15, Gb200GemmsFasterThanB200ByTheMeasuredMamfNotThePeak) {
   ASSERT_TRUE(LoadDevicePreset("b200", PresetStore(kConfigs), {}, "device", b200, d)) << d.ToString();
   ASSERT_TRUE(LoadDevicePreset("gb200", PresetStore(kConfigs), {}, "device", gb200, d)) << d.ToString();
   const auto fp8 = hardware::DataType::kFp8, bf16 = hardware::DataType::kBf16;
-  EXPECT_NEAR(hardware::GemmTime(b200, fp8, 1.1e12, 3e8), 403.419e-6, 1e-9);
-  EXPECT_NEAR(hardware::GemmTime(gb200, fp8, 1.1e12, 3e8), 382.657e-6, 1e-9);
-  EXPECT_NEAR(hardware::GemmTime(b200, bf16, 1.1e12, 3e8), 773.904e-6, 1e-9);
-  EXPECT_NEAR(hardware::GemmTime(gb200, bf16, 1.1e12, 3e8), 742.255e-6, 1e-9);
-  EXPECT_NEAR(hardware::GemmTime(b200, fp8, 1.1e12, 3e8, 0.0, true), 424.008e-6, 1e-9);
-  EXPECT_NEAR(hardware::GemmTime(gb200, fp8, 1.1e12, 3e8, 0.0, true), 402.551e-6, 1e-9);
+  EXPECT_NEAR(hardware::GemmTime(b200, fp8, 1.1e12, 3e8), 463.482e-6, 1e-9);
+  EXPECT_NEAR(hardware::GemmTime(gb200, fp8, 1.1e12, 3e8), 440.508e-6, 1e-9);
+  EXPECT_NEAR(hardware::GemmTime(b200, bf16, 1.1e12, 3e8), 891.276e-6, 1e-9);
+  EXPECT_NEAR(hardware::GemmTime(gb200, bf16, 1.1e12, 3e8), 853.421e-6, 1e-9);
+  EXPECT_NEAR(hardware::GemmTime(b200, fp8, 1.1e12, 3e8, 0.0, true), 487.092e-6, 1e-9);
+  EXPECT_NEAR(hardware::GemmTime(gb200, fp8, 1.1e12, 3e8, 0.0, true), 463.290e-6, 1e-9);
 }
 
 TEST(Estimator, BubbleIsPMinusOneOverVMicrobatches) {
@@ -1289,7 +1295,10 @@ TEST(Validation, AllTrainingRows) {
   // (docs/fp8-training.md, "What the recipes state"): four GB200 FSDP Llama
   // rows run no recompute and offload activations to Grace memory, which is
   // not priced, so they are predicted fast (validation_test.cpp).
-  EXPECT_LE(r.mape_pct, 12.38);
+  // Lowered to 11.55 % by the Blackwell GEMM curves at the B200's sustained
+  // clock (the B200 cubes were bursts; x 1237 / 1425, flashinfer PR #2899,
+  // configs/devices/b200.yaml): the B200/GB200 rows, most fast, slower.
+  EXPECT_LE(r.mape_pct, 11.56);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -858,9 +858,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // model says it does not fit) and no offload transfers, +10.1 / +18.9 /
   // +9.5 / +9.2 -> -16.1 / -9.3 / -16.5 / -16.1 %, where the search had
   // priced full recompute in the offload's place.
-  EXPECT_LE(file.mape_pct, 12.38);
-  EXPECT_LE(file_hb.mape_pct, 12.06);
-  EXPECT_LE(file_moe.mape_pct, 22.59);
+  // Lowered to 11.55 / 10.60 / 21.75 %: the B200 cubes the Blackwell GEMM
+  // curves stand on from 100 GFLOP up are bursts (one warm-up and five
+  // timed calls), taken down to the rate a B200 holds under its 1000 W cap,
+  // x 1237 / 1425 (flashinfer PR #2899; configs/devices/b200.yaml, GB200
+  // through its MAMF ratio): every B200/GB200 row slower, the dense FP8
+  // ones, most predicted fast, toward their measurements (docs/fp8-training.md,
+  // "Blackwell GEMMs at the sustained clock").
+  EXPECT_LE(file.mape_pct, 11.56);
+  EXPECT_LE(file_hb.mape_pct, 10.61);
+  EXPECT_LE(file_moe.mape_pct, 21.76);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -941,14 +948,20 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // with 95 layers offloaded, so the harness searches its unstated sequence
   // parallelism instead of taking the first value of a plan that does not
   // fit, and sequence parallelism on is faster: -16.13 -> -17.47 %.
+  // The Blackwell GEMM curves at the B200's sustained clock (above): NeMo
+  // 25.02 13.62 -> 9.73 %, 25.04 12.03 -> 7.15 %, Megatron-Bridge 25.09
+  // 15.93 -> 11.75 %, 25.11 16.69 -> 14.27 %, 26.02 18.72 -> 18.43 %,
+  // long-sequence 7.22 -> 3.68 % (its 8K row +15.7 -> +6.4 %). The Llama 3 8B
+  // current-scaling B200 rows, -7.6 / -5.6 %, come to +0.3 / +2.4 % (lines
+  // 74 / 86; their H100 twins 77 / 91 are -1.5 / +1.1 %).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.06},
-           {"NVIDIA NeMo 25.02", 13.63},
-           {"NVIDIA NeMo 25.04", 12.04},
-           {"NVIDIA Megatron-Bridge 25.09", 15.94},
-           {"NVIDIA Megatron-Bridge 25.11", 16.70},
-           {"NVIDIA Megatron-Bridge 26.02", 18.73},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 7.23}}) {
+           {"NVIDIA NeMo 25.02", 9.74},
+           {"NVIDIA NeMo 25.04", 7.16},
+           {"NVIDIA Megatron-Bridge 25.09", 11.76},
+           {"NVIDIA Megatron-Bridge 25.11", 14.28},
+           {"NVIDIA Megatron-Bridge 26.02", 18.44},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 3.69}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;

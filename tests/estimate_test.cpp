@@ -1148,6 +1148,144 @@ ValidationReport Validate() {
   return r;
 }
 
+// The 22B model of Korthikanti et al. 2022 (Table 3: 48 layers, hidden
+// 6144, 64 heads, sequence 2048, micro batch 4, tp 8) on one Selene node,
+// as Table 4 ran it: Megatron-LM of 2022, materialised attention, bf16.
+struct Korthikanti22bLayer {
+  models::ModelSpec model = test::Model("megatron-22b");
+  hardware::SystemSpec system = test::System("selene", 1);
+  parallelism::TrainingPlan plan;
+  parallelism::Workload workload{.global_batch = 4, .seq_len = 2048};
+  Korthikanti22bLayer() {
+    plan.tp = 8;
+    plan.pp = plan.dp = plan.cp = 1;
+    plan.micro_batch = 4;
+    plan.zero = 0;
+    plan.dp_overlap = false;
+    plan.precision = hardware::DataType::kBf16;
+    plan.attention = parallelism::Attention::kMaterialized;
+  }
+};
+
+// Sequence parallelism's tensor-parallel collectives of one layer (Korthikanti
+// et al. 2022, Sec. 4.2.2): each forward all-reduce becomes an all-gather and
+// a reduce-scatter of the same b s h tensor, and the backward gathers once
+// more the sequence shard each column-parallel GEMM kept of its input (QKV
+// and the MLP's up projection in a dense layer) for its weight gradient
+// ("we store only the Y_i^s part ... and perform an extra all-gather in the
+// backward pass"). The tensor: b s h x 2 B = 4 x 2048 x 6144 x 2
+// = 100,663,296 B. So, over the tp group of 8 on NVLink:
+//   without SP  fwd = bwd = 2 AR
+//   with SP     fwd = 2 (AG + RS), bwd = 2 (AG + RS) + 2 AG.
+// A MoE layer has one such GEMM (QKV; its experts keep the dispatcher's
+// gathered tokens): Mixtral 8x7B, every layer MoE, tp 2 with SP on b s h
+// = 1 x 4096 x 4096 x 2 B = 33,554,432 B: bwd = 2 (AG + RS) + 1 AG.
+TEST(Estimator, SequenceParallelBackwardGathersTheSequenceShardAgain) {
+  Korthikanti22bLayer k;
+  const TrainingEstimator est(k.model, k.system);
+  const hardware::GroupPlacement g = est.network().Place(8, 1);
+  const double bytes = 4.0 * 2048 * 6144 * 2;
+  EXPECT_DOUBLE_EQ(bytes, 100663296.0);
+  const double ar = est.network().Time(hardware::Collective::kAllReduce, bytes, g);
+  const double ag = est.network().Time(hardware::Collective::kAllGather, bytes, g);
+  const double rs = est.network().Time(hardware::Collective::kReduceScatter, bytes, g);
+  const OperatorCosts tp = est.Costs(k.plan, k.workload);
+  EXPECT_NEAR(tp.tp_fwd, 2 * ar, 1e-15);
+  EXPECT_NEAR(tp.tp_bwd, 2 * ar, 1e-15);
+  k.plan.sequence_parallel = true;
+  const OperatorCosts sp = est.Costs(k.plan, k.workload);
+  EXPECT_NEAR(sp.tp_fwd, 2 * (ag + rs), 1e-15);
+  EXPECT_NEAR(sp.tp_bwd, 2 * (ag + rs) + 2 * ag, 1e-15);
+  // Full recompute runs the forward's collectives once more, not the gathers
+  // of the backward.
+  k.plan.recompute = parallelism::Recompute::kFull;
+  EXPECT_NEAR(est.Costs(k.plan, k.workload).tp_rec, 2 * (ag + rs), 1e-15);
+
+  const models::ModelSpec mixtral = test::Model("mixtral-8x7b");
+  const hardware::SystemSpec node = test::System("selene", 1);
+  parallelism::TrainingPlan p;
+  p.tp = 2;
+  p.dp = 4;
+  p.pp = p.cp = p.ep = 1;
+  p.micro_batch = 1;
+  p.sequence_parallel = true;
+  p.precision = hardware::DataType::kBf16;
+  const parallelism::Workload w{.global_batch = 4, .seq_len = 4096};
+  const TrainingEstimator moe_est(mixtral, node);
+  const OperatorCosts c = moe_est.Costs(p, w);
+  ASSERT_DOUBLE_EQ(c.moe_fraction, 1.0);
+  const hardware::GroupPlacement g2 = moe_est.network().Place(2, 1);
+  const double moe_bytes = 1.0 * 4096 * 4096 * 2;
+  EXPECT_DOUBLE_EQ(moe_bytes, 33554432.0);
+  const double ag2 = moe_est.network().Time(hardware::Collective::kAllGather, moe_bytes, g2);
+  const double rs2 = moe_est.network().Time(hardware::Collective::kReduceScatter, moe_bytes, g2);
+  EXPECT_NEAR(c.tp_fwd, 2 * (ag2 + rs2), 1e-15);
+  EXPECT_NEAR(c.tp_bwd, 2 * (ag2 + rs2) + ag2, 1e-15);
+}
+
+// Korthikanti et al. 2022, Sec. 6.2, Table 4: the forward and backward of one
+// transformer layer of the 22B model (the set-up of Korthikanti22bLayer), in
+// ms, measured:
+//   configuration             forward  backward
+//   baseline, no recompute      7.7      11.9
+//   sequence parallelism        7.2      11.8
+//   full recompute              7.7      19.5
+//   selective recompute         7.7      13.2
+//   selective + sequence        7.2      13.1
+// The estimator's layer, one microbatch on one device (Run()'s terms, no
+// TP overlap): forward = the layer's operators + its forward collectives;
+// backward = its backward operators + backward collectives + what the
+// backward runs again (selective: the attention core, QK^T, softmax,
+// dropout, attention over V; full: the whole forward with its
+// collectives). Held within the errors it reaches (docs/korthikanti-layer.md):
+// every forward within 1.5 % (largest +0.7 %), every backward within 7.5 %
+// (largest +7.0 %, baseline: the paper overlaps the backward all-reduce with
+// the weight-gradient GEMMs, which the estimator does not price). Two
+// differences pin the terms themselves: sequence parallelism's backward is
+// 0.1 ms faster than the baseline's, measured (11.8 vs 11.9: the
+// LayerNorm/dropout work on s/t tokens saved, the extra all-gathers paid),
+// held within 0.1 ms; selective recompute adds 1.3 ms (13.2 - 11.9), held
+// within 20 % (the estimator's attention core: 1.08 ms, -17 %).
+TEST(Estimator, KorthikantiTable4OneLayerOf22b) {
+  struct Row {
+    const char* name;
+    bool sp;
+    parallelism::Recompute recompute;
+    double fwd_ms, bwd_ms;
+  };
+  using parallelism::Recompute;
+  const Row rows[] = {{"baseline no recompute", false, Recompute::kNone, 7.7, 11.9},
+                      {"sequence parallelism", true, Recompute::kNone, 7.2, 11.8},
+                      {"baseline with recompute", false, Recompute::kFull, 7.7, 19.5},
+                      {"selective recompute", false, Recompute::kSelective, 7.7, 13.2},
+                      {"selective + sequence", true, Recompute::kSelective, 7.2, 13.1}};
+  Korthikanti22bLayer k;
+  const TrainingEstimator est(k.model, k.system);
+  double fwd[5], bwd[5];
+  for (int i = 0; i < 5; ++i) {
+    k.plan.sequence_parallel = rows[i].sp;
+    k.plan.recompute = rows[i].recompute;
+    const OperatorCosts c = est.Costs(k.plan, k.workload);
+    ASSERT_DOUBLE_EQ(c.moe_fraction, 0.0);
+    double rerun = 0;
+    if (rows[i].recompute == Recompute::kSelective) rerun = c.dense.attention_fwd;
+    if (rows[i].recompute == Recompute::kFull) rerun = c.dense.fwd + c.tp_rec;
+    fwd[i] = 1e3 * (c.dense.fwd + c.tp_fwd);
+    bwd[i] = 1e3 * (c.dense.bwd + c.tp_bwd + rerun);
+    std::cout << "[ measured ] Table 4 " << rows[i].name << ": forward " << fwd[i] << " ms (" << rows[i].fwd_ms
+              << "), backward " << bwd[i] << " ms (" << rows[i].bwd_ms << ")\n";
+    EXPECT_NEAR(fwd[i] / rows[i].fwd_ms, 1.0, 0.015) << rows[i].name;
+    EXPECT_NEAR(bwd[i] / rows[i].bwd_ms, 1.0, 0.075) << rows[i].name;
+  }
+  EXPECT_NEAR(bwd[1] - bwd[0], 11.8 - 11.9, 0.1);
+  EXPECT_NEAR((bwd[3] - bwd[0]) / (13.2 - 11.9), 1.0, 0.2);
+  // The whole layer is what the step repeats 48 times: the Table 5 row of
+  // selective + sequence (1.10 s) is then 48 x 20.3 ms = 974 ms of layers.
+  // Check the estimator's layer against that at the forward and backward's
+  // tolerances together.
+  EXPECT_NEAR((fwd[4] + bwd[4]) / (7.2 + 13.1), 1.0, 0.05);
+}
+
 // Issue 3 acceptance: Korthikanti et al. 2022 Table 5, eight rows: mean
 // absolute error <= 5 %, every row within 10 % (Calculon: 3.65 %, 8.87 %).
 TEST(Validation, KorthikantiTable5) {
@@ -1220,7 +1358,10 @@ TEST(Validation, AllTrainingRows) {
   // 11.59 % with FlashAttention's length factors; 10.80 % with DeepSpeed
   // ZeRO-3's matrix-by-matrix prefetch (training.zero3_matrix_prefetch: the
   // Narayanan Table 2 ZeRO-3 rows; docs/overlap.md).
-  EXPECT_LE(tuned.mape_pct, 10.81);
+  // 10.34 % with sequence parallelism's extra backward all-gather
+  // (Korthikanti et al. 2022 Sec. 4.2.2; Korthikanti 2.95 -> 1.76 %,
+  // README 24.07 -> 23.06 %; docs/korthikanti-layer.md).
+  EXPECT_LE(tuned.mape_pct, 10.34);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -1298,6 +1439,9 @@ TEST(Validation, AllTrainingRows) {
   // Lowered to 11.55 % by the Blackwell GEMM curves at the B200's sustained
   // clock (the B200 cubes were bursts; x 1237 / 1425, flashinfer PR #2899,
   // configs/devices/b200.yaml): the B200/GB200 rows, most fast, slower.
+  // 12.28 % with sequence parallelism's extra backward all-gather
+  // (Korthikanti et al. 2022 Sec. 4.2.2; validation_test.cpp says which
+  // sources moved).
   EXPECT_LE(r.mape_pct, 11.56);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";

@@ -463,6 +463,44 @@ double ExpertLayerComm(const hardware::Network& net, const hardware::SystemSpec&
   return t;
 }
 
+// One layer's tensor-parallel collectives for one microbatch on one device,
+// seconds, none of them overlapped; `time(c)` is collective c's time on one
+// layer's activations (b s h elements) over the tp group. Megatron: two
+// all-reduces forward (after the attention and the MLP) and two backward;
+// with SP each becomes an all-gather and a reduce-scatter of the same tensor
+// (Korthikanti et al. 2022, Sec. 4.2.2, Fig. 5). With SP each
+// column-parallel GEMM keeps only its sequence shard Y_i^s of its input and
+// gathers it again in the backward pass for its weight gradient: "we store
+// only the Y_i^s part on the ith tensor parallel rank and perform an extra
+// all-gather in the backward pass" (Sec. 4.2.2, last paragraph; the
+// s b h (34/t) of Table 2 counts the shard). Megatron-LM does so in
+// ColumnParallelLinearWithSequenceParallelism.backward (megatron/mpu/
+// layers.py, commit 02bb1f5c, 2022), Transformer Engine in LayerNormLinear
+// and LayerNormMLP's backward (gather_along_first_dim of ln_out). A dense
+// layer has two such GEMMs (QKV, MLP up), a MoE layer one (QKV; its experts
+// keep the tokens the dispatcher gathered), weighted by `moe_fraction`.
+// (training.sequence_parallel is Megatron's; PyTorch DTensor's sequence
+// parallelism keeps the gathered input instead, and no measured row runs it
+// with tp > 1.) A recomputed forward (full recompute) runs its collectives
+// again; torchtitan's op-level SAC keeps the reduce-scatters' outputs (its
+// _save_list) and reruns the rest: with SP the two all-gathers, without it
+// the two all-reduces (models::LayerOps' policy).
+struct TpLayerComm {
+  double fwd = 0, bwd = 0, rec = 0;
+};
+template <typename CollectiveSeconds>
+TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, CollectiveSeconds time) {
+  TpLayerComm c;
+  if (p.tp <= 1) return c;
+  const double gather = p.sequence_parallel ? time(Collective::kAllGather) : 0.0;
+  const double one = p.sequence_parallel ? gather + time(Collective::kReduceScatter) : time(Collective::kAllReduce);
+  c.fwd = 2 * one;
+  c.bwd = 2 * one + (2 - moe_fraction) * gather;
+  if (p.recompute == Recompute::kFull) c.rec = 2 * one;
+  if (p.recompute == Recompute::kOp) c.rec = p.sequence_parallel ? 2 * gather : 2 * one;
+  return c;
+}
+
 }  // namespace
 
 TrainingEstimator::TrainingEstimator(const models::ModelSpec& model,
@@ -873,23 +911,11 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   if (p.tp > 1) {
     const auto g = network_.Place(p.tp, st.tp);
     tp_overlappable = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
-    // Megatron: two all-reduces forward (after attention and MLP) and two
-    // backward; with SP each becomes all-gather + reduce-scatter of the same
-    // tensor (Korthikanti et al. 2022, Sec. 4.2.2, Fig. 5).
-    const double one = p.sequence_parallel
-                           ? CollectiveTime(memo, Collective::kAllGather, layer_act_bytes, g) +
-                                 CollectiveTime(memo, Collective::kReduceScatter, layer_act_bytes, g)
-                           : CollectiveTime(memo, Collective::kAllReduce, layer_act_bytes, g);
-    tp_fwd = 2 * one;
-    tp_bwd = 2 * one;
-    // A recomputed layer's forward runs its two collectives again.
-    if (p.recompute == Recompute::kFull) tp_rec = 2 * one;
-    // Op-level SAC keeps the reduce-scatters' outputs (torchtitan's
-    // _save_list) and reruns the rest: with SP the two all-gathers, without
-    // it the two all-reduces (models::LayerOps' policy).
-    if (p.recompute == Recompute::kOp)
-      tp_rec = p.sequence_parallel ? 2 * CollectiveTime(memo, Collective::kAllGather, layer_act_bytes, g)
-                                   : 2 * one;
+    const TpLayerComm tp_layer = TpLayerCollectives(
+        p, models::MoeFraction(m), [&](Collective c) { return CollectiveTime(memo, c, layer_act_bytes, g); });
+    tp_fwd = tp_layer.fwd;
+    tp_bwd = tp_layer.bwd;
+    tp_rec = tp_layer.rec;
   }
   double cp_layer = 0;
   if (p.cp > 1) {
@@ -1364,16 +1390,11 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   if (p.tp > 1) {
     const auto g = network_.Place(p.tp, st.tp);
     c.tp_overlap = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
-    const double one = p.sequence_parallel
-                           ? network_.Time(Collective::kAllGather, layer_act_bytes, g) +
-                                 network_.Time(Collective::kReduceScatter, layer_act_bytes, g)
-                           : network_.Time(Collective::kAllReduce, layer_act_bytes, g);
-    c.tp_fwd = 2 * one;
-    c.tp_bwd = 2 * one;
-    if (p.recompute == Recompute::kFull) c.tp_rec = 2 * one;
-    // Op-level SAC: the all-gathers (SP) or all-reduces again (Evaluate).
-    if (p.recompute == Recompute::kOp)
-      c.tp_rec = p.sequence_parallel ? 2 * network_.Time(Collective::kAllGather, layer_act_bytes, g) : 2 * one;
+    const TpLayerComm tp_layer = TpLayerCollectives(
+        p, c.moe_fraction, [&](Collective k) { return network_.Time(k, layer_act_bytes, g); });
+    c.tp_fwd = tp_layer.fwd;
+    c.tp_bwd = tp_layer.bwd;
+    c.tp_rec = tp_layer.rec;
   }
   c.tokens = tokens;
   c.act_bytes = act;

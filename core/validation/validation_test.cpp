@@ -865,6 +865,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // through its MAMF ratio): every B200/GB200 row slower, the dense FP8
   // ones, most predicted fast, toward their measurements (docs/fp8-training.md,
   // "Blackwell GEMMs at the sustained clock").
+  // Lowered to 12.29 / 11.96 / 22.58 % (12.3745 / 12.0525 / 22.5776 ->
+  // 12.2802 / 11.9451 / 22.5723 %): with sequence parallelism the backward
+  // pass gathers each column-parallel GEMM's sequence shard again for its
+  // weight gradient (Korthikanti et al. 2022 Sec. 4.2.2; TpLayerCollectives,
+  // training_estimator.cpp; docs/korthikanti-layer.md). Every SP plan is
+  // slower by one all-gather per column-parallel GEMM (two per dense layer,
+  // one per MoE layer); most of those rows were fast.
   EXPECT_LE(file.mape_pct, 11.56);
   EXPECT_LE(file_hb.mape_pct, 10.61);
   EXPECT_LE(file_moe.mape_pct, 21.76);
@@ -954,6 +961,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // long-sequence 7.22 -> 3.68 % (its 8K row +15.7 -> +6.4 %). The Llama 3 8B
   // current-scaling B200 rows, -7.6 / -5.6 %, come to +0.3 / +2.4 % (lines
   // 74 / 86; their H100 twins 77 / 91 are -1.5 / +1.1 %).
+  // The extra backward all-gather of sequence parallelism (above): NeMo
+  // 24.07 11.05 -> 10.81 %, 25.04 12.03 -> 11.72 %, Megatron-Bridge 25.09
+  // 15.93 -> 15.83 %, 25.11 16.69 -> 16.61 %, 26.02 18.72 -> 18.68 %,
+  // long-sequence 7.22 -> 7.18 %. Raised for NeMo 25.02, 13.63 -> 13.65
+  // (13.62 -> 13.64 %): its two rows predicted slow, Nemotron-4 340B on
+  // B200 (line 55, +11.2 -> +12.1 %) and GPT-3 175B on H100 (line 58, +0.2
+  // -> +0.9 %), outweigh the four it brings closer (lines 50, 52, 53, 57);
+  // the all-gather is in the code those rows ran (Transformer Engine's
+  // LayerNormLinear and LayerNormMLP backward), so their other terms are
+  // what is off.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.06},
            {"NVIDIA NeMo 25.02", 9.74},
@@ -1072,7 +1089,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 10.80 % with DeepSpeed ZeRO-3's matrix-by-matrix prefetch (the Narayanan
   // Table 2 ZeRO-3 rows at micro batch 4, +23.7 / +27.7 -> +4.7 / +9.9 %;
   // docs/overlap.md).
-  EXPECT_LE(all.mape_pct, 10.81);
+  // 10.34 % with sequence parallelism's extra backward all-gather
+  // (Korthikanti et al. 2022 Sec. 4.2.2): the four Korthikanti SP rows and
+  // the README rows, all fast, slower (docs/korthikanti-layer.md).
+  EXPECT_LE(all.mape_pct, 10.34);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -1089,7 +1109,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // K = h / 8 (768-3200), priced at that depth (hardware::GemmDepthFactor);
   // every row moves 0.6-1.4 points slower, seven of eight toward their
   // measurements (Megatron-22B -0.8 -> 0.0 %, Megatron-1T -0.3 -> +0.8 %).
-  EXPECT_LE(korthikanti.mape_pct, 2.96);
+  // Met, 1.77 % (2.9463 -> 1.7622 %): sequence parallelism's backward
+  // gathers each column-parallel GEMM's sequence shard again for its weight
+  // gradient (Sec. 4.2.2, "an extra all-gather in the backward pass"), two
+  // all-gathers per layer the SP rows did not pay: lines 3 / 5 / 7 / 9
+  // -7.5 / -6.6 / -4.7 / -0.8 -> -3.0 / -3.4 / -2.7 / +1.0 %; the
+  // full-recompute rows (no SP) do not move. Table 4 per layer:
+  // docs/korthikanti-layer.md and tests/estimate_test.cpp
+  // (KorthikantiTable4OneLayerOf22b).
+  EXPECT_LE(korthikanti.mape_pct, 1.77);
   // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
   // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
   // attention runs in BF16 as Transformer Engine's FP8 recipes do, 14.88 %
@@ -1123,8 +1151,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 23.43 % (the README rows 24.07 %), and the layers left over on the
   // middle stages 22.72 % (the row 6.86 %). All three: 22.57 %, the README
   // rows 24.07 %, the row 9.06 %.
-  EXPECT_LE(hb.mape_pct, 22.57);  // 22.56 % with FlashAttention's length factors
-  EXPECT_LE(readme.mape_pct, 24.08);
+  // Then 21.66 %, the README rows 23.06 % (22.5567 / 24.0674 -> 21.6569 /
+  // 23.0601 %) with sequence parallelism's extra backward all-gather
+  // (Korthikanti et al. 2022 Sec. 4.2.2): the README rows, searched to SP
+  // and all fast, slower; the DeepSeek-V3 row (tp 2) 8.96 -> 9.03 %, under
+  // its ceiling.
+  EXPECT_LE(hb.mape_pct, 21.67);
+  EXPECT_LE(readme.mape_pct, 23.07);
   EXPECT_LE(bridge.mape_pct, 9.08);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its

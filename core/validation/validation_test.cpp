@@ -858,9 +858,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // model says it does not fit) and no offload transfers, +10.1 / +18.9 /
   // +9.5 / +9.2 -> -16.1 / -9.3 / -16.5 / -16.1 %, where the search had
   // priced full recompute in the offload's place.
+  // Lowered to 12.37 / 12.05 / 22.52 % (12.3674 / 12.0401 / 22.5112 %) by
+  // the dropless forward's wait on the dispatcher's device-to-host sync
+  // (SyncedForwardTime, core/estimate/parallel_comm.h; docs/moe-long-
+  // context.md): the B200 Qwen3-30B-A3B MXFP8 rows 110 / 115, -63.6 / -62.1
+  // -> -62.6 / -61.1 %.
   EXPECT_LE(file.mape_pct, 12.38);
-  EXPECT_LE(file_hb.mape_pct, 12.06);
-  EXPECT_LE(file_moe.mape_pct, 22.59);
+  EXPECT_LE(file_hb.mape_pct, 12.05);
+  EXPECT_LE(file_moe.mape_pct, 22.52);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -941,13 +946,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // with 95 layers offloaded, so the harness searches its unstated sequence
   // parallelism instead of taking the first value of a plan that does not
   // fit, and sequence parallelism on is faster: -16.13 -> -17.47 %.
+  // The dropless forward's wait on the dispatcher's sync (above): Megatron-
+  // Bridge 25.11 16.69 -> 16.64 %, 26.02 18.72 -> 18.65 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.06},
            {"NVIDIA NeMo 25.02", 13.63},
            {"NVIDIA NeMo 25.04", 12.04},
            {"NVIDIA Megatron-Bridge 25.09", 15.94},
-           {"NVIDIA Megatron-Bridge 25.11", 16.70},
-           {"NVIDIA Megatron-Bridge 26.02", 18.73},
+           {"NVIDIA Megatron-Bridge 25.11", 16.65},
+           {"NVIDIA Megatron-Bridge 26.02", 18.66},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 7.23}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

@@ -1289,7 +1289,10 @@ TEST(Validation, AllTrainingRows) {
   // (docs/fp8-training.md, "What the recipes state"): four GB200 FSDP Llama
   // rows run no recompute and offload activations to Grace memory, which is
   // not priced, so they are predicted fast (validation_test.cpp).
-  EXPECT_LE(r.mape_pct, 12.38);
+  // Lowered to 12.24 % by the dropless MoE rows' host time per kernel
+  // launch measured per host CPU (TransformerEngine issue 2053; 37.08 us on
+  // GB200's Grace, 13.48 us on a DGX's Xeon; validation_test.cpp).
+  EXPECT_LE(r.mape_pct, 12.25);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -863,9 +863,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (SyncedForwardTime, core/estimate/parallel_comm.h; docs/moe-long-
   // context.md): the B200 Qwen3-30B-A3B MXFP8 rows 110 / 115, -63.6 / -62.1
   // -> -62.6 / -61.1 %.
-  EXPECT_LE(file.mape_pct, 12.38);
-  EXPECT_LE(file_hb.mape_pct, 12.05);
-  EXPECT_LE(file_moe.mape_pct, 22.52);
+  // Then 12.24 / 11.81 / 21.26 % (12.2350 / 11.8065 / 21.2576 %) with the
+  // host time per kernel launch measured per host CPU (TransformerEngine
+  // issue 2053: torch.nn.Linear's forward, 13.48 us on an H100 DGX's Xeon,
+  // 37.08 us on GB200's Grace) in place of 10 us: the GB200 dropless
+  // Qwen3 rows 108 / 114 / 117 -28.7 / -21.7 / -11.2 -> -17.0 / -8.9 /
+  // -9.0 %, the B200 rows 110 / 115 -62.6 / -61.1 -> -57.5 / -55.7 %, H100
+  // row 116 -56.3 -> -55.8 %.
+  EXPECT_LE(file.mape_pct, 12.25);
+  EXPECT_LE(file_hb.mape_pct, 11.82);
+  EXPECT_LE(file_moe.mape_pct, 21.27);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -947,14 +954,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // parallelism instead of taking the first value of a plan that does not
   // fit, and sequence parallelism on is faster: -16.13 -> -17.47 %.
   // The dropless forward's wait on the dispatcher's sync (above): Megatron-
-  // Bridge 25.11 16.69 -> 16.64 %, 26.02 18.72 -> 18.65 %.
+  // Bridge 25.11 16.69 -> 16.64 %, 26.02 18.72 -> 18.65 %. The host time
+  // per kernel launch by host CPU (above): 25.11 16.64 -> 15.80 %, 26.02
+  // 18.65 -> 17.17 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 11.06},
            {"NVIDIA NeMo 25.02", 13.63},
            {"NVIDIA NeMo 25.04", 12.04},
            {"NVIDIA Megatron-Bridge 25.09", 15.94},
-           {"NVIDIA Megatron-Bridge 25.11", 16.65},
-           {"NVIDIA Megatron-Bridge 26.02", 18.66},
+           {"NVIDIA Megatron-Bridge 25.11", 15.81},
+           {"NVIDIA Megatron-Bridge 26.02", 17.18},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 7.23}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

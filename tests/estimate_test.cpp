@@ -1442,6 +1442,9 @@ TEST(Validation, AllTrainingRows) {
   // 12.28 % with sequence parallelism's extra backward all-gather
   // (Korthikanti et al. 2022 Sec. 4.2.2; validation_test.cpp says which
   // sources moved).
+  // Lowered to 12.24 % by the dropless MoE rows' host time per kernel
+  // launch measured per host CPU (TransformerEngine issue 2053; 37.08 us on
+  // GB200's Grace, 13.48 us on a DGX's Xeon; validation_test.cpp).
   EXPECT_LE(r.mape_pct, 11.56);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";

@@ -705,6 +705,59 @@ TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
   EXPECT_NEAR(MoeForwardHostTime(delayed, 10e-6, 0, 0), 540e-6, 1e-15);
 }
 
+// The forward's kernels after the dispatcher's device-to-host sync
+// (LayerKernels' after_sync_* counts, parallel_comm.h), same operator list
+// as above: the two expert GEMMs after the router and, of the dispatcher,
+// the unpermute (1), with ep > 1 the three all-to-alls (3), with 16 local
+// experts the two sorts (2); the dense GEMM, the element-wise operator, the
+// attention and the router come before it.
+//   MXFP8, ep 8: 2 x (16 + 16) + 1 + 3 + 2 = 70, of them 64 inside the two
+//     te.GroupedLinear calls.
+//   delayed, ep 8: 2 x (16 + 1) + 6 = 40, 34 inside.
+//   BF16, ep 1: 2 x 16 + 1 + 2 = 35, 32 inside.
+// Host time after the sync, delayed at 10 us a kernel, 230 us a module call
+// and 15 us a split: (40 - 34) x 10 + 2 x 230 + 32 x 15 = 60 + 460 + 480 =
+// 1,000 us.
+// The synced forward: a device forward of 1.2 ms, of it 0.6 ms before the
+// sync (norms, attention, router), and the host's 1.35 ms (above) take
+// max(1.2, 1.35, 1.0 + 0.6) = 1.6 ms: the attention of the next layer cannot
+// hide the experts' host time behind it. A device forward of 2 ms stays
+// 2 ms; without a sync the bound would be max(1.2, 1.35) = 1.35 ms.
+TEST(Issue16, DroplessForwardWaitsOnTheSync) {
+  models::OpList ops;
+  models::Op gemm;
+  gemm.kind = models::OpKind::kGemm;
+  models::Op elementwise;
+  elementwise.kind = models::OpKind::kElementwise;
+  models::Op attention;
+  attention.kind = models::OpKind::kFlashAttention;
+  models::Op router = gemm;
+  router.router = true;
+  models::Op expert = gemm;
+  expert.expert = true;
+  ops.Add(gemm);
+  ops.Add(elementwise);
+  ops.Add(attention);
+  ops.Add(router);
+  ops.Add(expert);
+  ops.Add(expert);
+  using parallelism::Fp8Recipe;
+  const LayerKernels mx = MoeLayerKernels(ops, 16, true, Fp8Recipe::kMxfp8, true);
+  EXPECT_DOUBLE_EQ(mx.after_sync_fwd, 70);
+  EXPECT_DOUBLE_EQ(mx.after_sync_te_modules_fwd, 2);
+  EXPECT_DOUBLE_EQ(mx.after_sync_te_kernels_fwd, 64);
+  const LayerKernels delayed = MoeLayerKernels(ops, 16, true, Fp8Recipe::kDelayed, true);
+  EXPECT_DOUBLE_EQ(delayed.after_sync_fwd, 40);
+  EXPECT_DOUBLE_EQ(delayed.after_sync_te_kernels_fwd, 34);
+  const LayerKernels bf16 = MoeLayerKernels(ops, 16, false, Fp8Recipe::kDelayed, false);
+  EXPECT_DOUBLE_EQ(bf16.after_sync_fwd, 35);
+  EXPECT_DOUBLE_EQ(bf16.after_sync_te_kernels_fwd, 32);
+  EXPECT_NEAR(MoeForwardHostTimeAfterSync(delayed, 10e-6, 230e-6, 15e-6), 1000e-6, 1e-15);
+  EXPECT_NEAR(SyncedForwardTime(1.2e-3, 1.35e-3, 1.0e-3, 0.6e-3), 1.6e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(SyncedForwardTime(2e-3, 1.35e-3, 1.0e-3, 0.6e-3), 2e-3);
+  EXPECT_DOUBLE_EQ(SyncedForwardTime(1.2e-3, 1.35e-3, 0.5e-3, 0.6e-3), 1.35e-3);
+}
+
 // One Qwen3-30B-A3B MoE layer's forward host time per recipe from the cited
 // per-call figures (validation.cpp: 10 us a kernel launch; Transformer
 // Engine linear forward 115 us BF16, TransformerEngine PR 1191; 230 us FP8
@@ -747,6 +800,10 @@ TEST(Issue16, TransformerEngineModuleHostTimeOfAQwen3Layer) {
   const LayerKernels mx = MoeLayerKernels(ops, 16, true, Fp8Recipe::kMxfp8, true);
   EXPECT_DOUBLE_EQ(mx.fwd, 90);
   EXPECT_NEAR(MoeForwardHostTime(mx, 10e-6, 0, 0), 900e-6, 1e-15);
+  // After the dispatcher's sync: fc1 and fc2 (2 x (16 GEMMs + 16
+  // quantizes) = 64), SwiGLU and the residual add (2), the unpermute, three
+  // all-to-alls and two sorts (6): 72.
+  EXPECT_DOUBLE_EQ(mx.after_sync_fwd, 72);
 
   hardware::SystemSpec sys = System("dgx-b200", 1);
   const TrainingEstimator est(m, sys);
@@ -767,6 +824,23 @@ TEST(Issue16, TransformerEngineModuleHostTimeOfAQwen3Layer) {
   EXPECT_DOUBLE_EQ(c.moe.fwd, modules.moe.fwd);
   EXPECT_DOUBLE_EQ(modules.moe.bwd, launches.moe.bwd);
   EXPECT_DOUBLE_EQ(c.moe.bwd, modules.moe.bwd);
+  // MXFP8 at 10 us a kernel: the host's 900 us, 720 us of them after the
+  // sync. On B200 the experts' host time exceeds their device time and the
+  // next layer's attention cannot hide it: the forward exceeds both
+  // max(device, 900 us) and stays within 720 us + the device's time before
+  // the sync (at most fwd - after_router_fwd, which still holds the
+  // permute); both engines agree.
+  parallelism::TrainingPlan mxp = p;
+  mxp.fp8_recipe = Fp8Recipe::kMxfp8;
+  mxp.host_te_module = 0;
+  mxp.host_te_split = 0;
+  mxp.host_kernel_launch = 0;
+  const PreparedWorkload mx_device = est.Prepare(mxp, w);
+  mxp.host_kernel_launch = 10e-6;
+  const PreparedWorkload mx_host = est.Prepare(mxp, w);
+  EXPECT_GT(mx_host.moe.fwd, std::max(mx_device.moe.fwd, 900e-6) + 1e-6);
+  EXPECT_LE(mx_host.moe.fwd, 720e-6 + mx_device.moe.fwd - mx_device.moe.after_router_fwd + 1e-12);
+  EXPECT_DOUBLE_EQ(est.Costs(mxp, w).moe.fwd, mx_host.moe.fwd);
   // A capacity factor removes the host sync: the device's layer again.
   p.expert_capacity_factor = 1.0;
   parallelism::TrainingPlan q = p;

@@ -84,31 +84,46 @@ LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bo
       k.te_modules_fwd += 1;
       k.te_kernels_fwd += experts + splits * quantize;
       k.te_splits_fwd += experts;
+      k.after_sync_fwd += experts + splits * quantize;
+      k.after_sync_te_modules_fwd += 1;
+      k.after_sync_te_kernels_fwd += experts + splits * quantize;
       continue;
     }
     const bool gemm = op.kind == models::OpKind::kGemm || op.kind == models::OpKind::kBatchedGemm;
-    k.fwd += 1;
-    k.bwd += gemm ? 2 : 1;
-    if (op.kind == models::OpKind::kGemm && !op.router) {
-      k.fwd += quantize;
-      k.bwd += quantize;
+    const bool linear = op.kind == models::OpKind::kGemm && !op.router;
+    const double fwd_kernels = 1 + (linear ? quantize : 0);
+    k.fwd += fwd_kernels;
+    k.bwd += (gemm ? 2 : 1) + (linear ? quantize : 0);
+    if (linear) {
       // One te.Linear / te.LayerNormLinear call: its GEMM and its casts.
       k.te_modules_fwd += 1;
-      k.te_kernels_fwd += 1 + quantize;
+      k.te_kernels_fwd += fwd_kernels;
+    }
+    // Operators after the router run after the dispatcher's sync.
+    if (routed) {
+      k.after_sync_fwd += fwd_kernels;
+      if (linear) {
+        k.after_sync_te_modules_fwd += 1;
+        k.after_sync_te_kernels_fwd += fwd_kernels;
+      }
     }
     routed = routed || op.router;
   }
   if (routed) {
-    // Router top-k (fused), then the dispatcher (MoeLayerKernels' comment).
+    // Router top-k (fused), then the dispatcher (MoeLayerKernels' comment);
+    // after the sync the unpermute, the all-to-alls and the sorts.
     k.fwd += 1 + 1 + 2;
     k.bwd += 1 + 2;
+    k.after_sync_fwd += 1;
     if (expert_parallel) {
       k.fwd += 6 + 3;
       k.bwd += 3;
+      k.after_sync_fwd += 3;
     }
     if (experts > 1) {
       k.fwd += 2;
       k.bwd += 2;
+      k.after_sync_fwd += 2;
     }
   }
   return k;
@@ -122,6 +137,20 @@ double MoeForwardHostTime(const LayerKernels& k, double per_kernel, double per_m
   const double splits = k.te_splits_fwd * per_split;
   if (per_module <= 0) return k.fwd * per_kernel + splits;
   return (k.fwd - k.te_kernels_fwd) * per_kernel + k.te_modules_fwd * per_module + splits;
+}
+
+double MoeForwardHostTimeAfterSync(const LayerKernels& k, double per_kernel, double per_module,
+                                   double per_split) {
+  LayerKernels after;
+  after.fwd = k.after_sync_fwd;
+  after.te_modules_fwd = k.after_sync_te_modules_fwd;
+  after.te_kernels_fwd = k.after_sync_te_kernels_fwd;
+  after.te_splits_fwd = k.te_splits_fwd;
+  return MoeForwardHostTime(after, per_kernel, per_module, per_split);
+}
+
+double SyncedForwardTime(double device_s, double host_s, double host_after_sync, double device_before_sync) {
+  return std::max({device_s, host_s, host_after_sync + device_before_sync});
 }
 
 double ExpertGemmTime(const hardware::DeviceSpec& d, hardware::DataType dt, double flops, double bytes,

@@ -398,12 +398,25 @@ double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraff
 // local experts' splits (te_splits_fwd). The fused norm of
 // te.LayerNormLinear stays a kernel of its own: the module figure is
 // te.Linear's.
+//
+// Of the forward's kernels, those launched after the dispatcher's
+// device-to-host copy of the token counts (after_sync_*): the sync sits
+// between the local permute and the expert-parallel all-to-all
+// (token_dispatcher.py, MoEAlltoAllTokenDispatcher: cuda_sync_point
+// "before_ep_alltoall" when ep > 1 or more than one local expert), so
+// every operator after the router (the routed experts' fc1, activation and
+// fc2, shared experts, the residual add) and the dispatcher's all-to-alls,
+// sorts and unpermute come after it; the router, its top-k,
+// routing_map.sum, the preprocess kernels and the permute before it.
 struct LayerKernels {
   double fwd = 0;
   double bwd = 0;
   double te_modules_fwd = 0;
   double te_kernels_fwd = 0;
   double te_splits_fwd = 0;
+  double after_sync_fwd = 0;
+  double after_sync_te_modules_fwd = 0;
+  double after_sync_te_kernels_fwd = 0;
 };
 LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bool fp8,
                              parallelism::Fp8Recipe recipe, bool expert_parallel);
@@ -422,6 +435,29 @@ double HostBoundTime(double device_s, double kernels, double host_per_kernel);
 // per-call figures (TransformerEngine PR 1191, issues 761 and 2053) time
 // forward passes only.
 double MoeForwardHostTime(const LayerKernels& k, double per_kernel, double per_module, double per_split);
+
+// The same host seconds for the forward's kernels after the dispatcher's
+// device-to-host sync alone (LayerKernels' after_sync_* counts; every
+// grouped split is after it).
+double MoeForwardHostTimeAfterSync(const LayerKernels& k, double per_kernel, double per_module,
+                                   double per_split);
+
+// Seconds of a dropless MoE layer's forward whose host blocks on the
+// dispatcher's device-to-host copy once a layer (LayerKernels). A host that
+// launches kernels of host times h_1..h_n to a device that runs them in
+// d_1..d_n finishes at max over j of (h_1 + ... + h_j) + (d_j + ... + d_n)
+// (a two-stage flow line: kernel j starts once launched and once j - 1 is
+// done). Between two syncs the host launches this layer's kernels after
+// the sync (A: the experts, host `host_after_sync`) and then the next
+// layer's up to its sync (B: norms, attention, router, permute, device
+// `device_before_sync`); three of the candidates bound the segment from
+// below: j at the first kernel (the device's whole time `device_s`), at the
+// last (the host's whole time `host_s`) and at B's first, host_after_sync +
+// device_before_sync: B's device time cannot start before the host has
+// launched A, and the host cannot launch ahead of the sync into A while B
+// runs. Without the sync (token dropping with padding) the host runs ahead
+// and the layer takes max(device, host).
+double SyncedForwardTime(double device_s, double host_s, double host_after_sync, double device_before_sync);
 
 // Seconds of a MoE layer's expert GEMM of `flops` and `bytes` over all of
 // the device's `local_experts` (experts / ep): one grouped GEMM of E

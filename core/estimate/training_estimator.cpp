@@ -155,6 +155,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
   // doubles the predicted throughput.
   const hardware::DataType attention_dt = dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt;
   OpTimes t;
+  bool routed = false;
   for (int i = 0; i < ops.count; ++i) {
     const Op& op = ops.ops[static_cast<size_t>(i)];
     double f = 0, b = 0;
@@ -217,6 +218,8 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
     if (op.attention_core) t.attention_fwd += f;
     if (op.mla_up) t.mla_up_fwd += f;
     t.op_sac_fwd += op.op_sac_recompute * f;
+    if (routed) t.after_router_fwd += f;
+    routed = routed || op.router;
   }
   return t;
 }
@@ -341,14 +344,19 @@ void AddExpertPermute(const hardware::DeviceSpec& dev, const models::ModelSpec& 
 // backward (MoeLayerKernels, MoeForwardHostTime, HostBoundTime,
 // parallel_comm.h): with a capacity factor the token counts are known
 // without a device-to-host copy and the host keeps ahead; so it does when
-// the plan sets no host cost.
-void AddMoeHostBound(const TrainingPlan& p, const models::OpList& moe_ops, double local_experts, double& fwd,
-                     double& bwd) {
+// the plan sets no host cost. The forward's host blocks on that copy once a
+// layer (SyncedForwardTime): `device_before_sync` is the device's forward
+// seconds of the layer's operators up to its router (OpTimes::fwd less
+// after_router_fwd, before the permute is added).
+void AddMoeHostBound(const TrainingPlan& p, const models::OpList& moe_ops, double local_experts,
+                     double device_before_sync, double& fwd, double& bwd) {
   if (p.expert_capacity_factor > 0) return;
   if (p.host_kernel_launch <= 0 && p.host_te_module <= 0 && p.host_te_split <= 0) return;
   const LayerKernels k =
       MoeLayerKernels(moe_ops, local_experts, p.precision == hardware::DataType::kFp8, p.fp8_recipe, p.ep > 1);
-  fwd = std::max(fwd, MoeForwardHostTime(k, p.host_kernel_launch, p.host_te_module, p.host_te_split));
+  fwd = SyncedForwardTime(fwd, MoeForwardHostTime(k, p.host_kernel_launch, p.host_te_module, p.host_te_split),
+                          MoeForwardHostTimeAfterSync(k, p.host_kernel_launch, p.host_te_module, p.host_te_split),
+                          device_before_sync);
   bwd = HostBoundTime(bwd, k.bwd, p.host_kernel_launch);
 }
 
@@ -774,8 +782,9 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
     out.moe = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
+    const double before_sync = out.moe.fwd - out.moe.after_router_fwd;
     AddExpertPermute(dev, m, p, shape, out.moe.fwd, out.moe.bwd);
-    AddMoeHostBound(p, ops, local, out.moe.fwd, out.moe.bwd);
+    AddMoeHostBound(p, ops, local, before_sync, out.moe.fwd, out.moe.bwd);
   }
   TrainingHeadOps(m, shape, ops);
   out.head = Times(dev, HeadDataType(dt), p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
@@ -1371,10 +1380,11 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     models::LayerOps(m, shape, true, p.ep, ops);
     c.moe = layer(ops, nullptr, nullptr);
     moe_t = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local);
+    const double before_sync = moe_t.fwd - moe_t.after_router_fwd;
     AddExpertPermute(dev, m, p, shape, c.moe.fwd, c.moe.bwd);
     AddExpertPermute(dev, m, p, shape, moe_t.fwd, moe_t.bwd);
-    AddMoeHostBound(p, ops, local, c.moe.fwd, c.moe.bwd);
-    AddMoeHostBound(p, ops, local, moe_t.fwd, moe_t.bwd);
+    AddMoeHostBound(p, ops, local, before_sync, c.moe.fwd, c.moe.bwd);
+    AddMoeHostBound(p, ops, local, before_sync, moe_t.fwd, moe_t.bwd);
   }
   TrainingHeadOps(m, shape, ops);
   c.head = layer(ops, &dense_t, &moe_t);
@@ -1651,6 +1661,7 @@ OperatorBreakdown TrainingEstimator::Breakdown(const TrainingPlan& p, const para
     models::LayerOps(m, shape, true, p.ep, ops);
     b.moe = GroupOf(dev, dt, p.fp8_recipe, ops, attn_kernel, local);
     moe_t = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local);
+    const double before_sync = moe_t.fwd - moe_t.after_router_fwd;
     // AddExpertPermute: the dispatcher's permute and unpermute, forward and
     // backward alike.
     const double tokens = static_cast<double>(shape.micro_batch) * static_cast<double>(shape.seq);
@@ -1662,7 +1673,7 @@ OperatorBreakdown TrainingEstimator::Breakdown(const TrainingPlan& p, const para
     // AddMoeHostBound: what the host's kernel launches add beyond the
     // kernels' own time.
     double fwd = moe_t.fwd, bwd = moe_t.bwd;
-    AddMoeHostBound(p, ops, local, fwd, bwd);
+    AddMoeHostBound(p, ops, local, before_sync, fwd, bwd);
     if (fwd > moe_t.fwd || bwd > moe_t.bwd) {
       OperatorLine l;
       l.name = "host_launch_bound";

@@ -82,6 +82,7 @@ struct OpTimes {
   double op_sac_fwd = 0;     // part of fwd op-level SAC runs again (Op::op_sac_recompute)
   double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
   double weight_grad = 0;    // weight-gradient GEMMs of bwd (ZB-H1's W pass)
+  double after_router_fwd = 0;  // part of fwd after a MoE layer's router (its experts on)
 };
 
 // The part of an estimate that depends only on the model, the workload

@@ -722,20 +722,34 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // at C = 1.0, Switch Transformer's (Fedus et al. 2022, Sec. 2.2 and
     // Table 1) and the value Megatron-Core's MoE README shows for
     // --moe-expert-capacity-factor: the busiest expert takes its balanced
-    // share and drops the rest.
+    // share and drops the rest. The Megatron-Bridge token-dropping rows
+    // (25.09 Qwen3 and DeepSeek-V3) ran so, padded: their performance
+    // recipes call apply_moe_token_drop (src/megatron/bridge/training/utils/
+    // moe_token_drop.py) with its defaults, moe_expert_capacity_factor 1.0
+    // and moe_pad_expert_input_to_capacity True (the Qwen3 recipe's
+    // set_qwen3_common_configs in scripts/performance/configs/qwen3/
+    // qwen3_llm_pretrain.py, the version with the *_8GPUS / *_64GPUS
+    // presets), so the dispatcher's counts are the capacity and no
+    // device-to-host copy is made (drop_and_pad; AddMoeHostBound).
     if (moe_routing == "token-dropping") {
       p.expert_capacity_factor = 1.0;
       assume("expert capacity factor 1.0 (token-dropping, not stated)");
     }
     // Dropless MoE layers wait on the host each layer (MoeLayerKernels,
     // core/estimate/parallel_comm.h). The rows run PyTorch eager, each
-    // operator 5-25 us of host work (Python binding, autograd, ATen
-    // dispatcher, cudaLaunchKernel; PyTorch's dispatch path as profiled in
-    // "From PyTorch op to kernel launch", jiahuanglin.xyz GPU kernel
-    // serving lesson 18): 10 us per kernel, the lower half of that range.
+    // kernel launched through PyTorch's operator path (Python binding,
+    // autograd, ATen dispatcher, cudaLaunchKernel). Measured per host CPU
+    // by TransformerEngine issue 2053 (Aug 2025): torch.nn.Linear's forward,
+    // one cuBLAS GEMM, takes 13.48 us of CPU time on an H100 DGX (Intel Xeon
+    // Platinum 8480C) and 37.08 us on GB200 (its Grace CPU; 33.17 us on
+    // GH200). The GB200 rows take Grace's figure; every other row runs on an
+    // x86 DGX host (DGX B200: Xeon Platinum 8570, the next generation of
+    // the same family) and takes the Xeon's.
     if (s.model.experts > 1 && p.expert_capacity_factor <= 0) {
-      p.host_kernel_launch = 10e-6;
-      assume("dropless MoE: 10 us host time per kernel launch");
+      const bool grace_host = place.device == "gb200";
+      p.host_kernel_launch = grace_host ? 37.08e-6 : 13.48e-6;
+      assume(grace_host ? "dropless MoE: 37.08 us host time per kernel launch (Grace)"
+                        : "dropless MoE: 13.48 us host time per kernel launch (x86 DGX host)");
       // The Megatron frameworks build a MoE layer's linear GEMMs from
       // Transformer Engine modules (MoeLayerKernels, parallel_comm.h), whose
       // forward call costs the host more than its kernels' launches. Cited

@@ -198,6 +198,9 @@ void TrainingPanel::Redraw() {
       {"model TFLOP/s per device", [](const auto& e) { return Number(e.tflops_per_device / 1e12); }},
       {"memory per device", [](const auto& e) { return Bytes(e.memory.total()); }},
       {"device capacity", [](const auto& e) { return Bytes(e.memory_capacity); }},
+      {"in host memory per device", [](const auto& e) {
+         const double host = e.memory.host_optimizer + e.memory.host_activations;
+         return host > 0 ? Bytes(host) : QString("— (nothing offloaded)"); }},
       {"data parallel", [](const auto& e) { return QString::number(e.dp); }},
       {"microbatches", [](const auto& e) { return QString::number(e.microbatches); }},
       {"energy per step", [](const auto& e) { return Number(e.energy_j / 3.6e6) + " kWh"; }},

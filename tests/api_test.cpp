@@ -6,15 +6,19 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/api/calibrate.h"
+#include "core/api/estimate.h"
 #include "core/api/fit.h"
 #include "core/api/infer.h"
+#include "core/api/json.h"
 #include "core/api/report.h"
 #include "core/api/network.h"
 #include "core/api/plan.h"
+#include "core/api/text.h"
 #include "core/api/validate.h"
 
 namespace orrery {
@@ -183,6 +187,35 @@ TEST_F(Api, FacesWithoutPoolsRefuseAPooledSystem) {
   const InferResult infer = Infer(iq);
   EXPECT_EQ(infer.status, Status::kInvalidInput);
   EXPECT_NE(infer.diagnostics.ToString().find("system.pools"), std::string::npos) << infer.diagnostics.ToString();
+}
+
+// Offloaded optimizer states leave the device's total but stay in the
+// output: the JSON's host_optimizer_bytes holds exactly the optimizer bytes
+// the same plan keeps on the device without offload, and the text lists
+// them under "in host memory".
+TEST_F(Api, OffloadedOptimizerStatesAreShownInHostMemory) {
+  EstimateRequest kept;
+  kept.scenario = ScenarioInput::File("llama3-70b-h100", {});
+  EstimateRequest off;
+  off.scenario = ScenarioInput::File("llama3-70b-h100", {"training.offload_optimizer=true"});
+  const EstimateResult a = Estimate(kept);
+  const EstimateResult b = Estimate(off);
+  ASSERT_EQ(a.status, Status::kOk) << a.diagnostics.ToString();
+  ASSERT_EQ(b.status, Status::kOk) << b.diagnostics.ToString();
+  const Json ja = ToJson(a);
+  const Json jb = ToJson(b);
+  const double on_device = ja["memory_per_device"]["optimizer_bytes"].get<double>();
+  ASSERT_GT(on_device, 0);
+  EXPECT_EQ(ja["memory_per_device"]["host_optimizer_bytes"].get<double>(), 0.0);
+  EXPECT_EQ(jb["memory_per_device"]["optimizer_bytes"].get<double>(), 0.0);
+  EXPECT_EQ(jb["memory_per_device"]["host_optimizer_bytes"].get<double>(), on_device);
+  std::ostringstream ta, tb;
+  text::PrintEstimateTable(a, ta);
+  text::PrintEstimateTable(b, tb);
+  EXPECT_EQ(ta.str().find("in host memory"), std::string::npos) << ta.str();
+  EXPECT_NE(tb.str().find("in host memory, per device (not in the total above)\n  optimizer states"),
+            std::string::npos)
+      << tb.str();
 }
 
 TEST(ApiModelConfig, ReplacesTheScenariosModel) {

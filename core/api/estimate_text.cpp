@@ -226,9 +226,16 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
     out << Label(part.label) << std::setw(12) << FormatBytes(e.memory.*(part.field)) << "\n";
   out << Label("total") << std::setw(12) << FormatBytes(e.memory.total()) << "  of "
       << FormatBytes(e.memory_capacity) << "\n";
-  if (e.memory.host_activations > 0)
-    out << Label("in host memory") << std::setw(12) << FormatBytes(e.memory.host_activations)
-        << "  activations offloaded (training.offload_activation_layers)\n";
+  // What the plan keeps in host memory instead (not in the total above).
+  if (e.memory.host_optimizer > 0 || e.memory.host_activations > 0) {
+    out << "in host memory, per device (not in the total above)\n";
+    if (e.memory.host_optimizer > 0)
+      out << Label("optimizer states") << std::setw(12) << FormatBytes(e.memory.host_optimizer)
+          << "  offloaded (training.offload_optimizer)\n";
+    if (e.memory.host_activations > 0)
+      out << Label("activations") << std::setw(12) << FormatBytes(e.memory.host_activations)
+          << "  offloaded (training.offload_activation_layers)\n";
+  }
   out << "\nMFU " << FormatPercent(e.mfu) << "   HFU " << FormatPercent(e.hfu) << "   "
       << FormatFlopRate(e.tflops_per_device) << " per device (model FLOPs)   "
       << FormatRate(e.tokens_per_s, "tokens") << "\n";

@@ -123,8 +123,10 @@ Json TrainingEstimateJson(const engine::Scenario& s, const engine::TrainingEstim
   for (const MemPart& p : kMemParts) mem[p.key] = e.memory.*(p.field);
   mem["total_bytes"] = e.memory.total();
   mem["capacity_bytes"] = e.memory_capacity;
-  // Activations offloaded to host memory (training.offload_activation_layers):
-  // not on the device, so not in total_bytes.
+  // Optimizer states (training.offload_optimizer) and activations
+  // (training.offload_activation_layers) kept in host memory: not on the
+  // device, so not in total_bytes.
+  mem["host_optimizer_bytes"] = e.memory.host_optimizer;
   mem["host_activations_bytes"] = e.memory.host_activations;
   j["memory_per_device"] = mem;
   j["model_flops_per_iteration"] = e.model_flops;

@@ -105,6 +105,7 @@ PlanRow Row(const std::string& label, const Scenario& s, const TrainingEstimate&
   r.tokens_per_s = e.tokens_per_s;
   r.memory_bytes = e.memory.total();
   r.capacity_bytes = e.memory_capacity;
+  r.host_bytes = e.memory.host_optimizer + e.memory.host_activations;
   if (r.feasible) r.time = Parts(e.time);
   r.train_tokens = s.workload.train_tokens;
   r.days = e.train_time_s / 86400;

@@ -91,6 +91,7 @@ struct PlanRow {
   double tokens_per_s = 0;
   double memory_bytes = 0;
   double capacity_bytes = 0;
+  double host_bytes = 0;     // kept in host memory instead (offloaded optimizer states, activations)
   std::vector<TimePart> time;  // exposed seconds by cause; they add up to iteration_s
   double train_tokens = 0;
   double days = 0;

@@ -141,13 +141,18 @@ const char kScript[] = R"JS(
                  tooltip: { callbacks: { label: function (c) { return c.dataset.label + ': ' + dur(c.raw); } } } },
                  scales: { x: axis('seconds per step', { stacked: true, beginAtZero: true }), y: { stacked: true } } }
     });
+    // Offloaded optimizer states and activations live in host memory: shown
+    // as their own bar, only when some plan keeps any there.
+    var mem = [{ label: 'memory per GPU (GB)', backgroundColor: '#1f5fa8',
+                 data: plans.map(function (p) { return p.memory_bytes / 1e9; }) },
+               { label: 'capacity (GB)', backgroundColor: '#d9dde3',
+                 data: plans.map(function (p) { return p.capacity_bytes / 1e9; }) }];
+    if (plans.some(function (p) { return p.host_bytes > 0; }))
+      mem.push({ label: 'in host memory per GPU (GB)', backgroundColor: '#e0a030',
+                 data: plans.map(function (p) { return p.host_bytes / 1e9; }) });
     make('chart-memory', {
       type: 'bar',
-      data: { labels: plans.map(function (p) { return p.label; }),
-              datasets: [{ label: 'memory per GPU (GB)', backgroundColor: '#1f5fa8',
-                           data: plans.map(function (p) { return p.memory_bytes / 1e9; }) },
-                         { label: 'capacity (GB)', backgroundColor: '#d9dde3',
-                           data: plans.map(function (p) { return p.capacity_bytes / 1e9; }) }] },
+      data: { labels: plans.map(function (p) { return p.label; }), datasets: mem },
       options: { plugins: { title: title('Memory per GPU against capacity'), legend: { position: 'bottom' } },
                  scales: { y: axis('GB (decimal)', { beginAtZero: true }), x: axis('plan') } }
     });
@@ -281,6 +286,7 @@ std::string MemCell(const PlanRow& r) {
   o << FormatSig(r.memory_bytes / 1e9, 3) << " / " << FormatSig(r.capacity_bytes / 1e9, 3) << " GB"
     << "<span class=\"bar" << (f > 0.95 ? " full" : "") << "\" style=\"width:"
     << static_cast<int>(std::round(40 * std::min(1.0, f))) << "px\"></span>";
+  if (r.host_bytes > 0) o << "<br><span class=\"note\">+ " << FormatSig(r.host_bytes / 1e9, 3) << " GB in host memory</span>";
   return o.str();
 }
 
@@ -387,7 +393,7 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
   if (!m.plans.empty() && m.plans.front().feasible)
     Figure(o, "memory", "h220",
            "Memory per GPU (weights, gradients, optimizer states, activations) of the fullest pipeline stage against the "
-           "device's capacity.");
+           "device's capacity; a plan that offloads shows what it keeps in host memory instead.");
   o << "</section>\n";
 
   // 3. Where the time goes.

@@ -39,6 +39,7 @@ Json PlanJson(const PlanRow& r) {
           {"tokens_per_s", r.tokens_per_s},
           {"memory_bytes", r.memory_bytes},
           {"capacity_bytes", r.capacity_bytes},
+          {"host_bytes", r.host_bytes},
           {"time", time},
           {"train_tokens", r.train_tokens},
           {"days", r.days},

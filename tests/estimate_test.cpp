@@ -1445,7 +1445,8 @@ TEST(Validation, AllTrainingRows) {
   // Lowered to 12.24 % by the dropless MoE rows' host time per kernel
   // launch measured per host CPU (TransformerEngine issue 2053; 37.08 us on
   // GB200's Grace, 13.48 us on a DGX's Xeon; validation_test.cpp).
-  EXPECT_LE(r.mape_pct, 11.56);
+  // The three merged (stop 31): 11.34 %.
+  EXPECT_LE(r.mape_pct, 11.35);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

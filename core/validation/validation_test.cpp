@@ -884,9 +884,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Qwen3 rows 108 / 114 / 117 -28.7 / -21.7 / -11.2 -> -17.0 / -8.9 /
   // -9.0 %, the B200 rows 110 / 115 -62.6 / -61.1 -> -57.5 / -55.7 %, H100
   // row 116 -56.3 -> -55.8 %.
-  EXPECT_LE(file.mape_pct, 11.56);
-  EXPECT_LE(file_hb.mape_pct, 10.61);
-  EXPECT_LE(file_moe.mape_pct, 21.76);
+  // The three together (sustained Blackwell GEMMs, the sequence-parallel
+  // backward gather, the dropless forward's wait on the dispatcher's copy
+  // with per-host launch times): 11.34 / 10.28 / 20.49 %.
+  EXPECT_LE(file.mape_pct, 11.35);
+  EXPECT_LE(file_hb.mape_pct, 10.29);
+  EXPECT_LE(file_moe.mape_pct, 20.51);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -986,15 +989,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // The dropless forward's wait on the dispatcher's sync (above): Megatron-
   // Bridge 25.11 16.69 -> 16.64 %, 26.02 18.72 -> 18.65 %. The host time
   // per kernel launch by host CPU (above): 25.11 16.64 -> 15.80 %, 26.02
-  // 18.65 -> 17.17 %.
+  // 18.65 -> 17.17 %. The three together: NeMo 24.07 / 25.02 / 25.04 10.81 /
+  // 9.75 / 7.04 %, Megatron-Bridge 25.09 / 25.11 / 26.02 11.65 / 13.37 /
+  // 17.02 %, long-sequence 3.64 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 11.06},
-           {"NVIDIA NeMo 25.02", 9.74},
-           {"NVIDIA NeMo 25.04", 7.16},
-           {"NVIDIA Megatron-Bridge 25.09", 11.76},
-           {"NVIDIA Megatron-Bridge 25.11", 14.28},
-           {"NVIDIA Megatron-Bridge 26.02", 18.44},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 3.69}}) {
+           {"NVIDIA NeMo 24.07", 10.82},
+           {"NVIDIA NeMo 25.02", 9.77},
+           {"NVIDIA NeMo 25.04", 7.06},
+           {"NVIDIA Megatron-Bridge 25.09", 11.67},
+           {"NVIDIA Megatron-Bridge 25.11", 13.39},
+           {"NVIDIA Megatron-Bridge 26.02", 17.03},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 3.65}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;
@@ -1174,7 +1179,7 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // its ceiling.
   EXPECT_LE(hb.mape_pct, 21.67);
   EXPECT_LE(readme.mape_pct, 23.07);
-  EXPECT_LE(bridge.mape_pct, 9.08);
+  EXPECT_LE(bridge.mape_pct, 9.04);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT

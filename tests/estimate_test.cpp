@@ -1446,7 +1446,10 @@ TEST(Validation, AllTrainingRows) {
   // launch measured per host CPU (TransformerEngine issue 2053; 37.08 us on
   // GB200's Grace, 13.48 us on a DGX's Xeon; validation_test.cpp).
   // The three merged (stop 31): 11.34 %.
-  EXPECT_LE(r.mape_pct, 11.35);
+  // Lowered to 11.27 % (11.2658 %): the 25.09 Qwen3 token-dropping rows 104,
+  // 106 and 107 run FP8 current scaling, their release's recipe
+  // (validation_test.cpp; docs/moe-long-context.md).
+  EXPECT_LE(r.mape_pct, 11.28);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

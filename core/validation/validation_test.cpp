@@ -887,9 +887,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // The three together (sustained Blackwell GEMMs, the sequence-parallel
   // backward gather, the dropless forward's wait on the dispatcher's copy
   // with per-host launch times): 11.34 / 10.28 / 20.49 %.
-  EXPECT_LE(file.mape_pct, 11.35);
-  EXPECT_LE(file_hb.mape_pct, 10.29);
-  EXPECT_LE(file_moe.mape_pct, 20.51);
+  // Lowered to 11.27 / 10.16 / 19.83 % (11.2658 / 10.1557 / 19.8281 %):
+  // the 25.09 Qwen3 token-dropping rows 104, 106 and 107 state FP8 per-tensor
+  // current scaling, the only per-tensor FP8 recipe that release's Qwen3
+  // recipe runs (fp8_recipe cs by default, presets *_FP8_CS and *_FP8_MX;
+  // Megatron-Bridge scripts/performance/utils/helpers.py at 0fa501ac,
+  // get_precision_config: cs, mx or sc), where they had been read as delayed
+  // scaling: each local expert's split is quantized by kernels of its own
+  // (Fp8GroupedCastTimes). Lines 104 / 106 / 107 -39.5 / -13.5 / -12.3 ->
+  // -26.9 / -7.9 / -10.5 % (docs/moe-long-context.md, "The token-dropping
+  // Qwen3 rows on the device").
+  EXPECT_LE(file.mape_pct, 11.28);
+  EXPECT_LE(file_hb.mape_pct, 10.17);
+  EXPECT_LE(file_moe.mape_pct, 19.84);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -991,12 +1001,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // per kernel launch by host CPU (above): 25.11 16.64 -> 15.80 %, 26.02
   // 18.65 -> 17.17 %. The three together: NeMo 24.07 / 25.02 / 25.04 10.81 /
   // 9.75 / 7.04 %, Megatron-Bridge 25.09 / 25.11 / 26.02 11.65 / 13.37 /
-  // 17.02 %, long-sequence 3.64 %.
+  // 17.02 %, long-sequence 3.64 %. The 25.09 Qwen3 rows' current scaling
+  // (above): Megatron-Bridge 25.09 11.65 -> 10.60 % (10.6016 %).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 10.82},
            {"NVIDIA NeMo 25.02", 9.77},
            {"NVIDIA NeMo 25.04", 7.06},
-           {"NVIDIA Megatron-Bridge 25.09", 11.67},
+           {"NVIDIA Megatron-Bridge 25.09", 10.62},
            {"NVIDIA Megatron-Bridge 25.11", 13.39},
            {"NVIDIA Megatron-Bridge 26.02", 17.03},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 3.65}}) {
@@ -1005,6 +1016,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
     EXPECT_GT(r.evaluated, 0) << source;
     EXPECT_LE(r.mape_pct, ceiling) << source;
   }
+  // Every 25.09 Qwen3 row runs FP8 per-tensor current scaling: the release's
+  // Qwen3 recipe (qwen3_llm_pretrain.py, the *_8GPUS version) defaults to
+  // fp8_recipe cs, and Megatron-Bridge's get_precision_config (scripts/
+  // performance/utils/helpers.py at 0fa501ac) has no delayed scaling. None
+  // of the six may fall back to the harness's unstated-recipe default.
+  int qwen3_2509 = 0;
+  for (const auto& row : file.rows) {
+    if (row.source.rfind("NVIDIA Megatron-Bridge 25.09", 0) != 0 || row.model.rfind("Qwen3", 0) != 0) continue;
+    ++qwen3_2509;
+    EXPECT_TRUE(row.skipped.empty()) << "line " << row.line;
+    EXPECT_EQ(row.assumptions.find("fp8 delayed scaling"), std::string::npos) << "line " << row.line;
+  }
+  EXPECT_EQ(qwen3_2509, 6);
   // The seven Megatron-Bridge DeepSeek-V3 rows on B200 and GB200 state their
   // recipes' mla_up_proj recompute: each fits its device without the full
   // recompute the harness would otherwise search its way to.

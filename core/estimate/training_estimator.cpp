@@ -645,8 +645,8 @@ CopyOutBytes Zero3CopyOut(const models::ModelSpec& m, const TrainingPlan& p, int
 // (multi_tensor_scale by 1.0 from the fp32 main to the fp16 model
 // parameters; megatron/optimizer/optimizer.py, NVIDIA/Megatron-LM commit
 // 00764415, 2020; so its successors Float16OptimizerWithFloat16Params and
-// the distributed optimizer); no fused Adam the
-// measured frameworks call writes the low-precision copy in its own pass.
+// the distributed optimizer); none of the fused Adam kernels the measured
+// frameworks call writes the low-precision copy from inside the update.
 // Without a master (training.fp32_master_weights = false; the memory model,
 // parallelism/memory_model.cpp, then keeps none) the step reads and writes
 // the w-byte weights themselves, 2 w: 10 bytes less in bf16 or fp16, 28

@@ -69,6 +69,8 @@ struct ChunkWork {
   double forward_comm = 0;     // exposed communication inside the forward (CP ring, EP
                                // all-to-all), on the compute stream, not slowed by a straggler
   double backward_comm = 0;    // ... inside the backward (the B pass when split)
+  double head_tp_comm = 0;     // the part of forward_comm + backward_comm that is the
+                               // embedding's and LM head's TP collectives (reported as TP)
   double activation_bytes = 0; // stored from the forward until the backward is done
   double param_gather = 0;     // ZeRO-3: all-gather of the chunk's weights, before each pass
   double grad_reduce = 0;      // ZeRO-3: reduce-scatter of the chunk's gradients, per microbatch

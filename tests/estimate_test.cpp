@@ -774,20 +774,28 @@ TEST(Estimator, OverlappedCollectiveSlowsTheComputeBesideIt) {
   EXPECT_DOUBLE_EQ(OverlapExposed(2, 10, 0), 0.0);
   EXPECT_DOUBLE_EQ(OverlapExposed(12, 10, 0), 2.0);
   // In the estimator: Llama 3 70B on 512 H100 with TP overlap inside the
-  // node: the TP collectives hide behind the GEMMs, so the exposed TP time
-  // is the contention alone, 0.189/1.189 of them; without contention 0.
+  // node: the layers' TP collectives hide behind the GEMMs, so their exposed
+  // time is the contention alone, 0.189/1.189 of them; without contention 0.
+  // The LM head's collectives on the pace-setting last stage
+  // (TpHeadCollectives, every microbatch) are never overlapped.
   Scenario sc = LoadScenario("llama3-70b-h100");
   ASSERT_TRUE(sc.training.tp_comm_overlap);
+  ASSERT_GT(sc.training.pp, 1);
   const TrainingEstimator est(sc.model, sc.system);
   const TrainingEstimate e = est.Run(sc.training, sc.workload);
+  const OperatorCosts c = est.Costs(sc.training, sc.workload);
+  const double microbatches = static_cast<double>(sc.workload.global_batch) /
+                              static_cast<double>(sc.training.micro_batch * sc.training.dp);
+  const double head = microbatches * (c.tp_head_fwd + c.tp_head_bwd);
+  ASSERT_GT(head, 0);
   sc.training.tp_comm_overlap = false;
   const TrainingEstimate exposed = est.Run(sc.training, sc.workload);
-  ASSERT_GT(exposed.time.tp_comm, 0);
-  EXPECT_NEAR(e.time.tp_comm, exposed.time.tp_comm * 0.189 / 1.189, 1e-9 * exposed.time.tp_comm);
+  ASSERT_GT(exposed.time.tp_comm, head);
+  EXPECT_NEAR(e.time.tp_comm - head, (exposed.time.tp_comm - head) * 0.189 / 1.189, 1e-9 * exposed.time.tp_comm);
   sc.training.tp_comm_overlap = true;
   sc.system.device.overlap_slowdown = 0;
   const TrainingEstimator free_overlap(sc.model, sc.system);
-  EXPECT_DOUBLE_EQ(free_overlap.Run(sc.training, sc.workload).time.tp_comm, 0.0);
+  EXPECT_NEAR(free_overlap.Run(sc.training, sc.workload).time.tp_comm, head, 1e-12);
 }
 
 // Issue 15: no device knob may do nothing. Each key of the device schema is
@@ -1223,6 +1231,82 @@ TEST(Estimator, SequenceParallelBackwardGathersTheSequenceShardAgain) {
   EXPECT_NEAR(c.tp_bwd, 2 * (ag2 + rs2) + ag2, 1e-15);
 }
 
+// The tensor-parallel collectives outside the layers (TpHeadCollectives), one
+// microbatch of the 22B set-up (Korthikanti22bLayer: tp 8 on one NVLink
+// node, b s = 4 x 2048 tokens, h 6144, bf16). The b s h tensor is
+// 4 x 2048 x 6144 x 2 B = 100,663,296 B; the loss's three fp32 values a
+// token 4 x 2048 x 4 B = 32,768 B each.
+//   without SP  embedding: fwd AR;        head: fwd 3 AR(loss), bwd AR
+//   with SP     embedding: fwd RS, bwd AG; head: fwd AG + 3 AR(loss),
+//                                                bwd AG + RS
+// Run() adds them once per microbatch to the 48 layers' collectives.
+TEST(Estimator, EmbeddingHeadAndLossCollectivesOverTensorParallelGroup) {
+  Korthikanti22bLayer k;
+  const TrainingEstimator est(k.model, k.system);
+  const hardware::GroupPlacement g = est.network().Place(8, 1);
+  const double bytes = 4.0 * 2048 * 6144 * 2, loss_bytes = 4.0 * 2048 * 4;
+  EXPECT_DOUBLE_EQ(bytes, 100663296.0);
+  EXPECT_DOUBLE_EQ(loss_bytes, 32768.0);
+  const auto time = [&](hardware::Collective c, double b) { return est.network().Time(c, b, g); };
+  const double ar = time(hardware::Collective::kAllReduce, bytes);
+  const double ag = time(hardware::Collective::kAllGather, bytes);
+  const double rs = time(hardware::Collective::kReduceScatter, bytes);
+  const double loss = 3 * time(hardware::Collective::kAllReduce, loss_bytes);
+  const OperatorCosts c = est.Costs(k.plan, k.workload);
+  EXPECT_NEAR(c.tp_embed_fwd, ar, 1e-15);
+  EXPECT_DOUBLE_EQ(c.tp_embed_bwd, 0.0);
+  EXPECT_NEAR(c.tp_head_fwd, loss, 1e-15);
+  EXPECT_NEAR(c.tp_head_bwd, ar, 1e-15);
+  const TrainingEstimate e = est.Run(k.plan, k.workload);
+  EXPECT_NEAR(e.time.tp_comm, 48 * (c.tp_fwd + c.tp_bwd) + 2 * ar + loss, 1e-12);
+  k.plan.sequence_parallel = true;
+  const OperatorCosts sp = est.Costs(k.plan, k.workload);
+  EXPECT_NEAR(sp.tp_embed_fwd, rs, 1e-15);
+  EXPECT_NEAR(sp.tp_embed_bwd, ag, 1e-15);
+  EXPECT_NEAR(sp.tp_head_fwd, ag + loss, 1e-15);
+  EXPECT_NEAR(sp.tp_head_bwd, ag + rs, 1e-15);
+  const TrainingEstimate e_sp = est.Run(k.plan, k.workload);
+  EXPECT_NEAR(e_sp.time.tp_comm, 48 * (sp.tp_fwd + sp.tp_bwd) + 3 * ag + 2 * rs + loss, 1e-12);
+  // No tensor parallelism, nothing to reduce.
+  k.plan.tp = 1;
+  k.plan.sequence_parallel = false;
+  const OperatorCosts one = est.Costs(k.plan, k.workload);
+  EXPECT_DOUBLE_EQ(one.tp_embed_fwd + one.tp_embed_bwd + one.tp_head_fwd + one.tp_head_bwd, 0.0);
+}
+
+// The optimizer step's memory passes, the 22B set-up (tp 8, dp 1, ZeRO 0,
+// bf16: weights 2 B, gradients reduced in fp32, 4 B). Per parameter on the
+// device: Adam's update reads the fp32 master, gradient and two moments
+// (16 B) and writes master and moments (12 B); the bf16 copy reads the
+// master again and writes 2 B (6 B); clipping's L2 norm reads the gradient
+// (4 B): 38 B. The gradient buffer is zeroed (4 B) every step: 42 B of
+// every parameter the device holds (48 layers and the embedding, the LM
+// head tied to it). On two nodes (dp 2) the buffer is also scaled by 1/2
+// before the all-reduce, read and written (8 B): 50 B. ZeRO-3 keeps no
+// buffer: 38 B of its shard.
+TEST(Estimator, OptimizerStepPassesOverMasterAndGradientBuffer) {
+  Korthikanti22bLayer k;
+  const TrainingEstimator est(k.model, k.system);
+  const OperatorCosts c = est.Costs(k.plan, k.workload);
+  const double params = 48 * c.layer_params + c.embed_params;
+  EXPECT_DOUBLE_EQ(c.optimizer_bytes_per_param, 38.0);
+  EXPECT_DOUBLE_EQ(c.grad_buffer_bytes_per_param, 4.0);
+  EXPECT_DOUBLE_EQ(c.grad_buffer_scaled_bytes_per_param, 12.0);
+  const hardware::DeviceSpec& dev = k.system.device;
+  const TrainingEstimate e = est.Run(k.plan, k.workload);
+  EXPECT_NEAR(e.time.optimizer, hardware::MemoryTime(dev, params * 42.0), 1e-9);
+
+  const hardware::SystemSpec two = test::System("selene", 2);
+  const TrainingEstimator est2(k.model, two);
+  parallelism::TrainingPlan p = k.plan;
+  p.dp = 2;
+  const parallelism::Workload w{.global_batch = 8, .seq_len = 2048};
+  EXPECT_NEAR(est2.Run(p, w).time.optimizer, hardware::MemoryTime(two.device, params * 50.0), 1e-9);
+  p.zero = 3;
+  EXPECT_DOUBLE_EQ(est2.Costs(p, w).grad_buffer_scaled_bytes_per_param, 0.0);
+  EXPECT_NEAR(est2.Run(p, w).time.optimizer, hardware::MemoryTime(two.device, params / 2 * 38.0), 1e-9);
+}
+
 // Korthikanti et al. 2022, Sec. 6.2, Table 4: the forward and backward of one
 // transformer layer of the 22B model (the set-up of Korthikanti22bLayer), in
 // ms, measured:
@@ -1361,7 +1445,11 @@ TEST(Validation, AllTrainingRows) {
   // 10.34 % with sequence parallelism's extra backward all-gather
   // (Korthikanti et al. 2022 Sec. 4.2.2; Korthikanti 2.95 -> 1.76 %,
   // README 24.07 -> 23.06 %; docs/korthikanti-layer.md).
-  EXPECT_LE(tuned.mape_pct, 10.34);
+  // 9.72 % with what a step spends outside its layers: the embedding's,
+  // LM head's and loss's TP collectives, the optimizer's second read of the
+  // master and the gradient buffer's zeroing and scaling
+  // (docs/korthikanti-layer.md, "Outside the layers").
+  EXPECT_LE(tuned.mape_pct, 9.73);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -1449,6 +1537,8 @@ TEST(Validation, AllTrainingRows) {
   // Lowered to 11.27 % (11.2658 %): the 25.09 Qwen3 token-dropping rows 104,
   // 106 and 107 run FP8 current scaling, their release's recipe
   // (validation_test.cpp; docs/moe-long-context.md).
+  // 11.20 % with what a step spends outside its layers (validation_test.cpp
+  // says which sources moved).
   EXPECT_LE(r.mape_pct, 11.28);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";

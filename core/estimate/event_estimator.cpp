@@ -111,8 +111,12 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   // reduce-scatter per iteration).
   w.zero3_units = std::max(1.0, n);
   // EP: two of the four all-to-alls forward, two backward.
-  w.forward_comm = n * c.cp_fwd + n * f * c.ep_layer / 2;
-  w.backward_comm = n * c.cp_bwd + n * f * c.ep_layer / 2;
+  // The embedding's and the LM head's TP collectives, never overlapped (as
+  // the closed form, TpHeadCollectives).
+  w.head_tp_comm = (embed ? c.tp_embed_fwd + c.tp_embed_bwd : 0) + (head ? c.tp_head_fwd + c.tp_head_bwd : 0);
+  w.forward_comm = n * c.cp_fwd + n * f * c.ep_layer / 2 + (embed ? c.tp_embed_fwd : 0) + (head ? c.tp_head_fwd : 0);
+  w.backward_comm =
+      n * c.cp_bwd + n * f * c.ep_layer / 2 + (embed ? c.tp_embed_bwd : 0) + (head ? c.tp_head_bwd : 0);
   return w;
 }
 
@@ -127,7 +131,7 @@ double ClosedFormStageTotal(const ChunkWork& w, const OperatorCosts& c) {
 ChunkWork Scaled(ChunkWork w, double k) {
   for (double* x : {&w.forward, &w.backward, &w.backward_weight, &w.recompute, &w.forward_gemm,
                     &w.backward_gemm, &w.tp_forward, &w.tp_backward, &w.tp_recompute,
-                    &w.forward_comm, &w.backward_comm, &w.activation_bytes, &w.param_gather,
+                    &w.forward_comm, &w.backward_comm, &w.head_tp_comm, &w.activation_bytes, &w.param_gather,
                     &w.grad_reduce, &w.zero3_units, &w.zero3_copy_out})
     *x *= k;
   return w;
@@ -341,11 +345,17 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     const double opt_params = p.zero >= 1 ? dense / static_cast<double>(groups.dense) +
                                                 expert / static_cast<double>(groups.expert)
                                           : params;
+    // The whole gradient buffer zeroed, and scaled where it is reduced, as
+    // the closed form (GradBufferBytesPerParam).
+    const bool reduced = groups.dense > 1 || (groups.expert > 1 && expert > 0);
+    const double grad_buffer =
+        params * (reduced ? c.grad_buffer_scaled_bytes_per_param : c.grad_buffer_bytes_per_param);
     if (p.offload_optimizer) {
       // ZeRO-Offload (Ren et al. 2021): gradients to the host, weights back.
       s.offload = opt_params * (c.grad_bytes + c.weight_bytes) / HostLinkBandwidth(system_);
+      if (grad_buffer > 0) s.optimizer = hardware::MemoryTime(system_.device, grad_buffer);
     } else {
-      s.optimizer = hardware::MemoryTime(system_.device, opt_params * c.optimizer_bytes_per_param);
+      s.optimizer = hardware::MemoryTime(system_.device, opt_params * c.optimizer_bytes_per_param + grad_buffer);
     }
     // Activation offload to host memory (training.offload_activation_layers):
     // per microbatch, each offloaded layer's copy out beside a window of
@@ -400,11 +410,14 @@ EventEstimate EventEstimator::Run(const TrainingPlan& p, const parallelism::Work
   const double m_d = static_cast<double>(spec.microbatches);
   // The exposed CP and EP time StageWork put inside the passes, split out of
   // forward and backward, and between CP and EP by their per-layer shares.
-  double fwd_comm = 0, bwd_comm = 0;
+  // The embedding's and LM head's TP collectives ride in them too
+  // (head_tp_comm): reported as TP, as the closed form does.
+  double fwd_comm = 0, bwd_comm = 0, head_tp = 0;
   for (int64_t k = 0; k < spec.chunks; ++k) {
     const size_t i = static_cast<size_t>(r.step.critical_stage * spec.chunks + k);
     fwd_comm += m_d * spec.work[i].forward_comm;
     bwd_comm += m_d * spec.work[i].backward_comm;
+    head_tp += m_d * spec.work[i].head_tp_comm;
   }
   const OperatorCosts c = closed_.Costs(p, w);
   const double cp_layer = c.cp_fwd + c.cp_bwd, ep_layer = c.moe_fraction * c.ep_layer;
@@ -413,9 +426,9 @@ EventEstimate EventEstimator::Run(const TrainingPlan& p, const parallelism::Work
   tb.forward = st.forward - fwd_comm;
   tb.backward = st.backward - bwd_comm;
   tb.recompute = st.recompute;
-  tb.tp_comm = st.wait_tp;
-  tb.cp_comm = (fwd_comm + bwd_comm) * cp_share;
-  tb.ep_comm = (fwd_comm + bwd_comm) * (1 - cp_share);
+  tb.tp_comm = st.wait_tp + head_tp;
+  tb.cp_comm = (fwd_comm + bwd_comm - head_tp) * cp_share;
+  tb.ep_comm = (fwd_comm + bwd_comm - head_tp) * (1 - cp_share);
   tb.pp_bubble = st.wait_bubble;
   tb.pp_p2p = st.wait_p2p;
   tb.dp_comm = st.wait_dp;

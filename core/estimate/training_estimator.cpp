@@ -509,6 +509,54 @@ TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, Colle
   return c;
 }
 
+// The tensor-parallel collectives outside the layers, for one microbatch on
+// one device, seconds, none overlapped; `time(c, bytes)` is collective c's
+// time on `bytes` over the tp group, `act_bytes` the b s h activations.
+// - The embedding: VocabParallelEmbedding looks up its own vocabulary shard
+//   and all-reduces the b s h output (reduce_from_tensor_model_parallel_
+//   region; NVIDIA/Megatron-LM megatron/mpu/layers.py at commit 02bb1f5c,
+//   2022). With SP Megatron-Core reduce-scatters it into the sequence shards
+//   instead (VocabParallelEmbedding's reduce_scatter_embeddings), whose
+//   backward all-gathers the gradient (the Megatron-LM of 2022 all-reduced,
+//   then split: megatron/model/language_model.py Embedding.forward,
+//   scatter_to_sequence_parallel_region, at commit 01e9ce60).
+// - The LM head: a column-parallel GEMM on the embedding's (or its own)
+//   vocabulary shard (parallel_lm_logits, language_model.py at 01e9ce60:
+//   linear_with_grad_accumulation_and_async_allreduce): without SP the input
+//   is copied (copy_to_tensor_model_parallel_region), its gradient
+//   all-reduced in the backward; with SP the input is all-gathered in the
+//   forward and, as every column-parallel GEMM's (TpLayerCollectives),
+//   gathered again in the backward for the weight gradient, the input
+//   gradient reduce-scattered.
+// - The vocabulary-parallel cross entropy (megatron/mpu/cross_entropy.py,
+//   _VocabParallelCrossEntropy.forward) all-reduces three fp32 values per
+//   token in its forward: the logits' max, the target's logit, the sum of
+//   the exponentials.
+struct TpHeadComm {
+  double embed_fwd = 0, embed_bwd = 0, head_fwd = 0, head_bwd = 0;
+  double total() const { return embed_fwd + embed_bwd + head_fwd + head_bwd; }
+};
+template <typename CollectiveSeconds>
+TpHeadComm TpHeadCollectives(const TrainingPlan& p, double tokens, double act_bytes, CollectiveSeconds time) {
+  TpHeadComm c;
+  if (p.tp <= 1) return c;
+  const double loss = 3 * time(Collective::kAllReduce, tokens * 4.0);
+  if (p.sequence_parallel) {
+    const double gather = time(Collective::kAllGather, act_bytes);
+    const double scatter = time(Collective::kReduceScatter, act_bytes);
+    c.embed_fwd = scatter;
+    c.embed_bwd = gather;
+    c.head_fwd = gather + loss;
+    c.head_bwd = gather + scatter;
+  } else {
+    const double all_reduce = time(Collective::kAllReduce, act_bytes);
+    c.embed_fwd = all_reduce;
+    c.head_fwd = loss;
+    c.head_bwd = all_reduce;
+  }
+  return c;
+}
+
 }  // namespace
 
 TrainingEstimator::TrainingEstimator(const models::ModelSpec& model,
@@ -586,17 +634,51 @@ CopyOutBytes Zero3CopyOut(const models::ModelSpec& m, const TrainingPlan& p, int
 }
 
 // Bytes the optimizer step moves per parameter, gradient clipping included
-// (see "Adam step" in Evaluate): 34 for Adam, 26 for SGD with momentum, with
+// (see "Adam step" in Evaluate): 38 for Adam, 30 for SGD with momentum, with
 // an fp32 master copy of weights of w < 4 bytes (Micikevicius et al. 2018,
 // "Mixed Precision Training", Sec. 3.1: the update reads and writes the
-// master copy, and the w-byte copy is written from it), 8 + w bytes of the
-// total. Without one (training.fp32_master_weights = false; the memory model,
+// master copy, and the w-byte copy is made from it), 12 + w bytes of the
+// total: the update reads and writes the master (8), and the w-byte copy is
+// its own pass after the update, reading the master once more (4 + w).
+// Megatron-LM does so in every version: FP16OptimizerWithFP16Params.step()
+// runs the fused Adam, then _copy_main_params_to_model_params
+// (multi_tensor_scale by 1.0 from the fp32 main to the fp16 model
+// parameters; megatron/optimizer/optimizer.py, NVIDIA/Megatron-LM commit
+// 00764415, 2020; so its successors Float16OptimizerWithFloat16Params and
+// the distributed optimizer); none of the fused Adam kernels the measured
+// frameworks call writes the low-precision copy from inside the update.
+// Without a master (training.fp32_master_weights = false; the memory model,
 // parallelism/memory_model.cpp, then keeps none) the step reads and writes
-// the w-byte weights themselves, 2 w: 6 bytes less in bf16 or fp16, 28 and 20.
+// the w-byte weights themselves, 2 w: 10 bytes less in bf16 or fp16, 28
+// and 20.
 double OptimizerStepBytesPerParam(const TrainingPlan& p, double w_bytes) {
-  const double with_master = p.optimizer == parallelism::Optimizer::kAdam ? 34.0 : 26.0;
+  const double with_master = p.optimizer == parallelism::Optimizer::kAdam ? 38.0 : 30.0;
   if (p.fp32_master_weights || w_bytes >= 4) return with_master;
-  return with_master - (8.0 + w_bytes) + 2.0 * w_bytes;
+  return with_master - (12.0 + w_bytes) + 2.0 * w_bytes;
+}
+
+// Bytes per parameter of the device's whole gradient buffer (every
+// parameter it holds, not the optimizer's shard) that a ZeRO 0-2 step
+// passes over outside the optimizer's update, with `grad_bytes` per
+// gradient as reduced. Megatron's DistributedDataParallel keeps the
+// gradients in one contiguous buffer the backward accumulates into, and:
+// - zeroes it at the start of every iteration (zero_grad_buffer: "Set the
+//   grad buffer data to zero. Needs to be called at the begining of each
+//   iteration", megatron/model/distributed.py, NVIDIA/Megatron-LM commit
+//   01d65bde; Megatron-Core's zero_grad_buffer zeroes its
+//   _ParamAndGradBuffer's grad_data alike): grad_bytes written;
+// - scales it by 1 / (data-parallel size) in place before the reduction
+//   when that is not 1 (_ParamAndGradBucketGroup.start_grad_sync: "if
+//   bucket.gradient_scaling_factor != 1.0: bucket.grad_data *= ...",
+//   megatron/core/distributed/param_and_grad_buffer.py at commit 00119989;
+//   the Megatron-LM of 2021-2023 divided by the size even when it was 1,
+//   allreduce_gradients' buffer_.data /= get_data_parallel_world_size(),
+//   which is not priced): grad_bytes read and written.
+// ZeRO-3 keeps no such buffer (FSDP reduce-scatters each microbatch's
+// gradients into their shards): 0.
+double GradBufferBytesPerParam(const TrainingPlan& p, double grad_bytes, bool reduced) {
+  if (p.zero >= 3) return 0.0;
+  return grad_bytes + (reduced ? 2.0 * grad_bytes : 0.0);
 }
 
 }  // namespace
@@ -912,6 +994,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   const double h = static_cast<double>(m.hidden);
   const double layer_act_bytes = tokens * h * act;
   double tp_fwd = 0, tp_bwd = 0, tp_rec = 0;
+  TpHeadComm tp_head;  // the embedding's, the LM head's and the loss's (TpHeadCollectives)
   // TP communication can hide behind GEMMs only inside the scale-up domain:
   // Transformer Engine's userbuffer overlap (Megatron-Core --tp-comm-overlap)
   // splits GEMMs into chunks exchanged over NVLink; across the scale-out
@@ -925,6 +1008,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     tp_fwd = tp_layer.fwd;
     tp_bwd = tp_layer.bwd;
     tp_rec = tp_layer.rec;
+    tp_head = TpHeadCollectives(p, tokens, layer_act_bytes,
+                                [&](Collective c, double bytes) { return CollectiveTime(memo, c, bytes, g); });
   }
   double cp_layer = 0;
   if (p.cp > 1) {
@@ -1008,6 +1093,12 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // Overlapped, the collectives hide behind the GEMMs but slow them
     // (OverlapExposed, parallel_comm.h).
     if (tp_overlappable) st_.tp = OverlapExposed(st_.tp, mix(n, &OpTimes::gemm), dev.overlap_slowdown);
+    // The embedding's and the LM head's collectives are priced exposed:
+    // neither is a Transformer Engine module, whose GEMMs --tp-comm-overlap
+    // splits (Megatron-Core builds them from its own VocabParallelEmbedding
+    // and ColumnParallelLinear; HeadDataType).
+    st_.tp += (has_embed ? tp_head.embed_fwd + tp_head.embed_bwd : 0) +
+              (has_head ? tp_head.head_fwd + tp_head.head_bwd : 0);
     st_.cp = n * cp_layer;
     st_.ep = n * moe_fraction * ep_layer;
     return st_;
@@ -1239,23 +1330,29 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   dp_exposed += zero3_edges;
 
   // Adam step: read fp32 master weight, gradient, two moments; write them
-  // and the low-precision copy: 16 + 14 = 30 bytes per parameter, memory-bound.
+  // (16 + 12), then the low-precision copy from the master in its own pass
+  // (4 + 2): 34 bytes per parameter, memory-bound.
   // Before it, gradient clipping by global norm reads every local fp32
   // gradient once more (Megatron-LM optimizer/clip_grads.py: an L2 norm over
   // the local main gradients, a one-number all-reduce, and a rescale only
   // when the norm exceeds the limit, which a stable run rarely does):
-  // + 4 bytes per parameter, 34 (Adam) and 26 (SGD with momentum); without
-  // fp32 master weights 28 and 20 (OptimizerStepBytesPerParam).
+  // + 4 bytes per parameter, 38 (Adam) and 30 (SGD with momentum); without
+  // fp32 master weights 28 and 20 (OptimizerStepBytesPerParam). Besides the
+  // optimizer's shard, the whole gradient buffer of the device is zeroed and,
+  // under data parallelism, scaled (GradBufferBytesPerParam).
   const double opt_params = p.zero >= 1 ? (params_dev - expert_dev) / static_cast<double>(dense_dp) +
                                               expert_dev / static_cast<double>(edp)
                                         : params_dev;
   const double opt_bytes_per_param = OptimizerStepBytesPerParam(p, w_bytes);
+  const double grad_buffer_bytes =
+      params_dev * GradBufferBytesPerParam(p, grad_bytes, dense_dp > 1 || (edp > 1 && expert_dev > 0));
   double optimizer = 0, offload = 0;
   if (p.offload_optimizer) {
     // ZeRO-Offload (Ren et al. 2021): gradients to host, updated weights back.
     offload = opt_params * (grad_bytes + w_bytes) / HostLinkBandwidth(system_);
+    if (grad_buffer_bytes > 0) optimizer = MemoryTimeMemo(memo, dev, grad_buffer_bytes);
   } else {
-    optimizer = MemoryTimeMemo(memo, dev, opt_params * opt_bytes_per_param);
+    optimizer = MemoryTimeMemo(memo, dev, opt_params * opt_bytes_per_param + grad_buffer_bytes);
   }
 
   // --- totals -----------------------------------------------------------------
@@ -1405,6 +1502,12 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     c.tp_fwd = tp_layer.fwd;
     c.tp_bwd = tp_layer.bwd;
     c.tp_rec = tp_layer.rec;
+    const TpHeadComm tp_head = TpHeadCollectives(
+        p, tokens, layer_act_bytes, [&](Collective k, double bytes) { return network_.Time(k, bytes, g); });
+    c.tp_embed_fwd = tp_head.embed_fwd;
+    c.tp_embed_bwd = tp_head.embed_bwd;
+    c.tp_head_fwd = tp_head.head_fwd;
+    c.tp_head_bwd = tp_head.head_bwd;
   }
   c.tokens = tokens;
   c.act_bytes = act;
@@ -1442,6 +1545,8 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.zero3_copy_out_head = copy_time(copy_bytes.head);
   c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
   c.optimizer_bytes_per_param = OptimizerStepBytesPerParam(p, act);  // with clipping, as Run()
+  c.grad_buffer_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, false);
+  c.grad_buffer_scaled_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, true);
   // The two data-parallel groups and the routed experts' share of a
   // layer's parameters, as Run() (DataParallelGroupsOf, StageParamsOf).
   c.dp_groups = DataParallelGroupsOf(network_, p, dp, st);

@@ -144,6 +144,9 @@ struct OperatorCosts {
   double moe_fraction = 0; // share of MoE layers
   double tp_fwd = 0, tp_bwd = 0, tp_rec = 0;  // TP collectives per layer, not overlapped
   bool tp_overlap = false; // TP collectives may hide behind GEMMs (only inside the scale-up domain)
+  // The embedding's and the LM head and loss's TP collectives per microbatch,
+  // forward and backward, never overlapped (TpHeadCollectives).
+  double tp_embed_fwd = 0, tp_embed_bwd = 0, tp_head_fwd = 0, tp_head_bwd = 0;
   double overlap_slowdown = 0;  // DeviceSpec::overlap_slowdown: compute beside a collective runs 1+s slower
   double cp_fwd = 0, cp_bwd = 0;  // exposed CP exchange per layer, forward and backward
   double ep_layer = 0;     // EP all-to-alls per MoE layer
@@ -155,6 +158,10 @@ struct OperatorCosts {
   double zero3_copy_out_layer = 0, zero3_copy_out_embed = 0, zero3_copy_out_head = 0;
   double grad_bytes = 0;   // per parameter, as reduced
   double optimizer_bytes_per_param = 0;
+  // Bytes per parameter of the device's whole gradient buffer zeroed every
+  // step, and zeroed and scaled when the stage's gradients are reduced over
+  // more than one device (GradBufferBytesPerParam; 0 under ZeRO-3).
+  double grad_buffer_bytes_per_param = 0, grad_buffer_scaled_bytes_per_param = 0;
   int64_t dense_dp = 1;    // the dense parameters' data-parallel group: dp x cp
   // Both data-parallel groups, dense (dp x cp) and routed experts (edp), and
   // the routed experts' parameters per device in one layer (averaged over

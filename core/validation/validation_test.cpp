@@ -897,6 +897,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (Fp8GroupedCastTimes). Lines 104 / 106 / 107 -39.5 / -13.5 / -12.3 ->
   // -26.9 / -7.9 / -10.5 % (docs/moe-long-context.md, "The token-dropping
   // Qwen3 rows on the device").
+  // Lowered to 11.20 / 10.09 / 20.45 % (11.1956 / 10.0878 / 20.4491 %) by
+  // what a Megatron step spends outside its layers (docs/korthikanti-
+  // layer.md, "Outside the layers"): the embedding's, the LM head's and the
+  // loss's tensor-parallel collectives (TpHeadCollectives), the low-precision
+  // copy's second read of the fp32 master (38 bytes a parameter for Adam,
+  // OptimizerStepBytesPerParam) and the zeroing and 1/dp scaling of the
+  // whole gradient buffer (GradBufferBytesPerParam): the Megatron-LM README
+  // rows 23.06 -> 21.04 %, Narayanan 8.31 -> 8.03 %, Korthikanti 1.76 ->
+  // 1.67 %.
   EXPECT_LE(file.mape_pct, 11.28);
   EXPECT_LE(file_hb.mape_pct, 10.17);
   EXPECT_LE(file_moe.mape_pct, 19.84);
@@ -1003,6 +1012,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 9.75 / 7.04 %, Megatron-Bridge 25.09 / 25.11 / 26.02 11.65 / 13.37 /
   // 17.02 %, long-sequence 3.64 %. The 25.09 Qwen3 rows' current scaling
   // (above): Megatron-Bridge 25.09 11.65 -> 10.60 % (10.6016 %).
+  // 17.02 %, long-sequence 3.64 %.
+  // What a step spends outside its layers (above): NeMo 24.07 / 25.02 /
+  // 25.04 10.53 / 9.63 / 6.29 %, Megatron-Bridge 25.09 / 25.11 11.50 /
+  // 13.36 %, long-sequence 3.58 %. Raised for Megatron-Bridge 26.02, 17.02
+  // -> 17.08 %: its rows predicted slow move away (Llama 3.1 405B lines 97 /
+  // 98 +18.0 / +6.1 -> +18.7 / +6.8 %, Llama 3 70B line 96 +1.3 -> +2.1 %),
+  // almost all of it their LM head's and embedding's tensor-parallel
+  // collectives, paid every microbatch on the pace-setting end stages
+  // (alone: 17.02 -> 17.10 %), collectives the code those rows ran issues
+  // (VocabParallelEmbedding, the output layer's ColumnParallelLinear); their
+  // other terms are what is off.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 10.82},
            {"NVIDIA NeMo 25.02", 9.77},
@@ -1050,7 +1070,8 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 70B -10.9 -> -5.1 %, Llama 2 13B -17.3 / -15.8 / -18.8 -> -7.3 / -5.4 /
   // -7.0 %, Llama 2 70B -19.7 / -10.9 -> -13.5 / -4.7 %); 5.39 % with
   // FSDP2's copy-out of each gather (-5.2 / -5.1, -3.8, -5.7 / -4.0 / -5.6,
-  // -10.6 / -3.3 %).
+  // -10.6 / -3.3 %). 5.38 % with the low-precision copy's second read of
+  // the fp32 master in the optimizer step (OptimizerStepBytesPerParam).
   const ValidationReport torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
   ASSERT_EQ(torchtitan.evaluated, 8);
@@ -1088,7 +1109,8 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // GEMM curve scaled by measured maximum achievable matmul FLOPS (0.894 x
   // the A100 curve, plateau 0.715; 0.878 and 0.70 before). The curve alone
   // gives 48.28 % (it is 1-2 % faster); the attention 41.01 % with it.
-  EXPECT_LE(gemstones.mape_pct, 41.02);
+  // 40.93 % with the optimizer step's second read of the fp32 master.
+  EXPECT_LE(gemstones.mape_pct, 40.95);
   // The one other measured run on MI250X GCDs that states its set-up: the
   // frontier-torchtitan README's replication of torchtitan's Llama 3 8B
   // benchmark (FSDP2 over 64 GCDs, op-level selective checkpointing, local
@@ -1099,7 +1121,8 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // with its stated LayerNorm priced as the one kernel torch.nn.LayerNorm
   // is (the A100 twin runs torchtitan's eager RMSNorm). Then 5.30 s,
   // -13.75 %, with the GCD profile's measured FlashAttention fractions and
-  // MAMF-scaled GEMM curve (the curve alone: -28.96 %).
+  // MAMF-scaled GEMM curve (the curve alone: -28.96 %). Then -13.74 % with
+  // the optimizer step's second read of the fp32 master.
   const ValidationReport frontier_torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"frontier-torchtitan README"}); });
   ASSERT_EQ(frontier_torchtitan.evaluated, 1);
@@ -1137,12 +1160,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 10.34 % with sequence parallelism's extra backward all-gather
   // (Korthikanti et al. 2022 Sec. 4.2.2): the four Korthikanti SP rows and
   // the README rows, all fast, slower (docs/korthikanti-layer.md).
-  EXPECT_LE(all.mape_pct, 10.34);
+  // 9.72 % (10.3367 -> 9.7180 %) with what a step spends outside its
+  // layers (above; docs/korthikanti-layer.md, "Outside the layers").
+  EXPECT_LE(all.mape_pct, 9.73);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
   // Then 29.70 % (the same row, its K = 2048 GEMMs at their depth).
-  EXPECT_LE(all.max_abs_error_pct, 29.71);
+  // Then 27.34 % (the same row, its 48-way gradient buffer zeroed and
+  // scaled every step, and its head's collectives).
+  EXPECT_LE(all.max_abs_error_pct, 27.35);
   // Target 2.5 %: not met, measured 3.07 % (every plan field stated: the
   // search changes none of these rows; 3.18 % before the fp32 cross
   // entropy, which each row was short of). Then 3.83 %: the materialised
@@ -1162,7 +1189,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // full-recompute rows (no SP) do not move. Table 4 per layer:
   // docs/korthikanti-layer.md and tests/estimate_test.cpp
   // (KorthikantiTable4OneLayerOf22b).
-  EXPECT_LE(korthikanti.mape_pct, 1.77);
+  // 1.67 % (1.7622 -> 1.6690 %) with what a step spends outside its layers
+  // (docs/korthikanti-layer.md, "Outside the layers"): every row about 15 ms
+  // (22B) to 0.96 s (1T) slower, lines 2-9 +0.0 / -3.0 / -2.1 / -3.4 /
+  // -1.1 / -2.7 / +0.8 / +1.0 -> +1.1 / -1.6 / -1.8 / -2.9 / -0.5 / -1.7 /
+  // +1.5 / +2.3 %.
+  EXPECT_LE(korthikanti.mape_pct, 1.68);
   // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
   // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
   // attention runs in BF16 as Transformer Engine's FP8 recipes do, 14.88 %
@@ -1201,9 +1233,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (Korthikanti et al. 2022 Sec. 4.2.2): the README rows, searched to SP
   // and all fast, slower; the DeepSeek-V3 row (tp 2) 8.96 -> 9.03 %, under
   // its ceiling.
-  EXPECT_LE(hb.mape_pct, 21.67);
-  EXPECT_LE(readme.mape_pct, 23.07);
-  EXPECT_LE(bridge.mape_pct, 9.04);
+  // Then 19.87 %, the README rows 21.04 % (19.8679 / 21.0443 %) with what a
+  // step spends outside its layers (docs/korthikanti-layer.md): each README
+  // row's whole fp32 gradient buffer zeroed and scaled by 1/48 every step,
+  // its head's and embedding's collectives (GPT 7.1B +26.5 -> +23.5 %).
+  // Raised for the DeepSeek-V3 row, 9.03 -> 9.28 % (predicted slow already):
+  // its LM head's and embedding's collectives (tp 2, every microbatch, on
+  // the end stages; 9.03 -> 9.23 % alone) and the passes over its gradient
+  // buffer (9.23 -> 9.28 %), both in the code Megatron-Core runs; the EP 64
+  // all-to-all over InfiniBand is what is off (above).
+  EXPECT_LE(hb.mape_pct, 19.88);
+  EXPECT_LE(readme.mape_pct, 21.06);
+  EXPECT_LE(bridge.mape_pct, 9.29);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT
@@ -1215,7 +1256,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // GPT 174.6B +23.7 -> +4.7 %, GPT 529.6B +27.7 -> +9.9 %; at micro batch 2
   // they move away, +1.1 -> -3.0 % and -10.1 -> -13.3 %; micro batch 1
   // unchanged (every pair communication-bound).
-  EXPECT_LE(narayanan.mape_pct, 8.32);
+  // Then 8.03 % with the LM head's and embedding's collectives and the
+  // optimizer step's passes (docs/korthikanti-layer.md, "Outside the
+  // layers"): the Table 1 rows, predicted fast, slower.
+  EXPECT_LE(narayanan.mape_pct, 8.05);
 }
 
 }  // namespace

@@ -1539,7 +1539,8 @@ TEST(Validation, AllTrainingRows) {
   // (validation_test.cpp; docs/moe-long-context.md).
   // 11.20 % with what a step spends outside its layers (validation_test.cpp
   // says which sources moved).
-  EXPECT_LE(r.mape_pct, 11.28);
+  // All of this stop merged: 11.13 %.
+  EXPECT_LE(r.mape_pct, 11.14);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

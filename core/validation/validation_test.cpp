@@ -906,9 +906,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // whole gradient buffer (GradBufferBytesPerParam): the Megatron-LM README
   // rows 23.06 -> 21.04 %, Narayanan 8.31 -> 8.03 %, Korthikanti 1.76 ->
   // 1.67 %.
-  EXPECT_LE(file.mape_pct, 11.28);
-  EXPECT_LE(file_hb.mape_pct, 10.17);
-  EXPECT_LE(file_moe.mape_pct, 19.84);
+  // This stop's terms together, the 25.09 Qwen3 rows' current scaling and
+  // the costs outside the layers merged: 11.13 / 9.96 / 19.78 %.
+  EXPECT_LE(file.mape_pct, 11.14);
+  EXPECT_LE(file_hb.mape_pct, 9.98);
+  EXPECT_LE(file_moe.mape_pct, 19.80);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -1012,7 +1014,6 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 9.75 / 7.04 %, Megatron-Bridge 25.09 / 25.11 / 26.02 11.65 / 13.37 /
   // 17.02 %, long-sequence 3.64 %. The 25.09 Qwen3 rows' current scaling
   // (above): Megatron-Bridge 25.09 11.65 -> 10.60 % (10.6016 %).
-  // 17.02 %, long-sequence 3.64 %.
   // What a step spends outside its layers (above): NeMo 24.07 / 25.02 /
   // 25.04 10.53 / 9.63 / 6.29 %, Megatron-Bridge 25.09 / 25.11 11.50 /
   // 13.36 %, long-sequence 3.58 %. Raised for Megatron-Bridge 26.02, 17.02
@@ -1022,15 +1023,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // collectives, paid every microbatch on the pace-setting end stages
   // (alone: 17.02 -> 17.10 %), collectives the code those rows ran issues
   // (VocabParallelEmbedding, the output layer's ColumnParallelLinear); their
-  // other terms are what is off.
+  // other terms are what is off. All of this stop's terms together: NeMo
+  // 24.07 / 25.02 / 25.04 10.53 / 9.63 / 6.29 %, Megatron-Bridge 25.09 /
+  // 25.11 / 26.02 10.45 / 13.36 / 17.08 %, long-sequence 3.58 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 10.82},
-           {"NVIDIA NeMo 25.02", 9.77},
-           {"NVIDIA NeMo 25.04", 7.06},
-           {"NVIDIA Megatron-Bridge 25.09", 10.62},
-           {"NVIDIA Megatron-Bridge 25.11", 13.39},
-           {"NVIDIA Megatron-Bridge 26.02", 17.03},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 3.65}}) {
+           {"NVIDIA NeMo 24.07", 10.54},
+           {"NVIDIA NeMo 25.02", 9.65},
+           {"NVIDIA NeMo 25.04", 6.31},
+           {"NVIDIA Megatron-Bridge 25.09", 10.46},
+           {"NVIDIA Megatron-Bridge 25.11", 13.38},
+           {"NVIDIA Megatron-Bridge 26.02", 17.10},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 3.59}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;

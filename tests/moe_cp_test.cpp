@@ -628,6 +628,30 @@ TEST(Issue16, UnfoldedEpThatDoesNotDivideDpTimesCpIsALocatedError) {
   EXPECT_TRUE(ok.ok()) << ok.ToString();
 }
 
+// The operator list both host-launch tests below count: one dense GEMM, one
+// element-wise operator, one attention kernel, the router's GEMM and two
+// expert GEMMs (fc1, fc2).
+models::OpList DroplessLayerOps() {
+  models::OpList ops;
+  models::Op gemm;
+  gemm.kind = models::OpKind::kGemm;
+  models::Op elementwise;
+  elementwise.kind = models::OpKind::kElementwise;
+  models::Op attention;
+  attention.kind = models::OpKind::kFlashAttention;
+  models::Op router = gemm;
+  router.router = true;
+  models::Op expert = gemm;
+  expert.expert = true;
+  ops.Add(gemm);
+  ops.Add(elementwise);
+  ops.Add(attention);
+  ops.Add(router);
+  ops.Add(expert);
+  ops.Add(expert);
+  return ops;
+}
+
 // Kernels of a dropless MoE layer for the host-launch bound, by hand: an
 // operator list of one dense GEMM, one element-wise operator, one
 // attention kernel, the router's GEMM and two expert GEMMs (fc1, fc2) over
@@ -652,23 +676,7 @@ TEST(Issue16, UnfoldedEpThatDoesNotDivideDpTimesCpIsALocatedError) {
 // At 10 us per kernel the MXFP8 backward needs 111 x 10 us = 1.11 ms of
 // host time: a 0.5 ms device backward takes 1.11 ms, a 2 ms one stays 2 ms.
 TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
-  models::OpList ops;
-  models::Op gemm;
-  gemm.kind = models::OpKind::kGemm;
-  models::Op elementwise;
-  elementwise.kind = models::OpKind::kElementwise;
-  models::Op attention;
-  attention.kind = models::OpKind::kFlashAttention;
-  models::Op router = gemm;
-  router.router = true;
-  models::Op expert = gemm;
-  expert.expert = true;
-  ops.Add(gemm);
-  ops.Add(elementwise);
-  ops.Add(attention);
-  ops.Add(router);
-  ops.Add(expert);
-  ops.Add(expert);
+  const models::OpList ops = DroplessLayerOps();
   using parallelism::Fp8Recipe;
   const LayerKernels mx = MoeLayerKernels(ops, 16, true, Fp8Recipe::kMxfp8, true);
   EXPECT_DOUBLE_EQ(mx.fwd, 84);
@@ -724,23 +732,7 @@ TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
 // hide the experts' host time behind it. A device forward of 2 ms stays
 // 2 ms; without a sync the bound would be max(1.2, 1.35) = 1.35 ms.
 TEST(Issue16, DroplessForwardWaitsOnTheSync) {
-  models::OpList ops;
-  models::Op gemm;
-  gemm.kind = models::OpKind::kGemm;
-  models::Op elementwise;
-  elementwise.kind = models::OpKind::kElementwise;
-  models::Op attention;
-  attention.kind = models::OpKind::kFlashAttention;
-  models::Op router = gemm;
-  router.router = true;
-  models::Op expert = gemm;
-  expert.expert = true;
-  ops.Add(gemm);
-  ops.Add(elementwise);
-  ops.Add(attention);
-  ops.Add(router);
-  ops.Add(expert);
-  ops.Add(expert);
+  const models::OpList ops = DroplessLayerOps();
   using parallelism::Fp8Recipe;
   const LayerKernels mx = MoeLayerKernels(ops, 16, true, Fp8Recipe::kMxfp8, true);
   EXPECT_DOUBLE_EQ(mx.after_sync_fwd, 70);

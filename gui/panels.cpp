@@ -200,7 +200,7 @@ void TrainingPanel::Redraw() {
       {"device capacity", [](const auto& e) { return Bytes(e.memory_capacity); }},
       {"in host memory per device", [](const auto& e) {
          const double host = e.memory.host_optimizer + e.memory.host_activations;
-         return host > 0 ? Bytes(host) : QString("— (nothing offloaded)"); }},
+         return host > 0 ? Bytes(host) : QString("none"); }},
       {"data parallel", [](const auto& e) { return QString::number(e.dp); }},
       {"microbatches", [](const auto& e) { return QString::number(e.microbatches); }},
       {"energy per step", [](const auto& e) { return Number(e.energy_j / 3.6e6) + " kWh"; }},

@@ -534,7 +534,6 @@ TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, Colle
 //   the exponentials.
 struct TpHeadComm {
   double embed_fwd = 0, embed_bwd = 0, head_fwd = 0, head_bwd = 0;
-  double total() const { return embed_fwd + embed_bwd + head_fwd + head_bwd; }
 };
 template <typename CollectiveSeconds>
 TpHeadComm TpHeadCollectives(const TrainingPlan& p, double tokens, double act_bytes, CollectiveSeconds time) {

@@ -1571,7 +1571,9 @@ TEST(Validation, AllTrainingRows) {
   // 11.20 % with what a step spends outside its layers (validation_test.cpp
   // says which sources moved).
   // All of this stop merged: 11.13 %.
-  EXPECT_LE(r.mape_pct, 11.14);
+  // Lowered to 11.09 % (11.0881 %) by the Blackwell GEMM curves below
+  // 137 GFLOP from OpenXLA's sm_100 cuBLAS table (validation_test.cpp).
+  EXPECT_LE(r.mape_pct, 11.10);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -908,9 +908,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 1.67 %.
   // This stop's terms together, the 25.09 Qwen3 rows' current scaling and
   // the costs outside the layers merged: 11.13 / 9.96 / 19.78 %.
-  EXPECT_LE(file.mape_pct, 11.14);
-  EXPECT_LE(file_hb.mape_pct, 9.98);
-  EXPECT_LE(file_moe.mape_pct, 19.80);
+  // Lowered to 11.09 / 9.90 / 19.43 % (11.0881 / 9.8982 / 19.4313 %) by the
+  // B200 / GB200 GEMM curves below 137 GFLOP from OpenXLA's sm_100 cuBLAS
+  // table at the sustained clock, in place of the H200 probe's shape
+  // (configs/devices/b200.yaml; docs/fp8-training.md, "Blackwell GEMMs below
+  // 137 GFLOP"): the token-dropping Qwen3 B200 rows 104 / 105 / 118 -26.8 /
+  // -24.3 / -32.0 -> -23.5 / -21.1 / -28.9 %.
+  EXPECT_LE(file.mape_pct, 11.10);
+  EXPECT_LE(file_hb.mape_pct, 9.91);
+  EXPECT_LE(file_moe.mape_pct, 19.45);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -1026,12 +1032,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // other terms are what is off. All of this stop's terms together: NeMo
   // 24.07 / 25.02 / 25.04 10.53 / 9.63 / 6.29 %, Megatron-Bridge 25.09 /
   // 25.11 / 26.02 10.45 / 13.36 / 17.08 %, long-sequence 3.58 %.
+  // The Blackwell GEMM curves below 137 GFLOP from OpenXLA's sm_100 table
+  // (above): NeMo 25.02 / 25.04 9.63 / 6.28 %, Megatron-Bridge 25.09 /
+  // 25.11 10.45 -> 10.10 % / 13.36 -> 13.17 %, 26.02 17.08 % (17.0827).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 10.54},
-           {"NVIDIA NeMo 25.02", 9.65},
-           {"NVIDIA NeMo 25.04", 6.31},
-           {"NVIDIA Megatron-Bridge 25.09", 10.46},
-           {"NVIDIA Megatron-Bridge 25.11", 13.38},
+           {"NVIDIA NeMo 25.02", 9.64},
+           {"NVIDIA NeMo 25.04", 6.29},
+           {"NVIDIA Megatron-Bridge 25.09", 10.11},
+           {"NVIDIA Megatron-Bridge 25.11", 13.18},
            {"NVIDIA Megatron-Bridge 26.02", 17.10},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 3.59}}) {
     const char* source = prefix;

@@ -1480,7 +1480,9 @@ TEST(Validation, AllTrainingRows) {
   // LM head's and loss's TP collectives, the optimizer's second read of the
   // master and the gradient buffer's zeroing and scaling
   // (docs/korthikanti-layer.md, "Outside the layers").
-  EXPECT_LE(tuned.mape_pct, 9.73);
+  // 9.53 % (9.5316 %) with the DeepSeek-V3 H100 row's pipeline layout from
+  // its recipe (validation_test.cpp; docs/moe-long-context.md).
+  EXPECT_LE(tuned.mape_pct, 9.54);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -1573,7 +1575,11 @@ TEST(Validation, AllTrainingRows) {
   // All of this stop merged: 11.13 %.
   // Lowered to 11.09 % (11.0881 %) by the Blackwell GEMM curves below
   // 137 GFLOP from OpenXLA's sm_100 cuBLAS table (validation_test.cpp).
-  EXPECT_LE(r.mape_pct, 11.10);
+  // Raised to 11.17 % (11.1610 %) by the DeepSeek-V3 rows' MTP ("w/o MTP",
+  // 11.00 % alone) and their recipe's pipeline layout, which takes the B200
+  // pp 16 rows from on the mark to fast (validation_test.cpp says which
+  // rows moved and why; docs/moe-long-context.md).
+  EXPECT_LE(r.mape_pct, 11.17);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -296,7 +296,10 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                ep = ranged("ep", plan, "ep"), micro_batch = ranged("micro_batch", plan, "micro_batch"),
                interleave = ranged("interleave", plan, "interleave"),
                zero = ranged("zero", plan, "zero"), gpus = integer("gpus", 1, 1'000'000'000),
-               kv_heads = ranged("kv_heads", model, "kv_heads");
+               kv_heads = ranged("kv_heads", model, "kv_heads"),
+               mtp = ranged("mtp", model, "mtp_depth"),
+               first_stage_layers = ranged("first_stage_layers", plan, "first_stage_layers"),
+               last_stage_layers = ranged("last_stage_layers", plan, "last_stage_layers");
     // The schedule names are the plan parser's (parallelism/plan_spec.cpp).
     const std::string recompute_cell = cell("recompute");
     // A `word/N` recompute cell: N a whole number from `least` to the plan
@@ -456,6 +459,17 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       continue;
     }
     s.workload.seq_len = *seq;
+    // The multi-token-prediction modules the run trained, where the source
+    // states them: the Megatron-Bridge 25.11 table labels its DeepSeek-V3
+    // rows "DeepSeekV3 (w/o MTP)" on GB200 and "(w/ MTP)" on B200, while the
+    // preset carries the report's depth 1 (model.mtp_depth).
+    if (mtp && *mtp != s.model.mtp_depth) {
+      assume("MTP depth " + std::to_string(*mtp) + " (the source's; the preset's " +
+             std::to_string(s.model.mtp_depth) + ")");
+      s.model.mtp_depth = *mtp;
+    } else if (mtp) {
+      s.model.mtp_depth = *mtp;
+    }
     {
       base::Diagnostics d;
       models::CheckModel(s.model, "model", {csv_file, r.line, 0}, d);
@@ -807,6 +821,20 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.pipeline_split_embedding_loss = true;
       assume("embedding and loss counted as a pipeline layer each (pp x interleave " +
              std::to_string(p.pp * p.interleave) + " > " + std::to_string(s.model.layers) + " layers)");
+    }
+    // The decoder layers on the first and on the last pipeline device, where
+    // the row's recipe lays the stages out itself (Megatron-Core's
+    // pipeline_model_parallel_layout; training.first_stage_layers and
+    // last_stage_layers). The Megatron-Bridge DeepSeek-V3 recipe's layout_map
+    // (src/megatron/bridge/recipes/deepseek/deepseek_v3.py) gives pp 4 x vp 4
+    // the virtual stages [embedding + 4], 14 x [4], [1 + MTP + loss]: 16
+    // layers on device 0 and 4 + 4 + 4 + 1 = 13 on device 3; pp 16 the
+    // stages [embedding + 4], 14 x [4], [1 + MTP + loss]: 4 and 1.
+    if (first_stage_layers || last_stage_layers) {
+      p.first_stage_layers = first_stage_layers.value_or(0);
+      p.last_stage_layers = last_stage_layers.value_or(0);
+      assume("pipeline layout from the recipe: " + std::to_string(p.first_stage_layers) +
+             " layers on the first device, " + std::to_string(p.last_stage_layers) + " on the last");
     }
     p.zero = fixed.zero >= 0 ? fixed.zero : 0;
     p.recompute = static_cast<parallelism::Recompute>(std::max(0, fixed.recompute));

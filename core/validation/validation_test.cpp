@@ -32,7 +32,7 @@ const char* kHeader =
     "tied_embeddings,bias,seq,gpus,gpu,system,tp,pp,dp,cp,ep,"
     "global_batch,micro_batch,recompute,seq_parallel,interleave,schedule,precision,zero,"
     "dp_overlap,tp_overlap,ep_overlap,attention,framework,flops_metric,moe_routing,"
-    "measured_iter_s,measured_tflops_per_gpu,measured_mfu,notes\n";
+    "measured_iter_s,measured_tflops_per_gpu,measured_mfu,notes,mtp,first_stage_layers,last_stage_layers\n";
 
 // Korthikanti et al. 2022 Table 5, Megatron-22B on 8 A100 with full
 // recompute (the first row of validation/training_runs.csv), every plan
@@ -132,6 +132,48 @@ TEST(ValidationCsv, GpusThatDoNotFillDomainsArePlacedInSegments) {
   EXPECT_NE(r.rows[0].assumptions.find("placed as 4 segments of 64 GPUs, one per 72-GPU scale-up domain"),
             std::string::npos)
       << r.rows[0].assumptions;
+}
+
+// The mtp column sets the model's multi-token-prediction depth (the
+// Megatron-Bridge 25.11 table's "DeepSeekV3 (w/o MTP)"), and
+// first_stage_layers / last_stage_layers the decoder layers on the first and
+// last pipeline device (the recipe's pipeline_model_parallel_layout). The
+// DeepSeek-V3 row of 25.11 on 256 GB200 (pp 8 x vp 4, ep 32): without the
+// MTP module the last device no longer runs its MoE block and second LM-head
+// pass, so the step is shorter; pp 4 x vp 4 with the recipe's [embedding +
+// 4], 14 x [4], [1 + MTP + loss] holds 16 layers on device 0 and 13 on
+// device 3, where the even split (parallelism::EvenSplitLayers: 61 = 15 +
+// 16 + 15 + 15) leaves 15 on the last device beside the LM head and MTP, so
+// the step is shorter again. A word in either column is an error naming it.
+TEST(ValidationCsv, MtpAndStageLayerColumnsReachTheScenario) {
+  auto ds = [](const std::string& pp, const std::string& mtp, const std::string& first, const std::string& last) {
+    return Row({{"source", "Megatron-Bridge 25.11 performance summary"}, {"model", "DeepSeek-V3"},
+                {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""},
+                {"seq", "4096"}, {"gpus", "256"}, {"gpu", "GB200"}, {"system", ""},
+                {"tp", "1"}, {"pp", pp}, {"dp", pp == "8" ? "32" : "64"}, {"cp", "1"},
+                {"ep", pp == "8" ? "32" : "64"}, {"global_batch", "4096"}, {"micro_batch", "1"},
+                {"interleave", "4"}, {"recompute", "mla_up_proj"}, {"seq_parallel", "no"},
+                {"precision", "fp8-mx"}, {"zero", "1"}, {"dp_overlap", "yes"}, {"tp_overlap", "no"},
+                {"attention", "flash"}, {"framework", "megatron-core"}, {"moe_routing", "force-balanced"},
+                {"measured_iter_s", "16.3106"}, {"mtp", mtp}, {"first_stage_layers", first},
+                {"last_stage_layers", last}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(
+      TempCsv("mtp.csv", ds("8", "", "", "") + ds("8", "0", "", "") + ds("4", "", "", "") +
+                             ds("4", "", "16", "13") + ds("8", "one", "", "")),
+      d);
+  ASSERT_EQ(r.rows.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) ASSERT_EQ(r.rows[i].skipped, "") << i;
+  EXPECT_EQ(r.rows[0].assumptions.find("MTP depth"), std::string::npos) << r.rows[0].assumptions;
+  EXPECT_NE(r.rows[1].assumptions.find("MTP depth 0 (the source's; the preset's 1)"), std::string::npos)
+      << r.rows[1].assumptions;
+  EXPECT_LT(r.rows[1].predicted, r.rows[0].predicted);
+  EXPECT_NE(r.rows[3].assumptions.find("pipeline layout from the recipe: 16 layers on the first device, 13 on the last"),
+            std::string::npos)
+      << r.rows[3].assumptions;
+  EXPECT_LT(r.rows[3].predicted, r.rows[2].predicted);
+  EXPECT_NE(r.rows[4].skipped.find("column 'mtp'"), std::string::npos) << r.rows[4].skipped;
 }
 
 // The header's columns, in order: what the `rows` branch writes against.
@@ -914,9 +956,22 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (configs/devices/b200.yaml; docs/fp8-training.md, "Blackwell GEMMs below
   // 137 GFLOP"): the token-dropping Qwen3 B200 rows 104 / 105 / 118 -26.8 /
   // -24.3 / -32.0 -> -23.5 / -21.1 / -28.9 %.
-  EXPECT_LE(file.mape_pct, 11.10);
-  EXPECT_LE(file_hb.mape_pct, 9.91);
-  EXPECT_LE(file_moe.mape_pct, 19.45);
+  // Raised to 11.17 / 10.03 / 20.13 % (11.1610 / 10.0268 / 20.1218 %) by
+  // two facts the DeepSeek-V3 rows' sources state and the CSV now carries
+  // (docs/moe-long-context.md, "DeepSeek-V3 on Blackwell: MTP and the
+  // recipe's pipeline layout"). The 25.11 table's "(w/o MTP)" (column mtp)
+  // alone lowers them to 11.00 % (MoE 19.0 %): line 85 +28.7 -> +2.9 %,
+  // line 84 +4.7 -> -6.6 %. The recipe's pipeline layout (columns
+  // first_stage_layers / last_stage_layers: 1 layer, not 3, beside the
+  // MTP module and the LM head on the last of 16 stages) takes the B200
+  // pp 16 rows from on the mark to fast (lines 76 / 90 / 101 +6.1 / -0.5 /
+  // +17.2 -> -23.1 / -27.7 / -15.3 %) and the H100 row 41 +9.3 -> -1.8 %:
+  // the even split had been putting two extra layers on the pace-setting
+  // stage, hiding a per-layer cost the B200 rows pay that the estimator
+  // does not price (the dropless host-bound layers, above).
+  EXPECT_LE(file.mape_pct, 11.17);
+  EXPECT_LE(file_hb.mape_pct, 10.03);
+  EXPECT_LE(file_moe.mape_pct, 20.13);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -1035,13 +1090,21 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // The Blackwell GEMM curves below 137 GFLOP from OpenXLA's sm_100 table
   // (above): NeMo 25.02 / 25.04 9.63 / 6.28 %, Megatron-Bridge 25.09 /
   // 25.11 10.45 -> 10.10 % / 13.36 -> 13.17 %, 26.02 17.08 % (17.0827).
+  // The DeepSeek-V3 rows' MTP and pipeline layout (above): Megatron-Bridge
+  // 26.02 17.08 -> 16.90 % (line 100 +5.6 -> -5.0 %, line 101 +17.2 ->
+  // -15.3 %); raised for 25.09, 10.10 -> 11.47 % (lines 73 / 76 -7.6 / +6.1
+  // -> -16.9 / -23.1 %) and 25.11, 13.17 -> 13.40 % (line 85 +28.7 -> +2.9 %,
+  // 84 +4.7 -> -7.8 %, 90 -0.5 -> -27.7 %): the layout the recipe states
+  // leaves one layer, not three, beside the MTP module and the LM head on
+  // the last pp 16 stage, and the B200 rows' per-layer cost left unpriced
+  // shows (docs/moe-long-context.md).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 10.54},
            {"NVIDIA NeMo 25.02", 9.64},
            {"NVIDIA NeMo 25.04", 6.29},
-           {"NVIDIA Megatron-Bridge 25.09", 10.11},
-           {"NVIDIA Megatron-Bridge 25.11", 13.18},
-           {"NVIDIA Megatron-Bridge 26.02", 17.10},
+           {"NVIDIA Megatron-Bridge 25.09", 11.48},
+           {"NVIDIA Megatron-Bridge 25.11", 13.40},
+           {"NVIDIA Megatron-Bridge 26.02", 16.91},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 3.59}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
@@ -1174,7 +1237,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // the README rows, all fast, slower (docs/korthikanti-layer.md).
   // 9.72 % (10.3367 -> 9.7180 %) with what a step spends outside its
   // layers (above; docs/korthikanti-layer.md, "Outside the layers").
-  EXPECT_LE(all.mape_pct, 9.73);
+  // 9.54 % (9.5316 %) with the DeepSeek-V3 H100 row's pipeline layout from
+  // its recipe, 'Et|(tt|)*30mL' (7 layers on device 0, 6 on device 7):
+  // +9.3 -> -1.8 % (docs/moe-long-context.md).
+  EXPECT_LE(all.mape_pct, 9.54);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -1254,9 +1320,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // the end stages; 9.03 -> 9.23 % alone) and the passes over its gradient
   // buffer (9.23 -> 9.28 %), both in the code Megatron-Core runs; the EP 64
   // all-to-all over InfiniBand is what is off (above).
-  EXPECT_LE(hb.mape_pct, 19.88);
+  // Lowered to 19.13 % (19.1223 %), the DeepSeek-V3 row 1.82 % (1.8238 %),
+  // by its recipe's pipeline layout 'Et|(tt|)*30mL' (validation/
+  // training_runs.csv columns first_stage_layers / last_stage_layers 7 / 6):
+  // the last device holds 6 layers beside the MTP module and the LM head,
+  // not the even split's 7 (docs/moe-long-context.md).
+  EXPECT_LE(hb.mape_pct, 19.13);
   EXPECT_LE(readme.mape_pct, 21.06);
-  EXPECT_LE(bridge.mape_pct, 9.29);
+  EXPECT_LE(bridge.mape_pct, 1.83);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "core/base/yaml_source.h"
@@ -327,6 +329,99 @@ TEST(NcclMeasured, DgxAllReduceWithin15Percent) {
       EXPECT_GE(t, 11 * 0.85) << g;
       EXPECT_LE(t, 60 * 1.15) << g;
     }
+  }
+}
+
+// --- system.host: the host CPU (HostSchema, hardware/system_spec.h) --------
+
+// Parses `yaml` (a `system:` document) from a file of its own, so that the
+// messages carry a file, line and column.
+SystemSpec ParseSystemText(const std::string& name, const std::string& yaml, base::Diagnostics& d,
+                           std::string& file) {
+  file = (std::filesystem::path(testing::TempDir()) / name).string();
+  std::ofstream(file) << yaml;
+  SystemSpec s;
+  const auto root = base::LoadYamlFile(file, d);
+  if (root) ParseSystem((*root)["system"], "system", file, s, d);
+  return s;
+}
+
+const std::string kHostSystem =
+    "system:\n"
+    "  device: {name: x, peak_bf16: 1 PFLOP/s, memory_capacity: 80 GB, memory_bandwidth: 3 TB/s}\n"
+    "  network: [{name: nvlink, domain: 0, bandwidth: 450 GB/s}]\n"
+    "  host:\n";
+
+TEST(HostSection, ReadsTheCpuAndItsTimePerOperatorWithUnits) {
+  base::Diagnostics d;
+  std::string file;
+  const SystemSpec s = ParseSystemText(
+      "orrery_host_ok.yaml",
+      kHostSystem + "    cpu: Intel Xeon Platinum 8480C\n    op_launch_time: 13.48 us\n"
+                    "    op_launch_source: TransformerEngine issue 2053\n",
+      d, file);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  EXPECT_EQ(s.host.cpu, "Intel Xeon Platinum 8480C");
+  EXPECT_DOUBLE_EQ(s.host.op_launch_time, 13.48e-6);  // 13.48 us in seconds
+  EXPECT_EQ(s.host.op_launch_source, "TransformerEngine issue 2053");
+  // Without the section: no CPU stated, no time measured.
+  base::Diagnostics d2;
+  const SystemSpec none = ParseSystemText(
+      "orrery_host_none.yaml", kHostSystem.substr(0, kHostSystem.size() - std::string("  host:\n").size()), d2,
+      file);
+  ASSERT_TRUE(d2.ok()) << d2.ToString();
+  EXPECT_EQ(none.host.cpu, "");
+  EXPECT_EQ(none.host.op_launch_time, 0);
+}
+
+// A negative time, one above 1 ms (no eager operator costs the host that
+// much: TransformerEngine issue 2053 measures 13-37 us), one without a unit
+// and a misspelt key: each a located error naming the key and the rule.
+TEST(HostSection, BadValuesAreLocatedErrors) {
+  struct Case {
+    std::string line, expect;
+  };
+  const Case cases[] = {
+      {"    op_launch_time: -1 us\n", ":5:21: error: system.host.op_launch_time: value out of range: must be in [0 ns, 1 ms]"},
+      {"    op_launch_time: 2 ms\n", ":5:21: error: system.host.op_launch_time: value out of range: must be in [0 ns, 1 ms]"},
+      {"    op_launch_time: 13.48\n", ":5:21: error: system.host.op_launch_time: "},
+      {"    op_launch_tme: 13 us\n", ":5:5: error: system.host.op_launch_tme: unknown key in host; did you mean 'op_launch_time'?"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    base::Diagnostics d;
+    std::string file;
+    ParseSystemText("orrery_host_bad" + std::to_string(i++) + ".yaml", kHostSystem + c.line, d, file);
+    ASSERT_EQ(d.size(), 1u) << c.line << d.ToString();
+    EXPECT_NE(d.ToString().find(file + c.expect), std::string::npos) << d.ToString();
+  }
+}
+
+// Every shipped system preset loads with its host section; the measured
+// figures are TransformerEngine issue 2053's torch.nn.Linear forward CPU
+// times (13.48 us H100 DGX / Xeon Platinum 8480C, 37.08 us GB200, 33.17 us
+// GH200), and hosts nobody measured carry their CPU and no time.
+TEST(HostSection, ShippedPresetsStateTheirHostCpu) {
+  for (const auto& e : std::filesystem::directory_iterator(std::string(ORRERY_TEST_CONFIG_DIR) + "/systems"))
+    if (e.path().extension() == ".yaml") (void)Preset(e.path().stem().string());
+  for (const char* n : {"dgx-h100-superpod", "dgx-h100-clos-2to1", "dgx-h100-rail-only", "eos"}) {
+    const SystemSpec s = Preset(n);
+    EXPECT_EQ(s.host.cpu, "Intel Xeon Platinum 8480C") << n;
+    EXPECT_DOUBLE_EQ(s.host.op_launch_time, 13.48e-6) << n;
+  }
+  EXPECT_DOUBLE_EQ(Preset("gb200-nvl72").host.op_launch_time, 37.08e-6);
+  for (const char* n : {"gh200-nvl256", "gh200-nvl256-rail-only"})
+    EXPECT_DOUBLE_EQ(Preset(n).host.op_launch_time, 33.17e-6) << n;
+  for (const char* n : {"gb200-nvl72", "gh200-nvl256"})
+    EXPECT_EQ(Preset(n).host.cpu, "NVIDIA Grace, 72 Arm Neoverse V2 cores") << n;
+  const std::pair<const char*, const char*> unmeasured[] = {{"dgx-b200", "Intel Xeon Platinum 8570"},
+                                                            {"dgx-a100-superpod", "AMD EPYC 7742"},
+                                                            {"selene", "AMD EPYC 7742"},
+                                                            {"frontier", "AMD EPYC 7A53 Trento, 64 cores"}};
+  for (const auto& [n, cpu] : unmeasured) {
+    const SystemSpec s = Preset(n);
+    EXPECT_EQ(s.host.cpu, cpu) << n;
+    EXPECT_EQ(s.host.op_launch_time, 0) << n;
   }
 }
 

@@ -124,6 +124,26 @@ const base::Schema<DevicePool>& DevicePoolSchema() {
   return schema;
 }
 
+const base::Schema<HostSpec>& HostSchema() {
+  static const base::Schema<HostSpec> schema = [] {
+    base::Schema<HostSpec> s("host", "The host CPU that drives the devices.");
+    s.String("cpu", &HostSpec::cpu, "",
+             "The host CPU's name (e.g. Intel Xeon Platinum 8480C); empty = not stated.")
+        .Quantity("op_launch_time", &HostSpec::op_launch_time, Dimension::kTime, 0, 1e-3, "0 s",
+                  "Host CPU time to issue one eager PyTorch operator that launches one kernel "
+                  "(Python binding, autograd, ATen dispatcher, cudaLaunchKernel), measured on "
+                  "this CPU; 0 = not measured. TransformerEngine issue 2053 measures "
+                  "torch.nn.Linear's forward at 13.48 us on DGX H100's Xeon Platinum 8480C, "
+                  "37.08 us on GB200's Grace and 33.17 us on GH200's. At most 1 ms. `orrery "
+                  "validate` prices dropless MoE rows' host wait with it; an estimate reads "
+                  "training.host_kernel_launch.")
+        .String("op_launch_source", &HostSpec::op_launch_source, "",
+                "Where op_launch_time was measured (shown in validation's assumptions).");
+    return s;
+  }();
+  return schema;
+}
+
 const std::vector<std::string>& NetworkTierCurveKeys() {
   static const std::vector<std::string> keys = {"efficiency", "in_network_efficiency"};
   return keys;
@@ -165,7 +185,7 @@ void ParseTierCurve(const YAML::Node& e, const std::string& at, const std::strin
 
 const std::vector<std::string>& SystemSubsectionKeys() {
   static const std::vector<std::string> keys = {"device", "network", "reliability", "storage",
-                                                "pools"};
+                                                "pools", "host"};
   return keys;
 }
 
@@ -182,6 +202,8 @@ void ParseSystem(const YAML::Node& map, const std::string& path, const std::stri
     ReliabilitySchema().Parse(rel, path + ".reliability", file, out.reliability, diags);
   if (const YAML::Node sto = map["storage"])
     StorageSchema().Parse(sto, path + ".storage", file, out.storage, diags);
+  out.host = HostSpec{};
+  if (const YAML::Node host = map["host"]) HostSchema().Parse(host, path + ".host", file, out.host, diags);
   out.pools.clear();
   if (const YAML::Node pools = map["pools"]) {
     if (!pools.IsSequence()) {

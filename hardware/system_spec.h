@@ -71,6 +71,21 @@ struct DevicePool {
   double price_per_device_hour = 0;  // USD/s (parsed from USD/h); 0 = the system's
 };
 
+// The host CPU that drives the devices (`system.host`, optional). A fact of
+// the system, read where the host's time shows: a dropless MoE layer waits
+// on the host every layer (MoeLayerKernels, core/estimate/parallel_comm.h),
+// and the validation harness prices that wait with `op_launch_time`.
+struct HostSpec {
+  std::string cpu;              // the CPU's name, e.g. "Intel Xeon Platinum 8480C"; empty = not stated
+  // Host seconds to issue one eager PyTorch operator that launches one
+  // kernel (Python binding, autograd, ATen dispatcher, cudaLaunchKernel),
+  // as measured on this CPU; 0 = not measured. TransformerEngine issue 2053
+  // measures torch.nn.Linear's forward: 13.48 us on DGX H100's Xeon
+  // Platinum 8480C, 37.08 us on GB200's Grace, 33.17 us on GH200's.
+  double op_launch_time = 0;
+  std::string op_launch_source;  // where op_launch_time was measured
+};
+
 struct SystemSpec {
   std::string name;
   std::string citation;
@@ -86,6 +101,7 @@ struct SystemSpec {
   std::vector<NetworkTier> network;
   ReliabilitySpec reliability;  // `reliability:` (optional section)
   StorageSpec storage;          // `storage:` (optional section)
+  HostSpec host;                // `host:` (optional section): the host CPU
   std::vector<DevicePool> pools;  // `pools:` (optional): more device types (heterogeneous)
   double pool_bandwidth = 0;     // bytes/s per device between two pools; 0 = outermost tier's
 };
@@ -95,6 +111,7 @@ inline int64_t DeviceCount(const SystemSpec& s) { return s.devices_per_node * s.
 const base::Schema<SystemSpec>& SystemSchema();
 const base::Schema<NetworkTier>& NetworkTierSchema();
 const base::Schema<DevicePool>& DevicePoolSchema();
+const base::Schema<HostSpec>& HostSchema();
 
 // Parses the system keys and the `network` sequence. The `device` key is the
 // caller's (a preset name or an inline map), listed in SystemSubsectionKeys().

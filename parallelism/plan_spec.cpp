@@ -64,7 +64,9 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                   "the host every layer, so the device waits for the host to launch the layer's "
                   "kernels: the backward takes max(device time, kernels x host_kernel_launch), the "
                   "forward also at least the host time of the kernels after the copy plus the "
-                  "device time of those before it. 0 = the host keeps ahead.")
+                  "device time of those before it. 0 = the host keeps ahead. A system preset's "
+                  "system.host.op_launch_time is that host's eager-operator figure; the plan does "
+                  "not take it unless set (docs/moe-long-context.md).")
         .Quantity("host_te_module", &TrainingPlan::host_te_module, Dimension::kTime, 0, 1, "0 s",
                   "Host time of one Transformer Engine linear module's forward call (Linear, "
                   "LayerNormLinear, GroupedLinear: Python and C++ dispatch, FP8 quantizer "

@@ -37,6 +37,7 @@ void AddDevice(const hardware::DeviceSpec& d, const std::string& prefix, Rows& r
 
 void AddSystem(const hardware::SystemSpec& s, const std::string& prefix, Rows& rows) {
   AddFields(hardware::SystemSchema(), s, prefix, rows);
+  AddFields(hardware::HostSchema(), s.host, prefix + "host.", rows);
   rows.emplace_back(prefix + "device", s.device_preset.empty() ? "(inline)" : s.device_preset);
   for (size_t i = 0; i < s.network.size(); ++i) {
     const std::string p = prefix + "network[" + std::to_string(i) + "].";

@@ -89,6 +89,7 @@ std::string ParamValueText(const engine::Scenario& s, const std::string& path) {
   if (section == "system.reliability")
     return hardware::ReliabilitySchema().GetText(s.system.reliability, key);
   if (section == "system.storage") return hardware::StorageSchema().GetText(s.system.storage, key);
+  if (section == "system.host") return hardware::HostSchema().GetText(s.system.host, key);
   if (section == "training") return parallelism::TrainingPlanSchema().GetText(s.training, key);
   if (section == "workload") return parallelism::WorkloadSchema().GetText(s.workload, key);
   if (section == "inference") {

@@ -406,6 +406,8 @@ bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diag
                                                  diags);
   if (section == "system.storage")
     return hardware::StorageSchema().SetText(s.system.storage, key, value, where, path, diags);
+  if (section == "system.host")
+    return hardware::HostSchema().SetText(s.system.host, key, value, where, path, diags);
   if (section == "training")
     return parallelism::TrainingPlanSchema().SetText(s.training, key, value, where, path, diags);
   if (section == "workload")
@@ -714,6 +716,7 @@ std::vector<RegistrySection> Registry() {
       {"system.reliability", hardware::ReliabilitySchema().help(),
        hardware::ReliabilitySchema().Infos()},
       {"system.storage", hardware::StorageSchema().help(), hardware::StorageSchema().Infos()},
+      {"system.host", hardware::HostSchema().help(), hardware::HostSchema().Infos()},
       {"system.pools[i]", hardware::DevicePoolSchema().help(), hardware::DevicePoolSchema().Infos()},
       {"hetero", parallelism::HeteroPlanSchema().help(), parallelism::HeteroPlanSchema().Infos()},
       {"training", parallelism::TrainingPlanSchema().help(),

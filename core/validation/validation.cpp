@@ -18,6 +18,14 @@
 namespace orrery::engine {
 namespace {
 
+// Host seconds per kernel launch for a dropless MoE row whose system preset
+// states no measured host.op_launch_time (DGX B200's Xeon Platinum 8570 is
+// the one the shipped rows meet). The Xeon Platinum 8480C's torch.nn.Linear
+// forward on an H100 DGX, 13.48 us of CPU time (TransformerEngine issue
+// 2053, Aug 2025): the one x86 DGX host measured, taken as the assumption,
+// and the row's assumptions say so.
+constexpr double kUnmeasuredHostOpLaunch = 13.48e-6;
+
 // First year 20xx mentioned in a text, or 0.
 int YearOf(const std::string& text) {
   static const std::regex year("20[0-9][0-9]");
@@ -752,18 +760,29 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // Dropless MoE layers wait on the host each layer (MoeLayerKernels,
     // core/estimate/parallel_comm.h). The rows run PyTorch eager, each
     // kernel launched through PyTorch's operator path (Python binding,
-    // autograd, ATen dispatcher, cudaLaunchKernel). Measured per host CPU
-    // by TransformerEngine issue 2053 (Aug 2025): torch.nn.Linear's forward,
-    // one cuBLAS GEMM, takes 13.48 us of CPU time on an H100 DGX (Intel Xeon
-    // Platinum 8480C) and 37.08 us on GB200 (its Grace CPU; 33.17 us on
-    // GH200). The GB200 rows take Grace's figure; every other row runs on an
-    // x86 DGX host (DGX B200: Xeon Platinum 8570, the next generation of
-    // the same family) and takes the Xeon's.
+    // autograd, ATen dispatcher, cudaLaunchKernel): the host CPU's time per
+    // operator is a fact of the row's system, its preset's
+    // host.op_launch_time (hardware/system_spec.h). The presets carry
+    // TransformerEngine issue 2053's torch.nn.Linear forward (Aug 2025):
+    // 13.48 us on the DGX H100's Xeon Platinum 8480C (dgx-h100-*, eos),
+    // 37.08 us on GB200's Grace (gb200-nvl72), 33.17 us on GH200's
+    // (gh200-nvl256*). A host the presets state no measurement for (DGX
+    // B200's Xeon Platinum 8570) takes kUnmeasuredHostOpLaunch, and the
+    // assumption says so.
     if (s.model.experts > 1 && p.expert_capacity_factor <= 0) {
-      const bool grace_host = place.device == "gb200";
-      p.host_kernel_launch = grace_host ? 37.08e-6 : 13.48e-6;
-      assume(grace_host ? "dropless MoE: 37.08 us host time per kernel launch (Grace)"
-                        : "dropless MoE: 13.48 us host time per kernel launch (x86 DGX host)");
+      const hardware::HostSpec& host = s.system.host;
+      const std::string cpu = host.cpu.empty() ? "host CPU not stated" : host.cpu;
+      if (host.op_launch_time > 0) {
+        p.host_kernel_launch = host.op_launch_time;
+        assume("dropless MoE: " + base::FormatQuantity(host.op_launch_time, base::Dimension::kTime) +
+               " host time per kernel launch (" + cpu +
+               (host.op_launch_source.empty() ? "" : ": " + host.op_launch_source) + ")");
+      } else {
+        p.host_kernel_launch = kUnmeasuredHostOpLaunch;
+        assume("dropless MoE: " + base::FormatQuantity(kUnmeasuredHostOpLaunch, base::Dimension::kTime) +
+               " host time per kernel launch (" + cpu +
+               " not measured: the Xeon Platinum 8480C's from TransformerEngine issue 2053)");
+      }
       // The Megatron frameworks build a MoE layer's linear GEMMs from
       // Transformer Engine modules (MoeLayerKernels, parallel_comm.h), whose
       // forward call costs the host more than its kernels' launches. Cited

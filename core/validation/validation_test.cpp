@@ -176,6 +176,46 @@ TEST(ValidationCsv, MtpAndStageLayerColumnsReachTheScenario) {
   EXPECT_NE(r.rows[4].skipped.find("column 'mtp'"), std::string::npos) << r.rows[4].skipped;
 }
 
+// A dropless MoE row's host time per kernel launch is its system preset's
+// host.op_launch_time (hardware/system_spec.h), not a test of the GPU's
+// name: GB200 rows (placed in gb200-nvl72) take Grace's 37.08 us, H100 rows
+// in a DGX H100 the Xeon Platinum 8480C's 13.48 us, the same H100 device in
+// a DGX GH200 that system's Grace, 33.17 us (TransformerEngine issue 2053's
+// torch.nn.Linear forward CPU times, in the presets); a DGX B200, whose
+// Xeon Platinum 8570 nobody measured, the stated default, 13.48 us.
+TEST(ValidationCsv, DroplessHostTimeIsTheSystemPresetsHostFigure) {
+  auto ds = [](const std::string& gpu, const std::string& system) {
+    return Row({{"source", "Megatron-Bridge 26.02 performance summary"}, {"model", "DeepSeek-V3"},
+                {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""},
+                {"seq", "4096"}, {"gpus", "256"}, {"gpu", gpu}, {"system", system},
+                {"tp", "1"}, {"pp", "4"}, {"dp", "64"}, {"cp", "1"}, {"ep", "64"}, {"global_batch", "4096"},
+                {"micro_batch", "1"}, {"interleave", ""}, {"recompute", ""}, {"seq_parallel", ""},
+                {"precision", "fp8"}, {"zero", ""}, {"dp_overlap", ""}, {"tp_overlap", ""},
+                {"attention", "flash"}, {"framework", "megatron-core"}, {"moe_routing", "force-balanced"},
+                {"measured_iter_s", "16.5704"}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r =
+      ValidateFile(TempCsv("host_cpu.csv", ds("GB200", "") + ds("H100-SXM5-80GB", "DGX-H100") +
+                                               ds("H100-SXM5-80GB", "DGX GH200") + ds("B200", "DGX-B200")),
+                   d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(r.rows.size(), 4u);
+  const std::string expected[] = {
+      "dropless MoE: 37.08 us host time per kernel launch (NVIDIA Grace, 72 Arm Neoverse V2 cores: "
+      "TransformerEngine issue 2053, torch.nn.Linear forward on GB200)",
+      "dropless MoE: 13.48 us host time per kernel launch (Intel Xeon Platinum 8480C: "
+      "TransformerEngine issue 2053, torch.nn.Linear forward on an H100 DGX)",
+      "dropless MoE: 33.17 us host time per kernel launch (NVIDIA Grace, 72 Arm Neoverse V2 cores: "
+      "TransformerEngine issue 2053, torch.nn.Linear forward on GH200)",
+      "dropless MoE: 13.48 us host time per kernel launch (Intel Xeon Platinum 8570 not measured: "
+      "the Xeon Platinum 8480C's from TransformerEngine issue 2053)"};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(r.rows[i].skipped, "") << i;
+    EXPECT_NE(r.rows[i].assumptions.find(expected[i]), std::string::npos) << i << ": " << r.rows[i].assumptions;
+  }
+}
+
 // The header's columns, in order: what the `rows` branch writes against.
 TEST(ValidationCsv, ShippedHeaderIsTheDocumentedOne) {
   std::ifstream in(kRuns);

@@ -1595,7 +1595,10 @@ TEST(Validation, AllTrainingRows) {
   // 11.20 % with what a step spends outside its layers (validation_test.cpp
   // says which sources moved).
   // All of this stop merged: 11.13 %.
-  EXPECT_LE(r.mape_pct, 11.14);
+  // 10.91 % with Megatron-LM of 2021's unfused weight-gradient accumulation
+  // and its division of the gradient buffer by dp at dp 1
+  // (validation_test.cpp says which sources moved).
+  EXPECT_LE(r.mape_pct, 10.92);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

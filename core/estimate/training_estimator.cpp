@@ -1376,7 +1376,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // + 4 bytes per parameter, 38 (Adam) and 30 (SGD with momentum); without
   // fp32 master weights 28 and 20 (OptimizerStepBytesPerParam). Besides the
   // optimizer's shard, the whole gradient buffer of the device is zeroed and,
-  // under data parallelism, scaled (GradBufferBytesPerParam).
+  // under data parallelism (or at dp 1 with training.grad_scale_at_dp1),
+  // scaled (GradBufferBytesPerParam).
   const double opt_params = p.zero >= 1 ? (params_dev - expert_dev) / static_cast<double>(dense_dp) +
                                               expert_dev / static_cast<double>(edp)
                                         : params_dev;

@@ -160,7 +160,8 @@ struct OperatorCosts {
   double optimizer_bytes_per_param = 0;
   // Bytes per parameter of the device's whole gradient buffer zeroed every
   // step, and zeroed and scaled when the stage's gradients are reduced over
-  // more than one device (GradBufferBytesPerParam; 0 under ZeRO-3).
+  // more than one device (GradBufferBytesPerParam; 0 under ZeRO-3; with
+  // training.grad_scale_at_dp1 both hold the scaling).
   double grad_buffer_bytes_per_param = 0, grad_buffer_scaled_bytes_per_param = 0;
   // Bytes per parameter the backward of every microbatch moves adding the
   // weight gradients into the gradient buffer outside the GEMMs

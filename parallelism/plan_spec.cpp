@@ -257,6 +257,20 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          "cores (a device with peak_fp4: b200, gb200).")
         .Bool("fp32_master_weights", &TrainingPlan::fp32_master_weights, "true",
               "Keep fp32 master weights (mixed precision, Micikevicius et al. 2018).")
+        .Bool("grad_accumulation_fusion", &TrainingPlan::grad_accumulation_fusion, "true",
+              "Accumulate each weight gradient into the gradient buffer inside its weight-gradient GEMM "
+              "(Megatron-LM --gradient-accumulation-fusion, apex fused_weight_gradient_mlp_cuda, 2022 on, "
+              "default on; Megatron-Core; Transformer Engine). false: the backward writes each weight "
+              "gradient as a tensor of its own in the weights' datatype and a hook adds it into the buffer "
+              "(param.main_grad.add_, Megatron-LM of 2021-2022: megatron/mpu/layers.py at 02bb1f5c), one "
+              "memory-bound pass per microbatch over every parameter the device holds, reading w + g and "
+              "writing g bytes (10 in bf16 with fp32 gradients). ZeRO-3 keeps no buffer: nothing either way.")
+        .Bool("grad_scale_at_dp1", &TrainingPlan::grad_scale_at_dp1, "false",
+              "Divide the gradient buffer by the data-parallel size every step even when that is 1 "
+              "(Megatron-LM 2021-2023, allreduce_gradients: buffer_.data /= data-parallel world size, "
+              "megatron/model/distributed.py at 01d65bde), reading and writing it once more, 2 g bytes a "
+              "parameter. false: scaled only when the gradients are reduced over more than one device "
+              "(Megatron-Core). ZeRO-3 keeps no buffer: nothing either way.")
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,
                          {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}}, "adam",
                          "Optimizer: adam (two fp32 moments) or sgd with momentum (one).")

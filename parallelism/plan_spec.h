@@ -167,6 +167,18 @@ struct TrainingPlan {
   hardware::DataType precision = hardware::DataType::kBf16;
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   bool fp32_master_weights = true;
+  // Whether each weight gradient is accumulated into the gradient buffer
+  // inside its weight-gradient GEMM (Megatron-LM --gradient-accumulation-
+  // fusion, 2022 on; Megatron-Core), or written as a tensor of its own that
+  // a hook then adds into the buffer, a memory-bound pass over the device's
+  // parameters every microbatch (Megatron-LM of 2021-2022). See
+  // GradAccumulationBytesPerParam, core/estimate/training_estimator.cpp.
+  bool grad_accumulation_fusion = true;
+  // Whether the gradient buffer is divided by the data-parallel size even
+  // when that is 1 (Megatron-LM's DistributedDataParallel.allreduce_gradients
+  // of 2021-2023); Megatron-Core skips the scaling at dp 1. See
+  // GradBufferBytesPerParam, core/estimate/training_estimator.cpp.
+  bool grad_scale_at_dp1 = false;
   Optimizer optimizer = Optimizer::kAdam;
   bool offload_optimizer = false;
   std::string group_order = "tp,cp,ep,dp,pp";  // innermost first

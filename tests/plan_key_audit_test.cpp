@@ -62,6 +62,18 @@ Scenario Llama70bFullRecompute() {
 }
 
 // The same in fp8 (fp8_recipe acts only then).
+// The same on 4 nodes (32 devices: tp 8, pp 4, dp 1), full recompute, global
+// batch 64: nothing reduces over data parallelism (grad_scale_at_dp1 acts
+// only then).
+Scenario Llama70bDp1() {
+  Scenario s = Llama70bFullRecompute();
+  s.system.nodes = 4;
+  s.training.dp = 0;
+  s.workload.global_batch = 64;
+  s.workload.train_tokens = 0;
+  return s;
+}
+
 Scenario Llama70bFp8() {
   Scenario s = Llama70b();
   s.training.precision = hardware::DataType::kFp8;
@@ -175,6 +187,7 @@ const std::map<std::string, std::function<Scenario()>>& Bases() {
       {"llama70b", Llama70b},
       {"llama70b-dp-auto", Llama70bDpAuto},
       {"llama70b-full-recompute", Llama70bFullRecompute},
+      {"llama70b-dp1", Llama70bDp1},
       {"llama70b-fp8", Llama70bFp8},
       {"llama70b-pp6", Llama70bPp6},
       {"llama70b-pp3", Llama70bPp3},
@@ -401,6 +414,8 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"tp_comm_overlap", {"llama70b", "false"}},
       {"dp_bucket", {"llama70b", "1 GB"}},
       {"fp32_master_weights", {"llama70b", "false"}},
+      {"grad_accumulation_fusion", {"llama70b", "false"}},
+      {"grad_scale_at_dp1", {"llama70b-dp1", "true"}},
       {"optimizer", {"llama70b", "sgd"}},
       {"offload_optimizer", {"llama70b", "true"}},
       {"group_order", {"llama70b", "dp,tp,cp,ep,pp"}},

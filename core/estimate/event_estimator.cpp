@@ -57,6 +57,17 @@ std::vector<double> Split(int64_t total, int64_t parts, const std::vector<int64_
 
 // Work of a stage (or chunk) of `n` layers, with the embedding and/or the LM
 // head, per microbatch: the closed form's stage time, kept in its parts.
+// Without gradient-accumulation fusion each microbatch's backward of a chunk
+// adds its weight gradients into the gradient buffer in a memory-bound pass
+// over the chunk's parameters, part of its weight-gradient (W) work, as the
+// closed form (GradAccumulationBytesPerParam, training_estimator.cpp).
+void AddGradAccumulation(const OperatorCosts& c, const hardware::DeviceSpec& d, double params, ChunkWork& w) {
+  if (c.grad_accumulation_bytes_per_param <= 0 || params <= 0) return;
+  const double t = hardware::MemoryTime(d, params * c.grad_accumulation_bytes_per_param);
+  w.backward += t;
+  w.backward_weight += t;
+}
+
 ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, bool embed, bool head) {
   const double f = c.moe_fraction;
   auto mix = [&](double LayerCosts::*x) { return n * ((1 - f) * c.dense.*x + f * c.moe.*x); };
@@ -264,6 +275,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     // unless one device holds both (pp = 1).
     double params = n * c.layer_params + (g == 0 ? c.embed_params : 0);
     if (g == S - 1 && !(pp == 1 && m.tied_embeddings)) params += c.head_params;
+    AddGradAccumulation(c, system_.device, params, out.work[static_cast<size_t>(d * v + k)]);
     chunk_params[static_cast<size_t>(d)][static_cast<size_t>(k)] = params;
     dev_params[static_cast<size_t>(d)] += params;
     const double expert = n * c.expert_layer_params + (g == S - 1 ? c.head_expert_params : 0);
@@ -277,23 +289,26 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     const parallelism::EvenStageLayers paced = parallelism::StageLayers(p, L);
     const double first_layers = static_cast<double>(paced.first), last_layers = static_cast<double>(paced.last),
                  mid_layers = static_cast<double>(paced.mid);
+    const double first_params = first_layers * c.layer_params + c.embed_params +
+                                (pp == 1 && !m.tied_embeddings ? c.head_params : 0);
+    const double last_params = pp == 1 ? first_params : last_layers * c.layer_params + c.head_params;
     ChunkWork pace = StageWork(c, p, first_layers, true, pp == 1);
     pace.activation_bytes = first_layers * act_layer;
+    AddGradAccumulation(c, system_.device, first_params, pace);
     if (pp > 1) {
       ChunkWork last = StageWork(c, p, last_layers, false, true);
       last.activation_bytes = last_layers * act_layer;
+      AddGradAccumulation(c, system_.device, last_params, last);
       if (ClosedFormStageTotal(last, c) > ClosedFormStageTotal(pace, c)) pace = last;
       if (pp > 2) {
         ChunkWork mid = StageWork(c, p, mid_layers, false, false);
         mid.activation_bytes = mid_layers * act_layer;
+        AddGradAccumulation(c, system_.device, mid_layers * c.layer_params, mid);
         if (ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
       }
     }
     const ChunkWork chunk = Scaled(pace, 1.0 / static_cast<double>(v));
     std::fill(out.work.begin(), out.work.end(), chunk);
-    const double first_params = first_layers * c.layer_params + c.embed_params +
-                                (pp == 1 && !m.tied_embeddings ? c.head_params : 0);
-    const double last_params = pp == 1 ? first_params : last_layers * c.layer_params + c.head_params;
     const double params = std::max({first_params, last_params, mid_layers * c.layer_params});
     std::fill(dev_params.begin(), dev_params.end(), params);
     for (auto& row : chunk_params) std::fill(row.begin(), row.end(), params / static_cast<double>(v));

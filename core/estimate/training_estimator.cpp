@@ -669,15 +669,42 @@ double OptimizerStepBytesPerParam(const TrainingPlan& p, double w_bytes) {
 // - scales it by 1 / (data-parallel size) in place before the reduction
 //   when that is not 1 (_ParamAndGradBucketGroup.start_grad_sync: "if
 //   bucket.gradient_scaling_factor != 1.0: bucket.grad_data *= ...",
-//   megatron/core/distributed/param_and_grad_buffer.py at commit 00119989;
-//   the Megatron-LM of 2021-2023 divided by the size even when it was 1,
-//   allreduce_gradients' buffer_.data /= get_data_parallel_world_size(),
-//   which is not priced): grad_bytes read and written.
+//   megatron/core/distributed/param_and_grad_buffer.py at commit 00119989):
+//   grad_bytes read and written. The Megatron-LM of 2021-2023 divided by
+//   the size even when it was 1 (DistributedDataParallel.allreduce_gradients:
+//   "buffer_.data /= mpu.get_data_parallel_world_size()", called every step,
+//   megatron/model/distributed.py at 01d65bde, a 2023 file, and the same
+//   line since the contiguous buffer appeared in 2021): with
+//   training.grad_scale_at_dp1 the scaling is priced whether reduced or not.
 // ZeRO-3 keeps no such buffer (FSDP reduce-scatters each microbatch's
 // gradients into their shards): 0.
 double GradBufferBytesPerParam(const TrainingPlan& p, double grad_bytes, bool reduced) {
   if (p.zero >= 3) return 0.0;
-  return grad_bytes + (reduced ? 2.0 * grad_bytes : 0.0);
+  return grad_bytes + (reduced || p.grad_scale_at_dp1 ? 2.0 * grad_bytes : 0.0);
+}
+
+// Bytes per parameter and microbatch of accumulating the weight gradients
+// into the gradient buffer outside the GEMMs (training.grad_accumulation_fusion
+// = false), with w_bytes per weight gradient as the backward writes it and
+// grad_bytes per buffer element. Megatron-LM before the fusion computes each
+// weight gradient as a tensor of its own ("grad_weight =
+// grad_output.t().matmul(input)", ColumnParallelLinearWithAsyncAllreduce and
+// the sequence-parallel variant, megatron/mpu/layers.py at NVIDIA/Megatron-LM
+// commit 02bb1f5c, 2022; torch's own linear backward for the row-parallel
+// layers), and DistributedDataParallel's hook on each parameter adds it into
+// the buffer ("param.main_grad.add_(param.grad.data)",
+// megatron/model/distributed.py at 01d65bde): the add reads w_bytes and
+// grad_bytes and writes grad_bytes, over every parameter the device holds,
+// once per microbatch (10 bytes in bf16 with fp32 gradients). The fusion
+// (--gradient-accumulation-fusion, apex's fused_weight_gradient_mlp_cuda
+// wgrad_gemm_accum_fp32, which appeared in apex in early 2022: NVIDIA/apex
+// issue 1314 and PR 1317, 2022-03-02; on by default, "supported only with
+// fp32 gradient accumulation", megatron/arguments.py at 00129014; in
+// Megatron-Core and Transformer Engine alike) accumulates inside the GEMM:
+// 0. ZeRO-3 keeps no buffer: 0.
+double GradAccumulationBytesPerParam(const TrainingPlan& p, double w_bytes, double grad_bytes) {
+  if (p.grad_accumulation_fusion || p.zero >= 3) return 0.0;
+  return w_bytes + 2.0 * grad_bytes;
 }
 
 }  // namespace
@@ -1061,13 +1088,24 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     double copy_out_step = 0;  // FSDP2 copy-out once per step (not in total())
     double total() const { return fwd + bwd + rec + tp + cp + ep; }
   };
-  auto stage_time = [&](double n, bool has_embed, bool has_head) {
+  // Without gradient-accumulation fusion every microbatch's backward adds
+  // each weight gradient into the gradient buffer in a pass of its own over
+  // the stage's parameters (GradAccumulationBytesPerParam), part of the
+  // weight-gradient work.
+  const double accum_bytes_per_param =
+      GradAccumulationBytesPerParam(p, act, dt == hardware::DataType::kFp16 ? 2.0 : 4.0);
+  auto stage_time = [&](double n, bool has_embed, bool has_head, double params) {
     StageTime st_;
     st_.fwd = mix(n, &OpTimes::fwd) + (has_embed ? embed.fwd : 0) + (has_head ? head.fwd : 0);
     st_.bwd = mix(n, &OpTimes::bwd) + (has_embed ? embed.bwd : 0) + (has_head ? head.bwd : 0);
     // The embedding's backward is all weight gradient (as in Costs()).
     st_.weight_grad = mix(n, &OpTimes::weight_grad) + (has_embed ? embed.bwd : 0) +
                       (has_head ? head.weight_grad : 0);
+    if (accum_bytes_per_param > 0) {
+      const double accumulate = MemoryTimeMemo(memo, dev, params * accum_bytes_per_param);
+      st_.bwd += accumulate;
+      st_.weight_grad += accumulate;
+    }
     // Full recompute runs the forward of the recomputed share of the
     // layers once more (all of them, or every recompute_interval-th:
     // FullRecomputeShare, plan_spec.h), with its TP collectives.
@@ -1104,12 +1142,12 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   };
   // The slowest stage sets the pace of the pipeline. With pp = 1 one device
   // runs the embedding, every layer and the LM head.
-  StageTime pace = stage_time(first_layers, true, p.pp == 1);
+  StageTime pace = stage_time(first_layers, true, p.pp == 1, sp.first_params);
   if (p.pp > 1) {
-    const StageTime last_st = stage_time(last_layers, false, true);
+    const StageTime last_st = stage_time(last_layers, false, true, sp.last_params);
     if (last_st.total() > pace.total()) pace = last_st;
     if (p.pp > 2) {
-      const StageTime mid_st = stage_time(mid_layers, false, false);
+      const StageTime mid_st = stage_time(mid_layers, false, false, sp.mid_params);
       if (mid_st.total() > pace.total()) pace = mid_st;
     }
   }
@@ -1338,7 +1376,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // + 4 bytes per parameter, 38 (Adam) and 30 (SGD with momentum); without
   // fp32 master weights 28 and 20 (OptimizerStepBytesPerParam). Besides the
   // optimizer's shard, the whole gradient buffer of the device is zeroed and,
-  // under data parallelism, scaled (GradBufferBytesPerParam).
+  // under data parallelism (or at dp 1 with training.grad_scale_at_dp1),
+  // scaled (GradBufferBytesPerParam).
   const double opt_params = p.zero >= 1 ? (params_dev - expert_dev) / static_cast<double>(dense_dp) +
                                               expert_dev / static_cast<double>(edp)
                                         : params_dev;
@@ -1546,6 +1585,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.optimizer_bytes_per_param = OptimizerStepBytesPerParam(p, act);  // with clipping, as Run()
   c.grad_buffer_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, false);
   c.grad_buffer_scaled_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, true);
+  c.grad_accumulation_bytes_per_param = GradAccumulationBytesPerParam(p, act, c.grad_bytes);
   // The two data-parallel groups and the routed experts' share of a
   // layer's parameters, as Run() (DataParallelGroupsOf, StageParamsOf).
   c.dp_groups = DataParallelGroupsOf(network_, p, dp, st);

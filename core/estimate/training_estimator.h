@@ -160,8 +160,13 @@ struct OperatorCosts {
   double optimizer_bytes_per_param = 0;
   // Bytes per parameter of the device's whole gradient buffer zeroed every
   // step, and zeroed and scaled when the stage's gradients are reduced over
-  // more than one device (GradBufferBytesPerParam; 0 under ZeRO-3).
+  // more than one device (GradBufferBytesPerParam; 0 under ZeRO-3; with
+  // training.grad_scale_at_dp1 both hold the scaling).
   double grad_buffer_bytes_per_param = 0, grad_buffer_scaled_bytes_per_param = 0;
+  // Bytes per parameter the backward of every microbatch moves adding the
+  // weight gradients into the gradient buffer outside the GEMMs
+  // (GradAccumulationBytesPerParam; 0 with training.grad_accumulation_fusion).
+  double grad_accumulation_bytes_per_param = 0;
   int64_t dense_dp = 1;    // the dense parameters' data-parallel group: dp x cp
   // Both data-parallel groups, dense (dp x cp) and routed experts (edp), and
   // the routed experts' parameters per device in one layer (averaged over

@@ -711,6 +711,31 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.zero3_copy_out = true;
       assume("FSDP2: each gather copied out of the all-gather buffer");
     }
+    // Megatron-LM of 2021 added each weight gradient into the gradient
+    // buffer outside its GEMM, every microbatch (GradAccumulationBytesPerParam,
+    // core/estimate/training_estimator.cpp): the fused accumulation
+    // (--gradient-accumulation-fusion) calls apex's fused_weight_gradient_mlp_cuda,
+    // which apex first shipped in early 2022 (NVIDIA/apex issue 1314 and PR
+    // 1317, 2022-03-02), after the April 2021 runs of Narayanan et al.
+    // Korthikanti et al. 2022 do not name their build: their development code
+    // (megatron/mpu/layers.py at 02bb1f5c, model_parallel_memory_opt) still
+    // adds each gradient in a hook, but the release of their features under
+    // the published names (megatron/arguments.py at 00129014: --sequence-
+    // parallel and --checkpoint-granularity selective) added
+    // --no-gradient-accumulation-fusion beside them, the fusion on by
+    // default; a 2022 row is taken as fused (docs/korthikanti-layer.md).
+    // Megatron-LM's DistributedDataParallel divided the gradient buffer by
+    // the data-parallel size every step, even at dp 1 (allreduce_gradients,
+    // megatron/model/distributed.py, from 2021 to 01d65bde of 2023);
+    // Megatron-Core's buffer skips it at dp 1.
+    if (framework == "megatron-lm" && year > 0 && year < 2022) {
+      p.grad_accumulation_fusion = false;
+      assume("unfused weight-gradient accumulation (Megatron-LM before --gradient-accumulation-fusion, 2022)");
+    }
+    if (framework == "megatron-lm" && year > 0 && year < 2024) {
+      p.grad_scale_at_dp1 = true;
+      assume("gradient buffer divided by dp even at dp 1 (Megatron-LM DistributedDataParallel before Megatron-Core)");
+    }
     if (zero && *zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
       // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
       // the iteration time flat as GPUs double at fixed batch (74 days at 768

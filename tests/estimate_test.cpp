@@ -1537,7 +1537,8 @@ TEST(Validation, AllTrainingRows) {
   // (docs/korthikanti-layer.md, "Outside the layers").
   // 9.53 % (9.5316 %) with the DeepSeek-V3 H100 row's pipeline layout from
   // its recipe (validation_test.cpp; docs/moe-long-context.md).
-  EXPECT_LE(tuned.mape_pct, 9.54);
+  // This stop's changes merged: 7.99 % (7.9898 %).
+  EXPECT_LE(tuned.mape_pct, 7.99);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -1637,7 +1638,8 @@ TEST(Validation, AllTrainingRows) {
   // 10.91 % with Megatron-LM of 2021's unfused weight-gradient accumulation
   // and its division of the gradient buffer by dp at dp 1
   // (validation_test.cpp says which sources moved).
-  EXPECT_LE(r.mape_pct, 11.17);
+  // This stop's changes merged: 10.94 % (10.9439 %).
+  EXPECT_LE(r.mape_pct, 10.95);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

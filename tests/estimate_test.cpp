@@ -1193,17 +1193,8 @@ ValidationReport Validate() {
 struct Korthikanti22bLayer {
   models::ModelSpec model = test::Model("megatron-22b");
   hardware::SystemSpec system = test::System("selene", 1);
-  parallelism::TrainingPlan plan;
+  parallelism::TrainingPlan plan = test::Korthikanti22bPlan();
   parallelism::Workload workload{.global_batch = 4, .seq_len = 2048};
-  Korthikanti22bLayer() {
-    plan.tp = 8;
-    plan.pp = plan.dp = plan.cp = 1;
-    plan.micro_batch = 4;
-    plan.zero = 0;
-    plan.dp_overlap = false;
-    plan.precision = hardware::DataType::kBf16;
-    plan.attention = parallelism::Attention::kMaterialized;
-  }
 };
 
 // Sequence parallelism's tensor-parallel collectives of one layer (Korthikanti

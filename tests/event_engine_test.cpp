@@ -690,14 +690,7 @@ TEST(EventEstimator, ActivationOffloadCostsWhatTheClosedFormCharges) {
 TEST(EventEstimator, UnfusedGradientAccumulationAsTheClosedForm) {
   const models::ModelSpec model = test::Model("megatron-22b");
   const hardware::SystemSpec node = test::System("selene", 1);
-  parallelism::TrainingPlan p;
-  p.tp = 8;
-  p.pp = p.dp = p.cp = 1;
-  p.micro_batch = 4;
-  p.zero = 0;
-  p.dp_overlap = false;
-  p.precision = hardware::DataType::kBf16;
-  p.attention = parallelism::Attention::kMaterialized;
+  parallelism::TrainingPlan p = test::Korthikanti22bPlan();
   const parallelism::Workload w{.global_batch = 4, .seq_len = 2048};
   const engine::EventEstimator est(model, node);
   const engine::TrainingEstimator closed(model, node);

@@ -61,7 +61,6 @@ Scenario Llama70bFullRecompute() {
   return s;
 }
 
-// The same in fp8 (fp8_recipe acts only then).
 // The same on 4 nodes (32 devices: tp 8, pp 4, dp 1), full recompute, global
 // batch 64: nothing reduces over data parallelism (grad_scale_at_dp1 acts
 // only then).
@@ -74,6 +73,7 @@ Scenario Llama70bDp1() {
   return s;
 }
 
+// The same in fp8 (fp8_recipe acts only then).
 Scenario Llama70bFp8() {
   Scenario s = Llama70b();
   s.training.precision = hardware::DataType::kFp8;

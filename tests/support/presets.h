@@ -47,6 +47,21 @@ inline hardware::SystemSpec System(const std::string& name, int64_t nodes) {
   return s;
 }
 
+// The plan of Korthikanti et al. 2022's Table 4 on one Selene node for
+// their 22B model (Table 3: micro batch 4, tp 8): no pipeline, no data
+// parallelism, Megatron-LM of 2022's materialised attention, bf16.
+inline parallelism::TrainingPlan Korthikanti22bPlan() {
+  parallelism::TrainingPlan plan;
+  plan.tp = 8;
+  plan.pp = plan.dp = plan.cp = 1;
+  plan.micro_batch = 4;
+  plan.zero = 0;
+  plan.dp_overlap = false;
+  plan.precision = hardware::DataType::kBf16;
+  plan.attention = parallelism::Attention::kMaterialized;
+  return plan;
+}
+
 // One device standing alone for arithmetic by hand: the frontier preset
 // cut to one node of one device, its GEMMs at a flat half of a 100 TFLOP/s
 // BF16 peak, no power cap, a max roofline. The caller sets the memory

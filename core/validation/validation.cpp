@@ -827,7 +827,10 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       //     the blockwise recipe, PR 1934 MXFP8, not per-tensor scaling):
       //     3 x 5 = 15 us.
       // Current scaling, MXFP8 and blockwise FP8: no published per-call
-      // figure; their module kernels stay at the launch cost each.
+      // figure (searched again, with what each source gives and the residual
+      // a figure would have to cover: docs/moe-long-context.md, "Current
+      // scaling and MXFP8 on the host: searched, not priced"); their module
+      // kernels stay at the launch cost each.
       const bool te_framework = framework == "megatron-lm" || framework == "megatron-core" ||
                                 framework == "nemo" || framework == "megatron-bridge";
       if (te_framework && p.precision == hardware::DataType::kBf16) {

@@ -52,20 +52,23 @@ bool AlphaBetaNetwork::RailOnlyCrossing(int top, int64_t stride) const {
   return top > 0 && g.kind == Topology::kRailOnly && stride % g.inner != 0;
 }
 
-StepCost AlphaBetaNetwork::SwitchedStep(int tier, double bytes, int64_t last) const {
+StepCost AlphaBetaNetwork::SwitchedStep(int tier, int64_t last, double eff) const {
   const NetworkTier& t = *tier_[static_cast<size_t>(tier)];
   const TierGeometry& g = geo_[static_cast<size_t>(tier)];
   const int hops = std::max(Hops(g, 0, last), 2);
-  double bw = bandwidth_[static_cast<size_t>(tier)] * t.efficiency.At(bytes);
+  double bw = bandwidth_[static_cast<size_t>(tier)] * eff;
   if (g.kind == Topology::kFatTree && hops > 2) bw /= t.oversubscription;
   return {bw, t.latency + hops * t.hop_latency};
 }
 
 double AlphaBetaNetwork::PointToPoint(double bytes, int64_t a, int64_t b, int tier) const {
+  return PointToPointAt(bytes, a, b, tier, tier_[static_cast<size_t>(tier)]->efficiency.At(bytes));
+}
+
+double AlphaBetaNetwork::PointToPointAt(double bytes, int64_t a, int64_t b, int tier, double eff) const {
   const NetworkTier& t = *tier_[static_cast<size_t>(tier)];
   const TierGeometry& g = geo_[static_cast<size_t>(tier)];
   const int hops = Hops(g, a, b);
-  const double eff = t.efficiency.At(bytes);
   double bw = bandwidth_[static_cast<size_t>(tier)] * eff;
   switch (g.kind) {
     case Topology::kFullMesh:
@@ -92,13 +95,13 @@ double AlphaBetaNetwork::Single(Collective c, double bytes, int64_t n, int64_t s
   double times[5] = {kNotSupported, kNotSupported, kNotSupported, kNotSupported, kNotSupported};
   const auto at = [](CollectiveAlgorithm a) { return static_cast<size_t>(a); };
   if (c == Collective::kSendRecv) {
-    times[at(CollectiveAlgorithm::kDirect)] = PointToPoint(bytes, 0, stride, tier);
+    times[at(CollectiveAlgorithm::kDirect)] = PointToPointAt(bytes, 0, stride, tier, eff);
   } else {
     switch (g.kind) {
       case Topology::kSwitch:
       case Topology::kFatTree:
       case Topology::kRailOnly: {
-        const StepCost st = SwitchedStep(tier, bytes, last);
+        const StepCost st = SwitchedStep(tier, last, eff);
         times[at(CollectiveAlgorithm::kRing)] = RingTime(c, bytes, n, st);
         times[at(CollectiveAlgorithm::kTree)] = TreeTime(c, bytes, n, st);
         // Through switches only the all-to-all is inherently direct: one-shot
@@ -106,8 +109,8 @@ double AlphaBetaNetwork::Single(Collective c, double bytes, int64_t n, int64_t s
         // not what NCCL runs for them.
         if (c == Collective::kAllToAll) times[at(CollectiveAlgorithm::kDirect)] = DirectTime(c, bytes, n, st);
         if (t.in_network_reduction) {
-          const Curve& ie = t.in_network_efficiency.x.empty() ? t.efficiency : t.in_network_efficiency;
-          StepCost in{bandwidth_[static_cast<size_t>(tier)] * ie.At(bytes), st.alpha};
+          const double ie = t.in_network_efficiency.x.empty() ? eff : t.in_network_efficiency.At(bytes);
+          StepCost in{bandwidth_[static_cast<size_t>(tier)] * ie, st.alpha};
           if (g.kind == Topology::kFatTree && Hops(g, 0, last) > 2) in.bandwidth /= t.oversubscription;
           times[at(CollectiveAlgorithm::kInNetwork)] = InNetworkTime(c, bytes, in);
         }
@@ -271,7 +274,8 @@ double AlphaBetaNetwork::TimeFrom(Collective c, double bytes, const GroupPlaceme
       const double inner = TimeFrom(Collective::kAllToAll,
                                     bytes * static_cast<double>(kin) / static_cast<double>(n), sub,
                                     tier, r);
-      const StepCost st = SwitchedStep(top, bytes, (n - 1) * g.stride);
+      const StepCost st =
+          SwitchedStep(top, (n - 1) * g.stride, tier_[static_cast<size_t>(top)]->efficiency.At(bytes));
       const double outer = static_cast<double>(m - 1) * st.alpha +
                            static_cast<double>(n - kin) / static_cast<double>(n) * bytes / st.bandwidth;
       if (r != nullptr) r->algorithm[static_cast<size_t>(top)] = CollectiveAlgorithm::kDirect;

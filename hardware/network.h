@@ -124,8 +124,12 @@ class AlphaBetaNetwork final : public Network {
                 CollectiveReport* r) const;
   // Point-to-point between devices `a` and `b` on tier `tier`.
   double PointToPoint(double bytes, int64_t a, int64_t b, int tier) const;
-  // Tier `tier` as a switched fabric for a group reaching `last` devices out.
-  StepCost SwitchedStep(int tier, double bytes, int64_t last) const;
+  // The same with the tier's efficiency at `bytes` already read (`eff`):
+  // Single() reads the curve once per call, not once per algorithm.
+  double PointToPointAt(double bytes, int64_t a, int64_t b, int tier, double eff) const;
+  // Tier `tier` as a switched fabric for a group reaching `last` devices out,
+  // its efficiency at the message size `eff` (the tier's curve at the bytes).
+  StepCost SwitchedStep(int tier, int64_t last, double eff) const;
   bool RailOnlyCrossing(int top, int64_t stride) const;
   double Base(int top) const;
 

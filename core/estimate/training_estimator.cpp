@@ -1029,13 +1029,22 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   if (p.tp > 1) {
     const auto g = network_.Place(p.tp, st.tp);
     tp_overlappable = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
-    const TpLayerComm tp_layer = TpLayerCollectives(
-        p, models::MoeFraction(m), [&](Collective c) { return CollectiveTime(memo, c, layer_act_bytes, g); });
+    // The layers' collectives and the embedding's and LM head's move the same
+    // b s h activations over the same group: each is priced once.
+    double known[3] = {-1, -1, -1};  // all-reduce, all-gather, reduce-scatter of layer_act_bytes
+    auto tp_time = [&](Collective c, double bytes) {
+      const int k = c == Collective::kAllReduce ? 0 : c == Collective::kAllGather ? 1
+                    : c == Collective::kReduceScatter ? 2 : -1;
+      if (k < 0 || bytes != layer_act_bytes) return CollectiveTime(memo, c, bytes, g);
+      if (known[k] < 0) known[k] = CollectiveTime(memo, c, bytes, g);
+      return known[k];
+    };
+    const TpLayerComm tp_layer =
+        TpLayerCollectives(p, models::MoeFraction(m), [&](Collective c) { return tp_time(c, layer_act_bytes); });
     tp_fwd = tp_layer.fwd;
     tp_bwd = tp_layer.bwd;
     tp_rec = tp_layer.rec;
-    tp_head = TpHeadCollectives(p, tokens, layer_act_bytes,
-                                [&](Collective c, double bytes) { return CollectiveTime(memo, c, bytes, g); });
+    tp_head = TpHeadCollectives(p, tokens, layer_act_bytes, tp_time);
   }
   double cp_layer = 0;
   if (p.cp > 1) {

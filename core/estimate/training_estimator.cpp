@@ -683,6 +683,11 @@ double GradBufferBytesPerParam(const TrainingPlan& p, double grad_bytes, bool re
   return grad_bytes + (reduced || p.grad_scale_at_dp1 ? 2.0 * grad_bytes : 0.0);
 }
 
+// Bytes of one gradient as the data-parallel reduction and the gradient
+// buffer hold it: Megatron reduces bf16 gradients in fp32
+// (--accumulate-allreduce-grads-in-fp32), fp16 ones in fp16.
+double GradBytes(hardware::DataType dt) { return dt == hardware::DataType::kFp16 ? 2.0 : 4.0; }
+
 // Bytes per parameter and microbatch of accumulating the weight gradients
 // into the gradient buffer outside the GEMMs (training.grad_accumulation_fusion
 // = false), with w_bytes per weight gradient as the backward writes it and
@@ -1102,7 +1107,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // the stage's parameters (GradAccumulationBytesPerParam), part of the
   // weight-gradient work.
   const double accum_bytes_per_param =
-      GradAccumulationBytesPerParam(p, act, dt == hardware::DataType::kFp16 ? 2.0 : 4.0);
+      GradAccumulationBytesPerParam(p, act, GradBytes(dt));
   auto stage_time = [&](double n, bool has_embed, bool has_head, double params) {
     StageTime st_;
     st_.fwd = mix(n, &OpTimes::fwd) + (has_embed ? embed.fwd : 0) + (has_head ? head.fwd : 0);
@@ -1204,8 +1209,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
                             : params_dev == last_params ? expert_last : expert_mid;
 
   const double w_bytes = act;
-  // Megatron reduces bf16 gradients in fp32 (--accumulate-allreduce-grads-in-fp32).
-  const double grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
+  const double grad_bytes = GradBytes(dt);
   double dp_exposed = 0;
   double zero3_per_mb = 0;
   double zero3_edges = 0;  // ZeRO-3 communication no pass can hide, per iteration
@@ -1590,7 +1594,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.zero3_copy_out_layer = copy_time(copy_bytes.layer);
   c.zero3_copy_out_embed = copy_time(copy_bytes.embed);
   c.zero3_copy_out_head = copy_time(copy_bytes.head);
-  c.grad_bytes = dt == hardware::DataType::kFp16 ? 2.0 : 4.0;
+  c.grad_bytes = GradBytes(dt);
   c.optimizer_bytes_per_param = OptimizerStepBytesPerParam(p, act);  // with clipping, as Run()
   c.grad_buffer_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, false);
   c.grad_buffer_scaled_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, true);

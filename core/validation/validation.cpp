@@ -474,10 +474,8 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (mtp && *mtp != s.model.mtp_depth) {
       assume("MTP depth " + std::to_string(*mtp) + " (the source's; the preset's " +
              std::to_string(s.model.mtp_depth) + ")");
-      s.model.mtp_depth = *mtp;
-    } else if (mtp) {
-      s.model.mtp_depth = *mtp;
     }
+    if (mtp) s.model.mtp_depth = *mtp;
     {
       base::Diagnostics d;
       models::CheckModel(s.model, "model", {csv_file, r.line, 0}, d);

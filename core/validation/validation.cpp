@@ -199,6 +199,16 @@ const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8", "fp8-cs", "f
 const std::vector<std::string> kAttention = {"flash", "flash2", "triton", "materialized"};
 const std::vector<std::string> kFlopsMetric = {"model", "hardware"};
 const std::vector<std::string> kMoeRouting = {"learned", "force-balanced", "token-dropping"};
+// The datatype a ZeRO-3 / FSDP run reduce-scatters its gradients in, where
+// the source states it (training.zero3_fp32_reduce): fp32, or the 16-bit
+// datatype of the weights. llm-foundry's tables state it through their
+// "MP Mode" column: Composer's fsdp_config mixed_precision PURE sets
+// MixedPrecision(param_dtype, reduce_dtype, buffer_dtype) all to the run's
+// precision (composer/trainer/dist_strategy.py, prepare_fsdp_module, early
+// 2023; composer/trainer/mosaic_fsdp_utils.py, get_mixed_precision, from
+// mid 2023: the same for PURE in every version), so a PURE bf16 row reduces
+// in bf16.
+const std::vector<std::string> kReduceDtype = {"fp32", "bf16", "fp16"};
 
 std::string JoinWords(const std::vector<std::string>& words) {
   std::string out;
@@ -351,7 +361,8 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                       dp_overlap = word("dp_overlap", kYesNo), tp_overlap = word("tp_overlap", kYesNo),
                       ep_overlap = word("ep_overlap", kYesNo), attention = word("attention", kAttention),
                       flops_metric = word("flops_metric", kFlopsMetric),
-                      moe_routing = word("moe_routing", kMoeRouting);
+                      moe_routing = word("moe_routing", kMoeRouting),
+                      reduce_dtype = word("reduce_dtype", kReduceDtype);
     // The architecture of a shape given by columns; the words are the model
     // parser's (models/model_spec.cpp).
     const std::string activation = word("activation", model.Find("activation")->info.choices),
@@ -683,13 +694,26 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // PyTorch FSDP as these frameworks run it (Zero3GathersPerMicrobatch,
     // Zero3ReduceBytesPerParam, core/estimate/parallel_comm.h): activation
     // checkpointing inside each FSDP unit, so the recomputed forward reuses
-    // the weights the unit's backward gathered, and gradients reduce-
-    // scattered in fp32 (Composer's fsdp_config mixed_precision DEFAULT, which
-    // the llm-foundry rows state; torchtitan's default mixed_precision_reduce).
+    // the weights the unit's backward gathered, and, where the row's
+    // reduce_dtype does not say otherwise, gradients reduce-scattered in fp32
+    // (Composer's fsdp_config mixed_precision DEFAULT, which the H100 tables
+    // and most A100 80GB rows of llm-foundry state; torchtitan's default
+    // mixed_precision_reduce). The PURE rows (the A100 40GB table, the A100
+    // 80GB mpt-70b rows) state bf16 (kReduceDtype above). What DEFAULT meant
+    // changed between Composer releases: before mosaicml/composer PR 2628
+    // (2023-10-10) it left reduce_dtype unset and FSDP1 then reduces in
+    // param_dtype, bf16 (torch/distributed/fsdp/flat_param.py,
+    // _init_param_reduce_dtypes: "infer gradient reduction mixed
+    // precision"); the tables do not state their Composer release, so the
+    // DEFAULT rows keep fp32, an assumption the row prints
+    // (docs/hopper-dense.md section 8 measures the other reading).
     if (framework == "llm-foundry" || framework == "torchtitan") {
       p.zero3_recompute_gather = false;
-      p.zero3_fp32_reduce = true;
-      assume("FSDP: recompute on the backward's gathered weights, gradients reduced in fp32");
+      p.zero3_fp32_reduce = reduce_dtype.empty() || reduce_dtype == "fp32";
+      assume(reduce_dtype.empty() ? "FSDP: recompute on the backward's gathered weights, gradients reduced in fp32"
+                                  : "FSDP: recompute on the backward's gathered weights");
+    } else if (!reduce_dtype.empty()) {
+      p.zero3_fp32_reduce = reduce_dtype == "fp32";
     }
     // Composer, llm-foundry's trainer, wraps with PyTorch FSDP1 and defaults
     // fsdp_config backward_prefetch to BACKWARD_POST (composer/trainer/

@@ -32,7 +32,8 @@ const char* kHeader =
     "tied_embeddings,bias,seq,gpus,gpu,system,tp,pp,dp,cp,ep,"
     "global_batch,micro_batch,recompute,seq_parallel,interleave,schedule,precision,zero,"
     "dp_overlap,tp_overlap,ep_overlap,attention,framework,flops_metric,moe_routing,"
-    "measured_iter_s,measured_tflops_per_gpu,measured_mfu,notes,mtp,first_stage_layers,last_stage_layers\n";
+    "measured_iter_s,measured_tflops_per_gpu,measured_mfu,notes,mtp,first_stage_layers,last_stage_layers,"
+    "reduce_dtype\n";
 
 // Korthikanti et al. 2022 Table 5, Megatron-22B on 8 A100 with full
 // recompute (the first row of validation/training_runs.csv), every plan
@@ -544,6 +545,50 @@ TEST(ValidationCsv, FrameworkHoldsWhatItAllowsOnly) {
       << a;
 }
 
+// Rule: reduce_dtype states the datatype FSDP reduce-scatters gradients in.
+// llm-foundry's PURE rows (Composer's mixed_precision PURE: reduce_dtype the
+// run's precision, composer/trainer/dist_strategy.py prepare_fsdp_module)
+// say bf16; a blank cell keeps the framework's fp32 (Composer's DEFAULT).
+// Llama 2 7B under FSDP on one DGX A100 (dp 8), one microbatch, no
+// recompute, the data-parallel traffic not overlapped: dp_comm is two
+// all-gathers of 2P bytes and one reduce-scatter, of 4P bytes in fp32 and
+// 2P in bf16 (tests/estimate_test.cpp,
+// ZeroThreeGathersAndReduceBytesFollowTheFramework), P = 6,738,415,616, so
+// the bf16 row is RS(4P) - RS(2P) faster (the other terms are the same).
+TEST(ValidationCsv, ReduceDtypeColumnSetsTheFsdpReduceScatterDatatype) {
+  auto row = [](const std::string& reduce) {
+    return Row({{"source", "MosaicML llm-foundry throughput table"}, {"model", "Llama-2-7B"},
+                {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""}, {"seq", "4096"},
+                {"gpu", "A100-SXM4-80GB"}, {"system", "dgx-a100-superpod"}, {"tp", "1"}, {"dp", "8"},
+                {"global_batch", "8"}, {"micro_batch", "1"}, {"recompute", "none"}, {"zero", "3"},
+                {"dp_overlap", "no"}, {"attention", "flash"}, {"framework", "llm-foundry"},
+                {"measured_iter_s", "1"}, {"reduce_dtype", reduce}});
+  };
+  base::Diagnostics d;
+  const std::string file = TempCsv("reduce.csv", row("") + row("bf16") + row("fp32") + row("fp64"));
+  const ValidationReport r = ValidateFile(file, d);
+  ASSERT_EQ(d.size(), 1u) << d.ToString();  // the fp64 cell, below
+  ASSERT_EQ(r.rows.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) ASSERT_TRUE(r.rows[i].error_pct) << i << ": " << r.rows[i].skipped;
+  EXPECT_NE(r.rows[0].assumptions.find("gradients reduced in fp32"), std::string::npos) << r.rows[0].assumptions;
+  EXPECT_EQ(r.rows[1].assumptions.find("reduced in fp32"), std::string::npos) << r.rows[1].assumptions;
+  EXPECT_EQ(r.rows[2].assumptions.find("reduced in fp32"), std::string::npos) << r.rows[2].assumptions;
+  EXPECT_DOUBLE_EQ(r.rows[2].predicted, r.rows[0].predicted);
+
+  const Scenario s = test::Llama2_7bFsdpOnOneDgxA100();
+  const TrainingEstimator est(s.model, s.system);
+  const hardware::GroupPlacement g = est.network().Place(8, 1);
+  const double P = 6738415616.0;
+  const double rs4 = est.network().Time(hardware::Collective::kReduceScatter, 4 * P, g);
+  const double rs2 = est.network().Time(hardware::Collective::kReduceScatter, 2 * P, g);
+  ASSERT_GT(rs4, rs2);
+  EXPECT_NEAR(r.rows[0].predicted - r.rows[1].predicted, rs4 - rs2, 1e-9 * r.rows[0].predicted);
+
+  EXPECT_EQ(r.rows[3].skipped, "invalid cell: " + file +
+                                   ":5: column 'reduce_dtype': got 'fp64': must be one of fp32, bf16, fp16 "
+                                   "(blank: not stated)");
+}
+
 // Rule: a Megatron-LM row from before 2022 runs the weight-gradient
 // accumulation unfused (training.grad_accumulation_fusion = false: apex's
 // fused wgrad kernel appeared in 2022, after Narayanan et al.'s runs; the
@@ -1051,7 +1096,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 1.67 -> 1.61 % (docs/korthikanti-layer.md, "Outside the layers").
   // This stop's changes merged: 10.94 / 10.03 / 20.12 % (10.9439 / 10.0268 /
   // 20.1218 %).
-  EXPECT_LE(file.mape_pct, 10.95);
+  // Raised to 11.00 % (10.9902 %): llm-foundry's 36 PURE rows (the A100
+  // 40GB table, the A100 80GB mpt-70b rows) reduce-scatter in bf16, as
+  // Composer's mixed_precision PURE sets reduce_dtype (column reduce_dtype,
+  // ReduceDtypeColumnSetsTheFsdpReduceScatterDatatype above), not in fp32:
+  // a fact the table states, and it halves their reduce-scatter bytes, so
+  // every one of them moves faster, and most of them were fast already
+  // (llm-foundry 6.76 -> 6.86 %; line 239 -24.3 -> -25.7 %, line 211 +0.6
+  // -> -1.2 %; docs/hopper-dense.md section 8). Hopper/Blackwell and MoE
+  // do not move.
+  EXPECT_LE(file.mape_pct, 11.00);
   EXPECT_LE(file_hb.mape_pct, 10.03);
   EXPECT_LE(file_moe.mape_pct, 20.13);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and

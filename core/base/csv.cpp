@@ -29,8 +29,11 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-// Splits one physical line into cells. Returns false on an unterminated quote.
-bool SplitLine(std::string_view line, std::vector<std::string>* cells) {
+// Splits one physical line into cells (RFC 4180: a quoted cell ends at a
+// lone double quote, which a comma or the end of the line must follow; a
+// quote inside it is written twice; an unquoted cell holds no quote).
+// Returns an empty string, or what is wrong and `*column` (1-based) where.
+std::string SplitLine(std::string_view line, std::vector<std::string>* cells, size_t* column) {
   cells->clear();
   std::string cell;
   bool quoted = false;
@@ -44,11 +47,26 @@ bool SplitLine(std::string_view line, std::vector<std::string>* cells) {
           ++i;
         } else {
           quoted = false;
+          // After the closing quote only spaces, then a comma or the end.
+          size_t j = i + 1;
+          while (j < line.size() && (line[j] == ' ' || line[j] == '\t')) ++j;
+          if (j < line.size() && line[j] != ',') {
+            *column = i + 1;
+            return "a double quote inside a quoted cell must be written twice (\"\"); this one ends "
+                   "the cell but is followed by text";
+          }
+          i = j - 1;
         }
       } else {
         cell.push_back(c);
       }
     } else if (c == '"') {
+      if (!Trim(cell).empty()) {
+        *column = i + 1;
+        return "a double quote in an unquoted cell; quote the whole cell and write the quote twice "
+               "(\"\")";
+      }
+      cell.clear();
       quoted = true;
       was_quoted = true;
     } else if (c == ',') {
@@ -59,9 +77,12 @@ bool SplitLine(std::string_view line, std::vector<std::string>* cells) {
       cell.push_back(c);
     }
   }
-  if (quoted) return false;
+  if (quoted) {
+    *column = 0;
+    return "unterminated double quote";
+  }
   cells->push_back(was_quoted ? cell : Trim(cell));
-  return true;
+  return {};
 }
 
 }  // namespace
@@ -93,8 +114,10 @@ Result<CsvTable> ParseCsv(std::string_view text, const std::string& source) {
       continue;
     }
     if (!have_header && Trim(line).front() == '#') continue;
-    if (!SplitLine(line, &cells)) {
-      return Error{source + ":" + std::to_string(line_no) + ": unterminated double quote"};
+    size_t column = 0;
+    if (const std::string bad = SplitLine(line, &cells, &column); !bad.empty()) {
+      return Error{source + ":" + std::to_string(line_no) + (column > 0 ? ":" + std::to_string(column) : "") +
+                   ": " + bad};
     }
     if (!have_header) {
       table.header = cells;

@@ -130,6 +130,31 @@ TEST(CsvInput, ByteOrderMarkSkippedAndNonUtf8Located) {
   EXPECT_EQ(bad.error().message, "runs.csv:2:3: not UTF-8 text (invalid byte 0x8D); save the file as UTF-8");
 }
 
+// A quote inside a quoted cell that was not doubled used to end the cell,
+// drop itself and reopen quoting at the next one: four rows of the
+// measured-runs CSV lost their quotes that way and their cells shifted under
+// Python's csv module while this reader read them. RFC 4180's rule, with
+// the place of the first bad quote.
+TEST(CsvInput, QuotesFollowRfc4180WithTheirPlace) {
+  auto ok = ParseCsv("model,notes\nx, \"a \"\"b\"\", c\" \n", "runs.csv");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->rows[0].cells[1], "a \"b\", c");
+  auto inner = ParseCsv("model,notes\nx,\"see \"A section\" here\"\n", "runs.csv");
+  ASSERT_FALSE(inner);
+  // Column 8 (x , " s e e space ") is the quote before "A section": it closes the cell early.
+  EXPECT_EQ(inner.error().message,
+            "runs.csv:2:8: a double quote inside a quoted cell must be written twice (\"\"); this one "
+            "ends the cell but is followed by text");
+  auto bare = ParseCsv("model,notes\nx,ab\"c\n", "runs.csv");
+  ASSERT_FALSE(bare);
+  EXPECT_EQ(bare.error().message,
+            "runs.csv:2:5: a double quote in an unquoted cell; quote the whole cell and write the quote "
+            "twice (\"\")");
+  auto open = ParseCsv("model,notes\nx,\"ab\n", "runs.csv");
+  ASSERT_FALSE(open);
+  EXPECT_EQ(open.error().message, "runs.csv:2: unterminated double quote");
+}
+
 // Measured-run cells were cast to integers unchecked: tp=0 and heads=0.5
 // reached a division by zero (SIGFPE in `orrery validate`).
 TEST(CsvInput, TypedCellsAreRangeCheckedWithTheirPlace) {

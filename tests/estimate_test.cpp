@@ -1529,7 +1529,10 @@ TEST(Validation, AllTrainingRows) {
   // 9.53 % (9.5316 %) with the DeepSeek-V3 H100 row's pipeline layout from
   // its recipe (validation_test.cpp; docs/moe-long-context.md).
   // This stop's changes merged: 7.99 % (7.9898 %).
-  EXPECT_LE(tuned.mape_pct, 7.99);
+  // Lowered to 7.93 % (7.9271 %): the Megatron-LM README rows' output layer
+  // untied from the embedding, as the README table's model sizes count it
+  // (docs/hopper-dense.md section 8).
+  EXPECT_LE(tuned.mape_pct, 7.94);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -1630,6 +1633,7 @@ TEST(Validation, AllTrainingRows) {
   // and its division of the gradient buffer by dp at dp 1
   // (validation_test.cpp says which sources moved).
   // This stop's changes merged: 10.94 % (10.9439 %).
+  // 10.94 % (10.9350 %) with the README rows' untied output layer.
   EXPECT_LE(r.mape_pct, 10.95);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";

@@ -449,14 +449,21 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       set("position", position);
       set("tied_embeddings", tied == "yes" ? "true" : tied == "no" ? "false" : "");
       set("bias", bias == "yes" ? "true" : bias == "no" ? "false" : "");
+      // A row that states only whether the embedding is tied to the LM head
+      // is still a GPT shape (the Megatron-LM README 2024 rows: their model
+      // sizes count an untied output layer); every other column states a
+      // different architecture.
+      const bool gpt_shape = activation.empty() && norm.empty() && position.empty() &&
+                             bias.empty() && !kv_heads;
       if (arch.empty()) assume("GPT architecture (GeLU, LayerNorm, learned positions, biases, tied embeddings)");
+      else if (gpt_shape) assume("GPT architecture (GeLU, LayerNorm, learned positions, biases)");
       // Dropout is no column: a GPT run of Megatron-LM (or Megatron-DeepSpeed,
       // which keeps Megatron's arguments) drops at the defaults of
       // megatron/training/arguments.py, --hidden-dropout 0.1 and
       // --attention-dropout 0.1; llm-foundry's MPT drops nothing
       // (llmfoundry/models/mpt/configuration_mpt.py: resid_pdrop 0.0,
       // attn_config attn_pdrop 0.0), nor do the Llama-style recipes.
-      if (arch.empty() && (framework == "megatron-lm" || framework == "deepspeed")) {
+      if (gpt_shape && (framework == "megatron-lm" || framework == "deepspeed")) {
         s.model.hidden_dropout = 0.1;
         s.model.attention_dropout = 0.1;
         assume("dropout 0.1 on the residual branches and attention (Megatron-LM defaults)");

@@ -19,6 +19,7 @@
 #include "core/estimate/training_estimator.h"
 #include "core/search/search.h"
 #include "core/validation/validation.h"
+#include "models/transformer.h"
 #include "tests/support/presets.h"
 
 namespace orrery::engine {
@@ -460,6 +461,52 @@ TEST(ValidationCsv, ArchitectureColumnsReplaceTheGptDefaults) {
   // two matrices instead of three), a different and shorter step.
   EXPECT_LT(r.rows[3].predicted, r.rows[1].predicted);
   EXPECT_NE(r.rows[3].assumptions.find("GPT architecture"), std::string::npos);
+}
+
+// The Megatron-LM README 2024 rows state only `tied_embeddings no` among the
+// architecture columns: their model sizes are the parameter counts with the
+// output layer untied (GPT 1.7B: 24 (12 h^2 + 13 h) + 2 V h + 4096 h + 2 h =
+// 1,753,862,144 at h 2048, V 131072; tied, 1,485,426,688 would be "1.5B").
+// Such a row is still Megatron-LM's GPT, so it keeps the GPT dropout of
+// megatron/training/arguments.py (0.1 / 0.1); before, stating the one column
+// dropped the dropout too. The untied row carries V h = 268,435,456 more
+// parameters (its own gradient, optimizer shard and DP traffic): slower.
+TEST(ValidationCsv, UntiedGptRowKeepsGptDropout) {
+  auto readme = [](const std::string& tied) {
+    return Row({{"source", "NVIDIA/Megatron-LM README"}, {"model", "readme-shaped-1.7b"},
+                {"layers", "24"}, {"hidden", "2048"}, {"heads", "16"}, {"ffn", ""}, {"vocab", "131072"},
+                {"tied_embeddings", tied}, {"seq", "4096"}, {"gpus", "48"}, {"gpu", "H100-SXM5-80GB"},
+                {"tp", "1"}, {"pp", "1"}, {"dp", "48"}, {"global_batch", "192"}, {"micro_batch", "4"},
+                {"recompute", "none"}, {"zero", "1"}, {"dp_overlap", "yes"}, {"attention", "flash"},
+                {"flops_metric", "model"}, {"measured_iter_s", ""}, {"measured_tflops_per_gpu", "408.8"}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r =
+      ValidateFile(TempCsv("untied.csv", readme("") + readme("yes") + readme("no")), d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(r.rows.size(), 3u);
+  for (const auto& row : r.rows) {
+    ASSERT_TRUE(row.error_pct) << row.skipped;
+    EXPECT_NE(row.assumptions.find("dropout 0.1 on the residual branches and attention"), std::string::npos)
+        << row.assumptions;
+  }
+  EXPECT_NE(r.rows[0].assumptions.find("biases, tied embeddings)"), std::string::npos) << r.rows[0].assumptions;
+  EXPECT_NE(r.rows[2].assumptions.find("GPT architecture (GeLU, LayerNorm, learned positions, biases)"),
+            std::string::npos)
+      << r.rows[2].assumptions;
+  EXPECT_DOUBLE_EQ(r.rows[1].predicted, r.rows[0].predicted);
+  EXPECT_LT(r.rows[2].predicted, r.rows[1].predicted);
+
+  models::ModelSpec m;
+  m.layers = 24;
+  m.hidden = 2048;
+  m.heads = 16;
+  m.vocab = 131072;
+  m.max_seq = 4096;
+  m.tied_embeddings = false;
+  EXPECT_DOUBLE_EQ(models::ParameterCount(m, 4096), 1753862144.0);
+  m.tied_embeddings = true;
+  EXPECT_DOUBLE_EQ(models::ParameterCount(m, 4096), 1485426688.0);
 }
 
 // Rule: an unstated micro batch is the one the search finds fastest, among
@@ -1051,8 +1098,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 1.67 -> 1.61 % (docs/korthikanti-layer.md, "Outside the layers").
   // This stop's changes merged: 10.94 / 10.03 / 20.12 % (10.9439 / 10.0268 /
   // 20.1218 %).
+  // Lowered to 10.94 / 10.02 % (10.9350 / 10.0112 %): the Megatron-LM README
+  // rows' output layer untied from the embedding, as the table's model sizes
+  // count it (validation/training_runs.csv notes; docs/hopper-dense.md
+  // section 8).
   EXPECT_LE(file.mape_pct, 10.95);
-  EXPECT_LE(file_hb.mape_pct, 10.03);
+  EXPECT_LE(file_hb.mape_pct, 10.02);
   EXPECT_LE(file_moe.mape_pct, 20.13);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -1326,7 +1377,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // accumulation and the division by dp at dp 1 (Narayanan, Korthikanti
   // below).
   // Both merged: 7.99 % (7.9898 %).
-  EXPECT_LE(all.mape_pct, 7.99);
+  // Lowered to 7.93 % (7.9271 %): the README rows' untied output layer
+  // (docs/hopper-dense.md section 8).
+  EXPECT_LE(all.mape_pct, 7.94);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -1419,8 +1472,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // training_runs.csv columns first_stage_layers / last_stage_layers 7 / 6):
   // the last device holds 6 layers beside the MTP module and the LM head,
   // not the even split's 7 (docs/moe-long-context.md).
-  EXPECT_LE(hb.mape_pct, 19.13);
-  EXPECT_LE(readme.mape_pct, 21.06);
+  // Lowered to 18.87 %, the README rows 20.77 % (18.8713 / 20.7654 %): the
+  // README table's model sizes count the output layer untied from the input
+  // embedding (GPT 1.7B: 1.75 G untied, 1.49 G tied), so those rows state
+  // tied_embeddings no (docs/hopper-dense.md section 8); the pp 1 rows move
+  // 0.4-0.9 points (1.7B +27.3 -> +26.4 %), the pp > 1 rows not at all.
+  EXPECT_LE(hb.mape_pct, 18.88);
+  EXPECT_LE(readme.mape_pct, 20.78);
   EXPECT_LE(bridge.mape_pct, 1.83);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its

@@ -743,6 +743,17 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.grad_scale_at_dp1 = true;
       assume("gradient buffer divided by dp even at dp 1 (Megatron-LM DistributedDataParallel before Megatron-Core)");
     }
+    // Megatron-LM of 2024 on checks each gradient bucket for a NaN before
+    // reducing it (--check-for-nan-in-loss-and-grad, on unless
+    // --no-check-for-nan-in-loss-and-grad; DistributedDataParallelConfig
+    // check_for_nan_in_grad, megatron/training/training.py get_model): an L2
+    // norm over the whole gradient buffer every step (GradBufferBytesPerParam,
+    // core/estimate/training_estimator.cpp). Rows of other frameworks keep it
+    // off: NeMo and Megatron-Bridge build their own DDP config.
+    if (framework == "megatron-lm" && year >= 2024) {
+      p.grad_nan_check = true;
+      assume("a NaN check of the gradient buffer before its reduction (Megatron-LM --check-for-nan-in-loss-and-grad, default on)");
+    }
     if (zero && *zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
       // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows
       // the iteration time flat as GPUs double at fixed batch (74 days at 768

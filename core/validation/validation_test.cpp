@@ -1102,8 +1102,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // rows' output layer untied from the embedding, as the table's model sizes
   // count it (validation/training_runs.csv notes; docs/hopper-dense.md
   // section 8).
-  EXPECT_LE(file.mape_pct, 10.95);
-  EXPECT_LE(file_hb.mape_pct, 10.02);
+  // Lowered to 10.92 / 9.98 % (10.9190 / 9.9830 %): Megatron-LM of 2024's
+  // NaN check of the gradient buffer before its reduction
+  // (training.grad_nan_check), on the README rows.
+  EXPECT_LE(file.mape_pct, 10.93);
+  EXPECT_LE(file_hb.mape_pct, 9.99);
   EXPECT_LE(file_moe.mape_pct, 20.13);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -1379,7 +1382,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Both merged: 7.99 % (7.9898 %).
   // Lowered to 7.93 % (7.9271 %): the README rows' untied output layer
   // (docs/hopper-dense.md section 8).
-  EXPECT_LE(all.mape_pct, 7.94);
+  // Lowered to 7.81 % (7.8132 %): Megatron-LM of 2024's NaN check of the
+  // gradient buffer (training.grad_nan_check) on the README rows.
+  EXPECT_LE(all.mape_pct, 7.82);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -1477,8 +1482,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // embedding (GPT 1.7B: 1.75 G untied, 1.49 G tied), so those rows state
   // tied_embeddings no (docs/hopper-dense.md section 8); the pp 1 rows move
   // 0.4-0.9 points (1.7B +27.3 -> +26.4 %), the pp > 1 rows not at all.
-  EXPECT_LE(hb.mape_pct, 18.88);
-  EXPECT_LE(readme.mape_pct, 20.78);
+  // Lowered to 18.42 %, the README rows 20.26 % (18.4159 / 20.2594 %):
+  // Megatron-LM of 2024 takes the L2 norm of every gradient bucket before
+  // reducing it, to catch a NaN (--check-for-nan-in-loss-and-grad, on by
+  // default; training.grad_nan_check), one more read of the fp32 gradient
+  // buffer every step: 4 B a parameter, 2.5 ms of the 1.7B row's step
+  // (+26.4 -> +25.5 %), 0.8-0.9 points on the pp 1 rows, 0.1-0.5 on the
+  // others.
+  EXPECT_LE(hb.mape_pct, 18.42);
+  EXPECT_LE(readme.mape_pct, 20.27);
   EXPECT_LE(bridge.mape_pct, 1.83);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its

@@ -271,6 +271,14 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "megatron/model/distributed.py at 01d65bde), reading and writing it once more, 2 g bytes a "
               "parameter. false: scaled only when the gradients are reduced over more than one device "
               "(Megatron-Core). ZeRO-3 keeps no buffer: nothing either way.")
+        .Bool("grad_nan_check", &TrainingPlan::grad_nan_check, "false",
+              "Take the L2 norm of every gradient bucket before its data-parallel reduction to catch a NaN "
+              "(Megatron-Core DistributedDataParallelConfig.check_for_nan_in_grad, which Megatron-LM sets from "
+              "--check-for-nan-in-loss-and-grad, on unless --no-check-for-nan-in-loss-and-grad: "
+              "megatron/training/training.py get_model; the norm is grad_data.norm(p=2) per bucket in "
+              "megatron/core/distributed/param_and_grad_buffer.py, start_grad_sync / check_grads at "
+              "00119989), reading the whole gradient buffer once more every step, g bytes a parameter. "
+              "ZeRO-3 keeps no buffer: nothing either way.")
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,
                          {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}}, "adam",
                          "Optimizer: adam (two fp32 moments) or sgd with momentum (one).")

@@ -179,6 +179,12 @@ struct TrainingPlan {
   // of 2021-2023); Megatron-Core skips the scaling at dp 1. See
   // GradBufferBytesPerParam, core/estimate/training_estimator.cpp.
   bool grad_scale_at_dp1 = false;
+  // Whether the data-parallel wrapper takes the L2 norm of each gradient
+  // bucket before reducing it, to catch a NaN (Megatron-LM's
+  // --check-for-nan-in-loss-and-grad, on by default, 2024 on): one more read
+  // of the gradient buffer every step. See GradBufferBytesPerParam,
+  // core/estimate/training_estimator.cpp.
+  bool grad_nan_check = false;
   Optimizer optimizer = Optimizer::kAdam;
   bool offload_optimizer = false;
   std::string group_order = "tp,cp,ep,dp,pp";  // innermost first

@@ -1382,6 +1382,25 @@ TEST(Estimator, UnfusedGradientAccumulationPassesOverTheParametersEveryMicrobatc
   const TrainingEstimate scaled = est.Run(q, k.workload);
   EXPECT_NEAR(scaled.time.optimizer, hardware::MemoryTime(dev, params * 50.0), 1e-9);
   EXPECT_NEAR(scaled.time.optimizer - base.time.optimizer, 13.043e-3, 0.001e-3);
+
+  // Megatron-LM's NaN check (training.grad_nan_check: an L2 norm of every
+  // gradient bucket before its reduction, megatron/core/distributed/
+  // param_and_grad_buffer.py) reads the fp32 buffer once more every step,
+  // at dp 1 as well: 4 B, 42 -> 46 B a parameter, 11.037 GB at 1.692 TB/s,
+  // 6.522 ms; with the division at dp 1 too, 54 B.
+  parallelism::TrainingPlan n = k.plan;
+  n.grad_nan_check = true;
+  EXPECT_DOUBLE_EQ(est.Costs(n, k.workload).grad_buffer_bytes_per_param, 8.0);
+  EXPECT_DOUBLE_EQ(est.Costs(n, k.workload).grad_buffer_scaled_bytes_per_param, 16.0);
+  const TrainingEstimate checked = est.Run(n, k.workload);
+  EXPECT_NEAR(checked.time.optimizer, hardware::MemoryTime(dev, params * 46.0), 1e-9);
+  EXPECT_NEAR(checked.time.optimizer - base.time.optimizer, 6.522e-3, 0.001e-3);
+  EXPECT_NEAR(checked.iteration_s - base.iteration_s, 6.522e-3, 0.001e-3);
+  n.grad_scale_at_dp1 = true;
+  EXPECT_NEAR(est.Run(n, k.workload).time.optimizer, hardware::MemoryTime(dev, params * 54.0), 1e-9);
+  // ZeRO-3 keeps no buffer to check.
+  n.zero = 3;
+  EXPECT_DOUBLE_EQ(est.Costs(n, k.workload).grad_buffer_bytes_per_param, 0.0);
 }
 
 // Korthikanti et al. 2022, Sec. 6.2, Table 4: the forward and backward of one
@@ -1529,7 +1548,12 @@ TEST(Validation, AllTrainingRows) {
   // 9.53 % (9.5316 %) with the DeepSeek-V3 H100 row's pipeline layout from
   // its recipe (validation_test.cpp; docs/moe-long-context.md).
   // This stop's changes merged: 7.99 % (7.9898 %).
-  EXPECT_LE(tuned.mape_pct, 7.99);
+  // Lowered to 7.93 % (7.9271 %): the Megatron-LM README rows' output layer
+  // untied from the embedding, as the README table's model sizes count it
+  // (docs/hopper-dense.md section 9).
+  // Lowered to 7.81 % (7.8132 %) by Megatron-LM of 2024's NaN check of the
+  // gradient buffer (training.grad_nan_check) on the README rows.
+  EXPECT_LE(tuned.mape_pct, 7.82);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -1634,7 +1658,10 @@ TEST(Validation, AllTrainingRows) {
   // in bf16, the datatype Composer's mixed_precision PURE sets and their
   // table states (column reduce_dtype); they move faster, most of them
   // fast already (validation_test.cpp; docs/hopper-dense.md section 8).
-  EXPECT_LE(r.mape_pct, 11.00);
+  // 10.94 % (10.9350 %) with the README rows' untied output layer; 10.92 %
+  // (10.9190 %) with their NaN check of the gradient buffer.
+  // Both merged: 10.98 % (10.9654 %).
+  EXPECT_LE(r.mape_pct, 10.98);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

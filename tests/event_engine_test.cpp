@@ -709,6 +709,14 @@ TEST(EventEstimator, UnfusedGradientAccumulationAsTheClosedForm) {
   ASSERT_TRUE(scaled.simulated());
   EXPECT_NEAR(closed.Run(q, w).iteration_s - closed_fused, 13.043e-3, 0.001e-3);
   EXPECT_NEAR(scaled.estimate.iteration_s - fused.estimate.iteration_s, 13.043e-3, 0.001e-3);
+  // The NaN check's read of the fp32 buffer (training.grad_nan_check), 4 B
+  // a parameter once a step: 6.522 ms in both (tests/estimate_test.cpp).
+  parallelism::TrainingPlan n = p;
+  n.grad_nan_check = true;
+  const engine::EventEstimate checked = est.Run(n, w);
+  ASSERT_TRUE(checked.simulated());
+  EXPECT_NEAR(closed.Run(n, w).iteration_s - closed_fused, 6.522e-3, 0.001e-3);
+  EXPECT_NEAR(checked.estimate.iteration_s - fused.estimate.iteration_s, 6.522e-3, 0.001e-3);
 
   const models::ModelSpec gpt3 = test::Model("gpt3-175b");
   const hardware::SystemSpec eight = test::System("selene", 8);

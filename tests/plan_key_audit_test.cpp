@@ -416,6 +416,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"fp32_master_weights", {"llama70b", "false"}},
       {"grad_accumulation_fusion", {"llama70b", "false"}},
       {"grad_scale_at_dp1", {"llama70b-dp1", "true"}},
+      {"grad_nan_check", {"llama70b", "true"}},
       {"optimizer", {"llama70b", "sgd"}},
       {"offload_optimizer", {"llama70b", "true"}},
       {"group_order", {"llama70b", "dp,tp,cp,ep,pp"}},

@@ -675,12 +675,22 @@ double OptimizerStepBytesPerParam(const TrainingPlan& p, double w_bytes) {
 //   "buffer_.data /= mpu.get_data_parallel_world_size()", called every step,
 //   megatron/model/distributed.py at 01d65bde, a 2023 file, and the same
 //   line since the contiguous buffer appeared in 2021): with
-//   training.grad_scale_at_dp1 the scaling is priced whether reduced or not.
+//   training.grad_scale_at_dp1 the scaling is priced whether reduced or not;
+// - with training.grad_nan_check, reads it once more for the L2 norm each
+//   bucket takes before its reduction to catch a NaN
+//   (_ParamAndGradBucketGroup.start_grad_sync -> check_grads: "grad_norm =
+//   self.buckets[i].grad_data.norm(p=2)" at commit 00119989; the Megatron-Core
+//   of 2024 computes "norm = self.grad_data.norm(p=2)" in
+//   Bucket.start_grad_sync), when the config's check_for_nan_in_grad is set
+//   (Megatron-LM: --check-for-nan-in-loss-and-grad, on by default). It runs
+//   whatever the data-parallel size: finish_grad_sync issues the sync, check
+//   included, at dp 1 too. grad_bytes read.
 // ZeRO-3 keeps no such buffer (FSDP reduce-scatters each microbatch's
 // gradients into their shards): 0.
 double GradBufferBytesPerParam(const TrainingPlan& p, double grad_bytes, bool reduced) {
   if (p.zero >= 3) return 0.0;
-  return grad_bytes + (reduced || p.grad_scale_at_dp1 ? 2.0 * grad_bytes : 0.0);
+  return grad_bytes + (reduced || p.grad_scale_at_dp1 ? 2.0 * grad_bytes : 0.0) +
+         (p.grad_nan_check ? grad_bytes : 0.0);
 }
 
 // Bytes of one gradient as the data-parallel reduction and the gradient

@@ -460,14 +460,21 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       set("position", position);
       set("tied_embeddings", tied == "yes" ? "true" : tied == "no" ? "false" : "");
       set("bias", bias == "yes" ? "true" : bias == "no" ? "false" : "");
+      // A row that states only whether the embedding is tied to the LM head
+      // is still a GPT shape (the Megatron-LM README 2024 rows: their model
+      // sizes count an untied output layer); every other column states a
+      // different architecture.
+      const bool gpt_shape = activation.empty() && norm.empty() && position.empty() &&
+                             bias.empty() && !kv_heads;
       if (arch.empty()) assume("GPT architecture (GeLU, LayerNorm, learned positions, biases, tied embeddings)");
+      else if (gpt_shape) assume("GPT architecture (GeLU, LayerNorm, learned positions, biases)");
       // Dropout is no column: a GPT run of Megatron-LM (or Megatron-DeepSpeed,
       // which keeps Megatron's arguments) drops at the defaults of
       // megatron/training/arguments.py, --hidden-dropout 0.1 and
       // --attention-dropout 0.1; llm-foundry's MPT drops nothing
       // (llmfoundry/models/mpt/configuration_mpt.py: resid_pdrop 0.0,
       // attn_config attn_pdrop 0.0), nor do the Llama-style recipes.
-      if (arch.empty() && (framework == "megatron-lm" || framework == "deepspeed")) {
+      if (gpt_shape && (framework == "megatron-lm" || framework == "deepspeed")) {
         s.model.hidden_dropout = 0.1;
         s.model.attention_dropout = 0.1;
         assume("dropout 0.1 on the residual branches and attention (Megatron-LM defaults)");
@@ -757,6 +764,17 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (framework == "megatron-lm" && year > 0 && year < 2024) {
       p.grad_scale_at_dp1 = true;
       assume("gradient buffer divided by dp even at dp 1 (Megatron-LM DistributedDataParallel before Megatron-Core)");
+    }
+    // Megatron-LM of 2024 on checks each gradient bucket for a NaN before
+    // reducing it (--check-for-nan-in-loss-and-grad, on unless
+    // --no-check-for-nan-in-loss-and-grad; DistributedDataParallelConfig
+    // check_for_nan_in_grad, megatron/training/training.py get_model): an L2
+    // norm over the whole gradient buffer every step (GradBufferBytesPerParam,
+    // core/estimate/training_estimator.cpp). Rows of other frameworks keep it
+    // off: NeMo and Megatron-Bridge build their own DDP config.
+    if (framework == "megatron-lm" && year >= 2024) {
+      p.grad_nan_check = true;
+      assume("a NaN check of the gradient buffer before its reduction (Megatron-LM --check-for-nan-in-loss-and-grad, default on)");
     }
     if (zero && *zero == 3 && framework == "deepspeed" && year > 0 && year < 2023) {
       // DeepSpeed ZeRO-3 as Narayanan et al. 2021 ran it: their Table 2 shows

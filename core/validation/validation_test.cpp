@@ -19,6 +19,7 @@
 #include "core/estimate/training_estimator.h"
 #include "core/search/search.h"
 #include "core/validation/validation.h"
+#include "models/transformer.h"
 #include "tests/support/presets.h"
 
 namespace orrery::engine {
@@ -463,6 +464,52 @@ TEST(ValidationCsv, ArchitectureColumnsReplaceTheGptDefaults) {
   EXPECT_NE(r.rows[3].assumptions.find("GPT architecture"), std::string::npos);
 }
 
+// The Megatron-LM README 2024 rows state only `tied_embeddings no` among the
+// architecture columns: their model sizes are the parameter counts with the
+// output layer untied (GPT 1.7B: 24 (12 h^2 + 13 h) + 2 V h + 4096 h + 2 h =
+// 1,753,862,144 at h 2048, V 131072; tied, 1,485,426,688 would be "1.5B").
+// Such a row is still Megatron-LM's GPT, so it keeps the GPT dropout of
+// megatron/training/arguments.py (0.1 / 0.1); before, stating the one column
+// dropped the dropout too. The untied row carries V h = 268,435,456 more
+// parameters (its own gradient, optimizer shard and DP traffic): slower.
+TEST(ValidationCsv, UntiedGptRowKeepsGptDropout) {
+  auto readme = [](const std::string& tied) {
+    return Row({{"source", "NVIDIA/Megatron-LM README"}, {"model", "readme-shaped-1.7b"},
+                {"layers", "24"}, {"hidden", "2048"}, {"heads", "16"}, {"ffn", ""}, {"vocab", "131072"},
+                {"tied_embeddings", tied}, {"seq", "4096"}, {"gpus", "48"}, {"gpu", "H100-SXM5-80GB"},
+                {"tp", "1"}, {"pp", "1"}, {"dp", "48"}, {"global_batch", "192"}, {"micro_batch", "4"},
+                {"recompute", "none"}, {"zero", "1"}, {"dp_overlap", "yes"}, {"attention", "flash"},
+                {"flops_metric", "model"}, {"measured_iter_s", ""}, {"measured_tflops_per_gpu", "408.8"}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r =
+      ValidateFile(TempCsv("untied.csv", readme("") + readme("yes") + readme("no")), d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(r.rows.size(), 3u);
+  for (const auto& row : r.rows) {
+    ASSERT_TRUE(row.error_pct) << row.skipped;
+    EXPECT_NE(row.assumptions.find("dropout 0.1 on the residual branches and attention"), std::string::npos)
+        << row.assumptions;
+  }
+  EXPECT_NE(r.rows[0].assumptions.find("biases, tied embeddings)"), std::string::npos) << r.rows[0].assumptions;
+  EXPECT_NE(r.rows[2].assumptions.find("GPT architecture (GeLU, LayerNorm, learned positions, biases)"),
+            std::string::npos)
+      << r.rows[2].assumptions;
+  EXPECT_DOUBLE_EQ(r.rows[1].predicted, r.rows[0].predicted);
+  EXPECT_LT(r.rows[2].predicted, r.rows[1].predicted);
+
+  models::ModelSpec m;
+  m.layers = 24;
+  m.hidden = 2048;
+  m.heads = 16;
+  m.vocab = 131072;
+  m.max_seq = 4096;
+  m.tied_embeddings = false;
+  EXPECT_DOUBLE_EQ(models::ParameterCount(m, 4096), 1753862144.0);
+  m.tied_embeddings = true;
+  EXPECT_DOUBLE_EQ(models::ParameterCount(m, 4096), 1485426688.0);
+}
+
 // Rule: an unstated micro batch is the one the search finds fastest, among
 // the plans consistent with every stated field (here only the micro batch
 // is free: the divisors of 4 / dp 1 = {1, 2, 4}, three plans), and the row's
@@ -595,10 +642,13 @@ TEST(ValidationCsv, ReduceDtypeColumnSetsTheFsdpReduceScatterDatatype) {
 // release of Korthikanti et al.'s 2022 features turned the fusion on) and,
 // before 2024, divides its gradient buffer by dp even at dp 1
 // (training.grad_scale_at_dp1); a 2024 Megatron-LM row and a Megatron-Core
-// row do neither. The 22B node (one microbatch, dp 1): dated 2021 the row
-// runs 16.308 ms (2,759,282,688 parameters x 10 B) + 13.043 ms (x 8 B)
-// slower than dated 2024, dated 2022 13.043 ms, at the A100 80GB's
-// 1.692 TB/s (tests/estimate_test.cpp,
+// row do neither. A Megatron-LM row of 2024 on checks the buffer for a NaN
+// before reducing it (training.grad_nan_check, --check-for-nan-in-loss-and-
+// grad on by default), which the Megatron-Core (NeMo) row does not. The 22B
+// node (one microbatch, dp 1): dated 2021 the row runs 16.308 ms
+// (2,759,282,688 parameters x 10 B) + 13.043 ms (x 8 B) slower than the
+// Megatron-Core row, dated 2022 13.043 ms, dated 2024 6.522 ms (x 4 B), at
+// the A100 80GB's 1.692 TB/s (tests/estimate_test.cpp,
 // UnfusedGradientAccumulationPassesOverTheParametersEveryMicrobatch).
 TEST(ValidationCsv, MegatronLmOf2021AccumulatesGradientsUnfused) {
   base::Diagnostics d;
@@ -619,8 +669,12 @@ TEST(ValidationCsv, MegatronLmOf2021AccumulatesGradientsUnfused) {
   EXPECT_TRUE(has(0, unfused) && has(0, divided)) << r.rows[0].assumptions;
   EXPECT_TRUE(!has(1, unfused) && has(1, divided)) << r.rows[1].assumptions;
   for (size_t i : {2u, 3u}) EXPECT_TRUE(!has(i, unfused) && !has(i, divided)) << r.rows[i].assumptions;
-  EXPECT_NEAR(r.rows[0].predicted - r.rows[2].predicted, 16.308e-3 + 13.043e-3, 0.002e-3);
-  EXPECT_NEAR(r.rows[1].predicted - r.rows[2].predicted, 13.043e-3, 0.001e-3);
+  const std::string nan_check = "a NaN check of the gradient buffer";
+  EXPECT_TRUE(has(2, nan_check)) << r.rows[2].assumptions;
+  for (size_t i : {0u, 1u, 3u}) EXPECT_FALSE(has(i, nan_check)) << r.rows[i].assumptions;
+  EXPECT_NEAR(r.rows[0].predicted - r.rows[3].predicted, 16.308e-3 + 13.043e-3, 0.002e-3);
+  EXPECT_NEAR(r.rows[1].predicted - r.rows[3].predicted, 13.043e-3, 0.001e-3);
+  EXPECT_NEAR(r.rows[2].predicted - r.rows[3].predicted, 6.522e-3, 0.001e-3);
 }
 
 // FixedKnobs (core/search/plan_space.h): a held knob is the only value
@@ -1105,8 +1159,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (llm-foundry 6.76 -> 6.86 %; line 239 -24.3 -> -25.7 %, line 211 +0.6
   // -> -1.2 %; docs/hopper-dense.md section 8). Hopper/Blackwell and MoE
   // do not move.
-  EXPECT_LE(file.mape_pct, 11.00);
-  EXPECT_LE(file_hb.mape_pct, 10.03);
+  // Lowered to 10.94 / 10.02 % (10.9350 / 10.0112 %): the Megatron-LM README
+  // rows' output layer untied from the embedding, as the table's model sizes
+  // count it (validation/training_runs.csv notes; docs/hopper-dense.md
+  // section 9).
+  // Lowered to 10.92 / 9.98 % (10.9190 / 9.9830 %): Megatron-LM of 2024's
+  // NaN check of the gradient buffer before its reduction
+  // (training.grad_nan_check), on the README rows.
+  // Both merged: 10.98 / 9.99 % (10.9654 / 9.9830 %).
+  EXPECT_LE(file.mape_pct, 10.98);
+  EXPECT_LE(file_hb.mape_pct, 9.99);
   EXPECT_LE(file_moe.mape_pct, 20.13);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -1380,7 +1442,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // accumulation and the division by dp at dp 1 (Narayanan, Korthikanti
   // below).
   // Both merged: 7.99 % (7.9898 %).
-  EXPECT_LE(all.mape_pct, 7.99);
+  // Lowered to 7.93 % (7.9271 %): the README rows' untied output layer
+  // (docs/hopper-dense.md section 9).
+  // Lowered to 7.81 % (7.8132 %): Megatron-LM of 2024's NaN check of the
+  // gradient buffer (training.grad_nan_check) on the README rows.
+  EXPECT_LE(all.mape_pct, 7.82);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -1473,8 +1539,20 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // training_runs.csv columns first_stage_layers / last_stage_layers 7 / 6):
   // the last device holds 6 layers beside the MTP module and the LM head,
   // not the even split's 7 (docs/moe-long-context.md).
-  EXPECT_LE(hb.mape_pct, 19.13);
-  EXPECT_LE(readme.mape_pct, 21.06);
+  // Lowered to 18.87 %, the README rows 20.77 % (18.8713 / 20.7654 %): the
+  // README table's model sizes count the output layer untied from the input
+  // embedding (GPT 1.7B: 1.75 G untied, 1.49 G tied), so those rows state
+  // tied_embeddings no (docs/hopper-dense.md section 9); the pp 1 rows move
+  // 0.4-0.9 points (1.7B +27.3 -> +26.4 %), the pp > 1 rows not at all.
+  // Lowered to 18.42 %, the README rows 20.26 % (18.4159 / 20.2594 %):
+  // Megatron-LM of 2024 takes the L2 norm of every gradient bucket before
+  // reducing it, to catch a NaN (--check-for-nan-in-loss-and-grad, on by
+  // default; training.grad_nan_check), one more read of the fp32 gradient
+  // buffer every step: 4 B a parameter, 2.5 ms of the 1.7B row's step
+  // (+26.4 -> +25.5 %), 0.8-0.9 points on the pp 1 rows, 0.1-0.5 on the
+  // others.
+  EXPECT_LE(hb.mape_pct, 18.42);
+  EXPECT_LE(readme.mape_pct, 20.27);
   EXPECT_LE(bridge.mape_pct, 1.83);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its

@@ -1690,7 +1690,9 @@ TEST(Validation, AllTrainingRows) {
   // and its division of the gradient buffer by dp at dp 1
   // (validation_test.cpp says which sources moved).
   // This stop's changes merged: 10.94 % (10.9439 %).
-  EXPECT_LE(r.mape_pct, 10.95);
+  // 10.89 % (10.8891 %) with the NeMo 24.07 / 25.02 rows' recipes
+  // (docs/fp8-training.md, "The NeMo 24.07 and 25.02 recipes").
+  EXPECT_LE(r.mape_pct, 10.90);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -255,6 +255,12 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          "layout (OCP MX v1.0), both MX copies on every device, 4 + 2/32 B, and a kernel swizzling "
                          "each operand's scales before every GEMM (six a layer); only on block-scaled tensor "
                          "cores (a device with peak_fp4: b200, gb200).")
+        .Bool("fp8_param_gather", &TrainingPlan::fp8_param_gather, "false",
+              "Keep the weights in FP8 and all-gather the updated weights after the optimizer step in "
+              "FP8, 1 B per parameter instead of 2 (Megatron-Core --fp8-param-gather; NeMo 2's "
+              "bf16_with_fp8_mixed sets fp8_params / fp8_param_gather). Read only with precision fp8 "
+              "and ZeRO-1/2 (the distributed optimizer); the gradient reduction and the memory model "
+              "are unchanged.")
         .Bool("fp32_master_weights", &TrainingPlan::fp32_master_weights, "true",
               "Keep fp32 master weights (mixed precision, Micikevicius et al. 2018).")
         .Bool("grad_accumulation_fusion", &TrainingPlan::grad_accumulation_fusion, "true",

@@ -166,6 +166,13 @@ struct TrainingPlan {
   double dp_bucket = 25e6 * 4;   // bytes per gradient bucket
   hardware::DataType precision = hardware::DataType::kBf16;
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // Whether the weights are kept in FP8 and the distributed optimizer's
+  // all-gather of the updated weights moves them in FP8, 1 byte per
+  // parameter (Megatron-Core --fp8-param-gather; NeMo's fp8_params /
+  // fp8_param_gather, set by its bf16_with_fp8_mixed precision recipe).
+  // Read only with precision fp8 and ZeRO-1/2 (core/estimate/parallel_comm.h,
+  // ParamGatherBytesPerParam).
+  bool fp8_param_gather = false;
   bool fp32_master_weights = true;
   // Whether each weight gradient is accumulated into the gradient buffer
   // inside its weight-gradient GEMM (Megatron-LM --gradient-accumulation-

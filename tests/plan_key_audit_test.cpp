@@ -80,6 +80,14 @@ Scenario Llama70bFp8() {
   return s;
 }
 
+// The same in fp8 without DP overlap: the distributed optimizer's gather
+// of the updated weights stands exposed (fp8_param_gather acts on it).
+Scenario Llama70bFp8NoDpOverlap() {
+  Scenario s = Llama70bFp8();
+  s.training.dp_overlap = false;
+  return s;
+}
+
 // Llama 3 70B on 384 H100 (48 nodes) at tp 8, pp 6, dp 8, plain 1F1B: 80
 // layers do not split evenly over 6 stages (ceil 14), so the stage layer
 // counts and counting the embedding and the loss as layers move the
@@ -189,6 +197,7 @@ const std::map<std::string, std::function<Scenario()>>& Bases() {
       {"llama70b-full-recompute", Llama70bFullRecompute},
       {"llama70b-dp1", Llama70bDp1},
       {"llama70b-fp8", Llama70bFp8},
+      {"llama70b-fp8-no-dp-overlap", Llama70bFp8NoDpOverlap},
       {"llama70b-pp6", Llama70bPp6},
       {"llama70b-pp3", Llama70bPp3},
       {"llama70b-pp6-slowdown-set", Llama70bPp6SlowdownSet},
@@ -402,6 +411,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"elementwise", {"llama70b", "eager"}},
       {"precision", {"llama70b", "fp8"}},
       {"fp8_recipe", {"llama70b-fp8", "current"}},
+      {"fp8_param_gather", {"llama70b-fp8-no-dp-overlap", "true"}},
       // Data parallelism, ZeRO and the optimizer.
       {"zero", {"llama70b", "0"}},
       {"dp_overlap", {"zero3", "false"}},

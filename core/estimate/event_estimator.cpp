@@ -342,7 +342,8 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
         s.grad_reduce = DataParallelTime(time, Collective::kAllReduce, groups, dense, expert, c.grad_bytes);
       } else if (p.zero <= 2) {
         s.grad_reduce = DataParallelTime(time, Collective::kReduceScatter, groups, dense, expert, c.grad_bytes);
-        s.param_gather = DataParallelTime(time, Collective::kAllGather, groups, dense, expert, c.weight_bytes);
+        s.param_gather = DataParallelTime(time, Collective::kAllGather, groups, dense, expert,
+                                          ParamGatherBytesPerParam(p, c.weight_bytes));
       } else {
         for (int64_t k = 0; k < v; ++k) {
           ChunkWork& cw = out.work[static_cast<size_t>(d * v + k)];

@@ -79,6 +79,24 @@ inline double Zero3ReduceBytesPerParam(const parallelism::TrainingPlan& p, doubl
   return p.zero3_fp32_reduce ? 4.0 : weight_bytes;
 }
 
+// Bytes per parameter of the distributed optimizer's all-gather of the
+// updated weights (ZeRO-1/2): the weights' datatype (`weight_bytes`), or 1
+// byte when the weights are kept in FP8 and gathered so
+// (TrainingPlan::fp8_param_gather, precision fp8): Megatron-Core's
+// --fp8-param-gather ("Keep the compute param in fp8 (do not use any other
+// intermediate dtype) and perform the param all-gather in fp8",
+// megatron/training/arguments.py), which NeMo 2's bf16_with_fp8_mixed turns
+// on (nemo/collections/llm/recipes/precision/mixed_precision.py: fp8_params
+// = True in 2024, fp8_param_gather = True at NVIDIA/NeMo 0a07447c). The
+// optimizer casts its fp32 shard of the weights to FP8 before the gather;
+// that cast (5 bytes per parameter of the shard, 1/dp of the device's) is
+// not priced. ZeRO-3 keeps `weight_bytes` (Megatron-FSDP's FP8 gather is
+// not modelled).
+inline double ParamGatherBytesPerParam(const parallelism::TrainingPlan& p, double weight_bytes) {
+  const bool fp8 = p.precision == hardware::DataType::kFp8 && p.fp8_param_gather && p.zero >= 1 && p.zero <= 2;
+  return fp8 ? 1.0 : weight_bytes;
+}
+
 // Bytes of one FSDP2 all-gather copy-out of `params` gathered parameters of
 // `weight_bytes` each (TrainingPlan::zero3_copy_out): fully_shard gathers a
 // unit's shards into one flat buffer and then, in FSDPParamGroup::

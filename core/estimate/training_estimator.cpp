@@ -1246,7 +1246,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       comm = group_time(Collective::kAllReduce, grad_bytes);
     } else if (p.zero <= 2) {
       comm = group_time(Collective::kReduceScatter, grad_bytes);
-      gather = group_time(Collective::kAllGather, w_bytes);
+      gather = group_time(Collective::kAllGather, ParamGatherBytesPerParam(p, w_bytes));
     } else if (z3_once) {
       // ZeRO-3 under a pipeline (Zero3GathersOncePerStep, parallel_comm.h):
       // each chunk's weights gathered once, before its first microbatch's

@@ -360,6 +360,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                       precision = word("precision", kPrecision),
                       dp_overlap = word("dp_overlap", kYesNo), tp_overlap = word("tp_overlap", kYesNo),
                       ep_overlap = word("ep_overlap", kYesNo), attention = word("attention", kAttention),
+                      fp8_param_gather = word("fp8_param_gather", kYesNo),
                       flops_metric = word("flops_metric", kFlopsMetric),
                       moe_routing = word("moe_routing", kMoeRouting),
                       reduce_dtype = word("reduce_dtype", kReduceDtype);
@@ -797,6 +798,11 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                      : precision == "fp8-mx"    ? parallelism::Fp8Recipe::kMxfp8
                                                 : parallelism::Fp8Recipe::kDelayed;
       if (precision == "fp8") assume("fp8 delayed scaling (recipe not stated)");
+      // The row's recipe keeps the weights in FP8 and gathers them so
+      // (training.fp8_param_gather; NeMo 2's bf16_with_fp8_mixed): stated
+      // only, never searched; blank keeps the BF16 gather.
+      p.fp8_param_gather = fp8_param_gather == "yes";
+      if (p.fp8_param_gather) assume("weights kept in FP8 and all-gathered in FP8 (the recipe's fp8_param_gather)");
     } else if (precision == "fp16") p.precision = hardware::DataType::kFp16;
     else {
       p.precision = hardware::DataType::kBf16;

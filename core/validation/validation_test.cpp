@@ -34,7 +34,7 @@ const char* kHeader =
     "global_batch,micro_batch,recompute,seq_parallel,interleave,schedule,precision,zero,"
     "dp_overlap,tp_overlap,ep_overlap,attention,framework,flops_metric,moe_routing,"
     "measured_iter_s,measured_tflops_per_gpu,measured_mfu,notes,mtp,first_stage_layers,last_stage_layers,"
-    "reduce_dtype\n";
+    "reduce_dtype,fp8_param_gather\n";
 
 // Korthikanti et al. 2022 Table 5, Megatron-22B on 8 A100 with full
 // recompute (the first row of validation/training_runs.csv), every plan
@@ -147,6 +147,38 @@ TEST(ValidationCsv, GpusThatDoNotFillDomainsArePlacedInSegments) {
 // device 3, where the even split (parallelism::EvenSplitLayers: 61 = 15 +
 // 16 + 15 + 15) leaves 15 on the last device beside the LM head and MTP, so
 // the step is shorter again. A word in either column is an error naming it.
+// The fp8_param_gather column sets training.fp8_param_gather: NeMo 25.02's
+// Nemotron-4 340B on 128 B200 (line 55's plan: tp 8, pp 4, dp 4, vp 12,
+// ZeRO-1 with DP overlap, global batch 32, 8 microbatches) gathers its
+// updated weights in FP8, half the BF16 all-gather's bytes, and too few
+// microbatches hide the DP traffic: the step is shorter. A yes on a bf16
+// row changes nothing; a word outside yes / no is an error naming the column.
+TEST(ValidationCsv, Fp8ParamGatherColumnReachesTheScenario) {
+  auto row = [](const std::string& precision, const std::string& gather) {
+    return Row({{"source", "NVIDIA NeMo 25.02 performance summary"}, {"model", "Nemotron-340B"},
+                {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""},
+                {"seq", "4096"}, {"gpus", "128"}, {"gpu", "B200"}, {"system", "DGX-B200"},
+                {"tp", "8"}, {"pp", "4"}, {"dp", "4"}, {"cp", "1"}, {"ep", "1"}, {"global_batch", "32"},
+                {"micro_batch", "1"}, {"interleave", "12"}, {"recompute", "none"}, {"seq_parallel", "yes"},
+                {"precision", precision}, {"zero", "1"}, {"dp_overlap", "yes"}, {"tp_overlap", "yes"},
+                {"attention", "flash"}, {"framework", "megatron-core"}, {"measured_iter_s", "1.701"},
+                {"fp8_param_gather", gather}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(
+      TempCsv("fp8pg.csv", row("fp8", "") + row("fp8", "yes") + row("bf16", "") + row("bf16", "yes") +
+                               row("fp8", "maybe")),
+      d);
+  ASSERT_EQ(r.rows.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) ASSERT_EQ(r.rows[i].skipped, "") << i;
+  EXPECT_EQ(r.rows[0].assumptions.find("all-gathered in FP8"), std::string::npos) << r.rows[0].assumptions;
+  EXPECT_NE(r.rows[1].assumptions.find("weights kept in FP8 and all-gathered in FP8"), std::string::npos)
+      << r.rows[1].assumptions;
+  EXPECT_LT(r.rows[1].predicted, r.rows[0].predicted);
+  EXPECT_DOUBLE_EQ(r.rows[3].predicted, r.rows[2].predicted);
+  EXPECT_NE(r.rows[4].skipped.find("fp8_param_gather"), std::string::npos) << r.rows[4].skipped;
+}
+
 TEST(ValidationCsv, MtpAndStageLayerColumnsReachTheScenario) {
   auto ds = [](const std::string& pp, const std::string& mtp, const std::string& first, const std::string& last) {
     return Row({{"source", "Megatron-Bridge 25.11 performance summary"}, {"model", "DeepSeek-V3"},
@@ -1167,8 +1199,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // NaN check of the gradient buffer before its reduction
   // (training.grad_nan_check), on the README rows.
   // Both merged: 10.98 / 9.99 % (10.9654 / 9.9830 %).
-  EXPECT_LE(file.mape_pct, 10.98);
-  EXPECT_LE(file_hb.mape_pct, 9.99);
+  // Lowered to 10.90 / 9.94 % (10.8891 / 9.9301 %) by the NeMo 24.07 / 25.02
+  // rows' recipes (no recompute on the Nemotron-4 340B rows, FP8 weight
+  // gathers on the 25.02 ones; docs/fp8-training.md, "The NeMo 24.07 and
+  // 25.02 recipes"); MoE unchanged.
+  // All three merged: 10.92 / 9.89 % (10.9106 / 9.8863 %).
+  EXPECT_LE(file.mape_pct, 10.92);
+  EXPECT_LE(file_hb.mape_pct, 9.89);
   EXPECT_LE(file_moe.mape_pct, 20.13);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -1296,9 +1333,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // leaves one layer, not three, beside the MTP module and the LM head on
   // the last pp 16 stage, and the B200 rows' per-layer cost left unpriced
   // shows (docs/moe-long-context.md).
+  // The NeMo 24.07 / 25.02 recipes (docs/fp8-training.md, "The NeMo 24.07
+  // and 25.02 recipes"): 10.53 -> 9.59 % (line 47 +15.4 -> -7.9 % without
+  // the full recompute the search had assumed) and 9.63 -> 8.73 % (line 55
+  // +17.9 -> +7.2 %: no recompute, the updated weights gathered in FP8).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 10.54},
-           {"NVIDIA NeMo 25.02", 9.64},
+           {"NVIDIA NeMo 24.07", 9.60},
+           {"NVIDIA NeMo 25.02", 8.74},
            {"NVIDIA NeMo 25.04", 6.29},
            {"NVIDIA Megatron-Bridge 25.09", 11.48},
            {"NVIDIA Megatron-Bridge 25.11", 13.40},

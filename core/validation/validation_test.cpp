@@ -1204,8 +1204,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // gathers on the 25.02 ones; docs/fp8-training.md, "The NeMo 24.07 and
   // 25.02 recipes"); MoE unchanged.
   // All three merged: 10.92 / 9.89 % (10.9106 / 9.8863 %).
-  EXPECT_LE(file.mape_pct, 10.92);
-  EXPECT_LE(file_hb.mape_pct, 9.89);
+  // Lowered to 10.78 / 9.65 % (10.7690 / 9.6366 %) by the FlashAttention-2
+  // backward's causal length factor on the H100 / H200 profiles (Shah et al.
+  // 2024 Figs. 5-6; docs/llm-foundry.md): llm-foundry 6.86 -> 6.54 %, no
+  // other source moves; MoE unchanged.
+  EXPECT_LE(file.mape_pct, 10.78);
+  EXPECT_LE(file_hb.mape_pct, 9.65);
   EXPECT_LE(file_moe.mape_pct, 20.13);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /

@@ -1208,8 +1208,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // backward's causal length factor on the H100 / H200 profiles (Shah et al.
   // 2024 Figs. 5-6; docs/llm-foundry.md): llm-foundry 6.86 -> 6.54 %, no
   // other source moves; MoE unchanged.
-  EXPECT_LE(file.mape_pct, 10.78);
-  EXPECT_LE(file_hb.mape_pct, 9.65);
+  // Lowered to 10.77 / 9.63 % (10.7598 / 9.6204 %) by the fused (cuDNN)
+  // backward's causal length factor on the same profiles (the same figures;
+  // docs/hopper-dense.md section 10): Grattafiori 7.08 -> 6.61 %, the NeMo
+  // and Megatron-Bridge tables below; MoE unchanged.
+  EXPECT_LE(file.mape_pct, 10.77);
+  EXPECT_LE(file_hb.mape_pct, 9.63);
   EXPECT_LE(file_moe.mape_pct, 20.13);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -1341,13 +1345,24 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // and 25.02 recipes"): 10.53 -> 9.59 % (line 47 +15.4 -> -7.9 % without
   // the full recompute the search had assumed) and 9.63 -> 8.73 % (line 55
   // +17.9 -> +7.2 %: no recompute, the updated weights gathered in FP8).
+  // The fused (cuDNN) backward's length factor under a causal mask (Shah et
+  // al. 2024 Figs. 5-6; docs/hopper-dense.md section 10): NeMo 24.07 9.59 ->
+  // 9.55 %, Megatron-Bridge 25.11 13.40 -> 13.35 %, 26.02 16.90 -> 16.88 %.
+  // Raised for NeMo 25.02, 8.73 -> 8.75 % (8.7545 %): its GPT-3 175B H100
+  // row at 2k tokens (line 58), predicted slow, is slower by the backward's
+  // causal penalty at 2k (0.932 -> 0.859), +1.67 -> +1.88 %, while the same
+  // model's NeMo 24.07 rows (lines 42 / 43), predicted fast, come closer;
+  // and for Megatron-Bridge 25.09, 11.47 -> 11.49 % (11.4862 %): its Llama 3
+  // 8B H100 row at 8k (line 77), predicted fast, is faster by the factor at
+  // 8k (1.038 -> 1.076), -1.47 -> -2.05 %. The factor is the published bars'
+  // arithmetic for every row alike; the rows' other terms are what is off.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 9.60},
-           {"NVIDIA NeMo 25.02", 8.74},
+           {"NVIDIA NeMo 24.07", 9.56},
+           {"NVIDIA NeMo 25.02", 8.76},
            {"NVIDIA NeMo 25.04", 6.29},
-           {"NVIDIA Megatron-Bridge 25.09", 11.48},
-           {"NVIDIA Megatron-Bridge 25.11", 13.40},
-           {"NVIDIA Megatron-Bridge 26.02", 16.91},
+           {"NVIDIA Megatron-Bridge 25.09", 11.50},
+           {"NVIDIA Megatron-Bridge 25.11", 13.36},
+           {"NVIDIA Megatron-Bridge 26.02", 16.89},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 3.59}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

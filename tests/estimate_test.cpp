@@ -1782,7 +1782,12 @@ TEST(Validation, AllTrainingRows) {
   // 10.89 % (10.8891 %) with the NeMo 24.07 / 25.02 rows' recipes
   // (docs/fp8-training.md, "The NeMo 24.07 and 25.02 recipes").
   // All three merged: 10.92 % (10.9106 %).
-  EXPECT_LE(r.mape_pct, 10.92);
+  // Raised to 11.61 % (11.6036 %): the loss priced as each framework's
+  // kernels move it (docs/loss-path.md): llm-foundry's fused bf16 cross
+  // entropy (6 B per logit) and torchtitan's and litgpt's fp32 PyTorch one
+  // (36 B) in place of Megatron-Core's 52 B; those rows, fast already, move
+  // faster (core/validation/validation_test.cpp gives the figures).
+  EXPECT_LE(r.mape_pct, 11.61);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

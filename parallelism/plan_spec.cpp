@@ -181,6 +181,18 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                            "the activations, rotary embedding five, a gated activation two; "
                            "litgpt). An eager RMSNorm moves ten times the bytes of a fused one; "
                            "torch.nn.LayerNorm is one kernel either way.")
+        .Enum<LossKernel>("loss_kernel", &TrainingPlan::loss_kernel,
+                          {{"megatron_fp32", LossKernel::kMegatronFp32},
+                           {"torch_fp32", LossKernel::kTorchFp32},
+                           {"fused_bf16", LossKernel::kFusedBf16}},
+                          "megatron_fp32",
+                          "Kernels of the training loss over the logits: megatron_fp32 (Megatron-Core's "
+                          "unfused vocabulary-parallel cross entropy, logits upcast to fp32, 52 B per "
+                          "logit forward and backward), torch_fp32 (PyTorch F.cross_entropy on logits "
+                          "upcast to fp32: torchtitan, or autocast as litgpt's bf16-mixed runs it; "
+                          "36 B per logit) or fused_bf16 (one fused kernel each way on the bf16 logits, "
+                          "flash-attn's cross entropy as llm-foundry's fused_crossentropy calls it; "
+                          "6 B per logit). docs/loss-path.md.")
         .Int("zero", &TrainingPlan::zero, 0, 3, "0",
              "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 (FSDP) also weights.")
         .Bool("dp_overlap", &TrainingPlan::dp_overlap, "true",

@@ -49,6 +49,19 @@ enum class Attention { kFlash, kMaterialized, kFlash2, kTriton };
 // fp32 intermediates where the code upcasts (litgpt, nanoGPT-style code).
 // models::LayerOps counts the passes of each.
 enum class Elementwise { kFused, kEager };
+// Which kernels compute the training loss over the logits (a cross entropy
+// over the vocabulary shard; core/estimate/step_kernels.h counts the bytes
+// per logit of each, docs/loss-path.md cites the code):
+// kMegatronFp32, Megatron-Core's unfused vocabulary-parallel cross entropy
+// (tensor_parallel/cross_entropy.py: the logits upcast to fp32 and six
+// passes forward, two backward; 52 B per logit); kTorchFp32, PyTorch's
+// F.cross_entropy on logits upcast to fp32 (torchtitan's .float(), or
+// autocast's fp32 policy for cross_entropy): the cast, log_softmax and
+// nll_loss and their backward kernels (36 B per logit); kFusedBf16, one fused
+// kernel reading the bf16 logits forward and one reading them and writing
+// their gradient backward (flash-attn's cross entropy, llm-foundry's
+// loss_fn: fused_crossentropy; 6 B per logit).
+enum class LossKernel { kMegatronFp32, kTorchFp32, kFusedBf16 };
 enum class Optimizer { kAdam, kSgd };
 // How the FP8 GEMM operands of a linear layer are scaled (read only when
 // precision is fp8; core/estimate/step_kernels.h prices each one's casts):
@@ -134,6 +147,7 @@ struct TrainingPlan {
   int64_t offload_activation_layers = 0;
   Attention attention = Attention::kFlash;
   Elementwise elementwise = Elementwise::kFused;
+  LossKernel loss_kernel = LossKernel::kMegatronFp32;
   int64_t zero = 0;          // ZeRO stage 0..3 (3 = FSDP)
   bool dp_overlap = true;    // gradient reduction overlapped with backward (bucketed)
   DpCollective dp_collective = DpCollective::kHierarchical;

@@ -1145,6 +1145,41 @@ TEST(StepKernels, VocabParallelCrossEntropyByHand) {
   EXPECT_NEAR(t.bwd, 2.30234752e-3, 1e-14);
 }
 
+// The loss as each framework's kernels move it (LossTimes, step_kernels.h),
+// by hand on the same device and the same 131,334,144 logits:
+//   torch_fp32 (torchtitan, litgpt under autocast): forward the cast (6 B)
+//     and log_softmax (8 B), 14 B = 1,838,678,016 B / 0.8 TB/s
+//     = 2.29834752 ms + 2 x 2 us; backward nll_loss's gradient (4 B),
+//     log_softmax's (12 B), the cast's (6 B), 22 B = 2,889,351,168 B
+//     = 3.61168896 ms + 3 x 2 us.
+//   fused_bf16 (flash-attn's cross entropy, llm-foundry): forward 2 B =
+//     262,668,288 B = 0.32833536 ms + 2 us; backward 4 B = 525,336,576 B
+//     = 0.65667072 ms + 2 us.
+//   megatron_fp32 is VocabParallelCrossEntropyTimes above.
+TEST(StepKernels, LossPerFrameworkByHand) {
+  const hardware::DeviceSpec d = FlatMemoryDevice();
+  const double shard = 128256.0 / 8;
+  const PassTimes torch = LossTimes(d, 8192, shard, parallelism::LossKernel::kTorchFp32);
+  EXPECT_NEAR(torch.fwd, 2.30234752e-3, 1e-14);
+  EXPECT_NEAR(torch.bwd, 3.61768896e-3, 1e-14);
+  const PassTimes fused = LossTimes(d, 8192, shard, parallelism::LossKernel::kFusedBf16);
+  EXPECT_NEAR(fused.fwd, 0.33033536e-3, 1e-14);
+  EXPECT_NEAR(fused.bwd, 0.65867072e-3, 1e-14);
+  const PassTimes megatron = LossTimes(d, 8192, shard, parallelism::LossKernel::kMegatronFp32);
+  EXPECT_DOUBLE_EQ(megatron.fwd, VocabParallelCrossEntropyTimes(d, 8192, shard).fwd);
+  EXPECT_DOUBLE_EQ(megatron.bwd, VocabParallelCrossEntropyTimes(d, 8192, shard).bwd);
+  // The breakdown's bytes per logit: 38 + 14, 14 + 22, 2 + 4.
+  EXPECT_DOUBLE_EQ(LossFwdBytesPerLogit(parallelism::LossKernel::kMegatronFp32) +
+                       LossBwdBytesPerLogit(parallelism::LossKernel::kMegatronFp32),
+                   52.0);
+  EXPECT_DOUBLE_EQ(LossFwdBytesPerLogit(parallelism::LossKernel::kTorchFp32) +
+                       LossBwdBytesPerLogit(parallelism::LossKernel::kTorchFp32),
+                   36.0);
+  EXPECT_DOUBLE_EQ(LossFwdBytesPerLogit(parallelism::LossKernel::kFusedBf16) +
+                       LossBwdBytesPerLogit(parallelism::LossKernel::kFusedBf16),
+                   6.0);
+}
+
 // Issue 15: what an FP8 Megatron-Core step spends beyond its GEMMs, wired
 // into the estimator. Llama 3 8B, one 8192-token microbatch on one H100
 // (tp 1) with a flat 80 % memory efficiency (2.68 TB/s) and no kernel
@@ -1463,6 +1498,29 @@ TEST(Estimator, UnfusedGradientAccumulationPassesOverTheParametersEveryMicrobatc
   EXPECT_DOUBLE_EQ(est.Costs(n, k.workload).grad_buffer_bytes_per_param, 0.0);
 }
 
+// The plan's loss kernels (training.loss_kernel) reach the head's costs and
+// the step: the 22B node (tp 8, one microbatch of 4 x 2048 = 8192 tokens,
+// vocabulary 51,200 / 8 = 6,400 logits a token) with the fused bf16 loss
+// spends what LossTimes says less than with Megatron-Core's fp32 one, in the
+// head's forward and backward and in the step (one microbatch, dp 1:
+// nothing overlaps the head).
+TEST(Estimator, LossKernelOfThePlanPricesTheHeadsLoss) {
+  Korthikanti22bLayer k;
+  const TrainingEstimator est(k.model, k.system);
+  const hardware::DeviceSpec& dev = k.system.device;
+  parallelism::TrainingPlan fused = k.plan;
+  fused.loss_kernel = parallelism::LossKernel::kFusedBf16;
+  const OperatorCosts a = est.Costs(k.plan, k.workload);
+  const OperatorCosts b = est.Costs(fused, k.workload);
+  const PassTimes fp32 = LossTimes(dev, 8192, 6400, parallelism::LossKernel::kMegatronFp32);
+  const PassTimes bf16 = LossTimes(dev, 8192, 6400, parallelism::LossKernel::kFusedBf16);
+  EXPECT_NEAR(a.head.fwd - b.head.fwd, fp32.fwd - bf16.fwd, 1e-15);
+  EXPECT_NEAR(a.head.bwd - b.head.bwd, fp32.bwd - bf16.bwd, 1e-15);
+  EXPECT_GT(fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd, 0.5e-3);
+  EXPECT_NEAR(est.Run(k.plan, k.workload).iteration_s - est.Run(fused, k.workload).iteration_s,
+              fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd, 1e-12);
+}
+
 // Korthikanti et al. 2022, Sec. 6.2, Table 4: the forward and backward of one
 // transformer layer of the 22B model (the set-up of Korthikanti22bLayer), in
 // ms, measured:
@@ -1728,7 +1786,13 @@ TEST(Validation, AllTrainingRows) {
   // factor (llm-foundry 6.86 -> 6.54 %; docs/llm-foundry.md).
   // 10.77 % (10.7598 %) with the fused (cuDNN) backward's causal length
   // factor (docs/hopper-dense.md section 10).
-  EXPECT_LE(r.mape_pct, 10.77);
+  // Raised to 11.61 % (11.6036 %): the loss priced as each framework's
+  // kernels move it (docs/loss-path.md): llm-foundry's fused bf16 cross
+  // entropy (6 B per logit) and torchtitan's and litgpt's fp32 PyTorch one
+  // (36 B) in place of Megatron-Core's 52 B; those rows, fast already, move
+  // faster (core/validation/validation_test.cpp gives the figures).
+  // Merged over both causal backward factors: 11.48 % (11.4743 %).
+  EXPECT_LE(r.mape_pct, 11.48);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -717,6 +717,16 @@ TEST(EventEstimator, UnfusedGradientAccumulationAsTheClosedForm) {
   ASSERT_TRUE(checked.simulated());
   EXPECT_NEAR(closed.Run(n, w).iteration_s - closed_fused, 6.522e-3, 0.001e-3);
   EXPECT_NEAR(checked.estimate.iteration_s - fused.estimate.iteration_s, 6.522e-3, 0.001e-3);
+  // The plan's loss kernels (training.loss_kernel): the event engine's head
+  // carries the same loss as the closed form's (AddLoss), so a fused bf16
+  // loss shortens both steps alike.
+  parallelism::TrainingPlan l = p;
+  l.loss_kernel = parallelism::LossKernel::kFusedBf16;
+  const engine::EventEstimate lighter = est.Run(l, w);
+  ASSERT_TRUE(lighter.simulated());
+  const double closed_lighter = closed.Run(l, w).iteration_s;
+  EXPECT_GT(closed_fused - closed_lighter, 0.5e-3);
+  EXPECT_NEAR(fused.estimate.iteration_s - lighter.estimate.iteration_s, closed_fused - closed_lighter, 1e-9);
 
   const models::ModelSpec gpt3 = test::Model("gpt3-175b");
   const hardware::SystemSpec eight = test::System("selene", 8);

@@ -409,6 +409,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       // Kernels and datatypes.
       {"attention", {"llama70b", "flash2"}},
       {"elementwise", {"llama70b", "eager"}},
+      {"loss_kernel", {"llama70b", "fused_bf16"}},
       {"precision", {"llama70b", "fp8"}},
       {"fp8_recipe", {"llama70b-fp8", "current"}},
       {"fp8_param_gather", {"llama70b-fp8-no-dp-overlap", "true"}},

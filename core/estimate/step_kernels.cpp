@@ -75,4 +75,24 @@ PassTimes VocabParallelCrossEntropyTimes(const hardware::DeviceSpec& d, double t
   return t;
 }
 
+PassTimes LossTimes(const hardware::DeviceSpec& d, double tokens, double vocab_shard,
+                    parallelism::LossKernel kernel) {
+  const double logits = tokens * vocab_shard;
+  PassTimes t;
+  switch (kernel) {
+    case parallelism::LossKernel::kMegatronFp32:
+      return VocabParallelCrossEntropyTimes(d, tokens, vocab_shard);
+    case parallelism::LossKernel::kTorchFp32:
+      // Forward kernels 6, 8; backward 4, 12, 6 bytes per logit (step_kernels.h).
+      for (const double b : {6.0, 8.0}) t.fwd += hardware::MemoryTime(d, b * logits);
+      for (const double b : {4.0, 12.0, 6.0}) t.bwd += hardware::MemoryTime(d, b * logits);
+      return t;
+    case parallelism::LossKernel::kFusedBf16:
+      t.fwd = hardware::MemoryTime(d, kFusedBf16CrossEntropyFwdBytesPerLogit * logits);
+      t.bwd = hardware::MemoryTime(d, kFusedBf16CrossEntropyBwdBytesPerLogit * logits);
+      return t;
+  }
+  return t;
+}
+
 }  // namespace orrery::engine

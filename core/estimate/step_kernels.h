@@ -201,4 +201,48 @@ PassTimes VocabParallelCrossEntropyTimes(const hardware::DeviceSpec& d, double t
 inline constexpr double kVocabParallelCrossEntropyFwdBytesPerLogit = 6 + 4 + 8 + 8 + 4 + 8;
 inline constexpr double kVocabParallelCrossEntropyBwdBytesPerLogit = 8 + 6;
 
+// The training loss as a framework's kernels move it
+// (parallelism::LossKernel), over `tokens` x `vocab_shard` logits, bytes per
+// logit (docs/loss-path.md cites each framework's code):
+//   kMegatronFp32: VocabParallelCrossEntropyTimes above, 38 forward, 14 backward.
+//   kTorchFp32: F.cross_entropy (= log_softmax + nll_loss,
+//     torch/nn/functional.py) on logits upcast to fp32, by an explicit
+//     .float() (torchtitan) or by autocast, whose fp32 list holds
+//     cross_entropy, log_softmax and nll_loss (PyTorch docs, amp.rst, "CUDA
+//     Ops that can autocast to float32"):
+//       forward:  cast bf16 -> fp32                read 2, write 4    6
+//                 log_softmax (fp32 out)           read 4, write 4    8   = 14
+//                 (nll_loss gathers one logit a token: negligible)
+//       backward: nll_loss_backward: zero-filled
+//                 fp32 grad, one -1/N a token       write 4            4
+//                 _log_softmax_backward_data       read 4 + 4, write 4 12
+//                 the cast's backward fp32 -> bf16 read 4, write 2     6   = 22
+//   kFusedBf16: flash-attn's cross entropy (flash_attn/losses/cross_entropy.py:
+//     the xentropy CUDA extension adapted from Apex in flash-attn 1.x, the
+//     Triton kernel of flash_attn/ops/triton/cross_entropy.py in 2.x), on
+//     the bf16 logits with fp32 arithmetic in registers:
+//       forward:  read the logits, write one loss and one lse a token      2
+//       backward: read the logits (and the lse), write their bf16 gradient
+//                 (a new tensor: inplace_backward False by default)         4
+// Each kernel is counted reading its input and writing its output once, as
+// for Megatron-Core's table (a softmax over a row too long for shared memory
+// may read it again from L2 or HBM; not counted).
+PassTimes LossTimes(const hardware::DeviceSpec& d, double tokens, double vocab_shard, parallelism::LossKernel kernel);
+inline constexpr double kTorchFp32CrossEntropyFwdBytesPerLogit = 6 + 8;
+inline constexpr double kTorchFp32CrossEntropyBwdBytesPerLogit = 4 + 12 + 6;
+inline constexpr double kFusedBf16CrossEntropyFwdBytesPerLogit = 2;
+inline constexpr double kFusedBf16CrossEntropyBwdBytesPerLogit = 4;
+// The bytes per logit of a path, forward and backward (for a per-operator
+// breakdown beside the seconds).
+inline constexpr double LossFwdBytesPerLogit(parallelism::LossKernel kernel) {
+  return kernel == parallelism::LossKernel::kTorchFp32   ? kTorchFp32CrossEntropyFwdBytesPerLogit
+         : kernel == parallelism::LossKernel::kFusedBf16 ? kFusedBf16CrossEntropyFwdBytesPerLogit
+                                                         : kVocabParallelCrossEntropyFwdBytesPerLogit;
+}
+inline constexpr double LossBwdBytesPerLogit(parallelism::LossKernel kernel) {
+  return kernel == parallelism::LossKernel::kTorchFp32   ? kTorchFp32CrossEntropyBwdBytesPerLogit
+         : kernel == parallelism::LossKernel::kFusedBf16 ? kFusedBf16CrossEntropyBwdBytesPerLogit
+                                                         : kVocabParallelCrossEntropyBwdBytesPerLogit;
+}
+
 }  // namespace orrery::engine

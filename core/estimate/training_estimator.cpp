@@ -228,9 +228,10 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
 // them. The output layer is Megatron-Core's own ColumnParallelLinear, not a
 // Transformer Engine module, so fp8_autocast leaves it in BF16 (as DeepSeek-V3
 // keeps its output head in BF16 under FP8 training, arXiv 2412.19437 Sec.
-// 3.3.1). The loss is not models::HeadOps' one-pass cross entropy but
-// Megatron-Core's fp32 vocabulary-parallel one (VocabParallelCrossEntropyTimes,
-// added by AddLoss): HeadOps' last operator is dropped here.
+// 3.3.1). The loss is not models::HeadOps' one-pass cross entropy but the
+// plan's loss kernels (TrainingPlan::loss_kernel, LossTimes in
+// step_kernels.h: by default Megatron-Core's fp32 vocabulary-parallel one),
+// added by AddLoss: HeadOps' last operator is dropped here.
 hardware::DataType HeadDataType(hardware::DataType dt) {
   return dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt;
 }
@@ -240,10 +241,10 @@ void TrainingHeadOps(const models::ModelSpec& m, const models::LayerShape& shape
   if (ops.count > 0) --ops.count;  // no string compared on the hot path
 }
 void AddLoss(const hardware::DeviceSpec& d, const models::ModelSpec& m, const models::LayerShape& shape,
-             OpTimes& head) {
+             parallelism::LossKernel kernel, OpTimes& head) {
   const double tokens = static_cast<double>(shape.micro_batch) * static_cast<double>(shape.seq);
   const PassTimes ce =
-      VocabParallelCrossEntropyTimes(d, tokens, static_cast<double>(m.vocab) / static_cast<double>(shape.tp));
+      LossTimes(d, tokens, static_cast<double>(m.vocab) / static_cast<double>(shape.tp), kernel);
   head.fwd += ce.fwd;
   head.bwd += ce.bwd;
 }
@@ -911,7 +912,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   }
   TrainingHeadOps(m, shape, ops);
   out.head = Times(dev, HeadDataType(dt), p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
-  AddLoss(dev, m, shape, out.head);
+  AddLoss(dev, m, shape, p.loss_kernel, out.head);
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
   out.embed = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
@@ -1509,7 +1510,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     const bool head = dense_t != nullptr;
     const hardware::DataType op_dt = head ? HeadDataType(dt) : dt;
     OpTimes t = Times(dev, op_dt, p.fp8_recipe, ops, true, attn_kernel, local);
-    if (head) AddLoss(dev, m, shape, t);
+    if (head) AddLoss(dev, m, shape, p.loss_kernel, t);
     if (head) AddMtpModules(m, *dense_t, *moe_t, t);  // the head carries MTP
     LayerCosts l;
     l.fwd = t.fwd;
@@ -1853,17 +1854,18 @@ OperatorBreakdown TrainingEstimator::Breakdown(const TrainingPlan& p, const para
     b.moe.fwd_s = fwd;
     b.moe.bwd_s = bwd;
   }
-  // The head as PrepareInto prices it: its GEMM datatype, Megatron-Core's
-  // fp32 vocabulary-parallel loss, the MTP modules.
+  // The head as PrepareInto prices it: its GEMM datatype, the plan's loss
+  // kernels (LossTimes), the MTP modules.
   TrainingHeadOps(m, shape, ops);
   b.head = GroupOf(dev, HeadDataType(dt), p.fp8_recipe, ops, attn_kernel, local);
   {
     const double tokens = static_cast<double>(shape.micro_batch) * static_cast<double>(shape.seq);
     const double vocab_shard = static_cast<double>(m.vocab) / static_cast<double>(shape.tp);
-    const PassTimes ce = VocabParallelCrossEntropyTimes(dev, tokens, vocab_shard);
-    AddMemoryLine(b.head, dev, "cross_entropy_fp32", "loss", ce.fwd, ce.bwd,
-                  kVocabParallelCrossEntropyFwdBytesPerLogit * tokens * vocab_shard,
-                  kVocabParallelCrossEntropyBwdBytesPerLogit * tokens * vocab_shard);
+    const PassTimes ce = LossTimes(dev, tokens, vocab_shard, p.loss_kernel);
+    AddMemoryLine(b.head, dev,
+                  p.loss_kernel == parallelism::LossKernel::kFusedBf16 ? "cross_entropy_fused" : "cross_entropy_fp32",
+                  "loss", ce.fwd, ce.bwd, LossFwdBytesPerLogit(p.loss_kernel) * tokens * vocab_shard,
+                  LossBwdBytesPerLogit(p.loss_kernel) * tokens * vocab_shard);
   }
   if (m.mtp_depth > 0) {
     OpTimes head_t;

@@ -699,6 +699,27 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.elementwise = parallelism::Elementwise::kEager;
       assume("eager element-wise kernels (" + framework + " runs PyTorch eager code)");
     }
+    // The loss over the logits as each framework's code computes it
+    // (parallelism::LossKernel; bytes per logit in core/estimate/step_kernels.h,
+    // sources in docs/loss-path.md). llm-foundry's MPT defaults loss_fn to
+    // fused_crossentropy, flash-attn's fused cross entropy on the bf16 logits
+    // (llmfoundry/models/mpt/modeling_mpt.py, ComposerMPTCausalLM:
+    // om_model_config.get('loss_fn', 'fused_crossentropy')); the benchmark's
+    // submit_benchmarks.py does not set loss_fn. torchtitan's loss_fn is
+    // F.cross_entropy(pred.flatten(0, 1).float(), ...) (train.py). litgpt's
+    // chunked_cross_entropy calls F.cross_entropy on the logits
+    // (litgpt/utils.py), which its default precision bf16-mixed runs under
+    // autocast, whose fp32 list holds cross_entropy: the same fp32 kernels.
+    // The Megatron frameworks keep Megatron-Core's unfused fp32 loss (the
+    // default): --cross-entropy-loss-fusion is off unless asked for
+    // (docs/loss-path.md, what is left).
+    if (framework == "llm-foundry") {
+      p.loss_kernel = parallelism::LossKernel::kFusedBf16;
+      assume("fused bf16 cross entropy (llm-foundry loss_fn fused_crossentropy, flash-attn)");
+    } else if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan") {
+      p.loss_kernel = parallelism::LossKernel::kTorchFp32;
+      assume("PyTorch cross entropy on fp32 logits (" + framework + ": F.cross_entropy after an fp32 upcast)");
+    }
     // PyTorch FSDP as these frameworks run it (Zero3GathersPerMicrobatch,
     // Zero3ReduceBytesPerParam, core/estimate/parallel_comm.h): activation
     // checkpointing inside each FSDP unit, so the recomputed forward reuses

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/estimate/step_kernels.h"
 #include "core/estimate/training_estimator.h"
 #include "core/search/search.h"
 #include "core/validation/validation.h"
@@ -494,6 +495,37 @@ TEST(ValidationCsv, ArchitectureColumnsReplaceTheGptDefaults) {
   // two matrices instead of three), a different and shorter step.
   EXPECT_LT(r.rows[3].predicted, r.rows[1].predicted);
   EXPECT_NE(r.rows[3].assumptions.find("GPT architecture"), std::string::npos);
+}
+
+// Rule: the loss kernels follow the row's framework (training.loss_kernel,
+// docs/loss-path.md): llm-foundry's fused bf16 cross entropy, torchtitan's
+// and litgpt's PyTorch cross entropy on fp32 logits, and Megatron-Core's
+// vocabulary-parallel fp32 loss (the default) for the Megatron frameworks
+// and a row that names none. Korthikanti's 22B row (every plan field
+// stated, ZeRO 0, materialised attention) under llm-foundry differs from the
+// same row under no framework in its loss alone: 4 x 2048 tokens x 51,200 / 8
+// logits on the A100, LossTimes(fused_bf16) against LossTimes(megatron_fp32)
+// (tests/estimate_test.cpp works both by hand).
+TEST(ValidationCsv, LossKernelsFollowTheFramework) {
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(
+      TempCsv("loss.csv", Row({{"framework", "llm-foundry"}}) + Row({{"framework", "torchtitan"}}) +
+                              Row({{"framework", "litgpt"}}) + Row({{"framework", "megatron-lm"}}) +
+                              Row({{"framework", ""}})),
+      d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(r.rows.size(), 5u);
+  for (const auto& row : r.rows) ASSERT_TRUE(row.error_pct) << row.skipped;
+  EXPECT_NE(r.rows[0].assumptions.find("fused bf16 cross entropy (llm-foundry loss_fn fused_crossentropy"),
+            std::string::npos);
+  EXPECT_NE(r.rows[1].assumptions.find("PyTorch cross entropy on fp32 logits (torchtitan"), std::string::npos);
+  EXPECT_NE(r.rows[2].assumptions.find("PyTorch cross entropy on fp32 logits (litgpt"), std::string::npos);
+  EXPECT_EQ(r.rows[3].assumptions.find("cross entropy"), std::string::npos);
+  EXPECT_EQ(r.rows[4].assumptions.find("cross entropy"), std::string::npos);
+  const hardware::DeviceSpec a100 = test::System("selene", 1).device;
+  const engine::PassTimes fp32 = engine::LossTimes(a100, 8192, 6400, parallelism::LossKernel::kMegatronFp32);
+  const engine::PassTimes bf16 = engine::LossTimes(a100, 8192, 6400, parallelism::LossKernel::kFusedBf16);
+  EXPECT_NEAR(r.rows[4].predicted - r.rows[0].predicted, fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd, 1e-12);
 }
 
 // The Megatron-LM README 2024 rows state only `tied_embeddings no` among the
@@ -1212,8 +1244,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // backward's causal length factor on the same profiles (the same figures;
   // docs/hopper-dense.md section 10): Grattafiori 7.08 -> 6.61 %, the NeMo
   // and Megatron-Bridge tables below; MoE unchanged.
-  EXPECT_LE(file.mape_pct, 10.77);
-  EXPECT_LE(file_hb.mape_pct, 9.63);
+  // Raised to 11.61 / 10.65 % (11.6036 / 10.6393 %): the loss priced as each
+  // framework's kernels move it (training.loss_kernel, docs/loss-path.md).
+  // Every row had Megatron-Core's unfused fp32 loss, 52 B per logit;
+  // llm-foundry's flash-attn fused cross entropy moves 6 B, torchtitan's and
+  // litgpt's PyTorch cross entropy on fp32 logits 36 B. Those rows were
+  // nearly all predicted fast already and move faster (llm-foundry 6.86 ->
+  // 8.08 %, most on the small-width, short-sequence H100 / A100 rows:
+  // mpt-350m line 209 -13.9 -> -26.8 %): the extra 46 B per logit they
+  // carried stood in for some other cost, not found yet.
+  // Merged over both causal backward factors: 11.48 / 10.42 %
+  // (11.4743 / 10.4112 %).
+  EXPECT_LE(file.mape_pct, 11.48);
+  EXPECT_LE(file_hb.mape_pct, 10.42);
   EXPECT_LE(file_moe.mape_pct, 20.13);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -1405,10 +1448,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // FSDP2's copy-out of each gather (-5.2 / -5.1, -3.8, -5.7 / -4.0 / -5.6,
   // -10.6 / -3.3 %). 5.38 % with the low-precision copy's second read of
   // the fp32 master in the optimizer step (OptimizerStepBytesPerParam).
+  // Raised to 5.51 % (5.4999 %): torchtitan's loss is F.cross_entropy on
+  // fp32 logits, 36 B per logit rather than Megatron-Core's 52 B
+  // (docs/loss-path.md); the rows, fast already, move faster.
   const ValidationReport torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
   ASSERT_EQ(torchtitan.evaluated, 8);
-  EXPECT_LE(torchtitan.mape_pct, 5.40);
+  EXPECT_LE(torchtitan.mape_pct, 5.51);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture
@@ -1443,7 +1489,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // the A100 curve, plateau 0.715; 0.878 and 0.70 before). The curve alone
   // gives 48.28 % (it is 1-2 % faster); the attention 41.01 % with it.
   // 40.93 % with the optimizer step's second read of the fp32 master.
-  EXPECT_LE(gemstones.mape_pct, 40.95);
+  // Raised to 42.97 % (42.9591 %): litgpt's loss is F.cross_entropy under
+  // bf16-mixed autocast, fp32 logits, 36 B per logit rather than
+  // Megatron-Core's 52 B (docs/loss-path.md); every row, fast already,
+  // moves faster (Gemstone-768x3 -30.9 -> -36.8 %).
+  EXPECT_LE(gemstones.mape_pct, 42.97);
   // The one other measured run on MI250X GCDs that states its set-up: the
   // frontier-torchtitan README's replication of torchtitan's Llama 3 8B
   // benchmark (FSDP2 over 64 GCDs, op-level selective checkpointing, local
@@ -1455,11 +1505,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // is (the A100 twin runs torchtitan's eager RMSNorm). Then 5.30 s,
   // -13.75 %, with the GCD profile's measured FlashAttention fractions and
   // MAMF-scaled GEMM curve (the curve alone: -28.96 %). Then -13.74 % with
-  // the optimizer step's second read of the fp32 master.
+  // the optimizer step's second read of the fp32 master. Raised to 13.95 %
+  // (-13.94 %) with torchtitan's fp32 PyTorch cross entropy, 36 B per logit
+  // rather than 52 B (docs/loss-path.md).
   const ValidationReport frontier_torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"frontier-torchtitan README"}); });
   ASSERT_EQ(frontier_torchtitan.evaluated, 1);
-  EXPECT_LE(frontier_torchtitan.mape_pct, 13.76);
+  EXPECT_LE(frontier_torchtitan.mape_pct, 13.95);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

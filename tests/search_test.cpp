@@ -341,6 +341,13 @@ TEST(Search, PreparedRunIsBitIdenticalToRun) {
   EXPECT_FALSE(prepared.Matches(p, s.workload));
   EXPECT_EQ(est.Run(p, s.workload, prepared).iteration_s, est.Run(p, s.workload).iteration_s);
   EXPECT_NE(est.Run(p, s.workload).iteration_s, est.Run(s.training, s.workload).iteration_s);
+  // Another loss kernel (the head's loss is priced in the prepared work): no
+  // match either, and Run() redoes it rather than reusing the stale head.
+  parallelism::TrainingPlan fused = s.training;
+  fused.loss_kernel = parallelism::LossKernel::kFusedBf16;
+  EXPECT_FALSE(prepared.Matches(fused, s.workload));
+  EXPECT_EQ(est.Run(fused, s.workload, prepared).iteration_s, est.Run(fused, s.workload).iteration_s);
+  EXPECT_LT(est.Run(fused, s.workload).iteration_s, est.Run(s.training, s.workload).iteration_s);
 }
 
 // RunIfFits, the search's call for a block's plans, learns memory before

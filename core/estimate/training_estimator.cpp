@@ -876,6 +876,7 @@ bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workloa
          p.host_te_module == host_te_module && p.host_te_split == host_te_split &&
          (p.expert_capacity_factor > 0) == capacity_bound &&
          p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
+         p.loss_kernel == loss_kernel &&
          p.precision == precision && p.fp8_recipe == fp8_recipe && w.seq_len == seq_len &&
          w.global_batch == global_batch;
 }
@@ -930,6 +931,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.sequence_parallel = p.sequence_parallel;
   out.attention = p.attention;
   out.elementwise = p.elementwise;
+  out.loss_kernel = p.loss_kernel;
   out.precision = p.precision;
   out.fp8_recipe = p.fp8_recipe;
   out.seq_len = w.seq_len;

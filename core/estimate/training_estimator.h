@@ -113,6 +113,7 @@ struct PreparedWorkload {
   bool sequence_parallel = false;
   parallelism::Attention attention = parallelism::Attention::kFlash;
   parallelism::Elementwise elementwise = parallelism::Elementwise::kFused;
+  parallelism::LossKernel loss_kernel = parallelism::LossKernel::kMegatronFp32;
   hardware::DataType precision = hardware::DataType::kBf16;
   parallelism::Fp8Recipe fp8_recipe = parallelism::Fp8Recipe::kDelayed;
   // True when a plan and workload have the shape it was prepared for.

@@ -194,7 +194,10 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
     return p.zero >= from_stage ? dense / dp + experts / edp : params;
   };
   r.weights = sharded(3) * w_bytes;
-  r.gradients = sharded(2) * w_bytes;
+  // ZeRO-0/1/2 keep the gradient buffer the data-parallel reduction reads,
+  // in its datatype (GradientBytes: fp32 in bf16 training, as the
+  // estimator's reduction moves it); ZeRO-3's shards in the weights'.
+  r.gradients = sharded(2) * (p.zero >= 3 ? w_bytes : GradientBytes(p));
   // ZeRO-3 under a pipeline (engine::Zero3GathersOncePerStep, core/estimate/
   // parallel_comm.h: torchtitan's reshard_after_forward = not pp_enabled,
   // PyTorch pipelining's set_reshard_after_backward(False) and

@@ -5,7 +5,9 @@
 // precision and Adam, 2 bytes of weights + 2 of gradients + K = 12 of
 // optimizer state (fp32 master weights, momentum, variance) per parameter;
 // ZeRO-1 shards the optimizer state over dp, ZeRO-2 also the gradients,
-// ZeRO-3 also the weights.
+// ZeRO-3 also the weights. The paper's 2 bytes of gradients are fp16
+// training's; bf16 training keeps an fp32 gradient buffer by default, 4
+// bytes (GradientBytes below, training.grad_reduce_fp32).
 //
 // Activations per layer and microbatch (Korthikanti et al. 2022, "Reducing
 // activation recomputation in large transformer models", Sec. 4, Table 2),
@@ -25,6 +27,7 @@
 // 2021 Sec. 2.2.1), interleaving multiplies that by 1 + (p-1)/(p v)
 // (Korthikanti et al. 2022 Sec. 4.2.3), GPipe keeps all m.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "models/model_spec.h"
@@ -58,6 +61,26 @@ struct MemoryBreakdown {
 // checkpoint whose outputs are freed once the attention core has read them
 // and rebuilt before its backward).
 bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& p);
+
+// Bytes of one gradient as the data-parallel gradient buffer holds it and
+// the ZeRO-0/1/2 reduction moves it (TrainingPlan::grad_reduce_fp32). fp32
+// by default for bf16 (and FP8) training: Megatron-LM forces it ("bfloat16
+// requires gradient accumulation and all-reduce to be done in fp32",
+// megatron/training/arguments.py: accumulate_allreduce_grads_in_fp32 =
+// True), and its memory estimate counts 18 bytes per parameter, 6 + 12 / dp
+// with the distributed optimizer (megatron/training/
+// theoretical_memory_usage.py, compute_weight_and_optimizer_memory: 2 bytes
+// of bf16 weights + 4 of fp32 gradients + 12 of optimizer state). With
+// grad_reduce_fp32 off, the weights' datatype (2 bytes in bf16 and FP8, whose
+// weights are kept in bf16). fp16 training keeps fp16 gradients (Megatron-LM
+// turns the fp32 accumulation on for bf16 only). ZeRO-3's sharded gradients
+// are priced apart (TrainingPlan::zero3_fp32_reduce).
+inline double GradientBytes(const TrainingPlan& p) {
+  if (p.precision == hardware::DataType::kFp16) return 2.0;
+  const double weights = hardware::BytesPer(p.precision == hardware::DataType::kFp8 ? hardware::DataType::kBf16
+                                                                                      : p.precision);
+  return p.grad_reduce_fp32 ? std::max(4.0, weights) : weights;
+}
 
 // Bytes of activations one layer stores for one microbatch (b sequences of
 // s tokens on this device), following the table above.

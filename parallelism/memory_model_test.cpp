@@ -159,8 +159,10 @@ TEST(ActivationMemory, OpLevelSacKeepsTheSavedMatmulAndAttentionOutputs) {
 }
 
 // Rajbhandari et al. 2020 (ZeRO), Fig. 1: 7.5 B parameters, 64-way data
-// parallel, mixed-precision Adam (K = 12): 120 GB baseline, 31.4 GB with
-// P_os (ZeRO-1), 16.6 GB with P_os+g (ZeRO-2), 1.9 GB with P_os+g+p (ZeRO-3).
+// parallel, mixed-precision Adam (K = 12) with 16-bit gradients (2Ψ): 120 GB
+// baseline, 31.4 GB with P_os (ZeRO-1), 16.6 GB with P_os+g (ZeRO-2), 1.9 GB
+// with P_os+g+p (ZeRO-3). The paper's gradients are the plan's with
+// grad_reduce_fp32 off.
 TEST(ModelStateMemory, ZeroPaperFigure1) {
   const auto m = Gpt3();
   MemoryInputs in;
@@ -169,12 +171,44 @@ TEST(ModelStateMemory, ZeroPaperFigure1) {
   in.dp = 64;
   in.seq = 2048;
   TrainingPlan p;
+  p.grad_reduce_fp32 = false;
   const double expected[4] = {120e9, 31.4e9, 16.6e9, 1.875e9};
   for (int z = 0; z <= 3; ++z) {
     p.zero = z;
     const MemoryBreakdown b = DeviceMemory(m, p, in);
     EXPECT_NEAR(b.weights + b.gradients + b.optimizer, expected[z], 0.06e9) << "ZeRO-" << z;
   }
+}
+
+// The same model with the default fp32 gradient buffer (bf16 training as
+// Megatron-LM runs it, grad_reduce_fp32 on): Megatron-LM's own estimate,
+// megatron/training/theoretical_memory_usage.py, counts 18 bytes per
+// parameter, 6 + 12 / dp with the distributed optimizer (2 of bf16 weights,
+// 4 of fp32 gradients, 12 of optimizer state):
+//   ZeRO-0: 18 x 7.5e9 = 135e9;
+//   ZeRO-1: (6 + 12 / 64) x 7.5e9 = 46.40625e9;
+//   ZeRO-2: (2 + 16 / 64) x 7.5e9 = 16.875e9;
+//   ZeRO-3: unchanged, (2 + 2 + 12) / 64 x 7.5e9 = 1.875e9 (its sharded
+//   gradients follow zero3_fp32_reduce).
+// fp16 training keeps fp16 gradients either way (the paper's figures).
+TEST(ModelStateMemory, Fp32GradientBufferAsMegatronCountsIt) {
+  const auto m = Gpt3();
+  MemoryInputs in;
+  in.params_on_device = 7.5e9;
+  in.layers_on_device = 0;
+  in.dp = 64;
+  in.seq = 2048;
+  TrainingPlan p;
+  ASSERT_TRUE(p.grad_reduce_fp32);
+  const double expected[4] = {135e9, 46.40625e9, 16.875e9, 1.875e9};
+  for (int z = 0; z <= 3; ++z) {
+    p.zero = z;
+    const MemoryBreakdown b = DeviceMemory(m, p, in);
+    EXPECT_NEAR(b.weights + b.gradients + b.optimizer, expected[z], 1.0) << "ZeRO-" << z;
+  }
+  p.zero = 1;
+  p.precision = orrery::hardware::DataType::kFp16;
+  EXPECT_NEAR(DeviceMemory(m, p, in).gradients, 2 * 7.5e9, 1.0);
 }
 
 // ZeRO-3 under a pipeline keeps the stage's weights and gradients unsharded
@@ -206,9 +240,10 @@ TEST(ModelStateMemory, Zero3UnderAPipelineKeepsTheStageUnsharded) {
   EXPECT_NEAR(DeviceMemory(m, p, in).weights, 15e9 + 15e9 / 64, 1.0);
   p.zero3_fp32_reduce = true;
   EXPECT_NEAR(states(), 46.875e9, 1e-6 * 46.875e9);
-  // ZeRO-1 under the same pipeline shards nothing more and keeps nothing more.
+  // ZeRO-1 under the same pipeline shards nothing more and keeps nothing
+  // more: bf16 weights, the fp32 gradient buffer, the optimizer's shard.
   p.zero = 1;
-  EXPECT_NEAR(states(), (2 + 2) * 7.5e9 + 12 * 7.5e9 / 64, 1e-6 * 31.4e9);
+  EXPECT_NEAR(states(), (2 + 4) * 7.5e9 + 12 * 7.5e9 / 64, 1e-6 * 46.4e9);
 }
 
 TEST(ActivationMemory, PipelineKeepsPMicrobatchesInFlight) {

@@ -163,6 +163,14 @@ struct TrainingPlan {
   // core/estimate/parallel_comm.h, Zero3CopyOutBytes).
   bool zero3_recompute_gather = true;
   bool zero3_fp32_reduce = false;
+  // ZeRO-0/1/2: whether the gradient buffer and its data-parallel
+  // reduction are fp32 (true: Megatron-LM, which forces it for bf16 with
+  // accumulate_allreduce_grads_in_fp32, and Megatron-Core's default
+  // grad_reduce_in_fp32) or the weights' datatype (false: the NeMo 2 and
+  // Megatron-Bridge performance recipes' grad_reduce_in_fp32 = False).
+  // fp16 training keeps fp16 gradients either way (GradientBytes,
+  // parallelism/memory_model.h).
+  bool grad_reduce_fp32 = true;
   // Whether a layer's backward gather is issued before the layer behind it
   // finishes its backward, so that it hides behind that compute (true:
   // PyTorch FSDP BackwardPrefetch.BACKWARD_PRE, FSDP2, DeepSpeed's prefetch),

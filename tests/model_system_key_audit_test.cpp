@@ -254,8 +254,11 @@ std::vector<Case> Bases() {
     // Without sequence parallelism the tensor-parallel collectives are
     // all-reduces inside the NVLink domain, which NVLink SHARP reduces in the
     // switch (Megatron-LM's TP all-reduce, Shoeybi et al. 2019, Sec. 3).
+    // Full recompute keeps its activations (three times the sequence-parallel
+    // ones) beside the weights and their fp32 gradient buffer inside 80 GB.
     parallelism::TrainingPlan ar = c.sc.training;
     ar.sequence_parallel = false;
+    ar.recompute = parallelism::Recompute::kFull;
     c.plans.push_back(ar);
     c.sc.system.price_per_device_hour = 2.0 / 3600;
     c.sc.system.grid_co2_kg_per_kwh = 0.37;

@@ -158,7 +158,8 @@ TEST(Issue16, ExpertCommOverlapLeavesOnlyTheExcess) {
 //   32,768 = 41,984,000; routed experts 8 x 3 x 4096 x 14336 / ep 8 =
 //   176,160,768. 32 layers: 6,980,632,576; + embedding 131,072,000 + head
 //   131,076,096 = 7,242,780,672 parameters, of which 5,637,144,576 routed.
-//   weights 2 B and gradients 2 B each: 14,485,561,344 B.
+//   weights 2 B each: 14,485,561,344 B; gradients in the fp32 buffer
+//   (parallelism::GradientBytes) 4 B each: 28,971,122,688 B.
 //   optimizer 12 B per parameter, ZeRO-1: dense over dp 8, experts over
 //   dp x cp / ep = 1 (each expert lives on one device):
 //   12 x (1,605,636,096 / 8 + 5,637,144,576) = 70,054,189,056 B.
@@ -169,7 +170,7 @@ TEST(Issue16, MoeMemoryPerDeviceShardsExpertsOverExpertDataParallel) {
   const parallelism::Workload& w = x.workload;
   const TrainingEstimate e = est.Run(p, w);
   EXPECT_DOUBLE_EQ(e.memory.weights, 14485561344.0);
-  EXPECT_DOUBLE_EQ(e.memory.gradients, 14485561344.0);
+  EXPECT_DOUBLE_EQ(e.memory.gradients, 28971122688.0);
   EXPECT_DOUBLE_EQ(e.memory.optimizer, 70054189056.0);
   // ep 2 (experts over dp x cp / ep = 4 replicas): routed 4 x 176,160,768 x
   // 32 = 22,548,578,304 per device; optimizer 12 x (1,605,636,096 / 8 +

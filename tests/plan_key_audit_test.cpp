@@ -54,6 +54,15 @@ Scenario Llama70bDpAuto() {
   return s;
 }
 
+// The same with dp = 0 and full recompute: at tp 4 the stage's weights,
+// their fp32 gradient buffer and a 1F1B pipeline's activations without
+// recompute no longer fit in 80 GB.
+Scenario Llama70bDpAutoFullRecompute() {
+  Scenario s = Llama70bDpAuto();
+  s.training.recompute = parallelism::Recompute::kFull;
+  return s;
+}
+
 // The same with full recompute (recompute_interval acts only then).
 Scenario Llama70bFullRecompute() {
   Scenario s = Llama70b();
@@ -194,6 +203,7 @@ const std::map<std::string, std::function<Scenario()>>& Bases() {
   static const std::map<std::string, std::function<Scenario()>> bases = {
       {"llama70b", Llama70b},
       {"llama70b-dp-auto", Llama70bDpAuto},
+      {"llama70b-dp-auto-full-recompute", Llama70bDpAutoFullRecompute},
       {"llama70b-full-recompute", Llama70bFullRecompute},
       {"llama70b-dp1", Llama70bDp1},
       {"llama70b-fp8", Llama70bFp8},
@@ -358,7 +368,7 @@ void AuditSchema(const base::Schema<Spec>& schema, const std::multimap<std::stri
 TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
   const std::multimap<std::string, Entry> entries = {
       // Parallel degrees and their schemes.
-      {"tp", {"llama70b-dp-auto", "4"}},
+      {"tp", {"llama70b-dp-auto-full-recompute", "4"}},
       {"pp", {"llama70b-dp-auto", "8"}},
       {"dp",
        {"llama70b", "0", Moves::kNothing,
@@ -380,7 +390,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       // splits at 100 us, each outlast the device's 0.2 ms forward.
       {"host_te_module", {"qwen3-moe", "1 ms"}},
       {"host_te_split", {"qwen3-moe", "100 us"}},
-      {"sequence_parallel", {"llama70b", "false"}},
+      {"sequence_parallel", {"llama70b-full-recompute", "false"}},
       // Pipeline.
       {"interleave", {"llama70b", "2"}},
       {"first_stage_layers", {"llama70b-pp6", "16"}},
@@ -418,6 +428,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"dp_overlap", {"zero3", "false"}},
       {"dp_collective", {"zero3", "flat"}},
       {"zero3_recompute_gather", {"zero3-full-recompute", "false"}},
+      {"grad_reduce_fp32", {"llama70b", "false"}},
       {"zero3_fp32_reduce", {"zero3", "true"}},
       {"zero3_backward_prefetch", {"zero3", "false"}},
       {"zero3_matrix_prefetch", {"zero3", "true"}},

@@ -695,9 +695,8 @@ double GradBufferBytesPerParam(const TrainingPlan& p, double grad_bytes, bool re
 }
 
 // Bytes of one gradient as the data-parallel reduction and the gradient
-// buffer hold it: Megatron reduces bf16 gradients in fp32
-// (--accumulate-allreduce-grads-in-fp32), fp16 ones in fp16.
-double GradBytes(hardware::DataType dt) { return dt == hardware::DataType::kFp16 ? 2.0 : 4.0; }
+// buffer hold it (parallelism::GradientBytes, training.grad_reduce_fp32).
+double GradBytes(const TrainingPlan& p) { return parallelism::GradientBytes(p); }
 
 // Bytes per parameter and microbatch of accumulating the weight gradients
 // into the gradient buffer outside the GEMMs (training.grad_accumulation_fusion
@@ -1120,7 +1119,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // the stage's parameters (GradAccumulationBytesPerParam), part of the
   // weight-gradient work.
   const double accum_bytes_per_param =
-      GradAccumulationBytesPerParam(p, act, GradBytes(dt));
+      GradAccumulationBytesPerParam(p, act, GradBytes(p));
   auto stage_time = [&](double n, bool has_embed, bool has_head, double params) {
     StageTime st_;
     st_.fwd = mix(n, &OpTimes::fwd) + (has_embed ? embed.fwd : 0) + (has_head ? head.fwd : 0);
@@ -1222,7 +1221,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
                             : params_dev == last_params ? expert_last : expert_mid;
 
   const double w_bytes = act;
-  const double grad_bytes = GradBytes(dt);
+  const double grad_bytes = GradBytes(p);
   double dp_exposed = 0;
   double zero3_per_mb = 0;
   double zero3_edges = 0;  // ZeRO-3 communication no pass can hide, per iteration
@@ -1607,7 +1606,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.zero3_copy_out_layer = copy_time(copy_bytes.layer);
   c.zero3_copy_out_embed = copy_time(copy_bytes.embed);
   c.zero3_copy_out_head = copy_time(copy_bytes.head);
-  c.grad_bytes = GradBytes(dt);
+  c.grad_bytes = GradBytes(p);
   c.optimizer_bytes_per_param = OptimizerStepBytesPerParam(p, act);  // with clipping, as Run()
   c.grad_buffer_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, false);
   c.grad_buffer_scaled_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, true);

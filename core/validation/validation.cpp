@@ -744,6 +744,18 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     } else if (!reduce_dtype.empty()) {
       p.zero3_fp32_reduce = reduce_dtype == "fp32";
     }
+    // ZeRO-0/1/2: the gradient buffer and its reduction in the stated
+    // datatype (training.grad_reduce_fp32): the Megatron-Bridge performance
+    // recipes' set_*_common_configs and NeMo 2's FP8 pretrain scripts set
+    // grad_reduce_in_fp32 = False, which their rows state as bf16. Blank
+    // keeps fp32, what Megatron-LM forces for bf16 and NeMo 2's and
+    // Megatron-Bridge's mixed-precision configs default to.
+    if (!reduce_dtype.empty()) {
+      p.grad_reduce_fp32 = reduce_dtype == "fp32";
+      if (!p.grad_reduce_fp32)
+        assume("gradients kept and reduced over data parallelism in " + reduce_dtype +
+               " (the recipe's grad_reduce_in_fp32 = False)");
+    }
     // Composer, llm-foundry's trainer, wraps with PyTorch FSDP1 and defaults
     // fsdp_config backward_prefetch to BACKWARD_POST (composer/trainer/
     // dist_strategy.py, prepare_fsdp_module, 2023); the benchmark's

@@ -460,6 +460,40 @@ TEST(Issue16, UnevenStagesForSixtyOneLayers) {
   EXPECT_STREQ(DivisibilityProblem(m, w, s), "pp leaves the last pipeline stage without layers");
 }
 
+// Llama 3.1 405B's 126 layers with the embedding and the loss counted as
+// one pipeline-split unit each (training.pipeline_split_embedding_loss, as
+// the NeMo and Megatron-Bridge 405B recipes run it): 128 units, so pp 16
+// divides them (8 a stage: 7 layers on the end stages, 8 in the middle) and
+// interleave runs over the divisors of 8; without the split, 126 / 16 does
+// not divide and interleave is 1. pp 7 divides 126 but not 128.
+TEST(Issue15, SearchSpaceSplitsTheEmbeddingAndTheLossAsUnits) {
+  const models::ModelSpec m = Model("llama3-405b");
+  ASSERT_EQ(m.layers, 126);
+  parallelism::Workload w{.global_batch = 512, .seq_len = 8192};
+  PlanShape s;
+  s.devices = 1024;
+  s.tp = 8;
+  s.pp = 16;
+  s.dp = 8;
+  s.global_batch = 512;
+  EXPECT_STREQ(DivisibilityProblem(m, w, s), "pp does not divide the layers");
+  PlanSpaceOptions o;
+  EXPECT_EQ(AxesFor(m, s, o).interleaves, std::vector<int64_t>{1});
+  s.split_embedding_loss = true;
+  EXPECT_EQ(SplitUnits(m, s), 128);
+  EXPECT_EQ(DivisibilityProblem(m, w, s), nullptr);
+  EXPECT_EQ(AxesFor(m, s, o).interleaves, (std::vector<int64_t>{1, 2, 4, 8}));
+  s.pp = 7;
+  EXPECT_STREQ(DivisibilityProblem(m, w, s), "pp does not divide the layers with the embedding and the loss");
+  s.split_embedding_loss = false;
+  EXPECT_EQ(DivisibilityProblem(m, w, s), nullptr);
+  EXPECT_EQ(AxesFor(m, s, o).interleaves, (std::vector<int64_t>{1, 2, 3, 6, 9, 18}));
+  // pp 1 splits nothing: the embedding and the loss add no unit.
+  s.pp = 1;
+  s.split_embedding_loss = true;
+  EXPECT_EQ(SplitUnits(m, s), 126);
+}
+
 // DeepSeek-V3's released config.json reads into the preset's shape: the
 // same 671,026,404,352 parameters, MLA, shared experts, 3 dense layers, MTP.
 TEST(Issue16, DeepSeekV3ConfigJsonMatchesThePreset) {

@@ -40,12 +40,12 @@ std::vector<PlanShape> EnumerateShapes(const models::ModelSpec& m, const paralle
           // Unfolded, EP groups are carved out of dp x cp; folded with etp =
           // 1 they take the tp devices too (plan_spec.h, ExpertTensorParallel).
           if ((dp * cp) % ep == 0 && (f.etp < 0 || f.etp == 0 || f.etp == tp)) {
-            PlanShape s{devices, tp, pp, cp, ep, dp, 0, batch, o.uneven_stages};
+            PlanShape s{devices, tp, pp, cp, ep, dp, 0, batch, o.uneven_stages, o.split_embedding_loss};
             if (f.etp == tp) s.etp = tp;
             out.push_back(s);
           }
           if (ep > 1 && tp > 1 && (tp * dp * cp) % ep == 0 && (f.etp < 0 || f.etp == 1))
-            out.push_back(PlanShape{devices, tp, pp, cp, ep, dp, 1, batch, o.uneven_stages});
+            out.push_back(PlanShape{devices, tp, pp, cp, ep, dp, 1, batch, o.uneven_stages, o.split_embedding_loss});
         }
       }
     }
@@ -63,13 +63,20 @@ const char* DivisibilityProblem(const models::ModelSpec& m, const parallelism::W
   if (m.experts % s.ep != 0) return "ep does not divide the experts";
   if (m.experts > 1 && s.etp > 0 && models::ExpertFfn(m) % s.etp != 0)
     return "etp does not divide the expert MLP size";
-  if (m.layers % s.pp != 0) {
-    if (!s.uneven_stages) return "pp does not divide the layers";
-    // ceil(L / pp) on every stage but the last, which must keep at least one.
-    const int64_t per = (m.layers + s.pp - 1) / s.pp;
-    if (per * (s.pp - 1) >= m.layers) return "pp leaves the last pipeline stage without layers";
+  const int64_t units = SplitUnits(m, s);
+  if (units % s.pp != 0) {
+    if (!s.uneven_stages)
+      return units == m.layers ? "pp does not divide the layers"
+                               : "pp does not divide the layers with the embedding and the loss";
+    // ceil(units / pp) on every stage but the last, which must keep at least one.
+    const int64_t per = (units + s.pp - 1) / s.pp;
+    if (per * (s.pp - 1) >= units) return "pp leaves the last pipeline stage without layers";
   }
   return nullptr;
+}
+
+int64_t SplitUnits(const models::ModelSpec& m, const PlanShape& s) {
+  return m.layers + (s.split_embedding_loss && s.pp > 1 ? 2 : 0);
 }
 
 namespace {
@@ -142,7 +149,8 @@ ShapeAxes AxesFor(const models::ModelSpec& m, const PlanShape& s, const PlanSpac
   // A fixed interleave is taken as given (a measured run's stages need not
   // split the layers evenly); the estimator judges it.
   if (f.interleave > 0) a.interleaves = {f.interleave};
-  else if (s.pp > 1 && m.layers % s.pp == 0) a.interleaves = Divisors(m.layers / s.pp);
+  else if (const int64_t units = SplitUnits(m, s); s.pp > 1 && units % s.pp == 0)
+    a.interleaves = Divisors(units / s.pp);
   else a.interleaves = {1};
   // A flag held fixed is one value; a free one both, where it can matter.
   auto axis = [](int fixed, bool matters, int& count, int& from) {

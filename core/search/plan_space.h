@@ -63,6 +63,11 @@ struct PlanSpaceOptions {
   // layers but the last, which gets the rest (DeepSeek-V3's 61 layers over
   // 16 stages). Off by default: the classic space of Megatron-LM.
   bool uneven_stages = false;
+  // The plan counts the embedding and the loss as one pipeline-split unit
+  // each (TrainingPlan::pipeline_split_embedding_loss, Megatron-Core
+  // --account-for-embedding/loss-in-pipeline-split): pp divides L + 2 units
+  // and interleave the units per stage (parallelism::PipelineSplitUnits).
+  bool split_embedding_loss = false;
   FixedKnobs fixed;
 };
 
@@ -73,7 +78,13 @@ struct PlanShape {
   int64_t etp = 0;           // expert tensor parallel; 0 = tp (TrainingPlan::etp)
   int64_t global_batch = 0;  // after rounding (0: dp does not divide the batch)
   bool uneven_stages = false;  // PlanSpaceOptions::uneven_stages
+  bool split_embedding_loss = false;  // PlanSpaceOptions::split_embedding_loss
 };
+
+// Pipeline-split units of the shape's plans: the layers, plus the embedding
+// and the loss when they count as one unit each and pp > 1
+// (parallelism::PipelineSplitUnits).
+int64_t SplitUnits(const models::ModelSpec& m, const PlanShape& s);
 
 // Divisors of n in increasing order (n >= 1).
 std::vector<int64_t> Divisors(int64_t n);

@@ -774,6 +774,10 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   std::string first_problem;
   bool first_problem_plain = false;  // first_problem is a cp = 1 shape's
   std::string resize_problem;  // why a device count was left out
+  // The scenario's pipeline split (the embedding and the loss as units)
+  // decides which pp and interleave divide it.
+  PlanSpaceOptions space = o.space;
+  space.split_embedding_loss = s.training.pipeline_split_embedding_loss;
   for (int64_t n : counts) {
     auto ctx = std::make_unique<DeviceContext>();
     ctx->scenario = s;
@@ -788,7 +792,7 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
     ctx->estimator = std::make_unique<TrainingEstimator>(ctx->scenario.model, ctx->scenario.system);
     r.stats.capacity_bytes = sys.device.memory_capacity;
     const int ci = static_cast<int>(contexts.size());
-    for (const PlanShape& sh : EnumerateShapes(s.model, s.workload, n, o.space)) {
+    for (const PlanShape& sh : EnumerateShapes(s.model, s.workload, n, space)) {
       // The reason shown when nothing divides: the first shape without context
       // parallelism, whose problem is the model's own (a cp tried beside it
       // that does not divide the sequence says less).

@@ -213,8 +213,8 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
         .Bool("grad_reduce_fp32", &TrainingPlan::grad_reduce_fp32, "true",
               "ZeRO-0/1/2: keep the gradient buffer and reduce it over data parallelism in fp32 "
               "(Megatron-LM forces it for bf16; Megatron-Core's default) instead of the weights' "
-              "datatype (false: grad_reduce_in_fp32 = False, as NeMo 2's FP8 and Megatron-Bridge's "
-              "performance recipes set it). Moves the reduction's bytes and the buffer's memory; "
+              "datatype (false: grad_reduce_in_fp32 = False, as Megatron-Bridge's performance recipes "
+              "set it). Moves the reduction's bytes and the buffer's memory; "
               "fp16 training keeps fp16 gradients either way.")
         .Bool("zero3_fp32_reduce", &TrainingPlan::zero3_fp32_reduce, "false",
               "ZeRO-3: reduce-scatter gradients in fp32 (PyTorch FSDP mixed precision with "

@@ -166,7 +166,7 @@ struct TrainingPlan {
   // ZeRO-0/1/2: whether the gradient buffer and its data-parallel
   // reduction are fp32 (true: Megatron-LM, which forces it for bf16 with
   // accumulate_allreduce_grads_in_fp32, and Megatron-Core's default
-  // grad_reduce_in_fp32) or the weights' datatype (false: the NeMo 2 and
+  // grad_reduce_in_fp32) or the weights' datatype (false: the
   // Megatron-Bridge performance recipes' grad_reduce_in_fp32 = False).
   // fp16 training keeps fp16 gradients either way (GradientBytes,
   // parallelism/memory_model.h).

@@ -1792,10 +1792,11 @@ TEST(Validation, AllTrainingRows) {
   // (36 B) in place of Megatron-Core's 52 B; those rows, fast already, move
   // faster (core/validation/validation_test.cpp gives the figures).
   // Merged over both causal backward factors: 11.48 % (11.4743 %).
-  // Raised to 11.52 % (11.5104 %): the Megatron-Bridge and NeMo 25.02 rows'
-  // gradients reduced in bf16 as their recipes set it (grad_reduce_in_fp32 =
-  // False; core/validation/validation_test.cpp gives the figures).
-  EXPECT_LE(r.mape_pct, 11.52);
+  // Raised to 11.50 % (11.4988 %): the Megatron-Bridge rows' and NeMo
+  // 25.02's Llama 3 8B row's gradients reduced in bf16 as their recipes set
+  // it (grad_reduce_in_fp32 = False; core/validation/validation_test.cpp
+  // gives the figures).
+  EXPECT_LE(r.mape_pct, 11.50);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -746,8 +746,8 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     }
     // ZeRO-0/1/2: the gradient buffer and its reduction in the stated
     // datatype (training.grad_reduce_fp32): the Megatron-Bridge performance
-    // recipes' set_*_common_configs and NeMo 2's FP8 pretrain scripts set
-    // grad_reduce_in_fp32 = False, which their rows state as bf16. Blank
+    // recipes' set_*_common_configs and NeMo 25.02's Llama 3 8B FP8 script
+    // set grad_reduce_in_fp32 = False, which their rows state as bf16. Blank
     // keeps fp32, what Megatron-LM forces for bf16 and NeMo 2's and
     // Megatron-Bridge's mixed-precision configs default to.
     if (!reduce_dtype.empty()) {

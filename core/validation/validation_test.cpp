@@ -1255,17 +1255,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // carried stood in for some other cost, not found yet.
   // Merged over both causal backward factors: 11.48 / 10.42 %
   // (11.4743 / 10.4112 %).
-  // Raised to 11.52 / 10.48 %, MoE 20.24 % (11.5104 / 10.4749 / 20.2384 %):
+  // Raised to 11.50 / 10.46 %, MoE 20.24 % (11.4988 / 10.4546 / 20.2384 %):
   // the gradients kept and reduced in the datatype the recipes state
   // (training.grad_reduce_fp32; reduce_dtype bf16 on the Megatron-Bridge
   // rows, whose set_*_common_configs set grad_reduce_in_fp32 = False, and on
-  // NeMo 25.02's GPT-3 175B and Llama 3 8B FP8 rows). Half the bytes in the
-  // data-parallel reduce-scatter: those rows, mostly predicted fast, move
-  // faster by 0.1-3.6 points (NeMo 25.02 GPT-3 175B B200 line 50 -2.2 ->
-  // -5.8 %). The memory model's gradient buffer now has the reduction's
-  // datatype too (fp32 by default, Megatron-LM's 18 bytes per parameter).
-  EXPECT_LE(file.mape_pct, 11.52);
-  EXPECT_LE(file_hb.mape_pct, 10.48);
+  // NeMo 25.02's Llama 3 8B FP8 row). Half the bytes in the data-parallel
+  // reduce-scatter: those rows, mostly predicted fast, move faster by 0.1-1
+  // point (DeepSeek-V3 B200 line 90 -27.7 -> -28.7 %). The memory model's
+  // gradient buffer now has the reduction's datatype too (fp32 by default,
+  // Megatron-LM's 18 bytes per parameter).
+  EXPECT_LE(file.mape_pct, 11.50);
+  EXPECT_LE(file_hb.mape_pct, 10.46);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -1409,14 +1409,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 8k (1.038 -> 1.076), -1.47 -> -2.05 %. The factor is the published bars'
   // arithmetic for every row alike; the rows' other terms are what is off.
   // Raised by the recipes' bf16 gradient reduction (grad_reduce_in_fp32 =
-  // False, the rows' reduce_dtype): NeMo 25.02 8.75 -> 9.14 % (9.1422 %;
-  // its GPT-3 175B B200 row, line 50, -2.2 -> -5.8 %), Megatron-Bridge 25.09
+  // False, the rows' reduce_dtype): NeMo 25.02 8.75 -> 8.78 % (8.7784 %;
+  // its Llama 3 8B B200 row, line 51, -14.7 -> -14.9 %), Megatron-Bridge 25.09
   // 11.49 -> 11.65 % (11.6480 %), 25.11 13.35 -> 13.47 % (13.4678 %), 26.02
   // 16.88 -> 16.98 % (16.9722 %): rows predicted fast, faster by half their
   // gradient bytes.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 9.56},
-           {"NVIDIA NeMo 25.02", 9.15},
+           {"NVIDIA NeMo 25.02", 8.78},
            {"NVIDIA NeMo 25.04", 6.29},
            {"NVIDIA Megatron-Bridge 25.09", 11.65},
            {"NVIDIA Megatron-Bridge 25.11", 13.47},

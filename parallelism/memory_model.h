@@ -27,7 +27,6 @@
 // 2021 Sec. 2.2.1), interleaving multiplies that by 1 + (p-1)/(p v)
 // (Korthikanti et al. 2022 Sec. 4.2.3), GPipe keeps all m.
 
-#include <algorithm>
 #include <cstdint>
 
 #include "models/model_spec.h"
@@ -76,10 +75,12 @@ bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& p);
 // turns the fp32 accumulation on for bf16 only). ZeRO-3's sharded gradients
 // are priced apart (TrainingPlan::zero3_fp32_reduce).
 inline double GradientBytes(const TrainingPlan& p) {
-  if (p.precision == hardware::DataType::kFp16) return 2.0;
-  const double weights = hardware::BytesPer(p.precision == hardware::DataType::kFp8 ? hardware::DataType::kBf16
-                                                                                      : p.precision);
-  return p.grad_reduce_fp32 ? std::max(4.0, weights) : weights;
+  switch (p.precision) {
+    case hardware::DataType::kFp16: return 2.0;
+    case hardware::DataType::kFp32:
+    case hardware::DataType::kTf32: return 4.0;
+    default: return p.grad_reduce_fp32 ? 4.0 : 2.0;  // bf16 weights (FP8 keeps them in bf16)
+  }
 }
 
 // Bytes of activations one layer stores for one microbatch (b sequences of

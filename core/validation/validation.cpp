@@ -558,8 +558,12 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       const int64_t dom = s.system.devices_per_node;
       int64_t seg = std::min(n, dom);
       while (seg > 1 && n % seg != 0) --seg;
-      for (auto& tier : s.system.network)
+      // A rail is one local rank of the domain (one NIC per GPU): a
+      // segment of seg GPUs uses seg of the domain's rails.
+      for (auto& tier : s.system.network) {
         if (tier.domain == dom) tier.domain = seg;
+        if (tier.rails == dom) tier.rails = seg;
+      }
       s.system.devices_per_node = seg;
       s.system.nodes = n / seg;
       if (n > dom)
@@ -695,7 +699,19 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // torchtitan/models/llama/model.py applies the rotary embedding in fp32
     // complex arithmetic and SwiGLU as F.silu(w1(x)) * w3(x), each operator
     // its own kernel (docs/torchtitan-fsdp2.md).
-    if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan") {
+    // A plain PyTorch training loop ("pytorch": this repository's own
+    // validation/gpu_step/time_train_step.py, eager; "pytorch+compile": its
+    // blocks through torch.compile, fused element-wise kernels) computes its
+    // loss as torchtitan does, F.cross_entropy on fp32 logits, and, with
+    // fp32 parameters under torch.autocast, adds each microbatch's weight
+    // gradient into the fp32 .grad in kernels of its own (AccumulateGrad
+    // after the cast back to fp32): unfused accumulation.
+    const bool plain_pytorch = framework == "pytorch" || framework == "pytorch+compile";
+    if (plain_pytorch) {
+      p.grad_accumulation_fusion = false;
+      assume("unfused weight-gradient accumulation (PyTorch AMP: fp32 .grad added to every microbatch)");
+    }
+    if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan" || framework == "pytorch") {
       p.elementwise = parallelism::Elementwise::kEager;
       assume("eager element-wise kernels (" + framework + " runs PyTorch eager code)");
     }
@@ -716,7 +732,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (framework == "llm-foundry") {
       p.loss_kernel = parallelism::LossKernel::kFusedBf16;
       assume("fused bf16 cross entropy (llm-foundry loss_fn fused_crossentropy, flash-attn)");
-    } else if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan") {
+    } else if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan" || plain_pytorch) {
       p.loss_kernel = parallelism::LossKernel::kTorchFp32;
       assume("PyTorch cross entropy on fp32 logits (" + framework + ": F.cross_entropy after an fp32 upcast)");
     }

@@ -63,8 +63,16 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes,
   return Combine(d, compute, memory) + d.kernel_overhead;
 }
 
+double AttentionHeadDimFactor(AttentionKernel kernel, bool backward, double head_dim) {
+  if (head_dim <= 0 || head_dim >= 128) return 1.0;
+  const double at64 = kernel == AttentionKernel::kFused ? (backward ? kFusedHead64Backward : kFusedHead64Forward)
+                                                         : (backward ? kFlash2Head64Backward : kFlash2Head64Forward);
+  if (head_dim <= 64) return at64;
+  return at64 + (1.0 - at64) * (head_dim - 64) / 64;
+}
+
 double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
-                          bool backward, AttentionKernel kernel, double seq_len) {
+                          bool backward, AttentionKernel kernel, double seq_len, double head_dim) {
   const double eff1 = backward ? d.flash_attention_bwd_efficiency : d.flash_attention_efficiency;
   const double eff2 = backward ? d.flash2_attention_bwd_efficiency : d.flash2_attention_efficiency;
   const Curve& curve1 = backward ? d.flash_attention_bwd_length_factor : d.flash_attention_length_factor;
@@ -75,6 +83,7 @@ double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double 
   const Curve& factor = flash2 && !curve2.empty() ? curve2 : curve1;
   double eff = flash2 && eff2 > 0 ? eff2 : eff1;
   if (seq_len > 0 && !factor.empty()) eff *= factor.At(seq_len);
+  eff *= AttentionHeadDimFactor(kernel, backward, head_dim);
   // The Triton kernel: FlashAttention-2's efficiency over the slowdown Dao
   // 2023 (Sec. 4.1) measured against it on the A100; taken for other devices
   // as well (no published Triton FlashAttention figure on Hopper).

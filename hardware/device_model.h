@@ -105,6 +105,30 @@ enum class AttentionKernel { kFused, kFlash2, kTriton };
 inline constexpr double kTritonForwardSlowdown = 1.4;
 inline constexpr double kTritonBackwardSlowdown = 2.0;
 
+// Fused attention kernels reach a smaller fraction of peak at head
+// dimension 64 than at the 128 the profiles' flash_attention_* and
+// flash2_attention_* figures are read at: with half the matmul work per
+// score, the softmax's exponentials weigh twice as much. Shah et al. 2024
+// (FlashAttention-3, arXiv 2407.08608), H100 SXM5, BF16, 4k tokens, 16k
+// tokens a batch: Fig. 5 with causal mask, cuDNN forward 363 TFLOP/s at head
+// dimension 64 against 518 at 128 (0.701), FlashAttention-2 284 against 319
+// (0.890); Fig. 6 (published without a causal mask), cuDNN backward 417
+// against 499 (0.836), FlashAttention-2 279 against 310 (0.900). Each ratio
+// holds within 0.04 from 512 to 16k tokens. Taken for every device (a
+// property of the kernels' work split, measured on Hopper only).
+inline constexpr double kFusedHead64Forward = 0.701;
+inline constexpr double kFusedHead64Backward = 0.836;
+inline constexpr double kFlash2Head64Forward = 0.890;
+inline constexpr double kFlash2Head64Backward = 0.900;
+
+// The factor on a fused attention kernel's efficiency at `head_dim`: the
+// ratio above at 64 and below, 1 at 128 and above (no figure beyond 128 is
+// applied: the profiles' figures stand there), linear in the head dimension
+// between (an interpolation, not a reading: head dimension 96 takes the
+// mean). The Triton kernel, priced from FlashAttention-2's efficiency, takes
+// FlashAttention-2's ratio. 0 (unknown) gives 1.
+double AttentionHeadDimFactor(AttentionKernel kernel, bool backward, double head_dim);
+
 // A fused attention kernel (forward or backward) for `kernel`
 // (AttentionKernel) at the profile's fraction of peak, flash_attention_* or
 // flash2_attention_*, times the matching length factor at `seq_len` where
@@ -115,10 +139,11 @@ inline constexpr double kTritonBackwardSlowdown = 2.0;
 // come from (flash-attn, benchmarks/benchmark_flash_attention.py, flops():
 // 4 b s^2 h d, halved when causal, x 2.5 for the backward; Shah et al. 2024,
 // arXiv 2407.08608, Sec. 4.1), so the diagonal blocks a causal kernel
-// computes whole are in the factor, not in `flops`.
+// computes whole are in the factor, not in `flops`. `head_dim` > 0 applies
+// AttentionHeadDimFactor.
 double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double bytes,
                           bool backward, AttentionKernel kernel = AttentionKernel::kFused,
-                          double seq_len = 0);
+                          double seq_len = 0, double head_dim = 0);
 
 // Combine compute and memory time according to the profile.
 inline double Combine(const DeviceSpec& d, double compute_s, double memory_s) {

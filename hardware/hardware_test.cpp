@@ -170,6 +170,35 @@ TEST(DeviceModel, AttentionEfficiencyFollowsTheSequenceLength) {
               0.040 + 1e-6, 1e-12);
 }
 
+// Head dimension 64 runs the fused kernels at a smaller fraction of peak
+// (Shah et al. 2024 Figs. 5-6, H100, 4k tokens; hardware/device_model.h):
+// cuDNN forward 363 / 518 = 0.701, backward 417 / 499 = 0.836;
+// FlashAttention-2 forward 284 / 319 = 0.890, backward 279 / 310 = 0.900.
+// The toy device's fused forward, 1e12 FLOP at 100 TFLOP/s x 0.5 = 20 ms,
+// takes 20 / 0.701 = 28.531 ms at head dimension 64 (and at 32: the ratio
+// is held below 64), 20 ms at 128 and above, and at 96 the mean factor
+// (0.701 + 1) / 2 = 0.8505: 23.516 ms. The Triton kernel takes
+// FlashAttention-2's ratio: 20 x 1.4 / 0.890 = 31.461 ms.
+TEST(DeviceModel, AttentionEfficiencyFollowsTheHeadDimension) {
+  EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(AttentionKernel::kFused, false, 64), 0.701);
+  EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(AttentionKernel::kFused, true, 64), 0.836);
+  EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(AttentionKernel::kFlash2, false, 64), 0.890);
+  EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(AttentionKernel::kTriton, true, 64), 0.900);
+  EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(AttentionKernel::kFused, false, 128), 1.0);
+  EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(AttentionKernel::kFused, false, 192), 1.0);
+  EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(AttentionKernel::kFused, false, 0), 1.0);
+  EXPECT_NEAR(AttentionHeadDimFactor(AttentionKernel::kFused, false, 96), 0.8505, 1e-12);
+  DeviceSpec d = ToyDevice();
+  auto fwd = [&](AttentionKernel k, double head_dim) {
+    return FlashAttentionTime(d, DataType::kBf16, 1e12, 1e6, false, k, 0, head_dim);
+  };
+  EXPECT_NEAR(fwd(AttentionKernel::kFused, 128), 0.020 + 1e-6, 1e-12);
+  EXPECT_NEAR(fwd(AttentionKernel::kFused, 64), 0.020 / 0.701 + 1e-6, 1e-12);
+  EXPECT_NEAR(fwd(AttentionKernel::kFused, 32), 0.020 / 0.701 + 1e-6, 1e-12);
+  EXPECT_NEAR(fwd(AttentionKernel::kFused, 96), 0.020 / 0.8505 + 1e-6, 1e-12);
+  EXPECT_NEAR(fwd(AttentionKernel::kTriton, 64), 0.020 * 1.4 / 0.890 + 1e-6, 1e-12);
+}
+
 // Issue 15/17: a power cap lowers the compute clock by the cube root of the
 // dynamic-power ratio. TDP 700 W, idle unset (30 % = 210 W), cap 455 W:
 // (455 - 210) / (700 - 210) = 245 / 490 = 0.5, cbrt(0.5) = 0.7937005259840998.

@@ -1630,7 +1630,7 @@ TEST(Validation, KorthikantiTable5) {
 // 20.37 % once FP8 plans keep their linear layers' inputs in 1 byte.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
-  EXPECT_EQ(r.rows.size(), 293u);
+  EXPECT_EQ(r.rows.size(), 297u);
   ValidationReport tuned;
   for (const auto& row : r.rows)
     for (const char* s : {"Korthikanti", "Narayanan", "NVIDIA/Megatron-LM README",
@@ -1796,7 +1796,12 @@ TEST(Validation, AllTrainingRows) {
   // 25.02's Llama 3 8B row's gradients reduced in bf16 as their recipes set
   // it (grad_reduce_in_fp32 = False; core/validation/validation_test.cpp
   // gives the figures).
-  EXPECT_LE(r.mape_pct, 11.50);
+  // Lowered to 11.47 % (11.4631 %) with the four H200 training steps this
+  // repository measured (validation/gpu_step/README.md), 8.93 % mean.
+  // Lowered to 11.39 % (11.3864 %): fused attention's head-dimension factor
+  // (hardware::AttentionHeadDimFactor; core/validation/validation_test.cpp
+  // gives the rows it moved).
+  EXPECT_LE(r.mape_pct, 11.39);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "
@@ -1896,8 +1901,10 @@ TEST(Estimator, TritonAttentionRunsBelowFlashAttention2) {
 // (112 + 112) = 1.2025e11 FLOP, computed as if 128: x 128 / 112 = 1.3744e11
 // FLOP, at 989.4e12 x 0.33 x 1.044 / 1.4 = 564.5 us + 4 us = 568.5 us, the
 // same time as the head of 128 above (1.044: the length factor at 8192
-// tokens). FlashAttention-2 pads nothing: 1.2025e11 / (989.4e12 x 0.33 x
-// 1.044) = 352.8 us + 4 us.
+// tokens), and at the padded head's efficiency (128: no head-dimension
+// factor). FlashAttention-2 pads nothing and runs at the factor of a head of
+// 112 (hardware::AttentionHeadDimFactor: 0.890 + 0.110 x 48 / 64 = 0.9725):
+// 1.2025e11 / (989.4e12 x 0.33 x 1.044 x 0.9725) = 362.8 us + 4 us.
 TEST(Estimator, TritonAttentionPadsTheHeadDimension) {
   Scenario s = LoadScenario("llama3-70b-h100");
   s.model.hidden = 7168;
@@ -1911,8 +1918,8 @@ TEST(Estimator, TritonAttentionPadsTheHeadDimension) {
   EXPECT_NEAR(triton * 1e6, 568.5, 0.1);
   s.training.attention = parallelism::Attention::kFlash2;
   const double fa2 = est.Prepare(s.training, s.workload).dense.attention_fwd;
-  EXPECT_NEAR(fa2, causal_flops / (peak * 0.33 * 1.044) + 4e-6, 1e-9 * fa2);
-  EXPECT_NEAR(fa2 * 1e6, 356.8, 0.1);
+  EXPECT_NEAR(fa2, causal_flops / (peak * 0.33 * 1.044 * 0.9725) + 4e-6, 1e-9 * fa2);
+  EXPECT_NEAR(fa2 * 1e6, 366.8, 0.1);
 }
 
 // Megatron-Core counts the embedding and the loss as a layer each when asked

@@ -195,17 +195,21 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         // max(triton.next_power_of_2(d), 16), loads masked beyond d): a head
         // of 112 (MPT-30B) does the matmuls of 128. op.k is the mean of the
         // query/key and value head sizes.
+        // Its efficiency is then that of the padded head (head_dim below).
+        double head_dim = op.k;
         if (kernel == hardware::AttentionKernel::kTriton && op.k > 0) {
           double padded = 16;
           while (padded < op.k) padded *= 2;
           work *= padded / op.k;
+          head_dim = padded;
         }
         // The profile's attention length factors are read at the query length one
         // kernel call sees (op.m: the sequence over context parallelism,
         // which is also the key/value block one ring step attends to;
-        // without CP the whole sequence).
-        f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false, kernel, op.m);
-        b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true, kernel, op.m);
+        // without CP the whole sequence), and the head-dimension factor at
+        // head_dim (hardware::AttentionHeadDimFactor).
+        f = hardware::FlashAttentionTime(d, attention_dt, work, op.bytes, false, kernel, op.m, head_dim);
+        b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true, kernel, op.m, head_dim);
         break;
       }
       case OpKind::kElementwise:

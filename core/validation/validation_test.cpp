@@ -137,6 +137,37 @@ TEST(ValidationCsv, GpusThatDoNotFillDomainsArePlacedInSegments) {
       << r.rows[0].assumptions;
 }
 
+// A job on part of one node uses as many of the domain's rails as it has
+// GPUs: one H200 of an 8-GPU DGX node (validation/gpu_step, this
+// repository's own measured steps) was refused ("rails must equal the
+// devices of one domain": the rail count stayed 8 while the segment shrank
+// to 1). It is predicted, with no data-parallel traffic: the step is the
+// compute of 4 microbatches and the optimizer.
+TEST(ValidationCsv, OneGpuOfANodeIsPredicted) {
+  const std::string row =
+      Row({{"source", "Orrery H200 training steps 2026"}, {"model", "Llama-3.2-1B"}, {"layers", "16"},
+           {"hidden", "2048"}, {"heads", "32"}, {"ffn", "8192"}, {"vocab", "128256"}, {"kv_heads", "8"},
+           {"activation", "swiglu"}, {"norm", "rmsnorm"}, {"position", "rope"}, {"tied_embeddings", "yes"},
+           {"bias", "no"}, {"seq", "4096"}, {"gpus", "1"}, {"gpu", "H200"}, {"system", ""}, {"tp", "1"},
+           {"pp", "1"}, {"dp", "1"}, {"cp", "1"}, {"ep", "1"}, {"global_batch", "8"}, {"micro_batch", "2"},
+           {"interleave", "1"}, {"recompute", "none"}, {"seq_parallel", "no"}, {"precision", "bf16"},
+           {"zero", "0"}, {"dp_overlap", "no"}, {"tp_overlap", "no"}, {"attention", "flash"},
+           {"framework", "pytorch"}, {"measured_iter_s", "0.6979"}});
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(TempCsv("one_gpu.csv", row), d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].skipped, "");
+  // 1.236 G parameters x 6 x 32,768 tokens is 243 TFLOP of GEMMs alone: at
+  // the H200's 989.4 TFLOP/s peak no step is shorter than 0.25 s, and the
+  // measured one took 0.70 s.
+  EXPECT_GT(r.rows[0].predicted, 0.4);
+  EXPECT_LT(r.rows[0].predicted, 1.0);
+  EXPECT_NE(r.rows[0].assumptions.find("unfused weight-gradient accumulation (PyTorch AMP"), std::string::npos)
+      << r.rows[0].assumptions;
+  EXPECT_NE(r.rows[0].assumptions.find("eager element-wise kernels"), std::string::npos) << r.rows[0].assumptions;
+}
+
 // The mtp column sets the model's multi-token-prediction depth (the
 // Megatron-Bridge 25.11 table's "DeepSeekV3 (w/o MTP)"), and
 // first_stage_layers / last_stage_layers the decoder layers on the first and
@@ -883,8 +914,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // bound moves the two B200 Qwen3-30B-A3B rows -73.4 -> -70.1 and -72.3 ->
   // -68.8 % (docs/moe-long-context.md, "Dropless routing waits on the host").
   // 293 rows since issue 15's frontier-torchtitan row (Llama 3 8B on 64
-  // MI250X GCDs, below).
-  ASSERT_EQ(file.rows.size(), 293u);
+  // MI250X GCDs, below); 297 with this repository's own four H200 training
+  // steps (validation/gpu_step).
+  ASSERT_EQ(file.rows.size(), 297u);
   EXPECT_EQ(file.skipped, 9);
   // Then 22.52 / 23.70 / 28.83 % with the Gemstone rows' architecture
   // columns and litgpt's eager element-wise kernels (below; 22.50 % for the
@@ -1264,8 +1296,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // point (DeepSeek-V3 B200 line 90 -27.7 -> -28.7 %). The memory model's
   // gradient buffer now has the reduction's datatype too (fp32 by default,
   // Megatron-LM's 18 bytes per parameter).
-  EXPECT_LE(file.mape_pct, 11.50);
-  EXPECT_LE(file_hb.mape_pct, 10.46);
+  // Lowered to 11.47 / 10.42 % (11.4631 / 10.4175 %): four rows this
+  // repository measured itself on one H200 (validation/gpu_step: whole
+  // training steps of Llama 3.2 1B and 3B shapes in plain PyTorch, eager,
+  // checkpointed and compiled), predicted 4.8-11.1 % fast, 8.93 % mean.
+  // Lowered to 11.39 / 10.29 % (11.3864 / 10.2835 %): fused attention at
+  // head dimension 64 runs at 0.70-0.90 of its speed at 128 (Shah et al.
+  // 2024 Figs. 5-6; hardware::AttentionHeadDimFactor), linear between: the
+  // mpt-350m H100 rows (head dimension 64, FlashAttention-2) -6.6 -> +2.9,
+  // -9.7 -> -1.4, -22.5 -> -20.5 %, the H200 Llama 3.2 1B steps (64, cuDNN)
+  // -9.7 -> -7.4, -4.8 -> -1.9, -10.0 -> -7.2 %. MPT-30B's head of 112 runs
+  // the Triton kernel padded to 128, at 128's efficiency: unmoved.
+  EXPECT_LE(file.mape_pct, 11.39);
+  EXPECT_LE(file_hb.mape_pct, 10.29);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /

@@ -289,6 +289,14 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "(param.main_grad.add_, Megatron-LM of 2021-2022: megatron/mpu/layers.py at 02bb1f5c), one "
               "memory-bound pass per microbatch over every parameter the device holds, reading w + g and "
               "writing g bytes (10 in bf16 with fp32 gradients). ZeRO-3 keeps no buffer: nothing either way.")
+        .Bool("autocast_fp32_weights", &TrainingPlan::autocast_fp32_weights, "false",
+              "Parameters kept in fp32 and cast to the compute datatype by torch.autocast at each use "
+              "(PyTorch automatic mixed precision on fp32 parameters: a plain PyTorch loop, Lightning's "
+              "bf16-mixed). Every microbatch's forward casts each weight (reads 4, writes 2 bytes a "
+              "parameter), its backward casts each weight gradient to fp32 (reads 2, writes 4) and adds it "
+              "into the fp32 .grad (reads 8, writes 4): 24 bytes a parameter a microbatch, priced as one "
+              "memory-bound pass with the backward (validation/gpu_step/README.md measures them). Replaces "
+              "grad_accumulation_fusion's accounting; ZeRO-3 / FSDP casts in its gathers instead: nothing.")
         .Bool("grad_scale_at_dp1", &TrainingPlan::grad_scale_at_dp1, "false",
               "Divide the gradient buffer by the data-parallel size every step even when that is 1 "
               "(Megatron-LM 2021-2023, allreduce_gradients: buffer_.data /= data-parallel world size, "

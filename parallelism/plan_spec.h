@@ -203,6 +203,13 @@ struct TrainingPlan {
   // parameters every microbatch (Megatron-LM of 2021-2022). See
   // GradAccumulationBytesPerParam, core/estimate/training_estimator.cpp.
   bool grad_accumulation_fusion = true;
+  // Whether the parameters stay in fp32 and torch.autocast casts each weight
+  // to the compute datatype at its use (PyTorch automatic mixed precision
+  // on fp32 parameters, as a plain PyTorch loop or Lightning's bf16-mixed
+  // runs it; validation/gpu_step): every microbatch then casts every weight
+  // forward and every weight gradient back to fp32 before adding it into
+  // .grad (GradAccumulationBytesPerParam, core/estimate/training_estimator.cpp).
+  bool autocast_fp32_weights = false;
   // Whether the gradient buffer is divided by the data-parallel size even
   // when that is 1 (Megatron-LM's DistributedDataParallel.allreduce_gradients
   // of 2021-2023); Megatron-Core skips the scaling at dp 1. See

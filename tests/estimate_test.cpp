@@ -1465,8 +1465,20 @@ TEST(Estimator, UnfusedGradientAccumulationPassesOverTheParametersEveryMicrobatc
   // fp16 with fp16 gradients: 6 B.
   p.precision = hardware::DataType::kFp16;
   EXPECT_DOUBLE_EQ(est.Costs(p, k.workload).grad_accumulation_bytes_per_param, 6.0);
-  // ZeRO-3 keeps no buffer to add into.
+  // PyTorch AMP on fp32 parameters (training.autocast_fp32_weights): the
+  // weight cast forward (4 + 2), the gradient's cast back (2 + 4) and the
+  // add into .grad (4 + 4 + 4), 24 B whatever the precision or the fusion
+  // flag: 24 / 10 of the pass above a microbatch, 39.14 ms.
   p.precision = hardware::DataType::kBf16;
+  p.micro_batch = 4;
+  p.autocast_fp32_weights = true;
+  EXPECT_DOUBLE_EQ(est.Costs(p, k.workload).grad_accumulation_bytes_per_param, 24.0);
+  p.grad_accumulation_fusion = true;
+  EXPECT_DOUBLE_EQ(est.Costs(p, k.workload).grad_accumulation_bytes_per_param, 24.0);
+  const double amp_pass = hardware::MemoryTime(dev, params * 24.0);
+  EXPECT_NEAR(amp_pass, 39.14e-3, 0.01e-3);
+  EXPECT_NEAR(est.Run(p, k.workload).iteration_s - base.iteration_s, amp_pass, 1e-12);
+  // ZeRO-3 keeps no buffer to add into.
   p.zero = 3;
   EXPECT_DOUBLE_EQ(est.Costs(p, k.workload).grad_accumulation_bytes_per_param, 0.0);
 
@@ -1801,7 +1813,9 @@ TEST(Validation, AllTrainingRows) {
   // Lowered to 11.39 % (11.3864 %): fused attention's head-dimension factor
   // (hardware::AttentionHeadDimFactor; core/validation/validation_test.cpp
   // gives the rows it moved).
-  EXPECT_LE(r.mape_pct, 11.39);
+  // Lowered to 11.35 % (11.3463 %): PyTorch AMP's weight casts on the four
+  // H200 steps (training.autocast_fp32_weights).
+  EXPECT_LE(r.mape_pct, 11.35);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -437,6 +437,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"dp_bucket", {"llama70b", "1 GB"}},
       {"fp32_master_weights", {"llama70b", "false"}},
       {"grad_accumulation_fusion", {"llama70b", "false"}},
+      {"autocast_fp32_weights", {"llama70b", "true"}},
       {"grad_scale_at_dp1", {"llama70b-dp1", "true"}},
       {"grad_nan_check", {"llama70b", "true"}},
       {"optimizer", {"llama70b", "sgd"}},

@@ -721,8 +721,24 @@ double GradBytes(const TrainingPlan& p) { return parallelism::GradientBytes(p); 
 // fp32 gradient accumulation", megatron/arguments.py at 00129014; in
 // Megatron-Core and Transformer Engine alike) accumulates inside the GEMM:
 // 0. ZeRO-3 keeps no buffer: 0.
+// PyTorch's automatic mixed precision on fp32 parameters
+// (training.autocast_fp32_weights) has no fused path: autocast casts each
+// weight to bf16 at its use every microbatch (aten::_to_copy, 4 read + 2
+// written), the cast's backward turns the bf16 weight gradient into fp32
+// (2 + 4), and AccumulateGrad adds that into the fp32 .grad (4 + 4 read, 4
+// written): 24 bytes a parameter a microbatch, whatever the datatypes'
+// sizes elsewhere. The profile of one such microbatch (validation/gpu_step/
+// h200/shapes/, Llama 3.2 1B shape) shows the weight-shaped copies and adds
+// (aten::copy_ and aten::add_ on [8192, 2048], [2048, 8192], [2048, 2048],
+// [512, 2048], [128256, 2048]) at 9.9 ms, 24 B x 1.236 G = 29.7 GB at 3.0
+// TB/s. The first microbatch's AccumulateGrad takes its tensor without
+// adding; counted as an add, at most 12 bytes a parameter once a step. The
+// forward's casts are priced with the backward's pass (the step's sum is
+// the same).
 double GradAccumulationBytesPerParam(const TrainingPlan& p, double w_bytes, double grad_bytes) {
-  if (p.grad_accumulation_fusion || p.zero >= 3) return 0.0;
+  if (p.zero >= 3) return 0.0;
+  if (p.autocast_fp32_weights) return 24.0;
+  if (p.grad_accumulation_fusion) return 0.0;
   return w_bytes + 2.0 * grad_bytes;
 }
 

@@ -703,13 +703,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // validation/gpu_step/time_train_step.py, eager; "pytorch+compile": its
     // blocks through torch.compile, fused element-wise kernels) computes its
     // loss as torchtitan does, F.cross_entropy on fp32 logits, and, with
-    // fp32 parameters under torch.autocast, adds each microbatch's weight
-    // gradient into the fp32 .grad in kernels of its own (AccumulateGrad
-    // after the cast back to fp32): unfused accumulation.
+    // fp32 parameters under torch.autocast, casts every weight at its use
+    // and adds each microbatch's weight gradient, cast back to fp32, into
+    // the fp32 .grad in kernels of its own (training.autocast_fp32_weights).
     const bool plain_pytorch = framework == "pytorch" || framework == "pytorch+compile";
     if (plain_pytorch) {
+      p.autocast_fp32_weights = true;
       p.grad_accumulation_fusion = false;
-      assume("unfused weight-gradient accumulation (PyTorch AMP: fp32 .grad added to every microbatch)");
+      assume("fp32 parameters under torch.autocast: weights cast and gradients cast and added into .grad every microbatch");
     }
     if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan" || framework == "pytorch") {
       p.elementwise = parallelism::Elementwise::kEager;

@@ -163,7 +163,7 @@ TEST(ValidationCsv, OneGpuOfANodeIsPredicted) {
   // measured one took 0.70 s.
   EXPECT_GT(r.rows[0].predicted, 0.4);
   EXPECT_LT(r.rows[0].predicted, 1.0);
-  EXPECT_NE(r.rows[0].assumptions.find("unfused weight-gradient accumulation (PyTorch AMP"), std::string::npos)
+  EXPECT_NE(r.rows[0].assumptions.find("fp32 parameters under torch.autocast"), std::string::npos)
       << r.rows[0].assumptions;
   EXPECT_NE(r.rows[0].assumptions.find("eager element-wise kernels"), std::string::npos) << r.rows[0].assumptions;
 }
@@ -1307,8 +1307,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // -9.7 -> -1.4, -22.5 -> -20.5 %, the H200 Llama 3.2 1B steps (64, cuDNN)
   // -9.7 -> -7.4, -4.8 -> -1.9, -10.0 -> -7.2 %. MPT-30B's head of 112 runs
   // the Triton kernel padded to 128, at 128's efficiency: unmoved.
-  EXPECT_LE(file.mape_pct, 11.39);
-  EXPECT_LE(file_hb.mape_pct, 10.29);
+  // Lowered to 11.35 / 10.22 % (11.3463 / 10.2135 %): PyTorch's automatic
+  // mixed precision on fp32 parameters priced as it runs
+  // (training.autocast_fp32_weights: each weight cast forward, its gradient
+  // cast back and added into .grad, 24 B a parameter a microbatch, where
+  // the unfused accumulation's 10 B stood): the four H200 steps -7.4 ->
+  // -4.9, -1.9 -> -0.9, -11.1 -> -6.1, -7.2 -> -4.3 %, 6.91 -> 4.02 %.
+  EXPECT_LE(file.mape_pct, 11.35);
+  EXPECT_LE(file_hb.mape_pct, 10.22);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /

@@ -709,7 +709,6 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     const bool plain_pytorch = framework == "pytorch" || framework == "pytorch+compile";
     if (plain_pytorch) {
       p.autocast_fp32_weights = true;
-      p.grad_accumulation_fusion = false;
       assume("fp32 parameters under torch.autocast: weights cast and gradients cast and added into .grad every microbatch");
     }
     if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan" || framework == "pytorch") {

@@ -1,5 +1,6 @@
 #include "hardware/device_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace orrery::hardware {
@@ -7,6 +8,14 @@ namespace orrery::hardware {
 double MemoryTime(const DeviceSpec& d, double bytes) {
   if (bytes <= 0) return 0;
   return bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes)) + d.kernel_overhead;
+}
+
+double ElementwiseTime(const DeviceSpec& d, double bytes, double unvec_bytes, double unvec_elements) {
+  if (unvec_bytes <= 0 || d.unvectorized_element_rate <= 0 || bytes <= 0) return MemoryTime(d, bytes);
+  const double rate = d.memory_bandwidth * d.memory_efficiency.At(bytes);
+  const double unvec = std::min(unvec_bytes, bytes);
+  return (bytes - unvec) / rate + std::max(unvec / rate, unvec_elements / d.unvectorized_element_rate) +
+         d.kernel_overhead;
 }
 
 double CappedClockFraction(const DeviceSpec& d) {

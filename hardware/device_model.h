@@ -89,6 +89,14 @@ GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double byte
 // A memory-bound kernel moving `bytes`.
 double MemoryTime(const DeviceSpec& d, double bytes);
 
+// Memory-bound kernels moving `bytes`, of which `unvec_bytes` in
+// non-vectorized kernels that process `unvec_elements` (models::Op::
+// unvec_bytes): the vectorized part at memory_efficiency, the rest at that
+// or at unvectorized_element_rate, whichever is slower; one kernel_overhead.
+// Equal to MemoryTime(d, bytes) when unvec_bytes is 0 or the device has no
+// element rate.
+double ElementwiseTime(const DeviceSpec& d, double bytes, double unvec_bytes, double unvec_elements);
+
 // Which fused attention kernel runs. kFused: the profile's flash_attention_*
 // (cuDNN / FlashAttention-3 class); kFlash2: the FlashAttention-2 kernels'
 // flash2_attention_* where the profile sets them; kTriton: the Triton port of

@@ -124,6 +124,11 @@ const base::Schema<DeviceSpec>& DeviceSchema() {
               "Fractional slowdown of compute that runs beside a collective (the collective's kernels "
               "hold SMs and memory bandwidth): 0.19 = overlapped compute takes 1.19x as long. Charged on "
               "every overlapped TP, DP and ZeRO-3 collective. 0 = none.")
+        .Real("unvectorized_element_rate", &DeviceSpec::unvectorized_element_rate, 0, 1e15, "0",
+              "Elements per second PyTorch's non-vectorized element-wise kernels process (dtype-converting "
+              "copies, broadcast or strided operands), which eager code's norms, rotary embedding and "
+              "repeat_kv run (training.elementwise: eager); they are bound by elements, not bytes. 0 = "
+              "priced by bytes at memory_efficiency.")
         .Enum<Roofline>("roofline", &DeviceSpec::roofline,
                         {{"max", Roofline::kMax}, {"sum", Roofline::kSum}}, "max",
                         "Combine compute and memory time of a kernel: max (overlapped) or sum.")

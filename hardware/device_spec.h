@@ -77,6 +77,13 @@ struct DeviceSpec {
   // bandwidth): 0.2 = the overlapped compute takes 1.2x as long. 0 = none
   // (collectives driven by DMA engines).
   double overlap_slowdown = 0;
+  // Elements per second that PyTorch's non-vectorized element-wise kernels
+  // process (dtype-converting copies, broadcast or strided operands:
+  // models::Op::unvec_elements): they load one element per thread and
+  // instruction and run below the memory bandwidth, at a rate of elements
+  // rather than bytes. 0 = priced by bytes at memory_efficiency like the
+  // vectorized ones.
+  double unvectorized_element_rate = 0;
   Roofline roofline = Roofline::kMax;
   // Achieved fraction of peak as a function of GEMM size 2*M*N*K (FLOP).
   Curve gemm_efficiency;

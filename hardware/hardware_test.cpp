@@ -38,6 +38,21 @@ TEST(DeviceModel, RooflineMaxOrSum) {
   EXPECT_DOUBLE_EQ(PeakFlops(d, DataType::kFp16), 100e12);
 }
 
+// Non-vectorized element-wise kernels: 8e8 B of which 4e8 B in kernels
+// processing 1e8 elements, at 0.8 of 1 TB/s. Without an element rate all of
+// it by bytes: 1 ms + 1 us. At 50 G elements/s the 1e8 elements take 2 ms,
+// longer than their 4e8 B (0.5 ms): 0.5 + 2 ms + 1 us. At 500 G/s (0.2 ms)
+// the bytes bind again: 1 ms + 1 us.
+TEST(DeviceModel, UnvectorizedKernelsAreBoundByTheirElements) {
+  DeviceSpec d = ToyDevice();
+  EXPECT_DOUBLE_EQ(ElementwiseTime(d, 8e8, 4e8, 1e8), MemoryTime(d, 8e8));
+  d.unvectorized_element_rate = 50e9;
+  EXPECT_DOUBLE_EQ(ElementwiseTime(d, 8e8, 4e8, 1e8), 2.5e-3 + 1e-6);
+  EXPECT_DOUBLE_EQ(ElementwiseTime(d, 8e8, 0, 0), MemoryTime(d, 8e8));
+  d.unvectorized_element_rate = 500e9;
+  EXPECT_DOUBLE_EQ(ElementwiseTime(d, 8e8, 4e8, 1e8), 1e-3 + 1e-6);
+}
+
 // Issue 15: a GEMM's efficiency falls with its reduction depth K as
 // K / (K + 214) (OpenXLA's sm_90 cuBLAS table, device_model.h), relative to
 // the curves' K = 4096:

@@ -52,6 +52,21 @@ Op Counted(Op op, int& mm_count) {
 // nonlinearity as its own kernel (reads and writes the gate: 2) and then
 // the product (reads two, writes one: 3), 5 (litgpt's LLaMAMLP / GemmaMLP:
 // act(fc_1(x)) * fc_2(x)). An ungated GELU reads and writes once either way (2).
+// A norm over `elements` activation elements: fused, or as eager code runs
+// it (NormBytesPerElement), with its non-vectorized passes
+// (EagerNormUnvecPasses) when it is an eager RMSNorm.
+Op NormOp(const char* name, const ModelSpec& m, bool eager, double elements, double e) {
+  Op op = Elementwise(name, elements * NormBytesPerElement(m.norm, eager, e));
+  if (eager && m.norm == Norm::kRmsNorm) {
+    const UnvecPasses u = EagerNormUnvecPasses(e);
+    op.unvec_bytes = static_cast<float>(elements * u.fwd_bytes);
+    op.unvec_elements = static_cast<float>(elements * u.fwd_elements);
+    op.bwd_unvec_bytes = static_cast<float>(elements * u.bwd_bytes);
+    op.bwd_unvec_elements = static_cast<float>(elements * u.bwd_elements);
+  }
+  return op;
+}
+
 double ActivationPasses(bool gated, bool eager) {
   if (!gated) return 2;
   return eager ? 5 : 3;
@@ -86,8 +101,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // A fused norm reads its input and writes its output once; an eager
   // RMSNorm makes the passes EagerNormBytesPerElement counts
   // (NormBytesPerElement: an eager LayerNorm is one kernel).
-  const double norm_bytes = NormBytesPerElement(m.norm, s.eager, e);
-  out.Add(Elementwise("input_norm", norm_tokens * h * norm_bytes));
+  out.Add(NormOp("input_norm", m, s.eager, norm_tokens * h, e));
   // Per-head query/key and value sizes (equal to d without MLA).
   const double dqk = static_cast<double>(QkHeadDim(m));
   const double dv = static_cast<double>(VHeadDim(m));
@@ -129,11 +143,44 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // 10e bytes per query or key element. Fused frameworks apply it inside
     // the attention or QKV kernel (Megatron-Core's fused RoPE), which is not
     // counted.
+    //
+    // Its non-vectorized part (Op::unvec_bytes) is torchtitan's complex form
+    // of the same rotation (torchtitan/models/llama/model.py,
+    // apply_rotary_emb: view_as_complex(x.float()) * freqs_cis, then
+    // type_as), 2e + 16 = 10e bytes in bf16 too: the upcast (unrolled, e + 4
+    // bytes) and the complex product with the broadcast table (8 bytes per
+    // real element), one element each, forward; backward the product with
+    // the conjugate table and the upcast of the incoming bf16 gradient, the
+    // same. The H200 profile (validation/gpu_step/h200/shapes/) shows these
+    // four kernels per layer at 0.112 ms a pass for 8192 tokens of Llama 3.2
+    // 1B's 2560 query and key features; 2 elements each at the measured
+    // element rate price 0.124 ms.
     const double qk = tokens * (heads * dqk + (UsesMla(m) ? heads : kv) * dqk);
-    out.Add(Elementwise("rope", 10 * qk * e));
+    Op rope = Elementwise("rope", 10 * qk * e);
+    rope.unvec_bytes = rope.bwd_unvec_bytes = static_cast<float>(qk * (e + 12));
+    rope.unvec_elements = rope.bwd_unvec_elements = static_cast<float>(2 * qk);
+    out.Add(rope);
   }
   // MLA expands the latent into per-head keys and values: no KV-head sharing.
   const double kv_att = UsesMla(m) ? heads : kv;
+  if (s.eager && kv_att < heads) {
+    // Grouped-query attention in eager code repeats each key/value head for
+    // the query heads that share it before attention (torchtitan's
+    // repeat_kv: expand, then reshape, which copies): a strided copy of K
+    // and of V, each reading its kv heads and writing the query heads' worth,
+    // in the generic (non-vectorized) kernel, one element per element
+    // written. Its backward sums the copies' gradients back onto the kv
+    // heads, a reduction reading and writing as much, vectorized. The H200
+    // profile (validation/gpu_step/h200/shapes/) shows the two copies at
+    // 0.037 ms each for 8192 tokens of Llama 3.2 1B (8 KV heads of 64 for 32
+    // query heads).
+    const double kv_copy = 2 * tokens * (kv_att + heads) * d * e;
+    Op rep = Elementwise("repeat_kv", kv_copy);
+    rep.bwd_bytes = kv_copy;
+    rep.unvec_bytes = static_cast<float>(kv_copy);
+    rep.unvec_elements = static_cast<float>(2 * tokens * heads * d);
+    out.Add(rep);
+  }
   if (s.flash) {
     // FlashAttention (Dao et al. 2022): reads Q, K, V, writes O and the
     // softmax statistics; no s x s matrix in memory.
@@ -201,15 +248,15 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     av.op_sac_recompute = 1;
     out.Add(av);
   }
-  if (s.eager) {
-    // Eager code turns the attention output (batch, heads, seq, dv) back into
-    // (batch, seq, heads x dv) with a contiguous copy before the projection
-    // (litgpt: y.transpose(1, 2).reshape(...)): reads and writes it once.
-    out.Add(Elementwise("attention_output_copy", 2 * tokens * heads * dv * e));
-  }
+  // Eager code turns the attention output (batch, heads, seq, dv) back into
+  // (batch, seq, heads x dv) with transpose(1, 2) and a reshape, which copies
+  // nothing: PyTorch's SDPA kernels allocate their output as (batch, seq,
+  // heads, dv) and return a transposed view of it, so the reshape finds it
+  // contiguous (the H200 profile, validation/gpu_step/h200/shapes/, has no
+  // copy of the attention output's shape).
   out.Add(Counted(Gemm("out_proj", tokens, h, heads * dv, e), mm));
   out.Add(Elementwise("dropout_residual", norm_tokens * h * (3 * e + mask)));
-  out.Add(Elementwise("post_attention_norm", norm_tokens * h * norm_bytes));
+  out.Add(NormOp("post_attention_norm", m, s.eager, norm_tokens * h, e));
   const bool swiglu = m.activation == Activation::kSwiglu;
   const double up_n = swiglu ? 2 : 1;
   if (moe) {
@@ -273,7 +320,7 @@ void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out) {
   const double h = static_cast<double>(m.hidden);
   const double v = static_cast<double>(m.vocab) / static_cast<double>(s.tp);
   const double norm_tokens = s.sequence_parallel ? tokens / static_cast<double>(s.tp) : tokens;
-  out.Add(Elementwise("final_norm", norm_tokens * h * NormBytesPerElement(m.norm, s.eager, s.act_bytes)));
+  out.Add(NormOp("final_norm", m, s.eager, norm_tokens * h, s.act_bytes));
   out.Add(Gemm("lm_head", tokens, v, h, s.act_bytes));
   // Cross-entropy over the vocabulary shard: read logits, write fp32 softmax.
   out.Add(Elementwise("cross_entropy", tokens * v * (s.act_bytes + 4)));

@@ -18,7 +18,7 @@
 
 namespace orrery::models {
 
-enum class OpKind {
+enum class OpKind : uint8_t {
   kGemm,         // one (M x K) x (K x N) product, weights resident
   kBatchedGemm,  // `batch` independent products (materialised attention)
   kFlashAttention,  // fused attention core (no s^2 memory traffic)
@@ -28,14 +28,24 @@ enum class OpKind {
 struct Op {
   const char* name = "";
   OpKind kind = OpKind::kElementwise;
-  double m = 0, n = 0, k = 0;  // GEMM shape (per device)
-  double batch = 1;            // independent GEMMs (kBatchedGemm)
-  double flops = 0;            // forward FLOP on this device
-  double bytes = 0;            // forward bytes moved to/from device memory
-  // Backward bytes of a memory-bound operator whose backward kernel's traffic
-  // is known (> 0); 0: twice the forward bytes (the estimator's rule: read the
-  // gradient and the saved input, write the input gradient).
-  double bwd_bytes = 0;
+  // The part of an element-wise operator's traffic that PyTorch moves with
+  // its non-vectorized element-wise kernels, and the elements those kernels
+  // process, forward and backward (a part of bytes / of the backward's
+  // bytes; 0 = all of it runs vectorized). ATen's TensorIterator runs an
+  // element-wise operator as vectorized_elementwise_kernel when every
+  // operand is contiguous and of one datatype; a dtype-converting copy runs
+  // unrolled_elementwise_kernel and an operand that is broadcast or strided
+  // the generic elementwise_kernel (aten/src/ATen/native/cuda/Loops.cuh,
+  // CUDALoops.cuh), which load one element per thread and instruction and
+  // are bound by the elements they process, not the bytes
+  // (hardware::DeviceSpec::unvectorized_element_rate). Eager code's norms,
+  // rotary embedding and repeat_kv run such kernels (LayerOps); fused
+  // frameworks' kernels are their own and leave these 0.
+  // Held in single precision: they only price time, and in floats they fit
+  // beside the flags in what would be padding (the estimator copies
+  // operators on its hot path; Op stays 104 bytes).
+  float unvec_bytes = 0, unvec_elements = 0;
+  float bwd_unvec_bytes = 0, bwd_unvec_elements = 0;
   bool attention_core = false; // recomputed by selective recompute
   bool mla_up = false;         // an MLA up projection (recompute_mla_up_proj redoes it)
   bool expert = false;         // an expert GEMM of a MoE layer (all local experts)
@@ -46,6 +56,14 @@ struct Op {
   // activations' datatype (router.py, Router.gating: router_dtype =
   // input.dtype unless moe_router_dtype is fp32 or fp64).
   bool router = false;
+  double m = 0, n = 0, k = 0;  // GEMM shape (per device)
+  double batch = 1;            // independent GEMMs (kBatchedGemm)
+  double flops = 0;            // forward FLOP on this device
+  double bytes = 0;            // forward bytes moved to/from device memory
+  // Backward bytes of a memory-bound operator whose backward kernel's traffic
+  // is known (> 0); 0: twice the forward bytes (the estimator's rule: read the
+  // gradient and the saved input, write the input gradient).
+  double bwd_bytes = 0;
   // torchtitan's op-level selective activation checkpointing
   // (parallelism::Recompute::kOp; the policy is described at LayerOps): the
   // share of this operator's forward that runs again in the backward pass
@@ -118,6 +136,24 @@ inline double EagerNormBytesPerElement(double act_bytes) { return 2 * act_bytes 
 // reading its input and writing its output once: 2e, as fused.
 inline double NormBytesPerElement(Norm norm, bool eager, double act_bytes) {
   return eager && norm == Norm::kRmsNorm ? EagerNormBytesPerElement(act_bytes) : 2 * act_bytes;
+}
+
+// The part of an eager RMSNorm's passes (EagerNormBytesPerElement) that runs
+// non-vectorized kernels (Op::unvec_bytes), per activation element, as the
+// shape-resolved profile of one H200 microbatch of a Llama written like
+// torchtitan's shows them (validation/gpu_step/h200/shapes/, read by
+// trace_bandwidth.py: per norm one of each forward and backward): forward
+// the upcast (unrolled, reads e and writes 4 bytes), the product by the
+// broadcast per-row rsqrt (4 + 4) and by the broadcast weight (4 + 4): 3
+// elements and e + 20 bytes; backward the gradient's upcast (e + 4), the
+// two broadcast products (8 each) and the mean's broadcast division (8): 4
+// elements and e + 28 bytes. The rest (square, mean, downcast, the
+// backward's same-shape products) runs vectorized.
+struct UnvecPasses {
+  double fwd_bytes = 0, fwd_elements = 0, bwd_bytes = 0, bwd_elements = 0;
+};
+inline UnvecPasses EagerNormUnvecPasses(double act_bytes) {
+  return {act_bytes + 20, 3, act_bytes + 28, 4};
 }
 
 inline constexpr int kMaxLayerOps = 24;

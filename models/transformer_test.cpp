@@ -251,20 +251,65 @@ TEST(Transformer, EagerElementwiseCountsEveryPassOfANarrowLayer) {
   // activation 1024 x 3 x 2 = 6144 B: 11,264 B.
   EXPECT_DOUBLE_EQ(fused, 11264.0 * 2048);
   // Eager: two norms 256 x (2 x 2 + 36) = 10,240 B each, RoPE on 256 query
-  // and 128 key elements 384 x 10 x 2 = 7680 B, the attention output copy
-  // 2 x 256 x 2 = 1024 B, the residuals 2 x 1536 B, the activation
-  // 1024 x 5 x 2 = 10,240 B: 42,496 B, 3.77x the fused traffic.
-  EXPECT_DOUBLE_EQ(eager, 42496.0 * 2048);
+  // and 128 key elements 384 x 10 x 2 = 7680 B, repeat_kv copying the one
+  // KV head of 128 for K and V to both query heads 2 x (128 + 256) x 2 =
+  // 1536 B, the residuals 2 x 1536 B, the activation 1024 x 5 x 2 =
+  // 10,240 B: 43,008 B, 3.82x the fused traffic. (No copy of the attention
+  // output: SDPA returns a transposed view of a (batch, seq, heads, dv)
+  // buffer.)
+  EXPECT_DOUBLE_EQ(eager, 43008.0 * 2048);
   // The GEMMs do not change.
   EXPECT_DOUBLE_EQ(eager_flops, fused_flops);
   EXPECT_DOUBLE_EQ(EagerNormBytesPerElement(2), 40.0);
+}
+
+// The non-vectorized part of the same eager layer (Op::unvec_*), by hand
+// per token in bf16: each RMSNorm 256 elements x 3 forward (upcast, the
+// broadcast rsqrt and weight products: 256 x (2 + 20) = 5632 B) and x 4
+// backward (256 x (2 + 28) = 7680 B); the rotary embedding 384 query and key
+// elements x 2 both ways (upcast and complex product: 384 x (2 + 12) =
+// 5376 B); repeat_kv writing 2 x 256 elements forward (its 1536 B), none
+// backward (a reduction); nothing else.
+TEST(Transformer, EagerNonVectorizedPassesOfANarrowLayer) {
+  ModelSpec m = Llama(23, 256, 2, 1, 1024, 50304);
+  m.head_dim = 128;
+  LayerShape s;
+  s.seq = 2048;
+  s.full_seq = 2048;
+  s.eager = true;
+  OpList ops;
+  LayerOps(m, s, false, 1, ops);
+  double fb = 0, fe = 0, bb = 0, be = 0;
+  for (int i = 0; i < ops.count; ++i) {
+    const Op& op = ops.ops[static_cast<size_t>(i)];
+    fb += op.unvec_bytes;
+    fe += op.unvec_elements;
+    bb += op.bwd_unvec_bytes;
+    be += op.bwd_unvec_elements;
+    if (std::string(op.name) == "repeat_kv") {
+      EXPECT_DOUBLE_EQ(op.bwd_bytes, op.bytes);
+    }
+  }
+  // (Held in single precision: to 1e-7.)
+  EXPECT_NEAR(fe, (2 * 256 * 3 + 384 * 2 + 2 * 256) * 2048.0, 1e-7 * fe);
+  EXPECT_NEAR(fb, (2 * 5632 + 5376 + 1536) * 2048.0, 1e-7 * fb);
+  EXPECT_NEAR(be, (2 * 256 * 4 + 384 * 2) * 2048.0, 1e-7 * be);
+  EXPECT_NEAR(bb, (2 * 7680 + 5376) * 2048.0, 1e-7 * bb);
+  // Fused, and multi-head attention (no KV head shared), run none.
+  s.eager = false;
+  LayerOps(m, s, false, 1, ops);
+  for (int i = 0; i < ops.count; ++i) EXPECT_EQ(ops.ops[static_cast<size_t>(i)].unvec_elements, 0);
+  s.eager = true;
+  m.kv_heads = 2;
+  LayerOps(m, s, false, 1, ops);
+  for (int i = 0; i < ops.count; ++i) EXPECT_STRNE(ops.ops[static_cast<size_t>(i)].name, "repeat_kv");
 }
 
 // The same layer with a LayerNorm (issue 15: torchtitan's norm_type
 // "layernorm" is torch.nn.LayerNorm, one native_layer_norm kernel in eager
 // code too): only its two norms change, from the eager RMSNorm's
 // 256 x (2 x 2 + 36) = 10,240 B each to a fused 256 x 2 x 2 = 1024 B each:
-// 42,496 - 2 x 10,240 + 2 x 1024 = 24,064 B per token.
+// 43,008 - 2 x 10,240 + 2 x 1024 = 24,576 B per token.
 TEST(Transformer, EagerLayerNormIsOneKernel) {
   ModelSpec m = Llama(23, 256, 2, 1, 1024, 50304);
   m.head_dim = 128;
@@ -280,9 +325,9 @@ TEST(Transformer, EagerLayerNormIsOneKernel) {
       if (ops.ops[static_cast<size_t>(i)].kind == OpKind::kElementwise) bytes += ops.ops[static_cast<size_t>(i)].bytes;
     return bytes;
   };
-  EXPECT_DOUBLE_EQ(elementwise_bytes(), 42496.0 * 2048);
+  EXPECT_DOUBLE_EQ(elementwise_bytes(), 43008.0 * 2048);
   m.norm = Norm::kLayerNorm;
-  EXPECT_DOUBLE_EQ(elementwise_bytes(), 24064.0 * 2048);
+  EXPECT_DOUBLE_EQ(elementwise_bytes(), 24576.0 * 2048);
   // The final norm before the LM head: 256 x 2 x 2 B per token.
   OpList head;
   HeadOps(m, s, head);

@@ -212,10 +212,17 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         b = hardware::FlashAttentionTime(d, attention_dt, 2.5 * work, 2 * op.bytes, true, kernel, op.m, head_dim);
         break;
       }
-      case OpKind::kElementwise:
-        f = OpMemoryTime(d, op.bytes, memo);
-        b = OpMemoryTime(d, op.bwd_bytes > 0 ? op.bwd_bytes : 2 * op.bytes, memo);
+      case OpKind::kElementwise: {
+        const double bwd_bytes = op.bwd_bytes > 0 ? op.bwd_bytes : 2 * op.bytes;
+        // Eager code's non-vectorized kernels (Op::unvec_bytes) at the
+        // device's element rate; the rest, and fused operators, by bytes.
+        f = op.unvec_bytes > 0 ? hardware::ElementwiseTime(d, op.bytes, op.unvec_bytes, op.unvec_elements)
+                               : OpMemoryTime(d, op.bytes, memo);
+        b = op.bwd_unvec_bytes > 0
+                ? hardware::ElementwiseTime(d, bwd_bytes, op.bwd_unvec_bytes, op.bwd_unvec_elements)
+                : OpMemoryTime(d, bwd_bytes, memo);
         break;
+      }
     }
     t.fwd += f;
     t.bwd += b;

@@ -1313,8 +1313,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // cast back and added into .grad, 24 B a parameter a microbatch, where
   // the unfused accumulation's 10 B stood): the four H200 steps -7.4 ->
   // -4.9, -1.9 -> -0.9, -11.1 -> -6.1, -7.2 -> -4.3 %, 6.91 -> 4.02 %.
-  EXPECT_LE(file.mape_pct, 11.35);
-  EXPECT_LE(file_hb.mape_pct, 10.22);
+  // Lowered to 11.31 / 10.19 % (11.3004 / 10.1863 %): eager code's
+  // non-vectorized element-wise kernels (dtype-converting copies, broadcast
+  // and strided operands: the RMSNorm's upcast and broadcast products, the
+  // rotary embedding, repeat_kv) at the device's element rate
+  // (unvectorized_element_rate: 338.4 G/s measured on the H200, 185 G/s on
+  // an A100 from PyTorch PR #195542), and no copy of the attention output
+  // (SDPA returns a view of a contiguous buffer): the H200 eager steps -4.9
+  // -> -0.9, -0.9 -> +4.5, -6.1 -> -2.0 % (the compiled one unmoved),
+  // torchtitan's A100 rows 1.0-1.8 points closer (5.50 -> 4.40 %).
+  EXPECT_LE(file.mape_pct, 11.31);
+  EXPECT_LE(file_hb.mape_pct, 10.19);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
@@ -1515,10 +1524,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Raised to 5.51 % (5.4999 %): torchtitan's loss is F.cross_entropy on
   // fp32 logits, 36 B per logit rather than Megatron-Core's 52 B
   // (docs/loss-path.md); the rows, fast already, move faster.
+  // Lowered to 4.41 % (4.4003 %): the eager element-wise kernels PyTorch
+  // runs non-vectorized at the A100's element rate (185 G/s, PyTorch PR
+  // #195542; hardware::ElementwiseTime), each row 1.0-1.8 points slower:
+  // Llama 3 8B -5.6 / -5.4 -> -4.1 / -3.6 %, Llama 2 70B -10.6 -> -9.6 %.
   const ValidationReport torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
   ASSERT_EQ(torchtitan.evaluated, 8);
-  EXPECT_LE(torchtitan.mape_pct, 5.51);
+  EXPECT_LE(torchtitan.mape_pct, 4.41);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture
@@ -1571,11 +1584,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // MAMF-scaled GEMM curve (the curve alone: -28.96 %). Then -13.74 % with
   // the optimizer step's second read of the fp32 master. Raised to 13.95 %
   // (-13.94 %) with torchtitan's fp32 PyTorch cross entropy, 36 B per logit
-  // rather than 52 B (docs/loss-path.md).
+  // rather than 52 B (docs/loss-path.md). Raised to 13.96 % (-13.955 %):
+  // eager code makes no copy of the attention output (PyTorch's SDPA
+  // returns a transposed view of a contiguous (batch, seq, heads, dv)
+  // buffer; the H200 profile has none) and repeat_kv's backward is a
+  // reduction moving its copy's bytes once, not twice. The GCD profile has
+  // no unvectorized_element_rate (no measurement on an MI250X yet).
   const ValidationReport frontier_torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"frontier-torchtitan README"}); });
   ASSERT_EQ(frontier_torchtitan.evaluated, 1);
-  EXPECT_LE(frontier_torchtitan.mape_pct, 13.95);
+  EXPECT_LE(frontier_torchtitan.mape_pct, 13.96);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);

@@ -263,6 +263,21 @@ TEST(Transformer, EagerElementwiseCountsEveryPassOfANarrowLayer) {
   EXPECT_DOUBLE_EQ(EagerNormBytesPerElement(2), 40.0);
 }
 
+// Gemstone-256x23's shape (width 256, two 128-wide heads, one KV head,
+// gated MLP of 1024) and one 2048-token sequence, for the eager tests.
+ModelSpec Gemstone256() {
+  ModelSpec m = Llama(23, 256, 2, 1, 1024, 50304);
+  m.head_dim = 128;
+  return m;
+}
+LayerShape OneSequence(bool eager) {
+  LayerShape s;
+  s.seq = 2048;
+  s.full_seq = 2048;
+  s.eager = eager;
+  return s;
+}
+
 // The non-vectorized part of the same eager layer (Op::unvec_*), by hand
 // per token in bf16: each RMSNorm 256 elements x 3 forward (upcast, the
 // broadcast rsqrt and weight products: 256 x (2 + 20) = 5632 B) and x 4
@@ -271,12 +286,8 @@ TEST(Transformer, EagerElementwiseCountsEveryPassOfANarrowLayer) {
 // 5376 B); repeat_kv writing 2 x 256 elements forward (its 1536 B), none
 // backward (a reduction); nothing else.
 TEST(Transformer, EagerNonVectorizedPassesOfANarrowLayer) {
-  ModelSpec m = Llama(23, 256, 2, 1, 1024, 50304);
-  m.head_dim = 128;
-  LayerShape s;
-  s.seq = 2048;
-  s.full_seq = 2048;
-  s.eager = true;
+  ModelSpec m = Gemstone256();
+  LayerShape s = OneSequence(true);
   OpList ops;
   LayerOps(m, s, false, 1, ops);
   double fb = 0, fe = 0, bb = 0, be = 0;
@@ -311,12 +322,8 @@ TEST(Transformer, EagerNonVectorizedPassesOfANarrowLayer) {
 // 256 x (2 x 2 + 36) = 10,240 B each to a fused 256 x 2 x 2 = 1024 B each:
 // 43,008 - 2 x 10,240 + 2 x 1024 = 24,576 B per token.
 TEST(Transformer, EagerLayerNormIsOneKernel) {
-  ModelSpec m = Llama(23, 256, 2, 1, 1024, 50304);
-  m.head_dim = 128;
-  LayerShape s;
-  s.seq = 2048;
-  s.full_seq = 2048;
-  s.eager = true;
+  ModelSpec m = Gemstone256();
+  LayerShape s = OneSequence(true);
   auto elementwise_bytes = [&] {
     OpList ops;
     LayerOps(m, s, false, 1, ops);

@@ -279,6 +279,12 @@ TEST(ActivationMemory, StageTermsAreWorkedOutOnceForEveryStage) {
   EXPECT_DOUBLE_EQ(a.recomputing_layer, 0.0);
   // fp32 logits: 4 s b V / t = 4 * 2048 * 51,200 / 8.
   EXPECT_DOUBLE_EQ(a.logits, 52428800.0);
+  // PyTorch's cross entropy on fp32 logits holds three of them at the start
+  // of its backward (log_softmax's saved output, nll_loss's gradient,
+  // log_softmax's input gradient): 12 s b V / t.
+  p.loss_kernel = LossKernel::kTorchFp32;
+  EXPECT_DOUBLE_EQ(StageActivationTerms(m, p, 2048).logits, 3 * 52428800.0);
+  p.loss_kernel = LossKernel::kMegatronFp32;
 
   // Full recompute keeps 2 sbh / t per layer (6,291,456) and, while a layer
   // is recomputed, its full activations without recompute (materialised

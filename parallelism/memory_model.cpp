@@ -89,6 +89,19 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     if (RecomputesMlaUpProj(m, p)) attention = 2 * a * dv;
     outside_extra += 2 * static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.rope_head_dim) * sb * sp;
   }
+  if (p.elementwise == Elementwise::kEager) {
+    // PyTorch eager code (models::LayerOps' eager passes) saves more for
+    // its backward than fused kernels. Its RMSNorm (torchtitan's
+    // _norm(x.float()).type_as(x) * weight) keeps the fp32 upcast of its
+    // input, which the square's and the normalising product's backward
+    // read, and the bf16 normalised tensor the weight product's backward
+    // reads: 4 + 2 bytes an element where a fused norm keeps its bf16
+    // input (2), 4 more per norm, 8 sbh for the two. Grouped-query
+    // attention repeats the K and V heads before SDPA (repeat_kv), which
+    // then saves the repeated ones: 4 sb (a - g) d more inside TP.
+    if (m.norm == models::Norm::kRmsNorm) outside += 8 * sb * h;
+    if (!models::UsesMla(m) && g < a) attention += 4 * (a - g) * d;
+  }
   if (p.precision == hardware::DataType::kFp8 && !moe) {
     // FP8 (Transformer Engine): a linear layer keeps for its weight-gradient
     // GEMM the FP8 copy of its input it cast in the forward pass, 1 byte per

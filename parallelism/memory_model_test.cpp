@@ -269,6 +269,21 @@ TEST(ActivationMemory, PipelineKeepsPMicrobatchesInFlight) {
 
 // The terms every stage shares (StageActivationTerms), for GPT-3 at tp 8
 // with sequence parallelism, s = 2048, b = 1, and one stage built from them.
+// Eager code's saved tensors, one Llama 3.2 1B layer (h 2048, 32 query and
+// 8 KV heads of 64, SwiGLU FFN 8192, no dropout) at b 2, s 4096, no TP:
+// sb = 8192. Fused: outside 8 sbh = 134,217,728; inside sb (4 a d + 4 g d +
+// 6 f) = 8192 x (8192 + 2048 + 49,152) = 486,539,264; 620,756,992 bytes.
+// Eager adds the two RMSNorms' fp32 inputs (8 sbh = 134,217,728) and SDPA's
+// repeated K and V (4 sb (32 - 8) 64 = 50,331,648): 805,306,368.
+TEST(ActivationMemory, EagerCodeSavesItsFp32NormInputsAndRepeatedKv) {
+  models::ModelSpec m = test::Llama(16, 2048, 32, 8, 8192, 128256);
+  TrainingPlan p;
+  p.micro_batch = 2;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 2, 4096), 620756992.0);
+  p.elementwise = Elementwise::kEager;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 2, 4096), 805306368.0);
+}
+
 TEST(ActivationMemory, StageTermsAreWorkedOutOnceForEveryStage) {
   const auto m = Gpt3();
   TrainingPlan p = Plan(8, true, Recompute::kSelective);

@@ -1841,7 +1841,9 @@ TEST(Validation, AllTrainingRows) {
   // Lowered to 11.31 % (11.3004 %): eager code's non-vectorized
   // element-wise kernels at the device's element rate (H200 measured, A100
   // from PyTorch PR #195542), and no attention-output copy.
-  EXPECT_LE(r.mape_pct, 11.31);
+  // Lowered to 11.30 % (11.2984 %): eager code's saved tensors in the
+  // memory model move Gemstone-512x16's searched plan.
+  EXPECT_LE(r.mape_pct, 11.30);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -1322,7 +1322,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (SDPA returns a view of a contiguous buffer): the H200 eager steps -4.9
   // -> -0.9, -0.9 -> +4.5, -6.1 -> -2.0 % (the compiled one unmoved),
   // torchtitan's A100 rows 1.0-1.8 points closer (5.50 -> 4.40 %).
-  EXPECT_LE(file.mape_pct, 11.31);
+  // Lowered to 11.30 % (11.2984 %): eager code's saved fp32 norm inputs and
+  // repeated K/V in the memory model (parallelism::ActivationBytes) leave
+  // Gemstone-512x16's fastest plan out of memory; the next one is -49.5 %,
+  // not -50.1 %.
+  EXPECT_LE(file.mape_pct, 11.30);
   EXPECT_LE(file_hb.mape_pct, 10.19);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
@@ -1570,7 +1574,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // bf16-mixed autocast, fp32 logits, 36 B per logit rather than
   // Megatron-Core's 52 B (docs/loss-path.md); every row, fast already,
   // moves faster (Gemstone-768x3 -30.9 -> -36.8 %).
-  EXPECT_LE(gemstones.mape_pct, 42.97);
+  // Lowered to 42.94 % (42.936 %): the memory of eager code's saved
+  // tensors moves Gemstone-512x16 to a plan that fits (-50.1 -> -49.5 %).
+  EXPECT_LE(gemstones.mape_pct, 42.94);
   // The one other measured run on MI250X GCDs that states its set-up: the
   // frontier-torchtitan README's replication of torchtitan's Llama 3 8B
   // benchmark (FSDP2 over 64 GCDs, op-level selective checkpointing, local

@@ -215,10 +215,14 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
       case OpKind::kElementwise: {
         const double bwd_bytes = op.bwd_bytes > 0 ? op.bwd_bytes : 2 * op.bytes;
         // Eager code's non-vectorized kernels (Op::unvec_bytes) at the
-        // device's element rate; the rest, and fused operators, by bytes.
-        f = op.unvec_bytes > 0 ? hardware::ElementwiseTime(d, op.bytes, op.unvec_bytes, op.unvec_elements)
-                               : OpMemoryTime(d, op.bytes, memo);
-        b = op.bwd_unvec_bytes > 0
+        // device's element rate; the rest, fused operators, and every
+        // operator on a device without a rate, by bytes (through the memo:
+        // ElementwiseTime is MemoryTime there).
+        const bool rated = d.unvectorized_element_rate > 0;
+        f = rated && op.unvec_bytes > 0
+                ? hardware::ElementwiseTime(d, op.bytes, op.unvec_bytes, op.unvec_elements)
+                : OpMemoryTime(d, op.bytes, memo);
+        b = rated && op.bwd_unvec_bytes > 0
                 ? hardware::ElementwiseTime(d, bwd_bytes, op.bwd_unvec_bytes, op.bwd_unvec_elements)
                 : OpMemoryTime(d, bwd_bytes, memo);
         break;

@@ -1665,7 +1665,7 @@ TEST(Validation, KorthikantiTable5) {
 // 20.37 % once FP8 plans keep their linear layers' inputs in 1 byte.
 TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
-  EXPECT_EQ(r.rows.size(), 297u);
+  EXPECT_EQ(r.rows.size(), 300u);  // 297 and the three short-sequence H200 steps
   ValidationReport tuned;
   for (const auto& row : r.rows)
     for (const char* s : {"Korthikanti", "Narayanan", "NVIDIA/Megatron-LM README",
@@ -1843,7 +1843,9 @@ TEST(Validation, AllTrainingRows) {
   // from PyTorch PR #195542), and no attention-output copy.
   // Lowered to 11.30 % (11.2984 %): eager code's saved tensors in the
   // memory model move Gemstone-512x16's searched plan.
-  EXPECT_LE(r.mape_pct, 11.30);
+  // Lowered to 11.21 % (11.2006 %) with three more H200 steps measured as a
+  // held-out check (validation/gpu_step/h200/short_seq), -0.9 / -1.0 / +3.5 %.
+  EXPECT_LE(r.mape_pct, 11.21);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -915,8 +915,8 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // -68.8 % (docs/moe-long-context.md, "Dropless routing waits on the host").
   // 293 rows since issue 15's frontier-torchtitan row (Llama 3 8B on 64
   // MI250X GCDs, below); 297 with this repository's own four H200 training
-  // steps (validation/gpu_step).
-  ASSERT_EQ(file.rows.size(), 297u);
+  // steps (validation/gpu_step); 300 with its three short-sequence steps.
+  ASSERT_EQ(file.rows.size(), 300u);
   EXPECT_EQ(file.skipped, 9);
   // Then 22.52 / 23.70 / 28.83 % with the Gemstone rows' architecture
   // columns and litgpt's eager element-wise kernels (below; 22.50 % for the
@@ -1326,9 +1326,23 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // repeated K/V in the memory model (parallelism::ActivationBytes) leave
   // Gemstone-512x16's fastest plan out of memory; the next one is -49.5 %,
   // not -50.1 %.
-  EXPECT_LE(file.mape_pct, 11.30);
-  EXPECT_LE(file_hb.mape_pct, 10.19);
+  // Lowered to 11.21 / 10.04 % (11.2006 / 10.0368 %): three more H200 steps
+  // this repository measured (validation/gpu_step/h200/short_seq), after
+  // the estimator's terms were set: Llama 3.2 1B at 1,024 and 512 tokens
+  // (micro batch 8 and 16) and a 1536-wide, 24-layer model of MPT-760M's
+  // width and depth at 2,048, predicted -0.9, -1.0 and +3.5 %.
+  EXPECT_LE(file.mape_pct, 11.21);
+  EXPECT_LE(file_hb.mape_pct, 10.04);
   EXPECT_LE(file_moe.mape_pct, 20.24);
+  // This repository's own H200 steps (validation/gpu_step/README.md): the
+  // four of the first run, 2.90 %, and the three short-sequence ones taken
+  // later as a held-out check (-0.9 / -1.0 / +3.5 %): 2.43 % (2.4336 %) over
+  // seven, none beyond the checkpointed step's +4.46 %.
+  const ValidationReport own =
+      subset(file, [&](const ValidationRow& row) { return prefixed(row, {"Orrery H200 training steps 2026"}); });
+  EXPECT_EQ(own.evaluated, 7);
+  EXPECT_LE(own.mape_pct, 2.44);
+  EXPECT_LE(own.max_abs_error_pct, 4.47);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is

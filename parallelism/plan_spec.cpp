@@ -295,7 +295,9 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "bf16-mixed). Every microbatch's forward casts each weight (reads 4, writes 2 bytes a "
               "parameter), its backward casts each weight gradient to fp32 (reads 2, writes 4) and adds it "
               "into the fp32 .grad (reads 8, writes 4): 24 bytes a parameter a microbatch, priced as one "
-              "memory-bound pass with the backward (validation/gpu_step/README.md measures them). Replaces "
+              "memory-bound pass with the backward, the gradient's cast (PyTorch's non-vectorized "
+              "dtype-converting kernel) at the device's unvectorized_element_rate where it has one "
+              "(validation/gpu_step/README.md measures them). Replaces "
               "grad_accumulation_fusion's accounting; ZeRO-3 / FSDP casts in its gathers instead: nothing.")
         .Bool("grad_scale_at_dp1", &TrainingPlan::grad_scale_at_dp1, "false",
               "Divide the gradient buffer by the data-parallel size every step even when that is 1 "

@@ -60,10 +60,13 @@ std::vector<double> Split(int64_t total, int64_t parts, const std::vector<int64_
 // Without gradient-accumulation fusion each microbatch's backward of a chunk
 // adds its weight gradients into the gradient buffer in a memory-bound pass
 // over the chunk's parameters, part of its weight-gradient (W) work, as the
-// closed form (GradAccumulationBytesPerParam, training_estimator.cpp).
+// closed form (GradAccumulationBytesPerParam, training_estimator.cpp), its
+// non-vectorized part (autocast's weight-gradient upcast) at the device's
+// element rate (ElementwiseTime is MemoryTime where there is none).
 void AddGradAccumulation(const OperatorCosts& c, const hardware::DeviceSpec& d, double params, ChunkWork& w) {
   if (c.grad_accumulation_bytes_per_param <= 0 || params <= 0) return;
-  const double t = hardware::MemoryTime(d, params * c.grad_accumulation_bytes_per_param);
+  const double t = hardware::ElementwiseTime(d, params * c.grad_accumulation_bytes_per_param,
+                                             params * c.grad_accumulation_unvec_bytes_per_param, params);
   w.backward += t;
   w.backward_weight += t;
 }

@@ -753,6 +753,33 @@ double GradAccumulationBytesPerParam(const TrainingPlan& p, double w_bytes, doub
   return w_bytes + 2.0 * grad_bytes;
 }
 
+// Of those bytes, the part PyTorch moves in a non-vectorized kernel, one
+// element a parameter (models::Op::unvec_bytes; hardware::ElementwiseTime).
+// Under autocast the cast of each bf16 weight gradient back to fp32 (2 read
+// + 4 written) is a dtype-converting copy, ATen's
+// unrolled_elementwise_kernel with LoadWithCast, bound by the elements it
+// processes; the forward's fp32 -> bf16 weight cast has a vectorized kernel
+// of its own (bfloat16_copy_kernel_cuda) and the fp32 add into .grad is
+// vectorized. The H200 steps' profiles (validation/gpu_step/h200/run1/
+// *.json, kernels_one_step) show fp32 -> bf16 copies only under the first
+// template and bf16 -> fp32 copies only under the second (1,116 calls of
+// each in the 1B step's four microbatches, 3,856 in the 3B step's eight).
+// 0 otherwise.
+double GradAccumulationUnvecBytesPerParam(const TrainingPlan& p) {
+  return p.zero < 3 && p.autocast_fp32_weights ? 6.0 : 0.0;
+}
+
+// Seconds of that pass over `params` parameters: ElementwiseTime with its
+// non-vectorized part where there is one (one element a parameter), else
+// MemoryTime (through `memo` in the closed form).
+double GradAccumulationTime(const hardware::DeviceSpec& d, double params, double bytes_per_param,
+                            double unvec_bytes_per_param, CollectiveMemo* memo) {
+  if (unvec_bytes_per_param > 0 && d.unvectorized_element_rate > 0)
+    return hardware::ElementwiseTime(d, params * bytes_per_param, params * unvec_bytes_per_param, params);
+  return memo != nullptr ? MemoryTimeMemo(memo, d, params * bytes_per_param)
+                         : hardware::MemoryTime(d, params * bytes_per_param);
+}
+
 }  // namespace
 
 namespace {
@@ -1151,6 +1178,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // weight-gradient work.
   const double accum_bytes_per_param =
       GradAccumulationBytesPerParam(p, act, GradBytes(p));
+  const double accum_unvec_bytes_per_param = GradAccumulationUnvecBytesPerParam(p);
   auto stage_time = [&](double n, bool has_embed, bool has_head, double params) {
     StageTime st_;
     st_.fwd = mix(n, &OpTimes::fwd) + (has_embed ? embed.fwd : 0) + (has_head ? head.fwd : 0);
@@ -1159,7 +1187,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     st_.weight_grad = mix(n, &OpTimes::weight_grad) + (has_embed ? embed.bwd : 0) +
                       (has_head ? head.weight_grad : 0);
     if (accum_bytes_per_param > 0) {
-      const double accumulate = MemoryTimeMemo(memo, dev, params * accum_bytes_per_param);
+      const double accumulate =
+          GradAccumulationTime(dev, params, accum_bytes_per_param, accum_unvec_bytes_per_param, memo);
       st_.bwd += accumulate;
       st_.weight_grad += accumulate;
     }
@@ -1642,6 +1671,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.grad_buffer_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, false);
   c.grad_buffer_scaled_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, true);
   c.grad_accumulation_bytes_per_param = GradAccumulationBytesPerParam(p, act, c.grad_bytes);
+  c.grad_accumulation_unvec_bytes_per_param = GradAccumulationUnvecBytesPerParam(p);
   // The two data-parallel groups and the routed experts' share of a
   // layer's parameters, as Run() (DataParallelGroupsOf, StageParamsOf).
   c.dp_groups = DataParallelGroupsOf(network_, p, dp, st);

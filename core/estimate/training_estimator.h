@@ -168,6 +168,10 @@ struct OperatorCosts {
   // weight gradients into the gradient buffer outside the GEMMs
   // (GradAccumulationBytesPerParam; 0 with training.grad_accumulation_fusion).
   double grad_accumulation_bytes_per_param = 0;
+  // Of those, the bytes moved by a non-vectorized kernel, one element a
+  // parameter (GradAccumulationUnvecBytesPerParam: autocast's bf16 -> fp32
+  // weight-gradient cast).
+  double grad_accumulation_unvec_bytes_per_param = 0;
   int64_t dense_dp = 1;    // the dense parameters' data-parallel group: dp x cp
   // Both data-parallel groups, dense (dp x cp) and routed experts (edp), and
   // the routed experts' parameters per device in one layer (averaged over

@@ -296,7 +296,8 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "parameter), its backward casts each weight gradient to fp32 (reads 2, writes 4) and adds it "
               "into the fp32 .grad (reads 8, writes 4): 24 bytes a parameter a microbatch, priced as one "
               "memory-bound pass with the backward, the gradient's cast (PyTorch's non-vectorized "
-              "dtype-converting kernel) at the device's unvectorized_element_rate where it has one "
+              "dtype-converting kernel) at the device's unvectorized_element_rate where it has one and "
+              "training.elementwise is eager "
               "(validation/gpu_step/README.md measures them). Replaces "
               "grad_accumulation_fusion's accounting; ZeRO-3 / FSDP casts in its gathers instead: nothing.")
         .Bool("grad_scale_at_dp1", &TrainingPlan::grad_scale_at_dp1, "false",

@@ -764,9 +764,13 @@ double GradAccumulationBytesPerParam(const TrainingPlan& p, double w_bytes, doub
 // *.json, kernels_one_step) show fp32 -> bf16 copies only under the first
 // template and bf16 -> fp32 copies only under the second (1,116 calls of
 // each in the 1B step's four microbatches, 3,856 in the 3B step's eight).
-// 0 otherwise.
+// Eager code only: with its blocks through torch.compile
+// (training.elementwise: fused) Inductor generates the blocks' casts with
+// the rest of their graph, and the compiled step's profile has 28 calls of
+// each template left (llama1b_compile.json: the embedding's, outside the
+// blocks). 0 otherwise.
 double GradAccumulationUnvecBytesPerParam(const TrainingPlan& p) {
-  return p.zero < 3 && p.autocast_fp32_weights ? 6.0 : 0.0;
+  return p.zero < 3 && p.autocast_fp32_weights && p.elementwise == parallelism::Elementwise::kEager ? 6.0 : 0.0;
 }
 
 // Seconds of that pass over `params` parameters: ElementwiseTime with its

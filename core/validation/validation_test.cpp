@@ -1331,26 +1331,27 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // the estimator's terms were set: Llama 3.2 1B at 1,024 and 512 tokens
   // (micro batch 8 and 16) and a 1536-wide, 24-layer model of MPT-760M's
   // width and depth at 2,048, predicted -0.9, -1.0 and +3.5 %.
-  // Lowered to 11.19 / 10.01 % (11.1839 / 10.0078 %): autocast's cast of
-  // each bf16 weight gradient back to fp32 runs PyTorch's non-vectorized
-  // dtype-converting kernel, priced at the element rate
+  // Lowered to 11.19 / 10.02 % (11.1880 / 10.0150 %): in eager code
+  // autocast's cast of each bf16 weight gradient back to fp32 runs PyTorch's
+  // non-vectorized dtype-converting kernel, priced at the element rate
   // (GradAccumulationUnvecBytesPerParam); only the plain-PyTorch H200 steps
-  // set autocast_fp32_weights.
+  // set autocast_fp32_weights, and the compiled one casts in Inductor's
+  // kernels.
   EXPECT_LE(file.mape_pct, 11.19);
-  EXPECT_LE(file_hb.mape_pct, 10.01);
+  EXPECT_LE(file_hb.mape_pct, 10.02);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken
   // later as a held-out check (-0.9 / -1.0 / +3.5 %): 2.43 % (2.4336 %) over
-  // seven, none beyond the checkpointed step's +4.46 %. Then, with
-  // autocast's weight-gradient upcast at the element rate, 1.74 % (1.7383 %):
-  // +0.1 / +4.9 / +0.1 / -3.1 % and +0.2 / +0.1 / +3.7 %; the checkpointed
-  // step, slow already (the GEMMs' clock, README there), is the largest,
-  // +4.90 %.
+  // seven, none beyond the checkpointed step's +4.46 %. Then, with eager
+  // autocast's weight-gradient upcast at the element rate, 1.91 % (1.9109 %):
+  // +0.1 / +4.9 / +0.1 / -4.3 % (compiled: unmoved) and +0.2 / +0.1 /
+  // +3.7 %; the checkpointed step, slow already (the GEMMs' clock, README
+  // there), is the largest, +4.90 %.
   const ValidationReport own =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"Orrery H200 training steps 2026"}); });
   EXPECT_EQ(own.evaluated, 7);
-  EXPECT_LE(own.mape_pct, 1.74);
+  EXPECT_LE(own.mape_pct, 1.92);
   EXPECT_LE(own.max_abs_error_pct, 4.91);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /

@@ -46,12 +46,6 @@ Op Counted(Op op, int& mm_count) {
   return op;
 }
 
-// Element accesses per FFN element of the activation: a fused gated unit
-// (SwiGLU / GeGLU, Shazeer 2020, Eq. 6) reads the gate and the up
-// projection and writes their product once (3); eager code runs the
-// nonlinearity as its own kernel (reads and writes the gate: 2) and then
-// the product (reads two, writes one: 3), 5 (litgpt's LLaMAMLP / GemmaMLP:
-// act(fc_1(x)) * fc_2(x)). An ungated GELU reads and writes once either way (2).
 // A norm over `elements` activation elements: fused, or as eager code runs
 // it (NormBytesPerElement), with its non-vectorized passes
 // (EagerNormUnvecPasses) when it is an eager RMSNorm.
@@ -67,6 +61,12 @@ Op NormOp(const char* name, const ModelSpec& m, bool eager, double elements, dou
   return op;
 }
 
+// Element accesses per FFN element of the activation: a fused gated unit
+// (SwiGLU / GeGLU, Shazeer 2020, Eq. 6) reads the gate and the up
+// projection and writes their product once (3); eager code runs the
+// nonlinearity as its own kernel (reads and writes the gate: 2) and then
+// the product (reads two, writes one: 3), 5 (litgpt's LLaMAMLP / GemmaMLP:
+// act(fc_1(x)) * fc_2(x)). An ungated GELU reads and writes once either way (2).
 double ActivationPasses(bool gated, bool eager) {
   if (!gated) return 2;
   return eager ? 5 : 3;

@@ -775,13 +775,12 @@ double GradAccumulationUnvecBytesPerParam(const TrainingPlan& p) {
 
 // Seconds of that pass over `params` parameters: ElementwiseTime with its
 // non-vectorized part where there is one (one element a parameter), else
-// MemoryTime (through `memo` in the closed form).
+// MemoryTime through `memo` (ElementwiseTime is MemoryTime there).
 double GradAccumulationTime(const hardware::DeviceSpec& d, double params, double bytes_per_param,
                             double unvec_bytes_per_param, CollectiveMemo* memo) {
   if (unvec_bytes_per_param > 0 && d.unvectorized_element_rate > 0)
     return hardware::ElementwiseTime(d, params * bytes_per_param, params * unvec_bytes_per_param, params);
-  return memo != nullptr ? MemoryTimeMemo(memo, d, params * bytes_per_param)
-                         : hardware::MemoryTime(d, params * bytes_per_param);
+  return MemoryTimeMemo(memo, d, params * bytes_per_param);
 }
 
 }  // namespace

@@ -71,6 +71,17 @@ void AddGradAccumulation(const OperatorCosts& c, const hardware::DeviceSpec& d, 
   w.backward_weight += t;
 }
 
+// Full recompute under autocast casts the recomputed layers' weights once
+// more (RecomputeRecastBytesPerParam, training_estimator.cpp): one memory
+// pass over the recomputed share of a chunk's `n` layers, part of its
+// recompute, as the closed form.
+void AddRecomputeRecast(const OperatorCosts& c, const hardware::DeviceSpec& d, const TrainingPlan& p, double n,
+                        ChunkWork& w) {
+  const double layers = n * parallelism::FullRecomputeShare(p);
+  if (c.recompute_recast_bytes_per_param <= 0 || layers <= 0) return;
+  w.recompute += hardware::MemoryTime(d, layers * c.layer_params * c.recompute_recast_bytes_per_param);
+}
+
 ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, bool embed, bool head) {
   const double f = c.moe_fraction;
   auto mix = [&](double LayerCosts::*x) { return n * ((1 - f) * c.dense.*x + f * c.moe.*x); };
@@ -279,6 +290,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     double params = n * c.layer_params + (g == 0 ? c.embed_params : 0);
     if (g == S - 1 && !(pp == 1 && m.tied_embeddings)) params += c.head_params;
     AddGradAccumulation(c, system_.device, params, out.work[static_cast<size_t>(d * v + k)]);
+    AddRecomputeRecast(c, system_.device, p, n, out.work[static_cast<size_t>(d * v + k)]);
     chunk_params[static_cast<size_t>(d)][static_cast<size_t>(k)] = params;
     dev_params[static_cast<size_t>(d)] += params;
     const double expert = n * c.expert_layer_params + (g == S - 1 ? c.head_expert_params : 0);
@@ -298,15 +310,18 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     ChunkWork pace = StageWork(c, p, first_layers, true, pp == 1);
     pace.activation_bytes = first_layers * act_layer;
     AddGradAccumulation(c, system_.device, first_params, pace);
+    AddRecomputeRecast(c, system_.device, p, first_layers, pace);
     if (pp > 1) {
       ChunkWork last = StageWork(c, p, last_layers, false, true);
       last.activation_bytes = last_layers * act_layer;
       AddGradAccumulation(c, system_.device, last_params, last);
+      AddRecomputeRecast(c, system_.device, p, last_layers, last);
       if (ClosedFormStageTotal(last, c) > ClosedFormStageTotal(pace, c)) pace = last;
       if (pp > 2) {
         ChunkWork mid = StageWork(c, p, mid_layers, false, false);
         mid.activation_bytes = mid_layers * act_layer;
         AddGradAccumulation(c, system_.device, mid_layers * c.layer_params, mid);
+        AddRecomputeRecast(c, system_.device, p, mid_layers, mid);
         if (ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
       }
     }

@@ -773,6 +773,22 @@ double GradAccumulationUnvecBytesPerParam(const TrainingPlan& p) {
   return p.zero < 3 && p.autocast_fp32_weights && p.elementwise == parallelism::Elementwise::kEager ? 6.0 : 0.0;
 }
 
+// Bytes per parameter of a recomputed layer that full recompute casts once
+// more. Autocast caches a weight's cast only inside the autocast region that
+// made it (torch.autocast's weight cache is cleared when the outermost
+// region exits), and torch.utils.checkpoint reruns the forward in the
+// backward under a fresh region of the same state, so each recomputed linear
+// layer casts its fp32 weight to bf16 again: 4 read + 2 written. The H200
+// checkpointed step's profile (validation/gpu_step/h200/run1/
+// llama1b_ckpt.json, kernels_one_step) has 978 fp32 -> bf16 copies in its
+// two microbatches against 558 for two of the eager step's (1,116 in four,
+// llama1b_eager.json): 210 more a microbatch, the recompute's. Eager and
+// compiled code alike (Inductor's kernels read the fp32 weight too); not
+// under ZeRO-3, whose gathers cast; 0 otherwise.
+double RecomputeRecastBytesPerParam(const TrainingPlan& p) {
+  return p.zero < 3 && p.autocast_fp32_weights && p.recompute == Recompute::kFull ? 6.0 : 0.0;
+}
+
 // Seconds of that pass over `params` parameters: ElementwiseTime with its
 // non-vectorized part where there is one (one element a parameter), else
 // MemoryTime through `memo` (ElementwiseTime is MemoryTime there).
@@ -1182,6 +1198,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   const double accum_bytes_per_param =
       GradAccumulationBytesPerParam(p, act, GradBytes(p));
   const double accum_unvec_bytes_per_param = GradAccumulationUnvecBytesPerParam(p);
+  const double recast_bytes_per_param = RecomputeRecastBytesPerParam(p);
   auto stage_time = [&](double n, bool has_embed, bool has_head, double params) {
     StageTime st_;
     st_.fwd = mix(n, &OpTimes::fwd) + (has_embed ? embed.fwd : 0) + (has_head ? head.fwd : 0);
@@ -1204,6 +1221,10 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // torchtitan's op-level SAC reruns every layer's unsaved operators
     // (models::LayerOps: wk, wo, w3, norms, rotary, SwiGLU, residuals).
     else if (p.recompute == Recompute::kOp) st_.rec = mix(n, &OpTimes::op_sac_fwd);
+    // Under autocast the recomputed layers cast their weights once more
+    // (RecomputeRecastBytesPerParam).
+    if (recast_bytes_per_param > 0 && rec_layers > 0)
+      st_.rec += MemoryTimeMemo(memo, dev, rec_layers * sp.layer_params * recast_bytes_per_param);
     // Megatron-Core's mla_up_proj recompute runs the up projections once
     // more before the attention's backward (RecomputesMlaUpProj).
     if (parallelism::RecomputesMlaUpProj(m, p)) st_.rec += mix(n, &OpTimes::mla_up_fwd);
@@ -1675,6 +1696,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   c.grad_buffer_scaled_bytes_per_param = GradBufferBytesPerParam(p, c.grad_bytes, true);
   c.grad_accumulation_bytes_per_param = GradAccumulationBytesPerParam(p, act, c.grad_bytes);
   c.grad_accumulation_unvec_bytes_per_param = GradAccumulationUnvecBytesPerParam(p);
+  c.recompute_recast_bytes_per_param = RecomputeRecastBytesPerParam(p);
   // The two data-parallel groups and the routed experts' share of a
   // layer's parameters, as Run() (DataParallelGroupsOf, StageParamsOf).
   c.dp_groups = DataParallelGroupsOf(network_, p, dp, st);

@@ -172,6 +172,9 @@ struct OperatorCosts {
   // parameter (GradAccumulationUnvecBytesPerParam: autocast's bf16 -> fp32
   // weight-gradient cast).
   double grad_accumulation_unvec_bytes_per_param = 0;
+  // Bytes per parameter of each recomputed layer that full recompute casts
+  // again under autocast (RecomputeRecastBytesPerParam; 0 otherwise).
+  double recompute_recast_bytes_per_param = 0;
   int64_t dense_dp = 1;    // the dense parameters' data-parallel group: dp x cp
   // Both data-parallel groups, dense (dp x cp) and routed experts (edp), and
   // the routed experts' parameters per device in one layer (averaged over

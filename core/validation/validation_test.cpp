@@ -1347,12 +1347,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // autocast's weight-gradient upcast at the element rate, 1.91 % (1.9109 %):
   // +0.1 / +4.9 / +0.1 / -4.3 % (compiled: unmoved) and +0.2 / +0.1 /
   // +3.7 %; the checkpointed step, slow already (the GEMMs' clock, README
-  // there), is the largest, +4.90 %.
+  // there), is the largest, +4.90 %. Then, with full recompute's second
+  // cast of each recomputed layer's weights under autocast (the profile's
+  // 210 more fp32 -> bf16 copies a microbatch; RecomputeRecastBytesPerParam),
+  // that step +5.26 % and the seven 1.96 % (1.9625 %): a cost the step pays,
+  // priced, moves it away from its measurement.
   const ValidationReport own =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"Orrery H200 training steps 2026"}); });
   EXPECT_EQ(own.evaluated, 7);
-  EXPECT_LE(own.mape_pct, 1.92);
-  EXPECT_LE(own.max_abs_error_pct, 4.91);
+  EXPECT_LE(own.mape_pct, 1.97);
+  EXPECT_LE(own.max_abs_error_pct, 5.27);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is

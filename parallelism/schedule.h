@@ -75,6 +75,20 @@ inline int64_t LastStageLayers(const TrainingPlan& p, int64_t layers) {
   return (PipelineSplitUnits(p, layers) + p.pp - 1) / p.pp - 1;
 }
 
+// Whether the plan's end-stage counts (FirstStageLayers, LastStageLayers; an
+// unset end ceil(L/pp)) leave the middle stages what they need: at pp = 2
+// exactly nothing, above it at least one layer each. False when the plan
+// sets neither or pp is 1. A searched pp that the scenario's counts were
+// not written for must not price fewer layers than the model has.
+inline bool StageLayoutInvalid(const TrainingPlan& p, int64_t layers) {
+  if (p.pp <= 1) return false;
+  const int64_t f = FirstStageLayers(p, layers), l = LastStageLayers(p, layers);
+  if (f <= 0 && l <= 0) return false;
+  const int64_t even = (layers + p.pp - 1) / p.pp;
+  const int64_t rest = layers - (f > 0 ? f : even) - (l > 0 ? l : even);
+  return p.pp == 2 ? rest != 0 : rest < p.pp - 2;
+}
+
 // Layers on the first device, the fullest middle device and the last device
 // when the plan sets no end-stage count (FirstStageLayers and
 // LastStageLayers both 0): L over pp as evenly as whole numbers allow, the

@@ -14,6 +14,7 @@
 #include "core/search/plan_space.h"
 #include "hardware/device_model.h"
 #include "models/transformer.h"
+#include "parallelism/schedule.h"
 #include "tests/support/presets.h"
 
 namespace orrery::engine {
@@ -492,6 +493,60 @@ TEST(Issue15, SearchSpaceSplitsTheEmbeddingAndTheLossAsUnits) {
   s.pp = 1;
   s.split_embedding_loss = true;
   EXPECT_EQ(SplitUnits(m, s), 126);
+}
+
+// The same 126 layers laid out as Llama 3 ran them (Grattafiori et al. 2024
+// Sec. 3.3.2: the first and the last of 16 stages one layer lighter, 7 +
+// 14 x 8 + 7): with the end stages set, a free interleave runs over the
+// divisors of a middle stage's 8 layers while pp x interleave stays within
+// the 126 layers (1, 2, 4; 8 would need 128); a stated interleaved schedule
+// (FixedKnobs::interleave_min 2) drops 1. pp 2 leaves no middle stage: the
+// layout says nothing there, and the estimator refuses 7 + 7 of 126 layers
+// on two devices (parallelism::StageLayoutInvalid) instead of pricing 14.
+TEST(Issue15, SearchSpaceFollowsAStatedStageLayoutAndInterleavedSchedule) {
+  const models::ModelSpec m = Model("llama3-405b");
+  PlanShape s;
+  s.devices = 8192;
+  s.tp = 8;
+  s.pp = 16;
+  s.dp = 64;
+  s.global_batch = 2048;
+  s.uneven_stages = true;
+  PlanSpaceOptions o;
+  EXPECT_EQ(AxesFor(m, s, o).interleaves, std::vector<int64_t>{1});
+  o.first_stage_layers = 7;
+  o.last_stage_layers = 7;
+  EXPECT_EQ(AxesFor(m, s, o).interleaves, (std::vector<int64_t>{1, 2, 4}));
+  o.fixed.interleave_min = 2;
+  EXPECT_EQ(AxesFor(m, s, o).interleaves, (std::vector<int64_t>{2, 4}));
+  o.fixed.interleave = 1;  // a stated interleave is taken as given
+  EXPECT_EQ(AxesFor(m, s, o).interleaves, std::vector<int64_t>{1});
+
+  const hardware::SystemSpec sys = System("dgx-h100-superpod", 1024);
+  const TrainingEstimator est(m, sys);
+  parallelism::TrainingPlan p;
+  p.tp = 8;
+  p.pp = 16;
+  p.dp = 64;
+  p.micro_batch = 1;
+  p.sequence_parallel = true;
+  p.first_stage_layers = 7;
+  p.last_stage_layers = 7;
+  const parallelism::Workload w{.global_batch = 2048, .seq_len = 8192};
+  EXPECT_FALSE(parallelism::StageLayoutInvalid(p, 126));
+  EXPECT_NE(est.Run(p, w).infeasible, Infeasible::kLayerSplit);
+  p.pp = 2;
+  p.tp = 64;
+  EXPECT_TRUE(parallelism::StageLayoutInvalid(p, 126));
+  EXPECT_EQ(est.Run(p, w).infeasible, Infeasible::kLayerSplit);
+  // pp 3: one middle stage takes the other 112.
+  p.pp = 3;
+  p.tp = 8;
+  p.dp = 8192 / 24;
+  EXPECT_FALSE(parallelism::StageLayoutInvalid(p, 126));
+  // 63 + 63 on pp 3 leave the middle stage nothing.
+  p.first_stage_layers = p.last_stage_layers = 63;
+  EXPECT_TRUE(parallelism::StageLayoutInvalid(p, 126));
 }
 
 // DeepSeek-V3's released config.json reads into the preset's shape: the

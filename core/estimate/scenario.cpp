@@ -622,7 +622,7 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
     if (t.pp == 1)
       diags.Add(where, "training.first_stage_layers", std::to_string(f),
                 "stage layer counts need pp > 1");
-    else if ((t.pp == 2 && rest != 0) || (t.pp > 2 && rest < t.pp - 2))
+    else if (parallelism::StageLayoutInvalid(t, m.layers))
       diags.Add(where, "training.first_stage_layers", std::to_string(f),
                 "first and last stage layers leave " + std::to_string(rest) + " of the " +
                     std::to_string(m.layers) + " layers for " + std::to_string(t.pp - 2) +

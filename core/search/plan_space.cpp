@@ -148,10 +148,25 @@ ShapeAxes AxesFor(const models::ModelSpec& m, const PlanShape& s, const PlanSpac
       a.micro_batches.push_back(b);
   // A fixed interleave is taken as given (a measured run's stages need not
   // split the layers evenly); the estimator judges it.
-  if (f.interleave > 0) a.interleaves = {f.interleave};
-  else if (const int64_t units = SplitUnits(m, s); s.pp > 1 && units % s.pp == 0)
+  if (f.interleave > 0) {
+    a.interleaves = {f.interleave};
+  } else if (const int64_t rest = m.layers - o.first_stage_layers - o.last_stage_layers;
+             (o.first_stage_layers > 0 || o.last_stage_layers > 0) && s.pp > 2 && rest > 0 &&
+             rest % (s.pp - 2) == 0) {
+    // A laid-out pipeline (first and last device set, the middle devices
+    // sharing the rest evenly): each middle device's layers split into the
+    // chunks, and pp x interleave stays within the layers (the estimator's
+    // rule, parallelism::PipelineSplitUnits).
+    for (int64_t v : Divisors(rest / (s.pp - 2)))
+      if (s.pp * v <= m.layers) a.interleaves.push_back(v);
+  } else if (const int64_t units = SplitUnits(m, s); s.pp > 1 && units % s.pp == 0) {
     a.interleaves = Divisors(units / s.pp);
-  else a.interleaves = {1};
+  } else {
+    a.interleaves = {1};
+  }
+  // A stated interleaved schedule keeps at least interleave_min chunks.
+  if (f.interleave <= 0 && f.interleave_min > 1)
+    std::erase_if(a.interleaves, [&](int64_t v) { return v < f.interleave_min; });
   // A flag held fixed is one value; a free one both, where it can matter.
   auto axis = [](int fixed, bool matters, int& count, int& from) {
     if (fixed >= 0) {

@@ -41,6 +41,10 @@ namespace orrery::engine {
 // free.
 struct FixedKnobs {
   int64_t tp = 0, pp = 0, cp = 0, ep = 0, dp = 0, micro_batch = 0, interleave = 0;
+  // A free interleave takes no value below this: 2 for a run that states an
+  // interleaved schedule without its virtual stages (Llama 3's pre-training,
+  // Grattafiori et al. 2024 Sec. 3.3.2).
+  int64_t interleave_min = 1;
   int64_t etp = -1;            // -1 free; 0 = tp (unfolded); > 0 that etp
   int zero = -1;               // 0 .. 3
   int zero_max = 3;            // the largest stage a free zero takes
@@ -68,6 +72,11 @@ struct PlanSpaceOptions {
   // --account-for-embedding/loss-in-pipeline-split): pp divides L + 2 units
   // and interleave the units per stage (parallelism::PipelineSplitUnits).
   bool split_embedding_loss = false;
+  // The decoder layers the plan puts on its first and last pipeline device
+  // (TrainingPlan::first_stage_layers / last_stage_layers; 0 = not set):
+  // with either set, the middle devices share the rest and a free
+  // interleave runs over the divisors of a middle device's layers.
+  int64_t first_stage_layers = 0, last_stage_layers = 0;
   FixedKnobs fixed;
 };
 

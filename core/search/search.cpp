@@ -778,6 +778,8 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   // decides which pp and interleave divide it.
   PlanSpaceOptions space = o.space;
   space.split_embedding_loss = s.training.pipeline_split_embedding_loss;
+  space.first_stage_layers = s.training.first_stage_layers;
+  space.last_stage_layers = s.training.last_stage_layers;
   for (int64_t n : counts) {
     auto ctx = std::make_unique<DeviceContext>();
     ctx->scenario = s;
@@ -816,7 +818,11 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(1, shapes.size()))));
   if (o.memo != nullptr && o.shards <= 1) threads = 1;  // the memo is not locked
-  Searcher searcher(o, contexts, shapes);
+  // The workers read the space as laid out above (the scenario's split and
+  // end-stage layers decide the interleaves, AxesFor).
+  SearchOptions laid_out = o;
+  laid_out.space = space;
+  Searcher searcher(laid_out, contexts, shapes);
   // Runs `work` on `threads` threads; with a progress callback the calling
   // thread reports about every 100 ms while the others work.
   auto on_threads = [&](void (Searcher::*work)()) {

@@ -1932,7 +1932,10 @@ TEST(Validation, AllTrainingRows) {
   // held-out check (validation/gpu_step/h200/short_seq), -0.9 / -1.0 / +3.5 %.
   // Lowered to 11.19 % (11.1880 %): eager autocast's weight-gradient upcast
   // at the element rate (the plain-PyTorch H200 steps).
-  EXPECT_LE(r.mape_pct, 11.19);
+  // Raised to 11.38 % (11.3779 %): the Llama 3 405B rows priced at the
+  // interleaved schedule they state, not at interleave 1 (+29.9 / +25.5 /
+  // +19.3 %), after the checkpointed H200 step's weight recast (11.1893 %).
+  EXPECT_LE(r.mape_pct, 11.38);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -632,6 +632,12 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (dp) fixed.dp = *dp;
     if (micro_batch) fixed.micro_batch = *micro_batch;
     if (interleave) fixed.interleave = *interleave;
+    // A row that states an interleaved schedule without its virtual stages
+    // (Llama 3's pre-training: Grattafiori et al. 2024 Sec. 3.3.2) ran at
+    // least two chunks a device: interleave 1 would be plain 1F1B, which it
+    // did not run.
+    const bool interleaved_unstated = schedule == "interleaved" && !interleave;
+    if (interleaved_unstated) fixed.interleave_min = 2;
     if (zero) fixed.zero = static_cast<int>(*zero);
     if (!recompute.empty())
       fixed.recompute = static_cast<int>(recompute == "full"        ? parallelism::Recompute::kFull
@@ -949,7 +955,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.dp = dp.value_or(n / std::max<int64_t>(1, p.tp * p.pp * p.cp));
     p.etp = fixed.etp;
     p.micro_batch = micro_batch.value_or(1);
-    p.interleave = interleave.value_or(1);
+    p.interleave = interleave.value_or(interleaved_unstated ? 2 : 1);
     if (p.interleave > 1 && schedule.empty()) p.schedule = parallelism::Schedule::kInterleaved;
     // Megatron-Core splits more virtual stages than layers only by counting
     // the embedding and the loss as a layer each
@@ -975,7 +981,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (first_stage_layers || last_stage_layers) {
       p.first_stage_layers = first_stage_layers.value_or(0);
       p.last_stage_layers = last_stage_layers.value_or(0);
-      assume("pipeline layout from the recipe: " + std::to_string(p.first_stage_layers) +
+      assume("pipeline layout as the row states it: " + std::to_string(p.first_stage_layers) +
              " layers on the first device, " + std::to_string(p.last_stage_layers) + " on the last");
     }
     p.zero = fixed.zero >= 0 ? fixed.zero : 0;
@@ -1005,6 +1011,21 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
         ApplyKnobs(k, sc.training);
         return "searched (the fastest of the " + std::to_string(found.stats.candidates) +
                " plans consistent with the stated fields): " + DescribeFree(k, fixed);
+      }
+      // None fits the device's memory as the memory model counts it: the
+      // run did fit, so the model is short of what it ran (its schedule's
+      // memory, a buffer freed early). Predict the fastest consistent plan
+      // regardless of memory, as the row's time, and say so; the estimate
+      // then flags it out of memory (ValidationRow::predicted_oom).
+      Scenario roomy = sc;
+      roomy.system.device.memory_capacity = 1e15;  // the schema's largest
+      const SearchResult any = Search(roomy, so);
+      if (!any.top.empty()) {
+        const PlanKnobs& k = any.top.front().knobs;
+        ApplyKnobs(k, sc.training);
+        return "no plan consistent with the stated fields fits in the memory model (" + found.why_none +
+               "); predicted with the fastest of them regardless of memory (" +
+               std::to_string(any.stats.candidates) + " plans): " + DescribeFree(k, fixed);
       }
       return "no plan consistent with the stated fields fits (" + found.why_none +
              "); predicted with the unstated fields at their first values";

@@ -235,11 +235,48 @@ TEST(ValidationCsv, MtpAndStageLayerColumnsReachTheScenario) {
   EXPECT_NE(r.rows[1].assumptions.find("MTP depth 0 (the source's; the preset's 1)"), std::string::npos)
       << r.rows[1].assumptions;
   EXPECT_LT(r.rows[1].predicted, r.rows[0].predicted);
-  EXPECT_NE(r.rows[3].assumptions.find("pipeline layout from the recipe: 16 layers on the first device, 13 on the last"),
+  EXPECT_NE(r.rows[3].assumptions.find("pipeline layout as the row states it: 16 layers on the first device, 13 on the last"),
             std::string::npos)
       << r.rows[3].assumptions;
   EXPECT_LT(r.rows[3].predicted, r.rows[2].predicted);
   EXPECT_NE(r.rows[4].skipped.find("column 'mtp'"), std::string::npos) << r.rows[4].skipped;
+}
+
+// A row that states an interleaved pipeline schedule without its virtual
+// stages (Llama 3 405B's pre-training on 8,192 H100, Grattafiori et al.
+// 2024 Sec. 3.3.2 and Table 4: tp 8, pp 16, dp 64, no checkpointing, the
+// end stages one layer lighter) is searched at interleave 2 or more, not at
+// plain 1F1B's 1. Every such plan needs more than 80 GB in the memory model
+// (Megatron's interleaved warm-up holds more microbatches than Llama 3's
+// schedule, which the paper says fit), so the row is predicted at the
+// fastest of them regardless of memory and flagged out of memory. Without
+// the schedule the search keeps interleave 1, whose bubble (15 of 32
+// microbatches) is what made the row look right.
+TEST(ValidationCsv, AStatedInterleavedScheduleIsNeverPricedAsPlain1F1B) {
+  auto meta = [](const std::string& schedule) {
+    return Row({{"source", "Grattafiori et al. 2024 Table 4"}, {"model", "Llama-3.1-405B"}, {"layers", ""},
+                {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""}, {"seq", "8192"}, {"gpus", "8192"},
+                {"gpu", "H100-SXM5-80GB"}, {"tp", "8"}, {"pp", "16"}, {"dp", "64"}, {"cp", "1"}, {"ep", ""},
+                {"global_batch", "2048"}, {"micro_batch", ""}, {"recompute", "none"}, {"seq_parallel", ""},
+                {"interleave", ""}, {"schedule", schedule}, {"precision", "bf16"}, {"zero", ""},
+                {"dp_overlap", ""}, {"tp_overlap", ""}, {"attention", ""}, {"framework", ""},
+                {"flops_metric", "model"}, {"measured_iter_s", ""}, {"measured_tflops_per_gpu", "430"},
+                {"first_stage_layers", "7"}, {"last_stage_layers", "7"}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(TempCsv("interleaved.csv", meta("interleaved") + meta("")), d);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) ASSERT_EQ(r.rows[i].skipped, "") << i;
+  const std::string& a = r.rows[0].assumptions;
+  EXPECT_NE(a.find("predicted with the fastest of them regardless of memory"), std::string::npos) << a;
+  EXPECT_EQ(a.find("interleave 1,"), std::string::npos) << a;
+  EXPECT_TRUE(a.find("interleave 2,") != std::string::npos || a.find("interleave 4,") != std::string::npos) << a;
+  EXPECT_TRUE(r.rows[0].predicted_oom);
+  const std::string& b = r.rows[1].assumptions;
+  EXPECT_NE(b.find("interleave 1,"), std::string::npos) << b;
+  EXPECT_FALSE(r.rows[1].predicted_oom);
+  // Model TFLOP/s: the interleaved plan's smaller bubble is faster.
+  EXPECT_GT(r.rows[0].predicted, r.rows[1].predicted * 1.15);
 }
 
 // A dropless MoE row's host time per kernel launch is its system preset's
@@ -1337,8 +1374,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (GradAccumulationUnvecBytesPerParam); only the plain-PyTorch H200 steps
   // set autocast_fp32_weights, and the compiled one casts in Inductor's
   // kernels.
-  EXPECT_LE(file.mape_pct, 11.19);
-  EXPECT_LE(file_hb.mape_pct, 10.02);
+  // Raised to 11.38 / 10.35 % (11.3779 / 10.3439 %): the three Llama 3
+  // 405B rows of Grattafiori et al. 2024 state an interleaved schedule
+  // without its virtual stages, and the search had priced them at
+  // interleave 1, whose 1F1B bubble (15 of 32, 15 of 16 microbatches) hid
+  // an over-prediction; at interleave 2 or more, as stated, +0.1 / -19.2 /
+  // -0.6 -> +29.9 / +25.5 / +19.3 % (two of them out of memory in the
+  // model: ValidationCsv.AStatedInterleavedScheduleIsNeverPricedAsPlain1F1B).
+  // With the checkpointed H200 step's weight recast (+4.90 -> +5.26 %)
+  // before it: 11.1893 / 10.0171 %.
+  EXPECT_LE(file.mape_pct, 11.38);
+  EXPECT_LE(file_hb.mape_pct, 10.35);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken

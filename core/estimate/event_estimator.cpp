@@ -461,8 +461,12 @@ EventEstimate EventEstimator::Run(const TrainingPlan& p, const parallelism::Work
   tb.backward = st.backward - bwd_comm;
   tb.recompute = st.recompute;
   tb.tp_comm = st.wait_tp + head_tp;
-  tb.cp_comm = (fwd_comm + bwd_comm - head_tp) * cp_share;
-  tb.ep_comm = (fwd_comm + bwd_comm - head_tp) * (1 - cp_share);
+  // A plan without CP or EP traffic has none to split; what the difference
+  // leaves there is the rounding of head_tp summed in two orders (-1.7e-18 s
+  // on a dense tp 4 plan), not time.
+  const double cp_ep = cp_layer + ep_layer > 0 ? std::max(0.0, fwd_comm + bwd_comm - head_tp) : 0.0;
+  tb.cp_comm = cp_ep * cp_share;
+  tb.ep_comm = cp_ep * (1 - cp_share);
   tb.pp_bubble = st.wait_bubble;
   tb.pp_p2p = st.wait_p2p;
   tb.dp_comm = st.wait_dp;

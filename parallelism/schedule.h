@@ -89,6 +89,15 @@ inline bool StageLayoutInvalid(const TrainingPlan& p, int64_t layers) {
   return p.pp == 2 ? rest != 0 : rest < p.pp - 2;
 }
 
+// Whether the plan offloads as many activation layers as a pipeline stage
+// holds, or more (training.offload_activation_layers against L / pp):
+// Transformer Engine's get_cpu_offload_context asserts fewer, since the last
+// layer's backward starts at once with no time to bring anything back. The
+// scenario check refuses it; a searched pp must not make it free.
+inline bool OffloadLayersInvalid(const TrainingPlan& p, int64_t layers) {
+  return p.offload_activation_layers > 0 && p.offload_activation_layers >= layers / std::max<int64_t>(1, p.pp);
+}
+
 // Layers on the first device, the fullest middle device and the last device
 // when the plan sets no end-stage count (FirstStageLayers and
 // LastStageLayers both 0): L over pp as evenly as whole numbers allow, the

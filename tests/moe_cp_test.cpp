@@ -549,6 +549,37 @@ TEST(Issue15, SearchSpaceFollowsAStatedStageLayoutAndInterleavedSchedule) {
   EXPECT_TRUE(parallelism::StageLayoutInvalid(p, 126));
 }
 
+// The same kind of hole for activation offload: a scenario offloading 40
+// layers (training.offload_activation_layers) searched over pp found pp 2,
+// whose 40-layer stages then offloaded everything for nothing (activations
+// 0 B, no exposed copy: ActivationOffloadExposed charges nothing when no
+// layer is left to hide the copies behind). Transformer Engine refuses an
+// offload of a whole stage, as the scenario check does; the estimator now
+// does too (kLayerSplit), and 39 of 40 is priced.
+TEST(Issue15, OffloadingAWholePipelineStageIsRefused) {
+  const models::ModelSpec m = Model("llama3-70b");
+  ASSERT_EQ(m.layers, 80);
+  const hardware::SystemSpec sys = System("dgx-h100-superpod", 64);
+  const TrainingEstimator est(m, sys);
+  parallelism::TrainingPlan p;
+  p.tp = 2;
+  p.pp = 2;
+  p.dp = 128;
+  p.micro_batch = 1;
+  p.sequence_parallel = true;
+  p.offload_activation_layers = 40;
+  const parallelism::Workload w{.global_batch = 1024, .seq_len = 8192};
+  EXPECT_TRUE(parallelism::OffloadLayersInvalid(p, 80));
+  EXPECT_EQ(est.Run(p, w).infeasible, Infeasible::kLayerSplit);
+  p.offload_activation_layers = 39;
+  EXPECT_FALSE(parallelism::OffloadLayersInvalid(p, 80));
+  const TrainingEstimate e = est.Run(p, w);
+  EXPECT_NE(e.infeasible, Infeasible::kLayerSplit);
+  EXPECT_GT(e.memory.activations, 0.0);
+  p.offload_activation_layers = 0;
+  EXPECT_FALSE(parallelism::OffloadLayersInvalid(p, 80));
+}
+
 // DeepSeek-V3's released config.json reads into the preset's shape: the
 // same 671,026,404,352 parameters, MLA, shared experts, 3 dense layers, MTP.
 TEST(Issue16, DeepSeekV3ConfigJsonMatchesThePreset) {

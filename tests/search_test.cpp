@@ -506,5 +506,34 @@ TEST(Search, EnergyBoundNeverChangesTheAnswer) {
   ExpectSameTop(pruned, full);
 }
 
+// A scenario's fixed activation offload or end-stage layers hold for the pp
+// they were written for; other pp are left out whole (pruned with the
+// divisibility), not priced as if a stage could offload all its layers or
+// drop some (parallelism::OffloadLayersInvalid, StageLayoutInvalid). The
+// shipped Llama 3 70B scenario (80 layers) offloading 40: only pp 1 runs;
+// before, pp 2 won with 0 B of activations and no copy exposed.
+TEST(Search, AFixedOffloadOrLayoutLeavesOutThePpItDoesNotFit) {
+  Scenario s = LoadScenario("llama3-70b-h100");
+  ASSERT_EQ(s.model.layers, 80);
+  s.training.offload_activation_layers = 40;
+  SearchOptions o;
+  o.top = 3;
+  o.threads = 1;
+  o.space.all_group_orders = false;
+  o.space.context_parallel = false;
+  const SearchResult r = Search(s, o);
+  ASSERT_FALSE(r.top.empty());
+  for (const SearchCandidate& c : r.top) {
+    EXPECT_EQ(c.knobs.pp, 1);
+    EXPECT_GT(c.estimate.memory.activations, 0.0);
+  }
+  s.training.offload_activation_layers = 0;
+  s.training.first_stage_layers = 9;
+  s.training.last_stage_layers = 9;
+  const SearchResult laid = Search(s, o);
+  ASSERT_FALSE(laid.top.empty());
+  for (const SearchCandidate& c : laid.top) EXPECT_NE(c.knobs.pp, 2) << DescribeKnobs(c.knobs);
+}
+
 }  // namespace
 }  // namespace orrery::engine

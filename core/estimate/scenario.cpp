@@ -634,7 +634,7 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
   // time to bring anything back), and the copies need a host link.
   if (t.offload_activation_layers > 0) {
     const int64_t per_stage = m.layers / (t.pp > 0 ? t.pp : 1);
-    if (t.offload_activation_layers >= per_stage)
+    if (parallelism::OffloadLayersInvalid(t, m.layers))
       diags.Add(where, "training.offload_activation_layers", std::to_string(t.offload_activation_layers),
                 "must be below the layers of a pipeline stage (" + std::to_string(per_stage) +
                     "): the last layer keeps its activations");

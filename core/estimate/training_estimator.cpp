@@ -1063,7 +1063,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     return e;
   }
   const int64_t v = parallelism::ScheduleChunks(p);
-  if (parallelism::PipelineSplitUnits(p, m.layers) < p.pp * v || parallelism::StageLayoutInvalid(p, m.layers)) {
+  if (parallelism::PipelineSplitUnits(p, m.layers) < p.pp * v || parallelism::StageLayoutInvalid(p, m.layers) ||
+      parallelism::OffloadLayersInvalid(p, m.layers)) {
     e.infeasible = Infeasible::kLayerSplit;
     return e;
   }
@@ -1726,6 +1727,10 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
       return "tp/cp/ep/etp do not divide the heads, MLP, sequence or experts, or ep x etp does not divide "
              "tp x cp x dp";
     case Infeasible::kLayerSplit:
+      if (parallelism::OffloadLayersInvalid(p, s.model.layers))
+        return "offload_activation_layers " + std::to_string(p.offload_activation_layers) +
+               " is not below the " + std::to_string(s.model.layers / std::max<int64_t>(1, p.pp)) +
+               " layers of a pipeline stage (the last layer keeps its activations)";
       if (parallelism::StageLayoutInvalid(p, s.model.layers))
         return "the first and last stage layers (" + std::to_string(parallelism::FirstStageLayers(p, s.model.layers)) +
                ", " + std::to_string(parallelism::LastStageLayers(p, s.model.layers)) + ") do not fit pp " +

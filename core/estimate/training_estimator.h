@@ -21,7 +21,7 @@ enum class Infeasible {
   kDeviceCount,      // tp*pp*cp*dp != devices
   kBatchSplit,       // global batch not a multiple of dp*micro_batch
   kHeadsSplit,       // tp does not divide heads / ffn, ep does not divide experts
-  kLayerSplit,       // pp*v > layers
+  kLayerSplit,       // pp*v > layers, end-stage layers that leave layers out, or offload of a whole stage
   kOutOfMemory,      // the first or last stage does not fit in device memory
   kNoNetwork,        // a group spans devices but the system has no network tier
   kInvalidResult,    // the numbers broke an invariant (result_invariants.h): an internal error

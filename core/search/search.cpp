@@ -458,6 +458,14 @@ class Searcher {
     k.group_order = axes.orders.text[0];
     su.plan = s.training;
     ApplyKnobs(k, su.plan);
+    // The scenario's end-stage layers or activation offload written for
+    // another pp (parallelism::StageLayoutInvalid, OffloadLayersInvalid):
+    // no plan of this shape runs, as the estimator would say of each.
+    if (parallelism::StageLayoutInvalid(su.plan, s.model.layers) ||
+        parallelism::OffloadLayersInvalid(su.plan, s.model.layers)) {
+      n.pruned_divisibility += all;
+      return;
+    }
     parallelism::TrainingPlan plan = su.plan;
 
     // (2) weights + gradients + optimizer per device for each (zero,

@@ -535,5 +535,39 @@ TEST(Search, AFixedOffloadOrLayoutLeavesOutThePpItDoesNotFit) {
   for (const SearchCandidate& c : laid.top) EXPECT_NE(c.knobs.pp, 2) << DescribeKnobs(c.knobs);
 }
 
+// A scenario that asks for a schedule whose chunks are fixed (ZB-H1 here;
+// GPipe and the V-shapes alike) is searched on that schedule: interleave
+// stays 1 and every finalist runs ZB-H1. Before, the search tried
+// interleave 2..20 on the shipped Llama 3 70B scenario and returned
+// interleave 5, which ApplyKnobs had switched to interleaved 1F1B, a
+// schedule nobody asked for.
+TEST(Search, KeepsAScheduleWhoseChunksAreFixed) {
+  Scenario s = LoadScenario("llama3-70b-h100");
+  s.training.schedule = parallelism::Schedule::kZeroBubbleH1;
+  s.training.interleave = 1;
+  SearchOptions o;
+  o.top = 3;
+  o.threads = 1;
+  o.space.all_group_orders = false;
+  o.space.context_parallel = false;
+  const SearchResult r = Search(s, o);
+  ASSERT_FALSE(r.top.empty());
+  for (const SearchCandidate& c : r.top) {
+    EXPECT_EQ(c.knobs.interleave, 1) << DescribeKnobs(c.knobs);
+    Scenario one = s;
+    ApplyKnobs(c.knobs, one.training);
+    EXPECT_EQ(one.training.schedule, parallelism::Schedule::kZeroBubbleH1);
+  }
+  // 1F1B still moves to interleaved and back with the knob.
+  parallelism::TrainingPlan p;
+  PlanKnobs k;
+  k.interleave = 4;
+  ApplyKnobs(k, p);
+  EXPECT_EQ(p.schedule, parallelism::Schedule::kInterleaved);
+  k.interleave = 1;
+  ApplyKnobs(k, p);
+  EXPECT_EQ(p.schedule, parallelism::Schedule::kOneFOneB);
+}
+
 }  // namespace
 }  // namespace orrery::engine

@@ -150,6 +150,8 @@ ShapeAxes AxesFor(const models::ModelSpec& m, const PlanShape& s, const PlanSpac
   // split the layers evenly); the estimator judges it.
   if (f.interleave > 0) {
     a.interleaves = {f.interleave};
+  } else if (!o.schedule_takes_interleave) {
+    a.interleaves = {1};
   } else if (const int64_t rest = m.layers - o.first_stage_layers - o.last_stage_layers;
              (o.first_stage_layers > 0 || o.last_stage_layers > 0) && s.pp > 2 && rest > 0 &&
              rest % (s.pp - 2) == 0) {
@@ -211,8 +213,10 @@ void ApplyKnobs(const PlanKnobs& k, parallelism::TrainingPlan& p) {
   p.dp = k.dp;
   p.micro_batch = k.micro_batch;
   p.interleave = k.interleave;
-  if (k.interleave > 1) p.schedule = parallelism::Schedule::kInterleaved;
-  else if (p.schedule == parallelism::Schedule::kInterleaved) p.schedule = parallelism::Schedule::kOneFOneB;
+  // 1F1B and interleaved 1F1B are one schedule at v = 1 and v > 1; the
+  // others (GPipe, ZB-H1, the V-shapes) are kept as asked.
+  if (p.schedule == parallelism::Schedule::kOneFOneB || p.schedule == parallelism::Schedule::kInterleaved)
+    p.schedule = k.interleave > 1 ? parallelism::Schedule::kInterleaved : parallelism::Schedule::kOneFOneB;
   p.recompute = k.recompute;
   p.sequence_parallel = k.sequence_parallel;
   p.tp_comm_overlap = k.tp_comm_overlap;

@@ -77,6 +77,11 @@ struct PlanSpaceOptions {
   // with either set, the middle devices share the rest and a free
   // interleave runs over the divisors of a middle device's layers.
   int64_t first_stage_layers = 0, last_stage_layers = 0;
+  // The plan's schedule takes an interleave (1F1B and interleaved 1F1B);
+  // GPipe, ZB-H1 and the V-shapes have their chunks fixed
+  // (parallelism::ScheduleChunks), so interleave stays 1 and the search keeps
+  // the schedule asked for (ApplyKnobs switches 1F1B and interleaved only).
+  bool schedule_takes_interleave = true;
   FixedKnobs fixed;
 };
 

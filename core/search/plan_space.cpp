@@ -148,20 +148,20 @@ ShapeAxes AxesFor(const models::ModelSpec& m, const PlanShape& s, const PlanSpac
       a.micro_batches.push_back(b);
   // A fixed interleave is taken as given (a measured run's stages need not
   // split the layers evenly); the estimator judges it.
+  // A schedule whose chunks are fixed (o.schedule_takes_interleave false)
+  // keeps interleave 1, the last branch.
   if (f.interleave > 0) {
     a.interleaves = {f.interleave};
-  } else if (!o.schedule_takes_interleave) {
-    a.interleaves = {1};
   } else if (const int64_t rest = m.layers - o.first_stage_layers - o.last_stage_layers;
-             (o.first_stage_layers > 0 || o.last_stage_layers > 0) && s.pp > 2 && rest > 0 &&
-             rest % (s.pp - 2) == 0) {
+             o.schedule_takes_interleave && (o.first_stage_layers > 0 || o.last_stage_layers > 0) && s.pp > 2 &&
+             rest > 0 && rest % (s.pp - 2) == 0) {
     // A laid-out pipeline (first and last device set, the middle devices
     // sharing the rest evenly): each middle device's layers split into the
     // chunks, and pp x interleave stays within the layers (the estimator's
     // rule, parallelism::PipelineSplitUnits).
     for (int64_t v : Divisors(rest / (s.pp - 2)))
       if (s.pp * v <= m.layers) a.interleaves.push_back(v);
-  } else if (const int64_t units = SplitUnits(m, s); s.pp > 1 && units % s.pp == 0) {
+  } else if (const int64_t units = SplitUnits(m, s); o.schedule_takes_interleave && s.pp > 1 && units % s.pp == 0) {
     a.interleaves = Divisors(units / s.pp);
   } else {
     a.interleaves = {1};

@@ -506,6 +506,17 @@ TEST(Search, EnergyBoundNeverChangesTheAnswer) {
   ExpectSameTop(pruned, full);
 }
 
+// The three best plans on one thread, the default group order, no CP: the
+// space the scenario-field tests below need.
+SearchOptions SmallSearch() {
+  SearchOptions o;
+  o.top = 3;
+  o.threads = 1;
+  o.space.all_group_orders = false;
+  o.space.context_parallel = false;
+  return o;
+}
+
 // A scenario's fixed activation offload or end-stage layers hold for the pp
 // they were written for; other pp are left out whole (pruned with the
 // divisibility), not priced as if a stage could offload all its layers or
@@ -516,11 +527,7 @@ TEST(Search, AFixedOffloadOrLayoutLeavesOutThePpItDoesNotFit) {
   Scenario s = LoadScenario("llama3-70b-h100");
   ASSERT_EQ(s.model.layers, 80);
   s.training.offload_activation_layers = 40;
-  SearchOptions o;
-  o.top = 3;
-  o.threads = 1;
-  o.space.all_group_orders = false;
-  o.space.context_parallel = false;
+  const SearchOptions o = SmallSearch();
   const SearchResult r = Search(s, o);
   ASSERT_FALSE(r.top.empty());
   for (const SearchCandidate& c : r.top) {
@@ -545,11 +552,7 @@ TEST(Search, KeepsAScheduleWhoseChunksAreFixed) {
   Scenario s = LoadScenario("llama3-70b-h100");
   s.training.schedule = parallelism::Schedule::kZeroBubbleH1;
   s.training.interleave = 1;
-  SearchOptions o;
-  o.top = 3;
-  o.threads = 1;
-  o.space.all_group_orders = false;
-  o.space.context_parallel = false;
+  const SearchOptions o = SmallSearch();
   const SearchResult r = Search(s, o);
   ASSERT_FALSE(r.top.empty());
   for (const SearchCandidate& c : r.top) {

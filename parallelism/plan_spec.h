@@ -31,6 +31,19 @@ inline const char* RecomputeName(Recompute r) {
 // engine (parallelism/step_graph.h); the closed form (schedule.h) prices
 // ZB-H1 with its B/W split and the V-shapes as interleaved with v = 2.
 enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVHalf, kVZeroBubble };
+// The name a plan file, the CLI and every output use for a schedule.
+inline const char* ScheduleName(Schedule s) {
+  switch (s) {
+    case Schedule::kOneFOneB: return "1f1b";
+    case Schedule::kInterleaved: return "interleaved";
+    case Schedule::kGpipe: return "gpipe";
+    case Schedule::kZeroBubbleH1: return "zb-h1";
+    case Schedule::kVMin: return "v-min";
+    case Schedule::kVHalf: return "v-half";
+    case Schedule::kVZeroBubble: return "v-zb";
+  }
+  return "?";
+}
 // kFlash: a fused attention kernel at the device profile's
 // flash_attention_* efficiencies (cuDNN / FlashAttention-3 class on Hopper,
 // what Megatron-Core and NeMo run through Transformer Engine); kFlash2: the

@@ -15,11 +15,13 @@
 #include "core/api/fit.h"
 #include "core/api/infer.h"
 #include "core/api/json.h"
-#include "core/api/report.h"
 #include "core/api/network.h"
 #include "core/api/plan.h"
+#include "core/api/report.h"
+#include "core/api/search.h"
 #include "core/api/text.h"
 #include "core/api/validate.h"
+#include "core/base/format.h"
 
 namespace orrery {
 namespace {
@@ -216,6 +218,55 @@ TEST_F(Api, OffloadedOptimizerStatesAreShownInHostMemory) {
   EXPECT_NE(tb.str().find("in host memory, per device (not in the total above)\n  optimizer states"),
             std::string::npos)
       << tb.str();
+}
+
+// The search's summary tells memory apart from the pipeline's rules, and a
+// plan line says the schedule it runs. Llama 3 70B on 128 H100: under
+// 1F1B the search also tries interleaved 1F1B, whose microbatches must be a
+// multiple of pp, and those it evaluates and refuses were counted "out of
+// memory" before; every evaluated plan is now exactly one of fit, out of
+// memory or refused. Under ZB-H1 in 32 GB the best plan pipelines (pp 2),
+// and its line says zb-h1 where it had read like a 1F1B plan.
+TEST_F(Api, SearchSaysWhyPlansWereRefusedAndWhichScheduleRuns) {
+  SearchRequest req;
+  req.scenario = ScenarioInput::File("llama3-70b-h100", {"system.nodes=16"});
+  req.top = 1;
+  req.threads = 1;
+  req.offload = false;
+  req.all_group_orders = false;
+  const SearchResult r = Search(req);
+  ASSERT_TRUE(r.ok()) << r.reason;
+  const engine::SearchStats& st = r.stats;
+  EXPECT_GT(st.refused, 0u);
+  EXPECT_EQ(st.evaluated, st.feasible + st.out_of_memory + st.refused);
+  std::ostringstream table;
+  text::PrintSearchTable(r, "", table);
+  EXPECT_NE(table.str().find(" out of memory, " + base::FormatGrouped(st.refused) + " break a pipeline rule\n"),
+            std::string::npos)
+      << table.str();
+  EXPECT_EQ(ToJson(r)["stats"]["refused"].get<uint64_t>(), st.refused);
+
+  req.scenario = ScenarioInput::File(
+      "llama3-70b-h100", {"system.nodes=16", "training.schedule=zb-h1", "system.device.memory_capacity=32GB"});
+  const SearchResult zb = Search(req);
+  ASSERT_TRUE(zb.ok()) << zb.reason;
+  ASSERT_EQ(zb.top.size(), 1u);
+  ASSERT_GT(zb.top[0].candidate.knobs.pp, 1);
+  std::ostringstream zt;
+  text::PrintSearchTable(zb, "", zt);
+  EXPECT_NE(zt.str().find(" schedule=zb-h1\n"), std::string::npos) << zt.str();
+  EXPECT_EQ(ToJson(zb)["top"][0]["plan"]["schedule"], "zb-h1");
+  // The 1F1B scenario's best plan pipelines too, on interleaved 1F1B (pp 2,
+  // interleave 4), and says so; the same plan without a pipeline would have
+  // no schedule to say.
+  ASSERT_EQ(r.top.size(), 1u);
+  ASSERT_GT(r.top[0].candidate.knobs.interleave, 1);
+  EXPECT_NE(table.str().find(" schedule=interleaved\n"), std::string::npos) << table.str();
+  SearchResult flat = r;
+  flat.top[0].candidate.knobs.pp = 1;
+  std::ostringstream ft;
+  text::PrintSearchTable(flat, "", ft);
+  EXPECT_EQ(ft.str().find(" schedule="), std::string::npos) << ft.str();
 }
 
 TEST(ApiModelConfig, ReplacesTheScenariosModel) {

@@ -105,7 +105,7 @@ TEST(Search, TimeBoundNeverChangesTheAnswer) {
   for (const SearchResult* r : {&pruned, &full}) {
     const SearchStats& st = r->stats;
     EXPECT_EQ(st.candidates, st.pruned_divisibility + st.pruned_memory + st.pruned_time + st.evaluated);
-    EXPECT_EQ(st.evaluated, st.feasible + st.out_of_memory);
+    EXPECT_EQ(st.evaluated, st.feasible + st.out_of_memory + st.refused);
   }
   // Ranked best first, and the best is what the event engine says for its
   // plan, with the closed form's figure kept beside it.
@@ -282,7 +282,7 @@ TEST(Search, CountsAreTheSameForAnyThreadCountAndRun) {
   const SearchStats& a = one.stats;
   EXPECT_GT(a.pruned_time, 0u);
   EXPECT_EQ(a.candidates, a.pruned_divisibility + a.pruned_memory + a.pruned_time + a.evaluated);
-  EXPECT_EQ(a.evaluated, a.feasible + a.out_of_memory);
+  EXPECT_EQ(a.evaluated, a.feasible + a.out_of_memory + a.refused);
   for (int threads : {2, 3, 2, 4}) {
     SCOPED_TRACE(threads);
     o.threads = threads;
@@ -296,6 +296,7 @@ TEST(Search, CountsAreTheSameForAnyThreadCountAndRun) {
     EXPECT_EQ(b.probes, a.probes);
     EXPECT_EQ(b.feasible, a.feasible);
     EXPECT_EQ(b.out_of_memory, a.out_of_memory);
+    EXPECT_EQ(b.refused, a.refused);
     EXPECT_EQ(b.min_total_bytes, a.min_total_bytes);
     ExpectSameTop(one, r);
   }

@@ -445,6 +445,7 @@ Json ToJson(const SearchResult& r) {
                   {"evaluated", st.evaluated},
                   {"probes", st.probes},
                   {"out_of_memory", st.out_of_memory},
+                  {"refused", st.refused},
                   {"feasible", st.feasible},
                   {"shapes", st.shapes},
                   {"threads", st.threads},
@@ -467,7 +468,8 @@ Json ToJson(const SearchResult& r) {
                  {"recompute", parallelism::RecomputeName(k.recompute)},
                  {"sequence_parallel", k.sequence_parallel}, {"zero", k.zero},
                  {"dp_overlap", k.dp_overlap}, {"tp_comm_overlap", k.tp_comm_overlap},
-                 {"offload_optimizer", k.offload}, {"group_order", k.group_order.data()}};
+                 {"offload_optimizer", k.offload}, {"group_order", k.group_order.data()},
+                 {"schedule", parallelism::ScheduleName(one.training.schedule)}};
     Json est;
     est["system"] = one.system.name;
     est["devices"] = hardware::DeviceCount(one.system);

@@ -170,7 +170,8 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
     r.reason = found.why_none + " (" + std::to_string(r.stats.candidates) + " candidates: " +
                std::to_string(r.stats.pruned_divisibility) + " do not divide the model, " +
                std::to_string(r.stats.pruned_memory) + " overflow memory before activations, " +
-               std::to_string(r.stats.out_of_memory) + " overflow with activations)";
+               std::to_string(r.stats.out_of_memory) + " overflow with activations, " +
+               std::to_string(r.stats.refused) + " break a pipeline rule)";
   }
   return r;
 }

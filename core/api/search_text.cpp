@@ -21,12 +21,14 @@ void PrintSearchTable(const SearchResult& r, const std::string& gpus, std::ostre
       << "\n"
       << "space      " << FormatGrouped(st.candidates) << " candidates in " << FormatGrouped(st.shapes)
       << " shapes\n"
-      << "pruned     " << FormatGrouped(pruned) << " (divisibility " << FormatGrouped(st.pruned_divisibility)
+      << "pruned     " << FormatGrouped(pruned) << " (divisibility or stage layout " << FormatGrouped(st.pruned_divisibility)
       << ", weights+optimizer memory " << FormatGrouped(st.pruned_memory) << ", time bound "
       << FormatGrouped(st.pruned_time) << ")\n"
       << "evaluated  " << FormatGrouped(st.evaluated) << " (+ " << FormatGrouped(st.probes)
       << " bound probes): " << FormatGrouped(st.feasible) << " fit, " << FormatGrouped(st.out_of_memory)
-      << " out of memory\n"
+      << " out of memory";
+  if (st.refused > 0) out << ", " << FormatGrouped(st.refused) << " break a pipeline rule";
+  out << "\n"
       << "wall       " << FormatTime(st.wall_s) << " on " << st.threads << " thread"
       << (st.threads == 1 ? "" : "s") << (r.ranks > 1 ? " x " + std::to_string(r.ranks) + " ranks" : "")
       << " (" << FormatRate(static_cast<double>(st.candidates) / std::max(1e-9, st.wall_s), "candidates")
@@ -38,7 +40,13 @@ void PrintSearchTable(const SearchResult& r, const std::string& gpus, std::ostre
         << FormatPercent(e.mfu) << ", " << FormatRate(e.tokens_per_s, "tokens");
     if (r.objective != Objective::kTime)
       out << ", " << FormatPlain(ShownScore(r.objective, c.score)) << " " << ScoreUnit(r.objective);
-    out << "\n    " << engine::DescribeKnobs(c.knobs) << "\n    time  ";
+    out << "\n    " << engine::DescribeKnobs(c.knobs);
+    // The schedule is the scenario's, not a knob (the search only moves
+    // 1F1B and interleaved 1F1B into each other): said whenever a pipeline
+    // runs it, so a ZB-H1 or V-shape answer does not read as 1F1B.
+    if (c.knobs.pp > 1)
+      out << " schedule=" << parallelism::ScheduleName(r.top[i].scenario.training.schedule);
+    out << "\n    time  ";
     const std::pair<const char*, double> parts[] = {
         {"fwd", e.time.forward},         {"bwd", e.time.backward},   {"recompute", e.time.recompute},
         {"tp", e.time.tp_comm},          {"cp", e.time.cp_comm},     {"ep", e.time.ep_comm},

@@ -213,7 +213,7 @@ struct ShapeSetup {
 // The outcome of costing one block.
 struct BlockResult {
   std::vector<SearchCandidate> top;  // its best, at most Keep()
-  uint64_t evaluated = 0, out_of_memory = 0, feasible = 0;
+  uint64_t evaluated = 0, out_of_memory = 0, refused = 0, feasible = 0;
   uint64_t pruned_memory = 0;  // the rest of a block whose first plan does not fit
   double min_total_bytes = 0;
 };
@@ -352,6 +352,7 @@ class Searcher {
       for (const SearchCandidate& c : r.top) Insert(top_, Keep(), c);
       committed_.evaluated += r.evaluated;
       committed_.out_of_memory += r.out_of_memory;
+      committed_.refused += r.refused;
       committed_.feasible += r.feasible;
       committed_.pruned_memory += r.pruned_memory;
       if (r.min_total_bytes > 0 &&
@@ -694,6 +695,11 @@ class Searcher {
           }
           c.ordinal = ordinal++;
           if (!c.estimate.feasible()) {
+            const Infeasible why = c.estimate.infeasible;
+            if (why != Infeasible::kOutOfMemory && why != Infeasible::kHostOutOfMemory) {
+              ++out.refused;
+              continue;
+            }
             ++out.out_of_memory;
             const double total = c.estimate.memory.total();
             if (out.min_total_bytes == 0 || total < out.min_total_bytes) out.min_total_bytes = total;
@@ -701,7 +707,7 @@ class Searcher {
             // (dp_overlap, tp_comm_overlap, group_order:
             // parallelism/memory_model.h): if the block's first plan does
             // not fit, none of its plans does, with the same bytes.
-            if (out.evaluated == 1 && c.estimate.infeasible == Infeasible::kOutOfMemory) {
+            if (out.evaluated == 1 && why == Infeasible::kOutOfMemory) {
               out.pruned_memory = b.count - 1;
               return;
             }
@@ -733,7 +739,7 @@ class Searcher {
   size_t frontier_ = 0;  // blocks before it are committed
   bool cut_ = false;
   std::vector<SearchCandidate> top_;  // committed best, best first
-  SearchStats committed_;             // evaluated, out_of_memory, feasible, min_total_bytes
+  SearchStats committed_;             // evaluated, out_of_memory, refused, feasible, min_total_bytes
   SearchMemo::Impl* memo_;            // shared with the other capacities' searches, or null
 };
 
@@ -745,6 +751,7 @@ void AddStats(SearchStats& a, const SearchStats& b) {
   a.evaluated += b.evaluated;
   a.probes += b.probes;
   a.out_of_memory += b.out_of_memory;
+  a.refused += b.refused;
   a.feasible += b.feasible;
   a.shapes += b.shapes;
   auto min_nonzero = [](double x, double y) { return x == 0 ? y : (y == 0 ? x : std::min(x, y)); };
@@ -766,6 +773,11 @@ std::string WhyNone(const SearchStats& st, const std::string& first_division_pro
   if (st.feasible == 0 && st.out_of_memory > 0)
     return "no plan fits: the smallest plan needs " + bytes(st.min_total_bytes) +
            " per GPU with activations > " + bytes(st.capacity_bytes);
+  if (st.feasible == 0 && st.refused > 0)
+    return "no plan runs: each of the " + std::to_string(st.refused) +
+           " evaluated plans breaks a pipeline rule (interleaved 1F1B needs the microbatches to be a "
+           "multiple of pp; the stages must hold the stated layout and offload; see orrery check on "
+           "one of them)";
   return "no feasible plan";
 }
 
@@ -1069,9 +1081,9 @@ std::string CandidatesToText(const SearchResult& r) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-                " %" PRIu64 " %" PRIu64 " %a %a %a %d %a\n",
+                " %" PRIu64 " %" PRIu64 " %" PRIu64 " %a %a %a %d %a\n",
                 s.candidates, s.pruned_divisibility, s.pruned_memory, s.pruned_time, s.evaluated,
-                s.probes, s.out_of_memory, s.feasible, s.shapes, s.min_states_bytes,
+                s.probes, s.out_of_memory, s.refused, s.feasible, s.shapes, s.min_states_bytes,
                 s.min_total_bytes, s.capacity_bytes, s.threads, s.wall_s);
   os << buf;
   for (const SearchCandidate& c : r.top) {
@@ -1101,11 +1113,11 @@ bool CandidatesFromText(const std::string& text, SearchResult& out) {
       SearchStats& s = out.stats;
       if (std::sscanf(line.c_str(),
                       "s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-                      " %" SCNu64 " %" SCNu64 " %" SCNu64 " %la %la %la %d %la",
+                      " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %la %la %la %d %la",
                       &s.candidates, &s.pruned_divisibility, &s.pruned_memory, &s.pruned_time,
-                      &s.evaluated, &s.probes, &s.out_of_memory, &s.feasible, &s.shapes,
+                      &s.evaluated, &s.probes, &s.out_of_memory, &s.refused, &s.feasible, &s.shapes,
                       &s.min_states_bytes, &s.min_total_bytes, &s.capacity_bytes, &s.threads,
-                      &s.wall_s) != 14)
+                      &s.wall_s) != 15)
         return false;
       continue;
     }

@@ -137,7 +137,11 @@ struct SearchStats {
   uint64_t pruned_time = 0;           // time lower bound above the K-th best
   uint64_t evaluated = 0;             // full estimates of candidates
   uint64_t probes = 0;                // estimates made for the time bound
-  uint64_t out_of_memory = 0;         // evaluated, did not fit with activations
+  uint64_t out_of_memory = 0;         // evaluated, did not fit with activations (or host memory)
+  // Evaluated and refused for a reason other than memory: interleaved 1F1B
+  // whose microbatches are not a multiple of pp, a stage layout or an
+  // activation offload the stages cannot hold, a group with no network tier.
+  uint64_t refused = 0;
   uint64_t feasible = 0;
   double min_states_bytes = 0;        // smallest weights+grads+optimizer seen (per device)
   double min_total_bytes = 0;         // smallest total memory among evaluated plans

@@ -1935,7 +1935,10 @@ TEST(Validation, AllTrainingRows) {
   // Raised to 11.38 % (11.3779 %): the Llama 3 405B rows priced at the
   // interleaved schedule they state, not at interleave 1 (+29.9 / +25.5 /
   // +19.3 %), after the checkpointed H200 step's weight recast (11.1893 %).
-  EXPECT_LE(r.mape_pct, 11.38);
+  // Raised to 11.59 % (11.5868 %): those rows at the interleave the paper
+  // states, one layer a model chunk (interleave 8 with the embedding and the
+  // loss as stages; all three now fit in 80 GB): +33.4 / +34.7 / +67.4 %.
+  EXPECT_LE(r.mape_pct, 11.59);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -957,14 +957,17 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.micro_batch = micro_batch.value_or(1);
     p.interleave = interleave.value_or(interleaved_unstated ? 2 : 1);
     if (p.interleave > 1 && schedule.empty()) p.schedule = parallelism::Schedule::kInterleaved;
-    // Megatron-Core splits more virtual stages than layers only by counting
-    // the embedding and the loss as a layer each
+    // More virtual stages than layers run only with the embedding and the
+    // loss as stages of their own: Megatron-Core counts them as a layer each
     // (--account-for-embedding-in-pipeline-split,
-    // --account-for-loss-in-pipeline-split): a Megatron row stating such a
-    // split (Llama 3.1 405B's 126 layers as pp 16 x interleave 8) ran so.
+    // --account-for-loss-in-pipeline-split), and Llama 3's own schedule
+    // does the same, its first model chunk holding only the embedding and
+    // its last only the output projection and the loss (Grattafiori et al.
+    // 2024, Sec. 3.3.2). A row stating such a split (Llama 3.1 405B's 126
+    // layers as pp 16 x interleave 8) ran so, whatever its framework.
     const bool megatron_family = framework == "megatron-lm" || framework == "megatron-core" ||
                                  framework == "nemo" || framework == "megatron-bridge";
-    if (megatron_family && p.pp > 1 && p.pp * p.interleave > s.model.layers &&
+    if (p.pp > 1 && p.pp * p.interleave > s.model.layers &&
         p.pp * p.interleave <= s.model.layers + 2) {
       p.pipeline_split_embedding_loss = true;
       assume("embedding and loss counted as a pipeline layer each (pp x interleave " +

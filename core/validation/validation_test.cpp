@@ -279,6 +279,39 @@ TEST(ValidationCsv, AStatedInterleavedScheduleIsNeverPricedAsPlain1F1B) {
   EXPECT_GT(r.rows[0].predicted, r.rows[1].predicted * 1.15);
 }
 
+// Llama 3's stated layout is one layer a model chunk: with the first and
+// last stages one layer lighter, "the first model chunk on the first stage
+// has only the embedding, and the last model chunk on the last stage has
+// only output projection and loss calculation" (Grattafiori et al. 2024,
+// Sec. 3.3.2), so pp 16 runs 8 chunks a device, 128 virtual stages for 126
+// layers plus the embedding and the loss. A row stating interleave 8 is
+// read with the embedding and the loss as stages of their own whatever its
+// framework (the row names none); before, only a Megatron row was, and this
+// one was refused (pp x interleave 128 > 126 layers). At v = 8 the first
+// device holds 1 + 15 / 128 of 1F1B's in-flight activations and the plan
+// fits the 80 GB it ran in, where interleave 2 and 4 (the most a 126-layer
+// split allows without those stages) do not.
+TEST(ValidationCsv, Llama3sOneLayerChunksAreInterleave8AndFit) {
+  const std::string row =
+      Row({{"source", "Grattafiori et al. 2024 Table 4"}, {"model", "Llama-3.1-405B"}, {"layers", ""},
+           {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""}, {"seq", "8192"}, {"gpus", "8192"},
+           {"gpu", "H100-SXM5-80GB"}, {"tp", "8"}, {"pp", "16"}, {"dp", "64"}, {"cp", "1"}, {"ep", ""},
+           {"global_batch", "2048"}, {"micro_batch", "1"}, {"recompute", "none"}, {"seq_parallel", "yes"},
+           {"interleave", "8"}, {"schedule", "interleaved"}, {"precision", "bf16"}, {"zero", "2"},
+           {"dp_overlap", "yes"}, {"tp_overlap", "yes"}, {"attention", ""}, {"framework", ""},
+           {"flops_metric", "model"}, {"measured_iter_s", ""}, {"measured_tflops_per_gpu", "430"},
+           {"first_stage_layers", "7"}, {"last_stage_layers", "7"}});
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(TempCsv("llama3_v8.csv", row), d);
+  ASSERT_EQ(r.rows.size(), 1u);
+  ASSERT_EQ(r.rows[0].skipped, "");
+  const std::string& a = r.rows[0].assumptions;
+  EXPECT_NE(a.find("embedding and loss counted as a pipeline layer each (pp x interleave 128 > 126 layers)"),
+            std::string::npos)
+      << a;
+  EXPECT_FALSE(r.rows[0].predicted_oom) << a;
+}
+
 // A dropless MoE row's host time per kernel launch is its system preset's
 // host.op_launch_time (hardware/system_spec.h), not a test of the GPU's
 // name: GB200 rows (placed in gb200-nvl72) take Grace's 37.08 us, H100 rows
@@ -1383,8 +1416,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // model: ValidationCsv.AStatedInterleavedScheduleIsNeverPricedAsPlain1F1B).
   // With the checkpointed H200 step's weight recast (+4.90 -> +5.26 %)
   // before it: 11.1893 / 10.0171 %.
-  EXPECT_LE(file.mape_pct, 11.38);
-  EXPECT_LE(file_hb.mape_pct, 10.35);
+  // Raised to 11.59 / 10.71 % (11.5868 / 10.7057 %): the same three rows at
+  // the virtual stages the paper states after all, one layer a model chunk
+  // (its first chunk only the embedding, its last only the output and the
+  // loss: interleave 8 over 126 layers + 2, Sec. 3.3.2;
+  // ValidationCsv.Llama3sOneLayerChunksAreInterleave8AndFit). All three
+  // now fit the 80 GB they ran in: +29.9 / +25.5 / +19.3 -> +33.4 / +34.7
+  // / +67.4 % (the 128K row, its checkpointing unstated, no longer needs
+  // full recompute to fit, and is searched without it).
+  EXPECT_LE(file.mape_pct, 11.59);
+  EXPECT_LE(file_hb.mape_pct, 10.71);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken

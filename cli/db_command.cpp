@@ -57,9 +57,9 @@ int RunDb(const Args& args, std::ostream& out, std::ostream& err) {
   if (!r.ok()) return v.Report(r, err);
   if (v.format() == Format::kJson) out << ToJson(r).dump(2) << "\n";
   else if (v.format() == Format::kCsv) {
-    std::vector<Json> rows;
-    for (const Json& s : ToJson(r)["sweeps"]) rows.push_back(s);
-    WriteCsv(rows, out);
+    // The document is held: a range over ToJson(r)["sweeps"] would outlive it.
+    const Json doc = ToJson(r);
+    WriteCsv(std::vector<Json>(doc["sweeps"].begin(), doc["sweeps"].end()), out);
   } else {
     for (const engine::SweepRecord& s : r.sweeps)
       out << engine::HashHex(s.hash) << "  " << s.name << "  (" << s.points << " points, each "

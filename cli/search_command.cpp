@@ -24,9 +24,14 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
       "divide the model are dropped before costing, plans whose weights + gradients +\n"
       "optimizer states alone overflow the device before activations are counted, and\n"
       "blocks of plans whose compute time alone is worse than the K-th best are skipped.\n"
-      "Prints the top K with their breakdowns and why #1 beats #2. The scenario's own plan\n"
-      "only supplies what is not searched (precision, attention kernel, optimizer, and\n"
-      "training.recompute_interval: which layers a full-recompute plan recomputes).");
+      "Of the plans costed, the summary says how many fit, how many overflow memory with\n"
+      "their activations and how many break a pipeline rule (interleaved 1F1B whose\n"
+      "microbatches are not a multiple of pp). Prints the top K with their breakdowns and\n"
+      "why #1 beats #2. The scenario's own plan only supplies what is not searched\n"
+      "(precision, attention kernel, optimizer, training.recompute_interval: which layers\n"
+      "a full-recompute plan recomputes, and the pipeline schedule: 1F1B and interleaved\n"
+      "1F1B are searched as one, by interleave; GPipe, ZB-H1 and the V-shapes are kept as\n"
+      "asked; a pipelined plan's line says its schedule).");
   SearchRequest req;
   std::string objective = "time";
   v.Positional("scenario").Formats().Threads().Quiet().Set(
@@ -79,9 +84,9 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
   if (r.status != Status::kOk && r.top.empty()) return v.Report(r, err);
   if (v.format() == Format::kJson) out << ToJson(r).dump(2) << "\n";
   else if (v.format() == Format::kCsv) {
-    std::vector<Json> rows;
-    for (const Json& plan : ToJson(r)["top"]) rows.push_back(plan);
-    WriteCsv(rows, out);
+    // The document is held: a range over ToJson(r)["top"] would outlive it.
+    const Json doc = ToJson(r);
+    WriteCsv(std::vector<Json>(doc["top"].begin(), doc["top"].end()), out);
   } else text::PrintSearchTable(r, req.gpus, out);
   return v.Report(r, err);
 }

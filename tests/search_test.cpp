@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/cli_common.h"
 #include "core/estimate/event_estimator.h"
@@ -235,6 +236,28 @@ TEST(Search, WhyTheBestBeatsTheNext) {
   a.estimate.time.dp_comm = 0.5;
   b.estimate.time.dp_comm = 0.25;
   EXPECT_EQ(WhyBetter(a, b), "smaller bubble (pp_bubble 1.5 s vs 3.5 s): pp 8 -> 4");
+}
+
+// `search --format csv` writes a header and a row per plan. It had written
+// one empty line: the rows were read from ToJson(r)["top"] in a range-for,
+// a reference into a document destroyed before the loop ran.
+TEST(Search, CsvHasAHeaderAndARowPerPlan) {
+  std::ostringstream out, err;
+  ASSERT_EQ(cli::RunSearch({std::string(kConfigs) + "/scenarios/llama3-70b-h100.yaml", "--set", "system.nodes=16",
+                            "--top", "2", "--threads", "1", "--default-order", "--no-offload", "-q", "--format",
+                            "csv"},
+                           out, err),
+            cli::kExitOk)
+      << err.str();
+  std::istringstream lines(out.str());
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 3u) << out.str();
+  EXPECT_EQ(rows[0].rfind("rank,", 0), 0u) << rows[0];
+  EXPECT_NE(rows[0].find(",plan.tp,"), std::string::npos) << rows[0];
+  EXPECT_NE(rows[0].find(",plan.schedule,"), std::string::npos) << rows[0];
+  EXPECT_EQ(rows[1].rfind("1,", 0), 0u) << rows[1];
+  EXPECT_EQ(rows[2].rfind("2,", 0), 0u) << rows[2];
 }
 
 TEST(Search, CliUsageErrors) {

@@ -495,6 +495,13 @@ TEST(Sweep, InnerSearchAndExport) {
   out.str("");
   ASSERT_EQ(cli::RunDb({"list", db}, out, err), cli::kExitOk);
   EXPECT_NE(out.str().find("search-grid  (2 points"), std::string::npos) << out.str();
+  // As CSV: a header and the one sweep (it had printed one empty line, its
+  // rows read through a reference into a destroyed document).
+  out.str("");
+  ASSERT_EQ(cli::RunDb({"list", db, "--format", "csv"}, out, err), cli::kExitOk);
+  const std::string list = out.str();
+  ASSERT_EQ(std::count(list.begin(), list.end(), '\n'), 2) << list;
+  EXPECT_NE(list.find("search-grid"), std::string::npos) << list;
 }
 
 // Issue 19: the points of a sweep of searches that differ only in HBM

@@ -6,6 +6,7 @@
 
 #include "cli/cli_common.h"
 #include "core/api/config.h"
+#include "core/api/json.h"
 
 namespace orrery::cli {
 
@@ -56,7 +57,7 @@ int RunPresets(const Args& args, std::ostream& out, std::ostream& err) {
       "orrery presets show NAME        print one preset's values with units\n\noptions");
   std::string format = "table";
   opts.add_options()("help,h", "show this help")(
-      "format", po::value(&format), "table | json | csv (show only)");
+      "format", po::value(&format), "table | json | csv");
   po::options_description hidden;
   hidden.add_options()("words", po::value<std::vector<std::string>>(), "");
   po::positional_options_description pos;
@@ -77,9 +78,18 @@ int RunPresets(const Args& args, std::ostream& out, std::ostream& err) {
       err << "error: " << r.reason << "\n";
       return kExitInvalid;
     }
-    for (const auto& k : r.kinds) {
-      out << k.folder << ":\n";
-      for (const auto& n : k.names) out << "  " << n << "\n";
+    if (fmt == Format::kJson) {
+      out << ToJson(r).dump(2) << "\n";
+    } else if (fmt == Format::kCsv) {
+      std::vector<Json> rows;
+      for (const auto& k : r.kinds)
+        for (const auto& n : k.names) rows.push_back({{"kind", k.folder}, {"name", n}});
+      WriteCsv(rows, out);
+    } else {
+      for (const auto& k : r.kinds) {
+        out << k.folder << ":\n";
+        for (const auto& n : k.names) out << "  " << n << "\n";
+      }
     }
     return kExitOk;
   }

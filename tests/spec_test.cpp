@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
@@ -75,6 +77,27 @@ TEST(Presets, ShowPrintsValuesWithUnits) {
   const VerbResult bad = Verb(cli::RunPresets, {"show", "h100-sxn"});
   EXPECT_EQ(bad.code, 1);
   EXPECT_EQ(bad.err, "error: no preset named 'h100-sxn'; did you mean 'h100-sxm'?\n");
+}
+
+// `presets list` in each format: it had printed the table whatever
+// --format said (the option was for `show` only), so `--format json` gave
+// text that is not JSON, and exit 0.
+TEST(Presets, ListInEveryFormat) {
+  const VerbResult table = Verb(cli::RunPresets, {"list", "devices"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("devices:\n  a100-40gb\n"), std::string::npos) << table.out;
+  const VerbResult json = Verb(cli::RunPresets, {"list", "devices", "--format", "json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["kind"], "presets");
+  ASSERT_EQ(j["kinds"].size(), 1u);
+  EXPECT_EQ(j["kinds"][0]["folder"], "devices");
+  const auto& names = j["kinds"][0]["names"];
+  EXPECT_NE(std::find(names.begin(), names.end(), "h100-sxm"), names.end()) << json.out;
+  const VerbResult csv = Verb(cli::RunPresets, {"list", "devices", "--format", "csv"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("kind,name\ndevices,a100-40gb\n", 0), 0u) << csv.out;
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.out.begin(), csv.out.end(), '\n')), names.size() + 1) << csv.out;
 }
 
 TEST(Check, MisspelledKeyNamesFileLineColumnPathAndSuggestion) {

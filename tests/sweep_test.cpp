@@ -489,6 +489,9 @@ TEST(Sweep, InnerSearchAndExport) {
   EXPECT_NE(header.find(",time.forward_s,"), std::string::npos) << header;
   EXPECT_EQ(csv.find("null"), std::string::npos) << csv;
   EXPECT_EQ(csv.find('{'), std::string::npos) << csv;
+  // The axis' node counts read as whole numbers (the store keeps doubles).
+  EXPECT_NE(csv.find("\nsearch-grid,0,1,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\nsearch-grid,1,8,"), std::string::npos) << csv;
   // One node cannot hold GPT-3 175B; eight can.
   EXPECT_NE(csv.find("infeasible,no plan fits"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",ok,"), std::string::npos) << csv;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/api/bench.h"
+#include "core/api/config.h"
 #include "core/api/estimate.h"
 #include "core/api/infer.h"
 #include "core/api/search.h"
@@ -51,6 +52,13 @@ constexpr MemPart kMemParts[] = {
 
 std::string CsvCell(const Json& v) {
   if (v.is_null()) return "";
+  // A whole number stored as a double (a sweep axis of node counts, a
+  // capacity in bytes) reads as one: 64, not 64.0.
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15)
+      return std::to_string(static_cast<long long>(d));
+  }
   std::string text = v.is_string() ? v.get<std::string>() : v.dump();
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string quoted = "\"";
@@ -527,6 +535,15 @@ Json ToJson(const DbListResult& r) {
     list.push_back({{"hash", engine::HashHex(s.hash)}, {"name", s.name}, {"each", s.each},
                     {"objective", s.objective}, {"points", s.points}, {"spec_file", s.spec_file}});
   j["sweeps"] = list;
+  return j;
+}
+
+Json ToJson(const PresetListResult& r) {
+  Json j = DocumentHead("presets", r);
+  if (r.status != Status::kOk) j["reason"] = r.reason;
+  Json kinds = Json::array();
+  for (const PresetListResult::Kind& k : r.kinds) kinds.push_back({{"folder", k.folder}, {"names", k.names}});
+  j["kinds"] = kinds;
   return j;
 }
 

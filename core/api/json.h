@@ -40,6 +40,7 @@ struct InferResult;
 struct SearchResult;
 struct SweepResult;
 struct DbListResult;
+struct PresetListResult;
 struct DbExportResult;
 struct BenchResult;
 struct EventBenchResult;
@@ -55,6 +56,8 @@ Json ToJson(const InferResult& r);
 Json ToJson(const SearchResult& r);
 Json ToJson(const SweepResult& r);
 Json ToJson(const DbListResult& r);
+// `presets list`: {"kinds": [{"folder", "names": [...]}]}.
+Json ToJson(const PresetListResult& r);
 Json ToJson(const DbExportResult& r);
 Json ToJson(const BenchResult& r);
 Json ToJson(const EventBenchResult& r);

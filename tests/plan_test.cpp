@@ -463,6 +463,12 @@ TEST(PlanCommand, PrintsTheChain) {
   for (const char* step : {"1 law", "2 N and D", "3 model", "4 system", "5 plan", "6 training",
                            "days", "GPU-hours", "MWh", "USD"})
     EXPECT_NE(out.find(step), std::string::npos) << step << "\n" << out;
+  // Counts a planner reads at a glance: GPU-hours with k/M (not 6.257e+04),
+  // steps and searched plans with thousands separators.
+  EXPECT_NE(out.find(" k GPU-hours, "), std::string::npos) << out;
+  EXPECT_EQ(out.find("e+04 GPU-hours"), std::string::npos) << out;
+  EXPECT_NE(out.find("288,240 steps"), std::string::npos) << out;
+  EXPECT_NE(out.find("orrery search: best of 99,654 plans"), std::string::npos) << out;
 
   ASSERT_EQ(Cli(cli::RunPlan,
                 {"--loss", "2.0", "--system", "dgx-h100-superpod", "--price-per-gpu-hour", "2.5 USD/h",

@@ -2,14 +2,19 @@
 
 #include "core/api/text.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "core/api/json.h"
+#include "core/base/format.h"
 #include "core/base/quantity.h"
 
 namespace orrery::text {
 
 using base::Dimension;
+using base::FormatCount;
+using base::FormatGrouped;
 using base::FormatNumber;
 using base::FormatQuantity;
 
@@ -44,6 +49,11 @@ void Flatten(const nlohmann::ordered_json& j, const std::string& prefix, std::os
 
 std::string Sci(double v) { return std::isfinite(v) ? FormatNumber(v, 4) : "inf"; }
 std::string Days(double v) { return std::isfinite(v) ? FormatNumber(v, 4) : "inf"; }
+// GPU-hours and GPU counts as a planner reads them: 62.57 k, 3.22 M.
+std::string Count(double v, std::string_view unit) {
+  if (std::isfinite(v)) return FormatCount(v, unit);
+  return unit.empty() ? std::string("inf") : "inf " + std::string(unit);
+}
 std::string Money(double usd) {
   if (!std::isfinite(usd)) return "inf";
   if (usd >= 1e6) return FormatNumber(usd / 1e6, 4) + " M USD";
@@ -133,22 +143,23 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
         << " per iteration), recompute " << parallelism::RecomputeName(pl.recompute) << ", ZeRO-" << pl.zero
         << (pl.sequence_parallel ? ", sequence parallel" : "")
         << (pl.tp_comm_overlap ? ", TP overlap" : "") << "\n"
-        << "             orrery search: best of " << p.best.candidates << " plans ("
-        << p.best.evaluated << " estimated, " << p.best.feasible << " feasible): iteration " << FormatQuantity(e.iteration_s, Dimension::kTime) << " for "
+        << "             orrery search: best of " << FormatGrouped(p.best.candidates) << " plans ("
+        << FormatGrouped(p.best.evaluated) << " estimated, " << FormatGrouped(p.best.feasible)
+        << " feasible): iteration " << FormatQuantity(e.iteration_s, Dimension::kTime) << " for "
         << p.global_batch << " x " << p.seq_len << " tokens, MFU "
         << FormatNumber(100 * e.mfu, 3) << " %, "
         << FormatQuantity(e.memory.total(), Dimension::kBytes) << " of "
         << FormatQuantity(e.memory_capacity, Dimension::kBytes) << " per GPU\n";
     if (!p.infeasible.empty()) out << "             INFEASIBLE: " << p.infeasible << "\n";
-    out << "6 training   " << p.steps << " steps (" << Sci(p.tokens_trained) << " tokens, "
+    out << "6 training   " << FormatGrouped(static_cast<uint64_t>(std::max<int64_t>(0, p.steps))) << " steps (" << Sci(p.tokens_trained) << " tokens, "
         << Sci(p.train_model_flops) << " model FLOP)\n"
-        << "             " << Days(p.days) << " days, " << Sci(p.gpu_hours) << " GPU-hours, "
+        << "             " << Days(p.days) << " days, " << Count(p.gpu_hours, "GPU-hours") << ", "
         << FormatNumber(p.energy_j / 3.6e9, 4) << " MWh" << (priced ? ", " + Money(p.cost_usd) : "")
         << " without failures\n";
     const goodput::Result& g = p.goodput;
     out << "             goodput " << FormatNumber(100 * g.goodput, 3) << " %: "
-        << Days(p.effective_days) << " effective days, " << Sci(p.effective_gpu_hours)
-        << " GPU-hours, " << FormatNumber(g.effective_energy_j / 3.6e9, 4) << " MWh"
+        << Days(p.effective_days) << " effective days, " << Count(p.effective_gpu_hours, "GPU-hours")
+        << ", " << FormatNumber(g.effective_energy_j / 3.6e9, 4) << " MWh"
         << (priced ? ", " + Money(p.effective_cost_usd) : "");
     if (r.system.grid_co2_kg_per_kwh > 0) out << ", " << Sci(g.carbon_kg / 1000) << " t CO2e";
     if (std::isfinite(g.in.mtbf_s))
@@ -168,10 +179,10 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
           << Days(r.effective_days.hi) << " effective days\n";
     if (range)
       out << "             range: " << Days(r.days.lo) << " .. " << Days(r.days.hi) << " days, "
-          << Sci(r.gpu_hours.lo) << " .. " << Sci(r.gpu_hours.hi) << " GPU-hours, "
+          << Count(r.gpu_hours.lo, "") << " .. " << Count(r.gpu_hours.hi, "GPU-hours") << ", "
           << FormatNumber(r.energy_j.lo / 3.6e9, 4) << " .. " << FormatNumber(r.energy_j.hi / 3.6e9, 4)
           << " MWh" << (priced ? ", " + Money(r.cost_usd.lo) + " .. " + Money(r.cost_usd.hi) : "")
-          << (req.deadline_days > 0 ? ", GPUs " + Sci(r.gpus.lo) + " .. " + Sci(r.gpus.hi) : "")
+          << (req.deadline_days > 0 ? ", GPUs " + Count(r.gpus.lo, "") + " .. " + Count(r.gpus.hi, "") : "")
           << "\n";
   }
   if (range && r.range_infeasible > 0)

@@ -255,7 +255,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // contiguous (the H200 profile, validation/gpu_step/h200/shapes/, has no
   // copy of the attention output's shape).
   out.Add(Counted(Gemm("out_proj", tokens, h, heads * dv, e), mm));
-  out.Add(Elementwise("dropout_residual", norm_tokens * h * (3 * e + mask)));
+  out.Add(Elementwise(mask > 0 ? "dropout_residual" : "residual_add", norm_tokens * h * (3 * e + mask)));
   out.Add(NormOp("post_attention_norm", m, s.eager, norm_tokens * h, e));
   const bool swiglu = m.activation == Activation::kSwiglu;
   const double up_n = swiglu ? 2 : 1;
@@ -311,7 +311,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     out.Add(Elementwise(swiglu ? "swiglu" : "gelu", tokens * ft * ActivationPasses(swiglu, s.eager) * e));
     out.Add(Counted(Gemm("mlp_down", tokens, h, ft, e), mm));
   }
-  out.Add(Elementwise("dropout_residual", norm_tokens * h * (3 * e + mask)));
+  out.Add(Elementwise(mask > 0 ? "dropout_residual" : "residual_add", norm_tokens * h * (3 * e + mask)));
 }
 
 void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out) {

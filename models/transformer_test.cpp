@@ -188,8 +188,9 @@ TEST(Transformer, MaterialisedAttentionBytesPerScoreElement) {
 // the residual, writes the sum and a 1-byte mask: 2048 x 4096 x (3 x 2 + 1)
 // = 58,720,256 B; the attention dropout reads the softmax output and writes
 // the dropped copy and its mask: 32 x 2048^2 x (2 x 2 + 1) = 671,088,640 B.
-// Without dropout the residual adds move 2048 x 4096 x 6 = 50,331,648 B and
-// there is no attention dropout kernel.
+// Without dropout the residual adds (named residual_add then, not
+// dropout_residual) move 2048 x 4096 x 6 = 50,331,648 B and there is no
+// attention dropout kernel.
 TEST(Transformer, DropoutMasksOnlyWhereTheModelDrops) {
   ModelSpec m = Gpt(1, 4096, 32);
   LayerShape s = MaterialisedSequence(2048);
@@ -206,7 +207,8 @@ TEST(Transformer, DropoutMasksOnlyWhereTheModelDrops) {
   EXPECT_DOUBLE_EQ(bytes_of("attention_dropout", &with_count), 671088640.0);
   m.hidden_dropout = 0;
   m.attention_dropout = 0;
-  EXPECT_DOUBLE_EQ(bytes_of("dropout_residual", &without_count), 50331648.0);
+  EXPECT_DOUBLE_EQ(bytes_of("residual_add", &without_count), 50331648.0);
+  EXPECT_DOUBLE_EQ(bytes_of("dropout_residual", &without_count), 0.0);
   EXPECT_DOUBLE_EQ(bytes_of("attention_dropout", &without_count), 0.0);
   EXPECT_EQ(without_count, with_count - 1);
   // An inference pass of the dropping model (LayerShape::dropout false, as
@@ -215,7 +217,7 @@ TEST(Transformer, DropoutMasksOnlyWhereTheModelDrops) {
   m.attention_dropout = 0.1;
   s.dropout = false;
   int inference_count = 0;
-  EXPECT_DOUBLE_EQ(bytes_of("dropout_residual", &inference_count), 50331648.0);
+  EXPECT_DOUBLE_EQ(bytes_of("residual_add", &inference_count), 50331648.0);
   EXPECT_DOUBLE_EQ(bytes_of("attention_dropout", &inference_count), 0.0);
   EXPECT_EQ(inference_count, without_count);
 }

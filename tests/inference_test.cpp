@@ -616,6 +616,16 @@ TEST(Cli, ServeAndMaxRateModes) {
   const VerbResult r = Infer({"llama2-70b-h100-infer", "--serve", "--requests", "40"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("TTFT"), std::string::npos) << r.out;
+  // The percentile header stands over its columns: "mean" ends in column 20,
+  // where the first value (right-aligned after the 8-wide label) ends; it had
+  // ended six columns to the left.
+  const size_t head = r.out.find("mean");
+  const size_t row = r.out.find("  TTFT");
+  ASSERT_NE(head, std::string::npos);
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_EQ(head + 4 - (r.out.rfind('\n', head) + 1), 20u) << r.out;
+  EXPECT_EQ(r.out[row + 19], 's') << r.out;  // "ms" or "s" of the mean TTFT
+  EXPECT_EQ(r.out[row + 20], ' ') << r.out;
   const VerbResult csv =
       Infer({"llama2-70b-h100-infer", "--serve", "--requests", "40", "--format", "csv"});
   ASSERT_EQ(csv.code, 0) << csv.err;

@@ -94,7 +94,11 @@ void PrintServing(const engine::ServingResult& r, std::ostream& out) {
         << std::setw(12) << FormatTime(p.p50) << std::setw(12) << FormatTime(p.p90) << std::setw(12)
         << FormatTime(p.p99) << std::setw(12) << FormatTime(p.max) << "\n";
   };
-  out << "          mean         p50         p90         p99         max\n";
+  // The header right-aligned over the value columns (a 6-wide label after
+  // two spaces, then five of 12).
+  out << std::string(8, ' ');
+  for (const char* h : {"mean", "p50", "p90", "p99", "max"}) out << std::right << std::setw(12) << h;
+  out << "\n";
   row("TTFT", r.ttft_s);
   row("TPOT", r.tpot_s);
   row("E2E", r.e2e_s);

@@ -213,6 +213,8 @@ SearchRow RowOf(const engine::Scenario& s, const SearchPlan& p) {
   SearchRow r;
   const auto& k = p.candidate.knobs;
   r.plan = PlanText(k);
+  // As the CLI's plan line: a pipelined plan says its schedule.
+  if (k.pp > 1) r.plan += std::string(" schedule=") + parallelism::ScheduleName(p.scenario.training.schedule);
   r.devices = k.devices;
   r.tp = k.tp;
   r.pp = k.pp;

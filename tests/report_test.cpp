@@ -297,6 +297,20 @@ TEST_F(SmallReport, HtmlIsSelfContained) {
   EXPECT_NE(h.find(HtmlEscape(SmallRequest().command)), std::string::npos);
 }
 
+// A plan on a schedule other than 1F1B says so where the report names it
+// ("PP 2 (zb-h1)"); it had read like a 1F1B plan.
+TEST(ReportPlan, NamesAScheduleOtherThan1F1B) {
+  ReportRequest req = SmallRequest();
+  req.search = false;
+  req.scaling_gpus.clear();
+  req.sets = {"training.pp=2", "training.dp=4", "training.schedule=zb-h1"};
+  const ReportResult r = Report(req);
+  ASSERT_EQ(r.status, Status::kOk) << r.diagnostics.ToString() << r.reason;
+  ASSERT_TRUE(r.model.has_value());
+  ASSERT_FALSE(r.model->plans.empty());
+  EXPECT_NE(r.model->plans[0].plan.find("PP 2 (zb-h1)"), std::string::npos) << r.model->plans[0].plan;
+}
+
 TEST(ReportInput, BadScenarioIsADiagnosticNotACrash) {
   ReportRequest r;
   r.scenario = std::string(ORRERY_TEST_SOURCE_DIR) + "/tests/data/misspelled_key.yaml";

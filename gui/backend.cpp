@@ -263,6 +263,8 @@ SearchOutcome RunSearch(const engine::Scenario& s, const std::string& objective,
   out.candidates = r.stats.candidates;
   out.evaluated = r.stats.evaluated;
   out.feasible = r.stats.feasible;
+  out.out_of_memory = r.stats.out_of_memory;
+  out.refused = r.stats.refused;
   out.wall_s = r.stats.wall_s;
   if (r.status == Status::kCancelled) {
     out.cancelled = true;

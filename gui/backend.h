@@ -146,7 +146,9 @@ struct SearchOutcome {
   bool cancelled = false;
   std::string error;  // why nothing was found
   std::vector<SearchRow> rows;  // best first
-  uint64_t candidates = 0, evaluated = 0, feasible = 0;
+  // Of the evaluated plans: fit, out of memory, refused by a pipeline rule
+  // (engine::SearchStats).
+  uint64_t candidates = 0, evaluated = 0, feasible = 0, out_of_memory = 0, refused = 0;
   double wall_s = 0;
 };
 // `objective`: time | cost | energy | tokens-per-dollar. `keep` plans are

@@ -13,8 +13,10 @@
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <QLocale>
+#include <algorithm>
 #include <cmath>
 
+#include "core/base/format.h"
 #include "core/base/quantity.h"
 
 namespace orrery::gui {
@@ -29,6 +31,13 @@ QString Number(double v, int digits) {
   // Large counts read better grouped ("12,100") than in e-notation.
   if (std::abs(v) >= 1e4 && std::abs(v) < 1e15) return QLocale(QLocale::English).toString(v, 'f', 0);
   return QString::fromStdString(base::FormatNumber(v, digits));
+}
+QString Grouped(uint64_t n) { return QString::fromStdString(base::FormatGrouped(n)); }
+QString AxisLabelFormat(double lo, double hi, int ticks) {
+  const double step = (hi - lo) / std::max(1, ticks - 1);
+  if (!std::isfinite(step) || step <= 0) return "%.3g";
+  const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step))), 0, 6);
+  return QString("%.%1f").arg(decimals);
 }
 QString Percent(double fraction) { return QString::number(100 * fraction, 'f', 1) + " %"; }
 QString Usd(double usd) {

@@ -5,6 +5,7 @@
 // charts (PNG, SVG) and tables (CSV).
 
 #include <QString>
+#include <cstdint>
 
 class QAbstractItemModel;
 class QWidget;
@@ -18,6 +19,12 @@ QString Bytes(double b);        // "80 GB"
 QString Number(double v, int digits = 4);
 QString Percent(double fraction);
 QString Usd(double usd);        // "$1.23 M"
+QString Grouped(uint64_t n);    // "2,637,558"
+// A printf format for a value axis over [lo, hi] with `ticks` ticks, with
+// the decimals that keep neighbouring labels apart: 11.1 .. 11.4 in 5 ticks
+// steps 0.075, so "%.2f" (11.10, 11.18, 11.25, ...), where "%.3g" printed
+// 11.2 twice.
+QString AxisLabelFormat(double lo, double hi, int ticks = 5);
 
 // True when the application palette's window colour is dark (the system's
 // dark theme).

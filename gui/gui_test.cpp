@@ -13,6 +13,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QValueAxis>
 #include <QtTest/QtTest>
 #include <QStatusBar>
 #include <fstream>
@@ -154,6 +155,26 @@ class GuiTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!w.search()->running(), 240000);
     QVERIFY(w.search()->outcome().ok);
     QCOMPARE(table->rowCount(), static_cast<int>(w.search()->outcome().rows.size()));
+    // The summary in grouped figures, with what did not fit told apart from
+    // what broke a pipeline rule.
+    const gui::SearchOutcome& o = w.search()->outcome();
+    QCOMPARE(o.evaluated, o.feasible + o.out_of_memory + o.refused);
+    const QString status = w.search()->status_label()->text();
+    QVERIFY2(status.startsWith(gui::Grouped(o.candidates) + " candidates; " + gui::Grouped(o.evaluated) +
+                               " evaluated: " + gui::Grouped(o.feasible) + " fit, "),
+             qPrintable(status));
+    QVERIFY2(o.candidates < 10000 || status.contains(','), qPrintable(status));
+    // The step-time axis labels its ticks apart (the plans kept lie within
+    // a few percent of each other: "%.3g" had printed one label twice).
+    auto* x = qobject_cast<QValueAxis*>(w.search()->MainChart()->chart()->axes(Qt::Horizontal).front());
+    QVERIFY(x != nullptr);
+    std::set<QString> labels;
+    for (int i = 0; i < x->tickCount(); ++i)
+      labels.insert(QString::asprintf(x->labelFormat().toLatin1().constData(),
+                                      x->min() + (x->max() - x->min()) * i / (x->tickCount() - 1)));
+    QCOMPARE(static_cast<int>(labels.size()), x->tickCount());
+    QCOMPARE(gui::AxisLabelFormat(11.1, 11.4), QString("%.2f"));
+    QCOMPARE(gui::AxisLabelFormat(0, 1000), QString("%.0f"));
     const gui::SearchRow best = w.search()->outcome().rows.front();
     QVERIFY(!best.overrides.empty());  // the scenario's own plan is not the fastest
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {},

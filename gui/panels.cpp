@@ -483,12 +483,12 @@ void SearchPanel::Show(const SearchOutcome& o) {
     FreshChart(scatter_);
     return;
   }
-  status_->setText(QString("%1 candidates, %2 evaluated, %3 feasible, %4 s. Click a row to load "
-                           "that plan into the scenario.")
-                       .arg(o.candidates)
-                       .arg(o.evaluated)
-                       .arg(o.feasible)
-                       .arg(Number(o.wall_s, 3)));
+  QString counts = QString("%1 candidates; %2 evaluated: %3 fit, %4 out of memory")
+                       .arg(Grouped(o.candidates), Grouped(o.evaluated), Grouped(o.feasible),
+                            Grouped(o.out_of_memory));
+  if (o.refused > 0) counts += QString(", %1 break a pipeline rule").arg(Grouped(o.refused));
+  status_->setText(counts + QString("; %1 s. Click a row to load that plan into the scenario.")
+                                .arg(Number(o.wall_s, 3)));
   table_->setSortingEnabled(false);
   table_->setRowCount(static_cast<int>(o.rows.size()));
   for (int i = 0; i < static_cast<int>(o.rows.size()); ++i) {
@@ -541,6 +541,8 @@ void SearchPanel::Show(const SearchOutcome& o) {
   const double pad = std::max(hi - lo, hi * 0.01) * 0.05, mpad = std::max(mhi - mlo, mhi * 0.01) * 0.05;
   x->setRange(lo - pad, hi + pad);
   y->setRange(std::max(0.0, mlo - mpad), mhi + mpad);
+  x->setLabelFormat(AxisLabelFormat(x->min(), x->max(), x->tickCount()));
+  y->setLabelFormat(AxisLabelFormat(y->min(), y->max(), y->tickCount()));
 }
 
 // ===========================================================================

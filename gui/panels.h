@@ -110,6 +110,7 @@ class SearchPanel : public ExportablePanel {
   QTableWidget* MainTable() const override { return table_; }
   QString ExportName() const override { return "search"; }
   const SearchOutcome& outcome() const { return outcome_; }
+  const QLabel* status_label() const { return status_; }
 
  signals:
   void PlanChosen(const std::vector<std::pair<std::string, std::string>>& overrides,

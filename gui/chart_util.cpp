@@ -24,9 +24,10 @@ namespace orrery::gui {
 QString Seconds(double s) {
   return QString::fromStdString(base::FormatQuantity(s, base::Dimension::kTime));
 }
-QString Bytes(double b) {
-  return QString::fromStdString(base::FormatQuantity(b, base::Dimension::kBytes));
-}
+// Decimal units whatever the value, as the CLI's tables print computed bytes
+// (base::FormatBytes): a KV cache of exactly 5440 MiB reads 5.704 GB beside
+// weights of 17.24 GB, not "5440 MiB".
+QString Bytes(double b) { return QString::fromStdString(base::FormatBytes(b)); }
 QString Number(double v, int digits) {
   // Large counts read better grouped ("12,100") than in e-notation.
   if (std::abs(v) >= 1e4 && std::abs(v) < 1e15) return QLocale(QLocale::English).toString(v, 'f', 0);

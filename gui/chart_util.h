@@ -15,7 +15,7 @@ class QChartView;
 namespace orrery::gui {
 
 QString Seconds(double s);      // "12.34 s", "1.5 ms"
-QString Bytes(double b);        // "80 GB"
+QString Bytes(double b);        // "80 GB", decimal units always
 QString Number(double v, int digits = 4);
 QString Percent(double fraction);
 QString Usd(double usd);        // "$1.23 M"

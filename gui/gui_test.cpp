@@ -175,6 +175,9 @@ class GuiTest : public QObject {
     QCOMPARE(static_cast<int>(labels.size()), x->tickCount());
     QCOMPARE(gui::AxisLabelFormat(11.1, 11.4), QString("%.2f"));
     QCOMPARE(gui::AxisLabelFormat(0, 1000), QString("%.0f"));
+    // Computed bytes in decimal units, as the CLI prints them: a KV cache of
+    // exactly 5440 MiB had read "5440 MiB" beside "17.24 GB" of weights.
+    QCOMPARE(gui::Bytes(5440.0 * 1048576), QString("5.704 GB"));
     const gui::SearchRow best = w.search()->outcome().rows.front();
     QVERIFY(!best.overrides.empty());  // the scenario's own plan is not the fastest
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {},

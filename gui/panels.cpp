@@ -1018,7 +1018,8 @@ void InferencePanel::Show(const InferenceOutcome& o) {
   x->setLabelFormat("%.3g");
   auto* y = new QLogValueAxis;
   y->setTitleText("latency (ms, log)");
-  y->setLabelFormat("%.3g");
+  // Decades as plain numbers (0.1, 10, 1000, 10000), not 1e+03.
+  y->setLabelFormat("%g");
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   double lo = std::numeric_limits<double>::infinity(), hi = 0;

@@ -148,8 +148,8 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
         << " feasible): iteration " << FormatQuantity(e.iteration_s, Dimension::kTime) << " for "
         << p.global_batch << " x " << p.seq_len << " tokens, MFU "
         << FormatNumber(100 * e.mfu, 3) << " %, "
-        << FormatQuantity(e.memory.total(), Dimension::kBytes) << " of "
-        << FormatQuantity(e.memory_capacity, Dimension::kBytes) << " per GPU\n";
+        << base::FormatBytes(e.memory.total()) << " of " << base::FormatBytes(e.memory_capacity)
+        << " per GPU\n";
     if (!p.infeasible.empty()) out << "             INFEASIBLE: " << p.infeasible << "\n";
     out << "6 training   " << FormatGrouped(static_cast<uint64_t>(std::max<int64_t>(0, p.steps))) << " steps (" << Sci(p.tokens_trained) << " tokens, "
         << Sci(p.train_model_flops) << " model FLOP)\n"
@@ -164,7 +164,7 @@ void PrintPlanTable(const PlanResult& res, std::ostream& out) {
     if (r.system.grid_co2_kg_per_kwh > 0) out << ", " << Sci(g.carbon_kg / 1000) << " t CO2e";
     if (std::isfinite(g.in.mtbf_s))
       out << " (a failure every " << FormatQuantity(g.in.mtbf_s, Dimension::kTime)
-          << ", checkpoint of " << FormatQuantity(g.in.checkpoint_bytes, Dimension::kBytes)
+          << ", checkpoint of " << base::FormatBytes(g.in.checkpoint_bytes)
           << " every " << FormatQuantity(g.interval_s, Dimension::kTime) << ")";
     out << "\n";
     if (res.goodput_mc && !res.goodput_mc->skipped.empty())

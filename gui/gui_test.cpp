@@ -178,6 +178,7 @@ class GuiTest : public QObject {
     // Computed bytes in decimal units, as the CLI prints them: a KV cache of
     // exactly 5440 MiB had read "5440 MiB" beside "17.24 GB" of weights.
     QCOMPARE(gui::Bytes(5440.0 * 1048576), QString("5.704 GB"));
+    QCOMPARE(gui::Seconds(0), QString("0 s"));  // the timeline's first tick had read "0 ns"
     const gui::SearchRow best = w.search()->outcome().rows.front();
     QVERIFY(!best.overrides.empty());  // the scenario's own plan is not the fastest
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {},

@@ -22,7 +22,6 @@
 namespace orrery::gui {
 
 QString Seconds(double s) {
-  if (s == 0) return "0 s";  // a time axis starts at 0 s, not "0 ns"
   return QString::fromStdString(base::FormatQuantity(s, base::Dimension::kTime));
 }
 // Decimal units whatever the value, as the CLI's tables print computed bytes

@@ -382,8 +382,8 @@ TEST(HostSection, BadValuesAreLocatedErrors) {
     std::string line, expect;
   };
   const Case cases[] = {
-      {"    op_launch_time: -1 us\n", ":5:21: error: system.host.op_launch_time: value out of range: must be in [0 ns, 1 ms]"},
-      {"    op_launch_time: 2 ms\n", ":5:21: error: system.host.op_launch_time: value out of range: must be in [0 ns, 1 ms]"},
+      {"    op_launch_time: -1 us\n", ":5:21: error: system.host.op_launch_time: value out of range: must be in [0 s, 1 ms]"},
+      {"    op_launch_time: 2 ms\n", ":5:21: error: system.host.op_launch_time: value out of range: must be in [0 s, 1 ms]"},
       {"    op_launch_time: 13.48\n", ":5:21: error: system.host.op_launch_time: "},
       {"    op_launch_tme: 13 us\n", ":5:5: error: system.host.op_launch_tme: unknown key in host; did you mean 'op_launch_time'?"},
   };

@@ -81,6 +81,7 @@ TEST(Quantity, FormatsWithReadableUnits) {
   EXPECT_EQ(FormatQuantity(989.4e12, Dimension::kFlopRate), "989.4 TFLOP/s");
   EXPECT_EQ(FormatQuantity(1.5e-6, Dimension::kTime), "1.5 us");
   EXPECT_EQ(FormatQuantity(18.13, Dimension::kTime), "18.13 s");
+  EXPECT_EQ(FormatQuantity(0, Dimension::kTime), "0 s");  // had read "0 ns"
   EXPECT_EQ(FormatQuantity(3.6e9, Dimension::kEnergy), "1 MWh");
   EXPECT_EQ(FormatQuantity(700, Dimension::kPower), "700 W");
   // Round trip: what is printed parses back to the same value.
@@ -212,7 +213,7 @@ TEST(Schema, RuleExampleIsATypicalValueInsideTheRange) {
   time.dim = Dimension::kTime;
   time.min = 0;
   time.max = 1;
-  EXPECT_EQ(time.RuleText(), "time with a unit (e.g. '10 us') in [0 ns, 1 s]");
+  EXPECT_EQ(time.RuleText(), "time with a unit (e.g. '10 us') in [0 s, 1 s]");
   ParamInfo power = time;
   power.dim = Dimension::kPower;
   power.min = 1000;  // the typical 700 W is below: the example moves up to the minimum
@@ -284,6 +285,7 @@ TEST(Format, OneFamilyEngineeringPrefixesNoExponent) {
   EXPECT_EQ(FormatCount(1.55e6, "candidates"), "1.55 M candidates");
   EXPECT_EQ(FormatCount(300e9, "tokens"), "300 G tokens");
   EXPECT_EQ(FormatTime(1.5e-6), "1.5 us");
+  EXPECT_EQ(FormatTime(0), "0 s");
   EXPECT_EQ(FormatTime(17.546), "17.55 s");
   EXPECT_EQ(FormatTime(3 * 86400.0), "3 d");
   EXPECT_EQ(FormatTime(86400.0 * 12345), "12345 d");         // plain digits, not 1.234e+04

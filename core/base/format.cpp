@@ -57,6 +57,7 @@ std::string FormatBandwidth(double b) {
 
 std::string FormatTime(double s) {
   const double a = std::fabs(s);
+  if (a == 0) return "0 s";  // no time at all, not "0 ns"
   if (a >= 2 * 86400) return FormatPlain(s / 86400) + " d";
   if (a >= 2 * 3600) return FormatPlain(s / 3600) + " h";
   return Pick(s, {{1e-9, "ns"}, {1e-6, "us"}, {1e-3, "ms"}, {1, "s"}});

@@ -213,6 +213,7 @@ std::string FormatQuantity(double v, Dimension dim) {
       return pick({{1, "FLOP/s"}, {1e9, "GFLOP/s"}, {1e12, "TFLOP/s"}, {1e15, "PFLOP/s"},
                    {1e18, "EFLOP/s"}});
     case Dimension::kTime:
+      if (a == 0) return "0 s";  // no time at all, not "0 ns"
       if (a >= 86400 * 2) return FormatNumber(v / 86400) + " d";
       if (a >= 3600 * 2) return FormatNumber(v / 3600) + " h";
       return pick({{1e-9, "ns"}, {1e-6, "us"}, {1e-3, "ms"}, {1, "s"}});

@@ -224,6 +224,10 @@ TEST(Search, NoFeasiblePlanSaysWhyAndExitsTwo) {
                                 out, err);
   EXPECT_EQ(rc, cli::kExitInfeasible);  // not a usage error: the answer is "none fits"
   EXPECT_NE(err.str().find("no plan fits"), std::string::npos) << err.str();
+  // The counts with thousands separators, as the table prints them.
+  EXPECT_NE(err.str().find("(113,442 candidates: 0 do not divide the model, 113,442 overflow memory"),
+            std::string::npos)
+      << err.str();
 }
 
 TEST(Search, WhyTheBestBeatsTheNext) {

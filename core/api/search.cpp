@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/base/format.h"
 #include "core/estimate/parallel_notes.h"
 #include "models/transformer.h"
 
@@ -167,11 +168,12 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
     r.reason = "cancelled; the plans are the best of the shapes searched so far";
   } else if (r.top.empty()) {
     r.status = Status::kInfeasible;
-    r.reason = found.why_none + " (" + std::to_string(r.stats.candidates) + " candidates: " +
-               std::to_string(r.stats.pruned_divisibility) + " do not divide the model, " +
-               std::to_string(r.stats.pruned_memory) + " overflow memory before activations, " +
-               std::to_string(r.stats.out_of_memory) + " overflow with activations, " +
-               std::to_string(r.stats.refused) + " break a pipeline rule)";
+    using base::FormatGrouped;
+    r.reason = found.why_none + " (" + FormatGrouped(r.stats.candidates) + " candidates: " +
+               FormatGrouped(r.stats.pruned_divisibility) + " do not divide the model, " +
+               FormatGrouped(r.stats.pruned_memory) + " overflow memory before activations, " +
+               FormatGrouped(r.stats.out_of_memory) + " overflow with activations, " +
+               FormatGrouped(r.stats.refused) + " break a pipeline rule)";
   }
   return r;
 }

@@ -311,30 +311,79 @@ Strides GroupStrides(const TrainingPlan& p, int64_t dp) {
 // parameters' gradient buffers over the data-parallel group "with context
 // parallel" (megatron/core/distributed/distributed_data_parallel.py:
 // intra_dp_cp_group), so the gradient reduce-scatter, the distributed
-// optimizer's shards and the parameter all-gather all span dp x cp. The
-// group is two nested runs: the inner one (cp or dp, whichever the order
-// lays first) of its size at its stride, repeated at the outer one's
-// stride. A domain of a tier holds the inner run's members that fit in it
-// times the outer run's that do (the outer stride is at least the inner
-// run's span, GroupStrides): with cp laid first on a DGX, tp 4 x cp 2 a
-// node, cp,ep,tp,dp,pp puts 2 of the group in each node of 8, not the 8 a
-// single run at the inner stride 1 would put there, which priced a ZeRO-3
-// gather over 1024 nodes as one over 256 (Llama 3 405B on 8,192 H100:
-// 1.1 s exposed against 8.5 s). The ring stride is the inner one.
+// optimizer's shards and the parameter all-gather all span dp x cp.
 int64_t DenseDataParallel(const TrainingPlan& p, int64_t dp) { return dp * p.cp; }
+
+// The dp x cp devices of a pipeline stage as two nested runs, in the order
+// the plan lays them (GroupStrides): the inner one (cp or dp, whichever
+// comes first; dp alone when cp is 1) at its size and stride, repeated at
+// the outer one's. They are one run when nothing is laid between them (the
+// outer stride is the inner run's span, as in the default tp,cp,ep,dp,pp).
+struct Run {
+  int64_t size = 1, stride = 1;
+};
+struct DpCpRuns {
+  Run inner, outer;
+  bool contiguous() const { return outer.size <= 1 || outer.stride == inner.stride * inner.size; }
+};
+DpCpRuns DataParallelRuns(const TrainingPlan& p, int64_t dp, const Strides& st) {
+  const Run c{p.cp, st.cp}, d{dp, st.dp};
+  if (p.cp <= 1) return {d, Run{1, st.dp * dp}};
+  return st.cp < st.dp ? DpCpRuns{c, d} : DpCpRuns{d, c};
+}
+
+// A group of two nested runs (the outer stride at least the inner run's
+// span): a domain of a tier holds the inner run's members that fit in it
+// times the outer run's that do. With cp laid first on a DGX, tp 4 x cp 2 a
+// node, cp,ep,tp,dp,pp puts 2 of the dp x cp group in each node of 8, not
+// the 8 a single run at the inner stride 1 would put there, which priced a
+// ZeRO-3 gather over 1024 nodes as one over 256 (Llama 3 405B on 8,192
+// H100: 1.1 s exposed against 8.5 s). The ring stride is the inner one.
+// `place` places one run (Network::Place, or PlaceTiled for the EP group).
+template <typename PlaceRun>
+hardware::GroupPlacement PlaceNestedRuns(Run inner, Run outer, PlaceRun place) {
+  if (outer.size <= 1 || outer.stride == inner.stride * inner.size) return place(inner.size * outer.size, inner.stride);
+  const hardware::GroupPlacement a = place(inner.size, inner.stride);
+  const hardware::GroupPlacement b = place(outer.size, outer.stride);
+  hardware::GroupPlacement g = place(inner.size * outer.size, inner.stride);
+  for (int i = 0; i < g.tiers; ++i) {
+    const auto t = static_cast<size_t>(i);
+    g.per_domain[t] = std::min(g.size, a.per_domain[t] * b.per_domain[t]);
+  }
+  return g;
+}
 
 hardware::GroupPlacement PlaceDenseDataParallel(const hardware::Network& net, const TrainingPlan& p, int64_t dp,
                                                 const Strides& st) {
-  if (p.cp <= 1) return net.Place(dp, st.dp);
-  const bool cp_inner = st.cp < st.dp;
-  const hardware::GroupPlacement inner = cp_inner ? net.Place(p.cp, st.cp) : net.Place(dp, st.dp);
-  const hardware::GroupPlacement outer = cp_inner ? net.Place(dp, st.dp) : net.Place(p.cp, st.cp);
-  hardware::GroupPlacement g = net.Place(DenseDataParallel(p, dp), std::min(st.cp, st.dp));
-  for (int i = 0; i < g.tiers; ++i) {
-    const auto t = static_cast<size_t>(i);
-    g.per_domain[t] = std::min(g.size, inner.per_domain[t] * outer.per_domain[t]);
+  const DpCpRuns r = DataParallelRuns(p, dp, st);
+  return PlaceNestedRuns(r.inner, r.outer, [&](int64_t n, int64_t stride) { return net.Place(n, stride); });
+}
+
+// The EP group and the experts' data-parallel group when the experts are
+// not split over other devices than the tp group (etp = tp): EP takes the
+// first ep members of the dp x cp runs (riding with whichever of cp and dp
+// is laid first) and the edp replicas the rest. With ep within the inner
+// run: EP is one run, the edp replicas the inner run's remaining members
+// (ep x its stride apart) nested in the outer run. With ep beyond it: EP is
+// the inner run nested in the outer run's first ep / inner members, the edp
+// replicas one run of the outer stride x ep / inner.
+struct ExpertRuns {
+  Run ep_inner, ep_outer, edp_inner, edp_outer;
+};
+ExpertRuns ExpertParallelRuns(const TrainingPlan& p, int64_t dp, const Strides& st) {
+  const DpCpRuns r = DataParallelRuns(p, dp, st);
+  ExpertRuns e;
+  if (p.ep <= r.inner.size) {
+    e.ep_inner = {p.ep, r.inner.stride};
+    e.edp_inner = {r.inner.size / std::max<int64_t>(1, p.ep), r.inner.stride * p.ep};
+    e.edp_outer = r.outer;
+  } else {
+    const int64_t across = p.ep / std::max<int64_t>(1, r.inner.size);
+    e.ep_inner = r.inner;
+    e.ep_outer = {across, r.outer.stride};
+    e.edp_inner = {r.outer.size / std::max<int64_t>(1, across), r.outer.stride * across};
   }
-  return g;
+  return e;
 }
 
 // DeepSeek-V3's multi-token-prediction modules (Sec. 2.2) run after the LM
@@ -470,7 +519,13 @@ DataParallelGroups DataParallelGroupsOf(const hardware::Network& net, const Trai
     g.dense_group.flat = flat;
   }
   if (g.expert > 1) {
-    g.expert_group = net.Place(g.expert, st.ep * p.ep);
+    if (p.ep > 1 && parallelism::ExpertTensorParallel(p) == p.tp) {
+      const ExpertRuns e = ExpertParallelRuns(p, dp, st);
+      g.expert_group = PlaceNestedRuns(e.edp_inner, e.edp_outer,
+                                       [&](int64_t n, int64_t stride) { return net.Place(n, stride); });
+    } else {
+      g.expert_group = net.Place(g.expert, st.ep * p.ep);
+    }
     g.expert_group.flat = flat;
   }
   return g;
@@ -488,8 +543,15 @@ DataParallelGroups DataParallelGroupsOf(const hardware::Network& net, const Trai
 // tokens (the estimator's tp term).
 double ExpertLayerComm(const hardware::Network& net, const hardware::SystemSpec& sys, const models::ModelSpec& m,
                        const TrainingPlan& p, const Strides& st, double tokens, double act, double load,
-                       hardware::GroupPlacement* ep_group) {
-  const auto g = PlaceTiled(net, sys, p.ep, st.ep);
+                       hardware::GroupPlacement* ep_group, int64_t dp) {
+  hardware::GroupPlacement g;
+  if (parallelism::ExpertTensorParallel(p) == p.tp) {
+    const ExpertRuns e = ExpertParallelRuns(p, dp, st);
+    g = PlaceNestedRuns(e.ep_inner, e.ep_outer,
+                        [&](int64_t n, int64_t stride) { return PlaceTiled(net, sys, n, stride); });
+  } else {
+    g = PlaceTiled(net, sys, p.ep, st.ep);
+  }
   if (ep_group != nullptr) *ep_group = g;
   const double bytes = ExpertAllToAllBytes(m, DispatchedTokens(p, tokens), act, load);
   double t = kExpertAllToAllsPerLayer * ExpertAllToAllTime(net, g, m, bytes);
@@ -1169,7 +1231,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   if (m.experts > 1 && p.ep > 1) {
     // Dispatch and combine all-to-all, forward and backward, sized for the
     // busiest rank, and the etp gathers (ExpertLayerComm).
-    ep_layer = ExpertLayerComm(network_, system_, m, p, st, tokens, act, shape.expert_load, nullptr);
+    ep_layer = ExpertLayerComm(network_, system_, m, p, st, tokens, act, shape.expert_load, nullptr, dp);
     if (p.ep_comm_overlap) ep_layer = ExposedExpertComm(ep_layer, moe.fwd + moe.bwd, dev.overlap_slowdown);
   }
 
@@ -1683,7 +1745,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     c.cp_bwd = cp_t.bwd;
   }
   if (m.experts > 1 && p.ep > 1) {
-    c.ep_layer = ExpertLayerComm(network_, system_, m, p, st, tokens, act, shape.expert_load, &c.ep_group);
+    c.ep_layer = ExpertLayerComm(network_, system_, m, p, st, tokens, act, shape.expert_load, &c.ep_group, dp);
     if (p.ep_comm_overlap) c.ep_layer = ExposedExpertComm(c.ep_layer, c.moe.fwd + c.moe.bwd, dev.overlap_slowdown);
   }
   if (p.pp > 1)

@@ -31,6 +31,10 @@ inline const char* RecomputeName(Recompute r) {
 // engine (parallelism/step_graph.h); the closed form (schedule.h) prices
 // ZB-H1 with its B/W split and the V-shapes as interleaved with v = 2.
 enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVHalf, kVZeroBubble };
+// 1F1B and interleaved 1F1B: one schedule at interleave 1 and above, whose
+// chunks the plan's interleave sets; GPipe, ZB-H1 and the V-shapes have
+// theirs fixed (ScheduleChunks).
+inline bool TakesInterleave(Schedule s) { return s == Schedule::kOneFOneB || s == Schedule::kInterleaved; }
 // The name a plan file, the CLI and every output use for a schedule.
 inline const char* ScheduleName(Schedule s) {
   switch (s) {

@@ -162,8 +162,7 @@ inline EvenStageLayers StageLayers(const TrainingPlan& p, int64_t layers) {
 
 // Interleaved 1F1B (v > 1, not a V-shape) needs m a multiple of p.
 inline bool InterleaveNeedsMultiple(const TrainingPlan& p, int64_t microbatches) {
-  const bool interleaved = (p.schedule == Schedule::kOneFOneB || p.schedule == Schedule::kInterleaved) &&
-                           p.interleave > 1 && p.pp > 1;
+  const bool interleaved = TakesInterleave(p.schedule) && p.interleave > 1 && p.pp > 1;
   return interleaved && microbatches % p.pp != 0;
 }
 

@@ -324,7 +324,6 @@ struct Run {
 };
 struct DpCpRuns {
   Run inner, outer;
-  bool contiguous() const { return outer.size <= 1 || outer.stride == inner.stride * inner.size; }
 };
 DpCpRuns DataParallelRuns(const TrainingPlan& p, int64_t dp, const Strides& st) {
   const Run c{p.cp, st.cp}, d{dp, st.dp};
@@ -1426,8 +1425,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       const double reduce_all = group_time(Collective::kReduceScatter, Zero3ReduceBytesPerParam(p, w_bytes));
       if (p.dp_overlap) {
         const double v_d = static_cast<double>(v);
-        const bool chunked = v_d > 1 && (p.schedule == parallelism::Schedule::kOneFOneB ||
-                                         p.schedule == parallelism::Schedule::kInterleaved);
+        const bool chunked = v_d > 1 && parallelism::TakesInterleave(p.schedule);
         const double v_gather = chunked ? v_d : 1.0;
         const double pass_groups = 1 + (v_gather - 1) * static_cast<double>(p.pp);
         const double stage_layers = std::max(1.0, std::max({first_layers, last_layers, mid_layers}));
@@ -1490,9 +1488,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
         // v = 1 gives the one-pass expression above. The event engine
         // reduces chunk by chunk in the same way (parallelism/step_graph.cpp).
         const double v_d = static_cast<double>(v);
-        const bool chunked = v_d > 1 && p.pp > 1 &&
-                             (p.schedule == parallelism::Schedule::kOneFOneB ||
-                              p.schedule == parallelism::Schedule::kInterleaved);
+        const bool chunked = v_d > 1 && p.pp > 1 && parallelism::TakesInterleave(p.schedule);
         const double v_grad = chunked ? v_d : 1.0;
         const double pass_groups = 1 + (v_grad - 1) * static_cast<double>(p.pp);
         const double bucket_share = std::min(1.0, p.dp_bucket / std::max(1.0, grads));

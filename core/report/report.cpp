@@ -46,8 +46,7 @@ std::string PlanText(const parallelism::TrainingPlan& p, int64_t dp) {
   std::string s = "TP " + std::to_string(p.tp) + " · PP " + std::to_string(p.pp);
   if (p.interleave > 1) s += " (interleave " + std::to_string(p.interleave) + ")";
   // A schedule other than 1F1B (or its interleaved form, said above) is named.
-  if (p.pp > 1 && p.schedule != parallelism::Schedule::kOneFOneB &&
-      p.schedule != parallelism::Schedule::kInterleaved)
+  if (p.pp > 1 && !parallelism::TakesInterleave(p.schedule))
     s += std::string(" (") + parallelism::ScheduleName(p.schedule) + ")";
   s += " · DP " + std::to_string(dp);
   if (p.cp > 1) s += " · CP " + std::to_string(p.cp);

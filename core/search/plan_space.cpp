@@ -215,7 +215,7 @@ void ApplyKnobs(const PlanKnobs& k, parallelism::TrainingPlan& p) {
   p.interleave = k.interleave;
   // 1F1B and interleaved 1F1B are one schedule at v = 1 and v > 1; the
   // others (GPipe, ZB-H1, the V-shapes) are kept as asked.
-  if (p.schedule == parallelism::Schedule::kOneFOneB || p.schedule == parallelism::Schedule::kInterleaved)
+  if (parallelism::TakesInterleave(p.schedule))
     p.schedule = k.interleave > 1 ? parallelism::Schedule::kInterleaved : parallelism::Schedule::kOneFOneB;
   p.recompute = k.recompute;
   p.sequence_parallel = k.sequence_parallel;

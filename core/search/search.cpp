@@ -800,8 +800,7 @@ SearchResult Search(const Scenario& s, const SearchOptions& o) {
   space.split_embedding_loss = s.training.pipeline_split_embedding_loss;
   space.first_stage_layers = s.training.first_stage_layers;
   space.last_stage_layers = s.training.last_stage_layers;
-  space.schedule_takes_interleave = s.training.schedule == parallelism::Schedule::kOneFOneB ||
-                                     s.training.schedule == parallelism::Schedule::kInterleaved;
+  space.schedule_takes_interleave = parallelism::TakesInterleave(s.training.schedule);
   for (int64_t n : counts) {
     auto ctx = std::make_unique<DeviceContext>();
     ctx->scenario = s;

@@ -2,6 +2,7 @@
 // validate.h, over core/validation/), presents the rows and the summary.
 
 #include <algorithm>
+#include <filesystem>
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <sstream>
@@ -9,7 +10,14 @@
 
 #include "cli/api_support.h"
 #include "cli/cli_common.h"
+#include "core/api/estimate.h"
+#include "core/api/json.h"
+#include "core/api/text.h"
 #include "core/api/validate.h"
+#include "core/base/format.h"
+#include "core/estimate/training_estimator.h"
+#include "cli/verb_options.h"
+#include "hardware/system_spec.h"
 
 namespace orrery::cli {
 
@@ -23,12 +31,70 @@ std::string Fixed(double v, int digits) {
   return os.str();
 }
 
+// `orrery validate --row N`: the row, then its prediction as `orrery
+// estimate` prints it (with --ops, where each operator's time goes), and
+// with --set PATH=VALUE the prediction of the row's scenario so changed.
+int PrintRow(const ValidateResult& res, const std::vector<std::string>& sets, bool ops, Format fmt,
+             std::ostream& out, std::ostream& err) {
+  const engine::ValidationRow& r = res.report.rows.front();
+  if (!r.error_pct || !r.scenario) {
+    err << "error: " << r.file << ":" << r.line << " (" << r.model << ") is not predicted: " << r.skipped << "\n";
+    return kExitInvalid;
+  }
+  EstimateRequest req;
+  req.scenario = ScenarioInput::Loaded(*r.scenario, sets);
+  req.operator_breakdown = ops;
+  const EstimateResult e = Estimate(req);
+  if (!e.has_estimate) {
+    err << "error: the row's scenario with --set does not run:\n";
+    return PrintFailure(e, err);
+  }
+  const double changed = engine::PredictedMetric(e.estimate, r.metric, static_cast<double>(hardware::DeviceCount(e.scenario.system)));
+  const double changed_error = (changed - r.measured) / r.measured * 100;
+  if (fmt == Format::kJson) {
+    auto j = ToJson(res);
+    j["estimate"] = ToJson(e);
+    if (!sets.empty()) {
+      j["set"] = sets;
+      j["predicted_with_set"] = changed;
+      j["error_pct_with_set"] = changed_error;
+    }
+    out << j.dump(2) << "\n";
+    return ExitCode(e.status);
+  }
+  // The metric with its unit: a time, TFLOP/s per GPU, or MFU in percent.
+  auto shown = [&](double v) {
+    if (r.metric == "iteration_s") return base::FormatTime(v);
+    if (r.metric == "mfu") return Fixed(100 * v, 1) + " %";
+    return Fixed(v, 1) + " TFLOP/s";
+  };
+  // The file as given, or relative to here when it lies below.
+  std::string file = r.file;
+  const std::filesystem::path rel = std::filesystem::path(r.file).lexically_relative(std::filesystem::current_path());
+  if (!rel.empty() && rel.begin()->string() != "..") file = rel.string();
+  out << file << ":" << r.line << "  " << r.model << "\n"
+      << "source     " << r.source << "\n"
+      << "measured   " << r.metric << " " << shown(r.measured) << "\n"
+      << "predicted  " << shown(r.predicted) << ", error " << Fixed(*r.error_pct, 1) << " %"
+      << (r.predicted_oom ? "  (memory model: does not fit)" : "") << "\n";
+  if (!r.assumptions.empty()) out << "assumed    " << r.assumptions << "\n";
+  if (!sets.empty()) {
+    out << "with";
+    for (const auto& s : sets) out << " --set " << s;
+    out << ": predicted " << shown(changed) << ", error " << Fixed(changed_error, 1) << " %"
+        << (e.status == Status::kInfeasible ? " (infeasible: " + e.reason + ")" : "") << "\n";
+  }
+  out << "\n";
+  text::PrintEstimateTable(e, out);
+  return ExitCode(e.status);
+}
+
 }  // namespace
 
 int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
       "orrery validate [CSV...] [--format table|json|csv] [--max-mape P] [--max-error P]\n"
-      "                [--assumptions]\n"
+      "                [--assumptions] [--row N [--ops] [--set PATH=VALUE]...]\n"
       "orrery validate --scaling-laws DIR [--format table|json]\n\n"
       "Builds the scenario of every measured run in the CSV files (default:\n"
       "validation/training_runs.csv; files with inference columns, such as\n"
@@ -43,16 +109,29 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "did not state it. Plan fields a row leaves blank are filled with the fastest\n"
       "plan `orrery search` finds among those consistent with every stated field\n"
       "and the row's framework and date; what was chosen is the row's assumptions\n"
-      "(--assumptions, or the JSON field `assumptions`).\n\noptions");
+      "(--assumptions, or the JSON field `assumptions`).\n\n"
+      "--row N shows one training row: measured, predicted, what was assumed, and\n"
+      "its prediction as `orrery estimate` prints it (--ops: per operator); with\n"
+      "--set PATH=VALUE, the row's scenario so changed and its error then, e.g.\n"
+      "  orrery validate --row 162 --ops\n"
+      "  orrery validate --row 36 --set training.interleave=1\n\noptions");
   std::string format = "table";
   double max_mape = -1, max_error = -1;
   std::string scaling_dir;
   bool show_assumptions = false;
+  int row_line = 0;
+  bool ops = false;
+  std::vector<std::string> sets;
   opts.add_options()("help,h", "show this help")("format", po::value(&format), "table | json | csv")(
       "max-mape", po::value(&max_mape), "fail (exit 1) when the MAPE exceeds P percent")(
       "max-error", po::value(&max_error), "fail (exit 1) when any row's |error| exceeds P percent")(
       "assumptions", po::bool_switch(&show_assumptions),
       "print under each row what it did not state and the harness assumed or searched")(
+      "row", po::value(&row_line)->value_name("N"),
+      "only the training row on line N of the CSV, with its prediction in full")(
+      "ops", po::bool_switch(&ops), "with --row: add the per-operator breakdown (as orrery estimate --ops)")(
+      "set", po::value(&sets)->composing()->value_name("PATH=VALUE"),
+      "with --row: change the row's scenario (repeatable), e.g. training.micro_batch=1")(
       "scaling-laws", po::value(&scaling_dir)->value_name("DIR"),
       "instead: reproduce published scaling-law fits from the data in DIR (Epoch's "
       "Chinchilla points, Llama 3 IsoFLOPs, reference optima); exits 1 when a check "
@@ -78,12 +157,29 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   Format fmt;
   if (!ParseFormat(format, fmt, err)) return kExitUsage;
   if (vm.count("scaling-laws")) return RunScalingLawReproduction(scaling_dir, fmt, out, err);
+  if (vm.count("row") && row_line < 2) {
+    err << "error: --row " << row_line << ": a row's line is 2 or more (line 1 is the header)\n";
+    return kExitUsage;
+  }
+  if (row_line == 0 && (ops || !sets.empty())) {
+    err << "error: --ops and --set apply to one row: give --row N (see orrery validate --help)\n";
+    return kExitUsage;
+  }
   ValidateRequest req;
   if (vm.count("csv")) req.files = vm["csv"].as<std::vector<std::string>>();
   req.max_mape_pct = max_mape;
   req.max_error_pct = max_error;
+  req.line = row_line;
   const ValidateResult res = Validate(req);
   if (!res.diagnostics.ok()) return PrintFailure(res, err);
+  if (row_line > 0) {
+    if (res.report.rows.empty()) return PrintFailure(res, err);
+    if (fmt == Format::kCsv) {
+      err << "error: --row prints a table or JSON (--format table|json)\n";
+      return kExitUsage;
+    }
+    return PrintRow(res, sets, ops, fmt, out, err);
+  }
   const engine::ValidationReport& report = res.report;
   if (fmt == Format::kJson) {
     out << ToJson(res).dump(2) << "\n";

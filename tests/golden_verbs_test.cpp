@@ -201,5 +201,55 @@ TEST(GoldenVerbs, ValidateSourceWithNoEvaluatedRowSaysNoData) {
   fs::remove(csv);
 }
 
+// `orrery validate --row N`: the row (measured as its source states it,
+// predicted, the error) and then the estimate it was predicted with, the
+// same time in both; --set changes the row's scenario and says the error
+// then; a line without a row, or --set without --row, is refused.
+TEST(GoldenVerbs, ValidateRowShowsTheRowAndTheEstimateBehindIt) {
+  setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
+  const std::string csv = kSource + "/validation/training_runs.csv";
+  int code = -1;
+  std::string err;
+  const std::string text = RunVerb({"validate", csv, "--row", "2"}, code, err);
+  ASSERT_EQ(code, 0) << err;
+  // Line 2: Korthikanti et al. 2022, Table 5, Megatron-22B, 1.42 s.
+  EXPECT_NE(text.find("training_runs.csv:2  Megatron-22B\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("measured   iteration_s 1.42 s\n"), std::string::npos) << text;
+  const size_t at = text.find("predicted  ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string predicted = text.substr(at + 11, text.find(',', at) - at - 11);
+  EXPECT_NE(text.find("iteration  " + predicted + "\n"), std::string::npos) << predicted << "\n" << text;
+
+  const std::string changed =
+      RunVerb({"validate", csv, "--row", "2", "--set", "training.micro_batch=2"}, code, err);
+  ASSERT_EQ(code, 0) << err;
+  const std::string lead = "with --set training.micro_batch=2: predicted ";
+  const size_t with = changed.find(lead);
+  ASSERT_NE(with, std::string::npos) << changed;
+  const size_t from = with + lead.size();
+  const std::string other = changed.substr(from, changed.find(',', from) - from);
+  EXPECT_NE(changed.find("iteration  " + other + "\n"), std::string::npos) << changed;
+  EXPECT_NE(changed.find("micro-batch 2 x 2 microbatches"), std::string::npos) << changed;
+  EXPECT_NE(other, predicted);
+  // Without recompute the 22B shape does not fit an 80 GB A100 at micro
+  // batch 4 (the reason Table 5 recomputes): said on the row's line, exit 3.
+  const std::string oom = RunVerb({"validate", csv, "--row", "2", "--set", "training.recompute=none"}, code, err);
+  EXPECT_EQ(code, 3);
+  EXPECT_NE(oom.find("(infeasible: "), std::string::npos) << oom;
+
+  const nlohmann::json j =
+      nlohmann::json::parse(RunVerb({"validate", csv, "--row", "2", "--format", "json"}, code, err));
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["line"], 2);
+  EXPECT_EQ(j["rows"][0]["predicted"], j["estimate"]["iteration_s"]);
+
+  RunVerb({"validate", csv, "--row", "99999"}, code, err);
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find("no measured run on line 99999"), std::string::npos) << err;
+  RunVerb({"validate", csv, "--set", "training.tp=1"}, code, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("give --row N"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace orrery

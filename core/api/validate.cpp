@@ -46,13 +46,25 @@ ValidateResult Validate(const ValidateRequest& request, const Control& control) 
       return r;
     }
     control.Report(done, files.size(), "files");
-    auto part = engine::IsInferenceCsv(f) ? engine::ValidateInferenceCsv(f, store, r.diagnostics)
-                                          : engine::ValidateTrainingCsv(f, store, r.diagnostics);
+    const bool inference = engine::IsInferenceCsv(f);
+    if (inference && request.line > 0) {
+      r.diagnostics.Add({f, 0, 0}, "", "", "a row by line is for training-run CSVs; this one holds inference runs");
+      continue;
+    }
+    auto part = inference ? engine::ValidateInferenceCsv(f, store, r.diagnostics)
+                          : engine::ValidateTrainingCsv(f, store, r.diagnostics, request.line);
     r.report.rows.insert(r.report.rows.end(), part.rows.begin(), part.rows.end());
     control.Report(++done, files.size(), "files");
   }
   if (!r.diagnostics.ok()) {
     r.status = Status::kInvalidInput;
+    return r;
+  }
+  if (request.line > 0 && r.report.rows.empty()) {
+    r.status = Status::kInvalidInput;
+    r.reason = "no measured run on line " + std::to_string(request.line) + " of " +
+               (files.size() == 1 ? files.front() : std::string("the files")) +
+               " (line 1 is the header; `orrery validate` lists every row's line)";
     return r;
   }
   engine::Summarise(r.report);

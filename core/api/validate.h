@@ -25,6 +25,11 @@ struct ValidateRequest {
   std::vector<std::string> files;  // CSVs; empty: DefaultValidationCsv()
   double max_mape_pct = -1;        // >= 0: fail when the MAPE exceeds it
   double max_error_pct = -1;       // >= 0: fail when any row's |error| exceeds it
+  // > 0: only the training row on this line of each file, with the scenario
+  // it was predicted with kept (ValidationRow::scenario), so that a caller
+  // can show where its time goes or try a what-if on it. kInvalidInput when
+  // no file has a row there, or a file is an inference CSV.
+  int line = 0;
 };
 
 struct ValidateResult : ResultBase {

@@ -218,8 +218,15 @@ std::string JoinWords(const std::vector<std::string>& words) {
 
 }  // namespace
 
+double PredictedMetric(const TrainingEstimate& e, const std::string& metric, double devices) {
+  if (metric == "iteration_s") return e.iteration_s;
+  if (metric == "hardware_tflops_per_gpu") return e.hardware_flops / e.iteration_s / devices / 1e12;
+  if (metric == "model_tflops_per_gpu") return e.tflops_per_device / 1e12;
+  return e.mfu;
+}
+
 ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetStore& store,
-                                     base::Diagnostics& diags) {
+                                     base::Diagnostics& diags, int only_line) {
   ValidationReport report;
   auto table = base::ReadCsvFile(csv_file);
   if (!table) {
@@ -239,6 +246,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
   std::map<std::string, std::pair<hardware::SystemSpec, bool>> systems;
 
   for (const auto& r : t.rows) {
+    if (only_line > 0 && r.line != only_line) continue;
     ValidationRow row;
     row.file = csv_file;
     row.line = r.line;
@@ -1085,11 +1093,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       continue;
     }
     row.predicted_oom = e.infeasible == Infeasible::kOutOfMemory;
-    const double devices = static_cast<double>(n);
-    if (row.metric == "iteration_s") row.predicted = e.iteration_s;
-    else if (row.metric == "hardware_tflops_per_gpu") row.predicted = e.hardware_flops / e.iteration_s / devices / 1e12;
-    else if (row.metric == "model_tflops_per_gpu") row.predicted = e.tflops_per_device / 1e12;
-    else row.predicted = e.mfu;
+    row.predicted = PredictedMetric(e, row.metric, static_cast<double>(n));
     const double error_pct = (row.predicted - row.measured) / row.measured * 100;
     if (!std::isfinite(row.predicted) || row.predicted <= 0 || !std::isfinite(error_pct)) {
       // The estimate's invariants hold (result_invariants.h), so this is a
@@ -1098,6 +1102,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       continue;
     }
     row.error_pct = error_pct;
+    if (only_line > 0) row.scenario = std::make_shared<const Scenario>(s);
     report.rows.push_back(row);
   }
   Summarise(report);

@@ -3,6 +3,7 @@
 // validation/training_runs.csv) and reports the error per run and in
 // aggregate. Rows it cannot model are kept, as skipped, with the reason.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "core/estimate/scenario.h"
 
 namespace orrery::engine {
+
+struct TrainingEstimate;
 
 struct ValidationRow {
   std::string file;
@@ -24,6 +27,10 @@ struct ValidationRow {
   std::string skipped;     // reason, empty when evaluated
   std::string assumptions; // what the row did not state and the harness assumed or searched
   bool predicted_oom = false;
+  // The scenario the row was predicted with (model, system, the plan with
+  // every assumed and searched field, workload): kept only for the row a
+  // caller asked for by line (ValidateTrainingCsv's `only_line`).
+  std::shared_ptr<const Scenario> scenario;
 };
 
 struct ValidationReport {
@@ -36,8 +43,15 @@ struct ValidationReport {
 
 // Validates every row of `csv_file`. File-level problems (unreadable file,
 // missing columns) go to `diags`; row-level ones become skipped rows.
+// `only_line` > 0: only the row on that line of the file, with its scenario
+// kept (ValidationRow::scenario); no row when the line holds none.
 ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetStore& store,
-                                     base::Diagnostics& diags);
+                                     base::Diagnostics& diags, int only_line = 0);
+
+// An estimate in a row's metric ("iteration_s", "hardware_tflops_per_gpu",
+// "model_tflops_per_gpu", else MFU): what the harness compares with the
+// measured figure. `devices`: the row's GPU count.
+double PredictedMetric(const TrainingEstimate& e, const std::string& metric, double devices);
 
 // A measured run's GPU as its CSV names it -> the device preset and the
 // system preset it is placed in, through the presets' own names and aliases

@@ -75,6 +75,42 @@ ValidationReport ValidateFile(const std::string& file, base::Diagnostics& d) {
   return ValidateTrainingCsv(file, PresetStore(kConfigs), d);
 }
 
+// `orrery validate --row N`: one row by its line, predicted as in the whole
+// file and with the scenario it was predicted with kept, so that the
+// scenario alone gives the same figure again. Line 3 leaves the micro batch
+// unstated (searched); line 2 is Korthikanti et al.'s Table 5 row, 1.42 s.
+TEST(ValidationCsv, OneRowByLineKeepsTheScenarioItWasPredictedWith) {
+  const std::string csv = TempCsv("by_line.csv", Row() + Row({{"micro_batch", ""}}));
+  base::Diagnostics d;
+  const ValidationReport all = ValidateFile(csv, d);
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(all.rows.size(), 2u);
+  for (const auto& r : all.rows) EXPECT_EQ(r.scenario, nullptr) << "kept only when a line is asked for";
+  ASSERT_TRUE(all.rows[1].error_pct.has_value()) << all.rows[1].skipped;
+
+  const ValidationReport one = ValidateTrainingCsv(csv, PresetStore(kConfigs), d, 3);
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(one.rows.size(), 1u);
+  const ValidationRow& r = one.rows.front();
+  EXPECT_EQ(r.line, 3);
+  EXPECT_DOUBLE_EQ(r.measured, 1.42);
+  EXPECT_EQ(r.predicted, all.rows[1].predicted);
+  EXPECT_EQ(r.assumptions, all.rows[1].assumptions);
+  ASSERT_NE(r.scenario, nullptr);
+  const Scenario& s = *r.scenario;
+  // The search's choice is in the kept plan (gb 4 at dp 1: 1, 2 or 4).
+  EXPECT_NE(r.assumptions.find("micro batch " + std::to_string(s.training.micro_batch)), std::string::npos)
+      << r.assumptions;
+  EXPECT_EQ(TrainingEstimator(s.model, s.system).Run(s.training, s.workload).iteration_s, r.predicted);
+  EXPECT_EQ(PredictedMetric(TrainingEstimator(s.model, s.system).Run(s.training, s.workload), "iteration_s", 8),
+            r.predicted);
+
+  const ValidationReport none = ValidateTrainingCsv(csv, PresetStore(kConfigs), d, 7);
+  EXPECT_TRUE(d.ok());
+  EXPECT_TRUE(none.rows.empty());
+  std::filesystem::remove(csv);
+}
+
 // Issue 16: a stated EP wider than DP x CP runs folded over the TP devices
 // too (MoE parallel folding, arXiv 2504.14960) with etp 1, as
 // Megatron-Bridge's Qwen3 recipes set it, instead of being skipped with "ep

@@ -89,12 +89,15 @@ int PrintRow(const ValidateResult& res, const std::vector<std::string>& sets, bo
   return ExitCode(e.status);
 }
 
+// A percentage with its sign: "+8.12", "-0.40".
+std::string Signed(double v) { return (v >= 0 ? "+" : "") + Fixed(v, 2); }
+
 }  // namespace
 
 int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
       "orrery validate [CSV...] [--format table|json|csv] [--max-mape P] [--max-error P]\n"
-      "                [--assumptions] [--row N [--ops] [--set PATH=VALUE]...]\n"
+      "                [--assumptions] [--by FACET] [--row N [--ops] [--set PATH=VALUE]...]\n"
       "orrery validate --scaling-laws DIR [--format table|json]\n\n"
       "Builds the scenario of every measured run in the CSV files (default:\n"
       "validation/training_runs.csv; files with inference columns, such as\n"
@@ -114,7 +117,11 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "its prediction as `orrery estimate` prints it (--ops: per operator); with\n"
       "--set PATH=VALUE, the row's scenario so changed and its error then, e.g.\n"
       "  orrery validate --row 162 --ops\n"
-      "  orrery validate --row 36 --set training.interleave=1\n\noptions");
+      "  orrery validate --row 36 --set training.interleave=1\n\n"
+      "Per source (and with --by, per device, framework, precision, recompute mode or\n"
+      "metric) it prints the MAPE, the largest error and the bias: the mean of\n"
+      "predicted over measured speed, less 1, > 0 when the predictions are faster\n"
+      "than the runs.\n\noptions");
   std::string format = "table";
   double max_mape = -1, max_error = -1;
   std::string scaling_dir;
@@ -122,6 +129,7 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   int row_line = 0;
   bool ops = false;
   std::vector<std::string> sets;
+  std::string by;
   opts.add_options()("help,h", "show this help")("format", po::value(&format), "table | json | csv")(
       "max-mape", po::value(&max_mape), "fail (exit 1) when the MAPE exceeds P percent")(
       "max-error", po::value(&max_error), "fail (exit 1) when any row's |error| exceeds P percent")(
@@ -132,6 +140,9 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "ops", po::bool_switch(&ops), "with --row: add the per-operator breakdown (as orrery estimate --ops)")(
       "set", po::value(&sets)->composing()->value_name("PATH=VALUE"),
       "with --row: change the row's scenario (repeatable), e.g. training.micro_batch=1")(
+      "by", po::value(&by)->value_name("FACET"),
+      "also group the rows by device, framework, precision, recompute or metric (what each was "
+      "predicted with)")(
       "scaling-laws", po::value(&scaling_dir)->value_name("DIR"),
       "instead: reproduce published scaling-law fits from the data in DIR (Epoch's "
       "Chinchilla points, Llama 3 IsoFLOPs, reference optima); exits 1 when a check "
@@ -170,7 +181,9 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   req.max_mape_pct = max_mape;
   req.max_error_pct = max_error;
   req.line = row_line;
+  req.by = by;
   const ValidateResult res = Validate(req);
+  if (res.status == Status::kUsage) return PrintFailure(res, err, "orrery validate --help");
   if (!res.diagnostics.ok()) return PrintFailure(res, err);
   if (row_line > 0) {
     if (res.report.rows.empty()) return PrintFailure(res, err);
@@ -209,24 +222,30 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
     }
     // A mean over no rows is not 0 %: a source or a file with nothing
     // evaluated says "no data" instead of a MAPE (issue 19's invariants).
-    out << "\nby source:\n";
-    size_t name_width = 0;
-    for (const auto& entry : res.by_source) name_width = std::max(name_width, entry.first.size());
-    for (const auto& [name, g] : res.by_source) {
-      out << "  " << std::left << std::setw(static_cast<int>(name_width)) << name << std::right;
-      if (g.evaluated > 0)
-        out << "  MAPE " << std::setw(6) << Fixed(g.mape_pct, 2) << " %  max " << std::setw(6)
-            << Fixed(g.max_abs_error_pct, 2) << " %";
-      else
-        out << "  no data" << std::string(20, ' ');
-      out << "  (" << g.evaluated << " evaluated, " << g.skipped << " skipped)\n";
-    }
+    auto groups = [&](const std::string& title, const std::map<std::string, engine::ValidationReport>& by) {
+      out << "\nby " << title << ":\n";
+      size_t name_width = 0;
+      for (const auto& entry : by) name_width = std::max(name_width, entry.first.size());
+      for (const auto& [name, g] : by) {
+        out << "  " << std::left << std::setw(static_cast<int>(name_width)) << name << std::right;
+        if (g.evaluated > 0)
+          out << "  MAPE " << std::setw(6) << Fixed(g.mape_pct, 2) << " %  max " << std::setw(6)
+              << Fixed(g.max_abs_error_pct, 2) << " %  bias " << std::setw(6) << Signed(g.speed_bias_pct) << " %";
+        else
+          out << "  no data" << std::string(36, ' ');
+        out << "  (" << g.evaluated << " evaluated, " << g.skipped << " skipped)\n";
+      }
+    };
+    groups("source", res.by_source);
+    if (!res.by_facet.empty()) groups(by, res.by_facet);
     if (report.evaluated > 0)
       out << "\nall: MAPE " << Fixed(report.mape_pct, 2) << " %, max |error| "
-          << Fixed(report.max_abs_error_pct, 2) << " %, ";
+          << Fixed(report.max_abs_error_pct, 2) << " %, bias " << Signed(report.speed_bias_pct) << " %, ";
     else
       out << "\nall: no data, ";
     out << report.evaluated << " evaluated, " << report.skipped << " skipped\n";
+    if (report.evaluated > 0)
+      out << "(bias: the mean of predicted over measured speed, less 1; + = predicted faster than measured)\n";
   }
   for (const auto& f : res.failures) err << "validate: " << f << "\n";
   return static_cast<int>(res.status);

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -249,6 +250,45 @@ TEST(GoldenVerbs, ValidateRowShowsTheRowAndTheEstimateBehindIt) {
   RunVerb({"validate", csv, "--set", "training.tp=1"}, code, err);
   EXPECT_EQ(code, 2);
   EXPECT_NE(err.find("give --row N"), std::string::npos) << err;
+}
+
+// `orrery validate --by FACET`: the rows grouped by what they were predicted
+// with, each group with its MAPE and bias; the table says what the bias is;
+// a facet it does not know is a usage error that lists the ones it does.
+TEST(GoldenVerbs, ValidateByGroupsTheRowsByWhatTheyRanWith) {
+  setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
+  const std::string csv = kSource + "/validation/training_runs.csv";
+  int code = -1;
+  std::string err;
+  const nlohmann::json j =
+      nlohmann::json::parse(RunVerb({"validate", csv, "--by", "recompute", "--format", "json"}, code, err));
+  ASSERT_TRUE(j.contains("by_facet")) << j.dump().substr(0, 400);
+  int evaluated = 0, grouped = 0;
+  std::map<std::string, int> per_mode;
+  for (const auto& row : j["rows"])
+    if (!row["error_pct"].is_null()) {
+      ++evaluated;
+      ++per_mode[row["recompute"].get<std::string>()];
+    }
+  for (const auto& [mode, g] : j["by_facet"].items()) {
+    grouped += g["evaluated"].get<int>();
+    EXPECT_EQ(g["evaluated"].get<int>(), per_mode[mode]) << mode;
+  }
+  EXPECT_EQ(grouped, evaluated);
+  // Korthikanti et al.'s Table 5 alone has selective rows (4 of its 8).
+  EXPECT_EQ(per_mode["selective"], 4);
+
+  const std::string text = RunVerb({"validate", csv, "--by", "device"}, code, err);
+  EXPECT_NE(text.find("\nby device:\n"), std::string::npos);
+  EXPECT_NE(text.find("  a100-80gb "), std::string::npos);
+  EXPECT_NE(text.find("(bias: the mean of predicted over measured speed, less 1; + = predicted faster"),
+            std::string::npos);
+
+  RunVerb({"validate", csv, "--by", "colour"}, code, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("--by 'colour': must be one of device, framework, precision, recompute, metric"),
+            std::string::npos)
+      << err;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "core/api/validate.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iomanip>
 #include <sstream>
@@ -33,8 +34,21 @@ std::string DefaultValidationCsv() {
   return std::string(env != nullptr && *env ? env : ORRERY_VALIDATION_DIR_DEFAULT) + "/training_runs.csv";
 }
 
+const std::vector<std::string>& ValidationFacets() {
+  static const std::vector<std::string> facets = {"device", "framework", "precision", "recompute", "metric"};
+  return facets;
+}
+
 ValidateResult Validate(const ValidateRequest& request, const Control& control) {
   ValidateResult r;
+  if (!request.by.empty() &&
+      std::find(ValidationFacets().begin(), ValidationFacets().end(), request.by) == ValidationFacets().end()) {
+    r.status = Status::kUsage;
+    std::string words;
+    for (const auto& f : ValidationFacets()) words += (words.empty() ? "" : ", ") + f;
+    r.reason = "--by '" + request.by + "': must be one of " + words;
+    return r;
+  }
   const std::vector<std::string> files =
       request.files.empty() ? std::vector<std::string>{DefaultValidationCsv()} : request.files;
   const engine::PresetStore store(engine::PresetStore::DefaultConfigDir());
@@ -70,6 +84,14 @@ ValidateResult Validate(const ValidateRequest& request, const Control& control) 
   engine::Summarise(r.report);
   for (const auto& row : r.report.rows) r.by_source[engine::SourceGroup(row.source)].rows.push_back(row);
   for (auto& [name, g] : r.by_source) engine::Summarise(g);
+  if (!request.by.empty()) {
+    for (const auto& row : r.report.rows) {
+      if (!row.error_pct) continue;  // a skipped row was predicted with nothing
+      const std::string value = engine::FacetOf(row, request.by);
+      r.by_facet[value.empty() ? "(none)" : value].rows.push_back(row);
+    }
+    for (auto& [name, g] : r.by_facet) engine::Summarise(g);
+  }
   if (request.max_mape_pct >= 0 && r.report.mape_pct > request.max_mape_pct)
     r.failures.push_back("MAPE " + Fixed(r.report.mape_pct, 2) + " % exceeds --max-mape " +
                          Number(request.max_mape_pct) + " %");
@@ -102,6 +124,11 @@ nlohmann::ordered_json ToJson(const ValidateResult& res) {
     row["skipped"] = r.skipped.empty() ? J() : J(r.skipped);
     row["assumptions"] = r.assumptions;
     row["predicted_out_of_memory"] = r.predicted_oom;
+    if (r.error_pct && !r.recompute.empty()) {  // a training row's plan
+      row["framework"] = r.framework;
+      row["precision"] = r.precision;
+      row["recompute"] = r.recompute;
+    }
     j["rows"].push_back(row);
   }
   // An error over no evaluated rows is not 0 %: MAPE and max |error| are
@@ -110,6 +137,7 @@ nlohmann::ordered_json ToJson(const ValidateResult& res) {
     const bool any = g.evaluated > 0;
     into["mape_pct"] = any ? J(g.mape_pct) : J();
     into["max_abs_error_pct"] = any ? J(g.max_abs_error_pct) : J();
+    into["speed_bias_pct"] = any ? J(g.speed_bias_pct) : J();
     if (!any) into["no_data"] = "no row evaluated (" + std::to_string(g.skipped) + " skipped)";
     into["evaluated"] = g.evaluated;
     into["skipped"] = g.skipped;
@@ -118,6 +146,11 @@ nlohmann::ordered_json ToJson(const ValidateResult& res) {
   J by = J::object();
   for (const auto& [name, g] : res.by_source) summary(by[name], g);
   j["by_source"] = by;
+  if (!res.by_facet.empty()) {
+    J facet = J::object();
+    for (const auto& [name, g] : res.by_facet) summary(facet[name], g);
+    j["by_facet"] = facet;
+  }
   return j;
 }
 

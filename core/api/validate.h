@@ -30,11 +30,16 @@ struct ValidateRequest {
   // can show where its time goes or try a what-if on it. kInvalidInput when
   // no file has a row there, or a file is an inference CSV.
   int line = 0;
+  // Also group the rows by a facet of what they were predicted with:
+  // "device", "framework", "precision", "recompute" or "metric" (empty:
+  // by source only). kUsage for another word.
+  std::string by;
 };
 
 struct ValidateResult : ResultBase {
   engine::ValidationReport report;                          // every row, summarised
   std::map<std::string, engine::ValidationReport> by_source;  // per source group, summarised
+  std::map<std::string, engine::ValidationReport> by_facet;   // per value of request.by, summarised
   std::vector<std::string> failures;                        // the tolerances exceeded
 };
 
@@ -42,6 +47,9 @@ struct ValidateResult : ResultBase {
 // problems are diagnostics (kInvalidInput). A tolerance exceeded: kInvalidInput
 // with the report filled in and `failures` saying which.
 ValidateResult Validate(const ValidateRequest& request, const Control& control = {});
+
+// The facets ValidateRequest::by takes.
+const std::vector<std::string>& ValidationFacets();
 
 // $ORRERY_VALIDATION_DIR/training_runs.csv, else the project's validation/.
 std::string DefaultValidationCsv();

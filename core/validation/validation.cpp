@@ -164,10 +164,27 @@ std::string SourceGroup(const std::string& source) {
   return TrimCell(cut == std::string::npos ? source : source.substr(0, cut));
 }
 
+bool MetricIsTime(const std::string& metric) {
+  auto ends = [&](const char* tail) {
+    const std::string t(tail);
+    return metric.size() >= t.size() && metric.compare(metric.size() - t.size(), t.size(), t) == 0;
+  };
+  return (ends("_s") || ends("_ms")) && metric.find("per_s") == std::string::npos;
+}
+
+std::string FacetOf(const ValidationRow& row, const std::string& facet) {
+  if (facet == "device") return row.device;
+  if (facet == "framework") return row.framework;
+  if (facet == "precision") return row.precision;
+  if (facet == "recompute") return row.recompute;
+  if (facet == "metric") return row.metric;
+  return "";
+}
+
 void Summarise(ValidationReport& r) {
   r.evaluated = 0;
   r.skipped = 0;
-  double sum = 0, mx = 0;
+  double sum = 0, mx = 0, speed = 0;
   for (const auto& row : r.rows) {
     if (!row.error_pct) {
       ++r.skipped;
@@ -176,9 +193,12 @@ void Summarise(ValidationReport& r) {
     ++r.evaluated;
     sum += std::fabs(*row.error_pct);
     mx = std::max(mx, std::fabs(*row.error_pct));
+    // A time's speed is its inverse; a throughput (TFLOP/s, MFU, tokens/s) is one.
+    speed += MetricIsTime(row.metric) ? row.measured / row.predicted - 1 : row.predicted / row.measured - 1;
   }
   r.mape_pct = r.evaluated > 0 ? sum / r.evaluated : 0;
   r.max_abs_error_pct = mx;
+  r.speed_bias_pct = r.evaluated > 0 ? 100 * speed / r.evaluated : 0;
 }
 
 namespace {
@@ -209,6 +229,18 @@ const std::vector<std::string> kMoeRouting = {"learned", "force-balanced", "toke
 // mid 2023: the same for PURE in every version), so a PURE bf16 row reduces
 // in bf16.
 const std::vector<std::string> kReduceDtype = {"fp32", "bf16", "fp16"};
+
+// A plan's GEMM precision in the precision column's words (kPrecision).
+std::string PrecisionWord(const parallelism::TrainingPlan& p) {
+  if (p.precision != hardware::DataType::kFp8) return hardware::DataTypeName(p.precision);
+  switch (p.fp8_recipe) {
+    case parallelism::Fp8Recipe::kDelayed: return "fp8";
+    case parallelism::Fp8Recipe::kCurrent: return "fp8-cs";
+    case parallelism::Fp8Recipe::kBlockwise: return "fp8-block";
+    case parallelism::Fp8Recipe::kMxfp8: return "fp8-mx";
+  }
+  return "fp8";
+}
 
 std::string JoinWords(const std::vector<std::string>& words) {
   std::string out;
@@ -1102,6 +1134,9 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       continue;
     }
     row.error_pct = error_pct;
+    row.framework = framework;
+    row.recompute = parallelism::RecomputeName(p.recompute);
+    row.precision = PrecisionWord(p);
     if (only_line > 0) row.scenario = std::make_shared<const Scenario>(s);
     report.rows.push_back(row);
   }

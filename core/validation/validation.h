@@ -27,6 +27,13 @@ struct ValidationRow {
   std::string skipped;     // reason, empty when evaluated
   std::string assumptions; // what the row did not state and the harness assumed or searched
   bool predicted_oom = false;
+  // What the prediction ran with, stated or assumed (empty when skipped):
+  // the framework column, the GEMM precision in the CSV's words (bf16,
+  // fp8, fp8-cs, ...) and the recompute mode (none, selective, full, op);
+  // `orrery validate --by` groups the rows by these and by device.
+  std::string framework;
+  std::string precision;
+  std::string recompute;
   // The scenario the row was predicted with (model, system, the plan with
   // every assumed and searched field, workload): kept only for the row a
   // caller asked for by line (ValidateTrainingCsv's `only_line`).
@@ -39,6 +46,12 @@ struct ValidationReport {
   int skipped = 0;
   double mape_pct = 0;
   double max_abs_error_pct = 0;
+  // Mean of (predicted speed / measured speed - 1) x 100 over the evaluated
+  // rows, speed being 1 / iteration time or the TFLOP/s or MFU figure: > 0
+  // when the predictions are faster than the runs measured (optimistic),
+  // whatever each row's metric. A MAPE with a bias near it is one error
+  // everywhere; a bias near 0 is scatter.
+  double speed_bias_pct = 0;
 };
 
 // Validates every row of `csv_file`. File-level problems (unreadable file,
@@ -75,5 +88,13 @@ void Summarise(ValidationReport& r);
 // The group a source belongs to, for per-source aggregates: the text of the
 // source column up to its first parenthesis or comma.
 std::string SourceGroup(const std::string& source);
+
+// Whether a row's metric is a time (iteration_s, ttft_ms, tpot_ms: less is
+// faster) rather than a rate (TFLOP/s, MFU, tokens/s).
+bool MetricIsTime(const std::string& metric);
+
+// The value of a row `orrery validate --by FACET` groups it under: "device",
+// "framework", "precision", "recompute" or "metric"; "" for another facet.
+std::string FacetOf(const ValidationRow& row, const std::string& facet);
 
 }  // namespace orrery::engine

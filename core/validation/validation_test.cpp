@@ -105,10 +105,53 @@ TEST(ValidationCsv, OneRowByLineKeepsTheScenarioItWasPredictedWith) {
   EXPECT_EQ(PredictedMetric(TrainingEstimator(s.model, s.system).Run(s.training, s.workload), "iteration_s", 8),
             r.predicted);
 
+  // What it was predicted with, for `orrery validate --by`: the row's
+  // framework, bf16, full recompute, its device preset.
+  EXPECT_EQ(FacetOf(r, "framework"), "megatron-lm");
+  EXPECT_EQ(FacetOf(r, "precision"), "bf16");
+  EXPECT_EQ(FacetOf(r, "recompute"), "full");
+  EXPECT_EQ(FacetOf(r, "device"), "a100-80gb");
+  EXPECT_EQ(FacetOf(r, "metric"), "iteration_s");
+  EXPECT_EQ(FacetOf(r, "colour"), "");
+
   const ValidationReport none = ValidateTrainingCsv(csv, PresetStore(kConfigs), d, 7);
   EXPECT_TRUE(d.ok());
   EXPECT_TRUE(none.rows.empty());
   std::filesystem::remove(csv);
+}
+
+// The bias is the mean of predicted over measured speed, less 1, whatever
+// each row's metric: a time measured 2 s and predicted 1 s runs twice as
+// fast (+100 %), a throughput measured 100 and predicted 80 TFLOP/s 20 %
+// slower (-20 %): +40 % over the two, beside a MAPE of (50 + 20) / 2 = 35 %.
+// A skipped row counts in neither.
+TEST(ValidationCsv, BiasIsTheMeanSpeedRatioWhateverTheMetric) {
+  ValidationReport r;
+  ValidationRow time;
+  time.metric = "iteration_s";
+  time.measured = 2;
+  time.predicted = 1;
+  time.error_pct = -50;
+  ValidationRow rate;
+  rate.metric = "model_tflops_per_gpu";
+  rate.measured = 100;
+  rate.predicted = 80;
+  rate.error_pct = -20;
+  ValidationRow skipped;
+  skipped.skipped = "global batch missing";
+  r.rows = {time, rate, skipped};
+  Summarise(r);
+  EXPECT_EQ(r.evaluated, 2);
+  EXPECT_EQ(r.skipped, 1);
+  EXPECT_DOUBLE_EQ(r.mape_pct, 35);
+  EXPECT_DOUBLE_EQ(r.speed_bias_pct, 40);
+  // Inference latencies are times, token rates are rates.
+  EXPECT_TRUE(MetricIsTime("iteration_s"));
+  EXPECT_TRUE(MetricIsTime("ttft_ms"));
+  EXPECT_TRUE(MetricIsTime("tpot_ms"));
+  EXPECT_FALSE(MetricIsTime("output_tok_per_s"));
+  EXPECT_FALSE(MetricIsTime("max_load_output_tok_per_s"));
+  EXPECT_FALSE(MetricIsTime("mfu"));
 }
 
 // Issue 16: a stated EP wider than DP x CP runs folded over the TP devices

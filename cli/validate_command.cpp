@@ -15,9 +15,7 @@
 #include "core/api/text.h"
 #include "core/api/validate.h"
 #include "core/base/format.h"
-#include "core/estimate/training_estimator.h"
 #include "cli/verb_options.h"
-#include "hardware/system_spec.h"
 
 namespace orrery::cli {
 
@@ -37,20 +35,15 @@ std::string Fixed(double v, int digits) {
 int PrintRow(const ValidateResult& res, const std::vector<std::string>& sets, bool ops, Format fmt,
              std::ostream& out, std::ostream& err) {
   const engine::ValidationRow& r = res.report.rows.front();
-  if (!r.error_pct || !r.scenario) {
-    err << "error: " << r.file << ":" << r.line << " (" << r.model << ") is not predicted: " << r.skipped << "\n";
-    return kExitInvalid;
-  }
-  EstimateRequest req;
-  req.scenario = ScenarioInput::Loaded(*r.scenario, sets);
-  req.operator_breakdown = ops;
-  const EstimateResult e = Estimate(req);
+  const ValidationRowEstimate row_estimate = EstimateValidationRow(r, sets, ops);
+  const EstimateResult& e = row_estimate.estimate;
+  if (!r.error_pct) return PrintFailure(row_estimate, err);
   if (!e.has_estimate) {
     err << "error: the row's scenario with --set does not run:\n";
     return PrintFailure(e, err);
   }
-  const double changed = engine::PredictedMetric(e.estimate, r.metric, static_cast<double>(hardware::DeviceCount(e.scenario.system)));
-  const double changed_error = (changed - r.measured) / r.measured * 100;
+  const double changed = row_estimate.predicted;
+  const double changed_error = row_estimate.error_pct;
   if (fmt == Format::kJson) {
     auto j = ToJson(res);
     j["estimate"] = ToJson(e);

@@ -155,6 +155,38 @@ TEST_F(Api, ValidateToleranceFailureKeepsTheReport) {
   EXPECT_EQ(rows, static_cast<int>(r.report.rows.size()));
 }
 
+// One row by line (`orrery validate --row`): its kept scenario estimates to
+// the row's own prediction, an override changes it, and a row that was not
+// predicted (or not asked for by line) says so instead of estimating.
+// Line 2: Korthikanti et al. 2022 Table 5, Megatron-22B, full recompute,
+// 1.42 s measured.
+TEST_F(Api, ValidationRowEstimatesItsOwnScenario) {
+  ValidateRequest req;
+  req.files = {kSource + "/validation/training_runs.csv"};
+  req.line = 2;
+  const ValidateResult r = Validate(req);
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.report.rows.size(), 1u);
+  const engine::ValidationRow& row = r.report.rows.front();
+  EXPECT_DOUBLE_EQ(row.measured, 1.42);
+  const ValidationRowEstimate same = EstimateValidationRow(row);
+  ASSERT_TRUE(same.ok()) << same.reason;
+  EXPECT_EQ(same.predicted, row.predicted);
+  EXPECT_EQ(same.error_pct, *row.error_pct);
+  // Two microbatches of 2 instead of one of 4: another time.
+  const ValidationRowEstimate halves = EstimateValidationRow(row, {"training.micro_batch=2"});
+  ASSERT_TRUE(halves.ok()) << halves.reason;
+  EXPECT_EQ(halves.estimate.scenario.training.micro_batch, 2);
+  EXPECT_NE(halves.predicted, row.predicted);
+  EXPECT_DOUBLE_EQ(halves.error_pct, (halves.predicted - 1.42) / 1.42 * 100);
+
+  engine::ValidationRow whole = row;
+  whole.scenario.reset();  // as every row of a whole-file run
+  const ValidationRowEstimate none = EstimateValidationRow(whole);
+  EXPECT_EQ(none.status, Status::kInvalidInput);
+  EXPECT_NE(none.reason.find("ask for it by line"), std::string::npos) << none.reason;
+}
+
 TEST_F(Api, CalibrateImportNeedsABaseForGpuRecords) {
   CalibrateImportRequest req;
   req.probe_file = kSource + "/hardware/calibration/measurements/h200/cuda_full_run1.json";

@@ -5,7 +5,9 @@
 #include <iomanip>
 #include <sstream>
 
+#include "core/estimate/training_estimator.h"
 #include "core/validation/inference_validation.h"
+#include "hardware/system_spec.h"
 
 #ifndef ORRERY_VALIDATION_DIR_DEFAULT
 #define ORRERY_VALIDATION_DIR_DEFAULT "validation"
@@ -28,6 +30,29 @@ std::string Number(double v) {
 }
 
 }  // namespace
+
+ValidationRowEstimate EstimateValidationRow(const engine::ValidationRow& row,
+                                            const std::vector<std::string>& overrides, bool operator_breakdown) {
+  ValidationRowEstimate r;
+  if (!row.error_pct || !row.scenario) {
+    r.status = Status::kInvalidInput;
+    r.reason = row.file + ":" + std::to_string(row.line) + " (" + row.model + ") is not predicted" +
+               (row.skipped.empty() ? std::string(": ask for it by line") : ": " + row.skipped);
+    return r;
+  }
+  EstimateRequest req;
+  req.scenario = ScenarioInput::Loaded(*row.scenario, overrides);
+  req.operator_breakdown = operator_breakdown;
+  r.estimate = Estimate(req);
+  r.status = r.estimate.status;
+  r.reason = r.estimate.reason;
+  r.diagnostics = r.estimate.diagnostics;
+  if (!r.estimate.has_estimate) return r;
+  r.predicted = engine::PredictedMetric(r.estimate.estimate, row.metric,
+                                        static_cast<double>(hardware::DeviceCount(r.estimate.scenario.system)));
+  r.error_pct = (r.predicted - row.measured) / row.measured * 100;
+  return r;
+}
 
 std::string DefaultValidationCsv() {
   const char* env = std::getenv("ORRERY_VALIDATION_DIR");

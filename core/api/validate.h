@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/api/common.h"
+#include "core/api/estimate.h"
 #include "core/validation/validation.h"
 #include "scaling_laws/reproduction.h"
 
@@ -47,6 +48,22 @@ struct ValidateResult : ResultBase {
 // problems are diagnostics (kInvalidInput). A tolerance exceeded: kInvalidInput
 // with the report filled in and `failures` saying which.
 ValidateResult Validate(const ValidateRequest& request, const Control& control = {});
+
+// One validated row's prediction in full (`orrery validate --row N`): the
+// estimate of the scenario the row was predicted with (a row from a
+// ValidateRequest with `line` set), changed by `overrides` ("training.tp=4")
+// when given, and that estimate in the row's metric with its error against
+// the measured figure. kInvalidInput with the reason when the row was
+// skipped; the estimate's own status otherwise (kInfeasible when the
+// changed plan does not fit, its figures still filled).
+struct ValidationRowEstimate : ResultBase {
+  EstimateResult estimate;
+  double predicted = 0;  // the estimate in the row's metric
+  double error_pct = 0;  // (predicted - measured) / measured x 100
+};
+ValidationRowEstimate EstimateValidationRow(const engine::ValidationRow& row,
+                                            const std::vector<std::string>& overrides = {},
+                                            bool operator_breakdown = false);
 
 // The facets ValidateRequest::by takes.
 const std::vector<std::string>& ValidationFacets();

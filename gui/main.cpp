@@ -89,6 +89,10 @@ int Screenshots(orrery::gui::MainWindow& w, const QString& dir, const QElapsedTi
   w.tabs()->setCurrentWidget(w.inference());
   WaitFor([&] { return !w.inference()->busy(); }, 300000);
   ok &= Shot(w, dir, "inference");
+  w.tabs()->setCurrentWidget(w.validation());
+  WaitFor([&] { return !w.validation()->busy() && w.validation()->runs() > 0; }, 120000);
+  w.validation()->SetGroup("device");
+  ok &= Shot(w, dir, "validation");
   // The same window in a dark palette (as a dark system theme gives it).
   QApplication::setStyle("Fusion");
   QPalette dark;

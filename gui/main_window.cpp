@@ -41,12 +41,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   sweep_ = new SweepPanel(&doc_, source);
   inference_ = new InferencePanel(source);
   network_ = new NetworkPanel(source);
+  validation_ = new ValidationPanel;
   tabs_->addTab(training_, "Training");
   tabs_->addTab(timeline_, "Timeline");
   tabs_->addTab(search_, "Search");
   tabs_->addTab(sweep_, "Sweep");
   tabs_->addTab(inference_, "Inference");
   tabs_->addTab(network_, "Network");
+  tabs_->addTab(validation_, "Validation");
   stale_.assign(static_cast<size_t>(tabs_->count()), true);
   auto* split = new QSplitter(Qt::Horizontal);
   split->setObjectName("mainSplitter");
@@ -252,6 +254,11 @@ void MainWindow::Rebuild() {
 
 void MainWindow::RefreshVisibleTab() {
   const int i = tabs_->currentIndex();
+  // The measured runs do not depend on the scenario being edited.
+  if (tabs_->widget(i) == validation_) {
+    validation_->Refresh();
+    return;
+  }
   if (i < 0 || !stale_[static_cast<size_t>(i)] || !built_.ok()) return;
   stale_[static_cast<size_t>(i)] = false;
   QWidget* w = tabs_->widget(i);

@@ -20,6 +20,7 @@ class SearchPanel;
 class SweepPanel;
 class InferencePanel;
 class NetworkPanel;
+class ValidationPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -50,6 +51,7 @@ class MainWindow : public QMainWindow {
   SweepPanel* sweep() const { return sweep_; }
   InferencePanel* inference() const { return inference_; }
   NetworkPanel* network() const { return network_; }
+  ValidationPanel* validation() const { return validation_; }
   QTabWidget* tabs() const { return tabs_; }
 
  protected:
@@ -74,6 +76,7 @@ class MainWindow : public QMainWindow {
   SweepPanel* sweep_ = nullptr;
   InferencePanel* inference_ = nullptr;
   NetworkPanel* network_ = nullptr;
+  ValidationPanel* validation_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   std::vector<bool> stale_;  // per tab: the scenario changed since it was drawn
   int generation_ = 0;

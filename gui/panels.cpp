@@ -2,6 +2,7 @@
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
@@ -32,6 +33,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <filesystem>
+#include <map>
 
 #include "gui/chart_util.h"
 #include "gui/timeline_view.h"
@@ -1228,6 +1231,202 @@ void NetworkPanel::Refresh() {
   chart->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);
   series->attachAxis(y);
+}
+
+}  // namespace orrery::gui
+
+// ===========================================================================
+// Validation
+
+namespace orrery::gui {
+
+namespace {
+
+// A run's predicted over measured speed, less 1, in percent: > 0 when the
+// prediction is faster than the run (engine::Summarise's bias, per run).
+double SpeedBiasPct(const engine::ValidationRow& r) {
+  const double ratio = engine::MetricIsTime(r.metric) ? r.measured / r.predicted : r.predicted / r.measured;
+  return 100 * (ratio - 1);
+}
+
+// The group a run falls in for the combo box's choice.
+std::string GroupOf(const engine::ValidationRow& r, const std::string& by) {
+  const std::string g = by == "source" ? engine::SourceGroup(r.source) : engine::FacetOf(r, by);
+  return g.empty() ? "(none)" : g;
+}
+
+// A measured or predicted figure in its metric's unit.
+QString MetricText(const std::string& metric, double v) {
+  if (engine::MetricIsTime(metric)) return Seconds(v);
+  if (metric == "mfu") return Percent(v);
+  return Number(v) + " TFLOP/s";
+}
+
+}  // namespace
+
+ValidationPanel::ValidationPanel(QWidget* parent) : ExportablePanel(parent) {
+  auto* v = new QVBoxLayout(this);
+  auto* row = new QHBoxLayout;
+  row->addWidget(new QLabel("Group the measured runs by"));
+  group_ = new QComboBox;
+  group_->setObjectName("validationGroup");
+  group_->setToolTip("What each run was predicted with: its source, device, framework, GEMM precision "
+                     "or recompute mode (orrery validate --by)");
+  group_->addItem("source", "source");
+  for (const auto& f : ValidationFacets())
+    if (f != "metric") group_->addItem(QString::fromStdString(f), QString::fromStdString(f));
+  row->addWidget(group_);
+  row->addStretch(1);
+  v->addLayout(row);
+  summary_ = new QLabel("Predicting the measured runs…");
+  summary_->setWordWrap(true);
+  v->addWidget(summary_);
+  chart_ = NewChartView("Each measured run: predicted over measured speed, less 1 (+ = predicted faster)");
+  chart_->setMinimumHeight(260);
+  v->addWidget(chart_, 3);
+  groups_ = NewTable({"group", "runs", "MAPE", "bias", "largest error"});
+  groups_->setSortingEnabled(true);
+  groups_->sortItems(0, Qt::AscendingOrder);
+  v->addWidget(groups_, 2);
+  rows_ = NewTable({"line", "model", "device", "group", "measured", "predicted", "error", "assumed"});
+  rows_->setSortingEnabled(true);
+  rows_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  rows_->setWordWrap(false);
+  rows_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  v->addWidget(rows_, 3);
+  connect(group_, &QComboBox::currentIndexChanged, this, &ValidationPanel::Redraw);
+}
+
+int ValidationPanel::runs() const { return result_ ? result_->report.evaluated : 0; }
+
+void ValidationPanel::SetGroup(const QString& by) {
+  const int i = group_->findData(by);
+  if (i >= 0) group_->setCurrentIndex(i);
+}
+
+void ValidationPanel::Refresh() {
+  if (result_ || busy_) {
+    Redraw();
+    return;
+  }
+  busy_ = true;
+  RunAsync<std::shared_ptr<const ValidateResult>>(
+      this, [] { return std::make_shared<const ValidateResult>(Validate(ValidateRequest{})); },
+      [this](const std::shared_ptr<const ValidateResult>& r) {
+        busy_ = false;
+        result_ = r;
+        Redraw();
+      });
+}
+
+void ValidationPanel::Redraw() {
+  if (!result_) return;
+  const ValidateResult& res = *result_;
+  if (!res.diagnostics.ok() || res.report.rows.empty()) {
+    summary_->setText("The measured runs could not be read: " +
+                      QString::fromStdString(res.reason.empty() ? DefaultValidationCsv() : res.reason));
+    return;
+  }
+  const std::string by = group_->currentData().toString().toStdString();
+  std::map<std::string, engine::ValidationReport> groups;
+  for (const auto& r : res.report.rows)
+    if (r.error_pct) groups[GroupOf(r, by)].rows.push_back(r);
+  for (auto& [name, g] : groups) engine::Summarise(g);
+  const engine::ValidationReport& all = res.report;
+  summary_->setText(QString("%1 measured runs predicted (%2 skipped, listed by orrery validate): mean "
+                            "absolute error %3 %, bias %4 % (the mean of predicted over measured speed, "
+                            "less 1: + means the predictions run faster than the measured runs). Source: %5")
+                        .arg(all.evaluated)
+                        .arg(all.skipped)
+                        .arg(all.mape_pct, 0, 'f', 2)
+                        .arg((all.speed_bias_pct >= 0 ? "+" : "") + QString::number(all.speed_bias_pct, 'f', 2))
+                        .arg(QString::fromStdString(std::filesystem::path(DefaultValidationCsv()).filename().string())));
+
+  // One scatter series a group, at x = the group's position (runs spread
+  // across it in file order), y = the run's bias; a line at 0.
+  QChart* chart = FreshChart(chart_);
+  auto* x = new QCategoryAxis;
+  x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+  auto* y = new QValueAxis;
+  y->setTitleText("speed bias (%)");
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  double lo = 0, hi = 0;
+  int i = 0;
+  for (const auto& [name, g] : groups) {
+    auto* s = new QScatterSeries;
+    s->setName(QString::fromStdString(name));
+    s->setMarkerSize(7);
+    const double n = static_cast<double>(g.rows.size());
+    for (size_t k = 0; k < g.rows.size(); ++k) {
+      const double b = SpeedBiasPct(g.rows[k]);
+      lo = std::min(lo, b);
+      hi = std::max(hi, b);
+      s->append(i + 0.8 * ((static_cast<double>(k) + 0.5) / n - 0.5), b);
+    }
+    chart->addSeries(s);
+    s->attachAxis(x);
+    s->attachAxis(y);
+    x->append(QString::fromStdString(name.size() > 18 ? name.substr(0, 17) + "…" : name), i + 0.5);
+    ++i;
+  }
+  x->setRange(-0.5, i - 0.5);
+  auto* zero = new QLineSeries;
+  zero->setName("measured");
+  zero->append(-0.5, 0);
+  zero->append(i - 0.5, 0);
+  chart->addSeries(zero);
+  zero->attachAxis(x);
+  zero->attachAxis(y);
+  const double pad = 0.05 * (hi - lo) + 1;
+  y->setRange(lo - pad, hi + pad);
+  y->applyNiceNumbers();
+  y->setLabelFormat("%+.0f");
+  chart->legend()->setVisible(false);  // the axis names the groups; the title says what 0 is
+
+  groups_->setSortingEnabled(false);
+  groups_->setRowCount(static_cast<int>(groups.size()));
+  int gi = 0;
+  for (const auto& [name, g] : groups) {
+    int c = 0;
+    groups_->setItem(gi, c++, new QTableWidgetItem(QString::fromStdString(name)));
+    groups_->setItem(gi, c++, new NumberItem(QString::number(g.evaluated), g.evaluated));
+    groups_->setItem(gi, c++, new NumberItem(QString::number(g.mape_pct, 'f', 2) + " %", g.mape_pct));
+    groups_->setItem(gi, c++, new NumberItem((g.speed_bias_pct >= 0 ? "+" : "") +
+                                                 QString::number(g.speed_bias_pct, 'f', 2) + " %",
+                                             g.speed_bias_pct));
+    groups_->setItem(gi, c++, new NumberItem(QString::number(g.max_abs_error_pct, 'f', 2) + " %",
+                                             g.max_abs_error_pct));
+    ++gi;
+  }
+  groups_->setSortingEnabled(true);
+
+  rows_->setSortingEnabled(false);
+  rows_->setRowCount(all.evaluated);
+  int ri = 0;
+  for (const auto& r : all.rows) {
+    if (!r.error_pct) continue;
+    int c = 0;
+    rows_->setItem(ri, c++, new NumberItem(QString::number(r.line), r.line));
+    auto* model = new QTableWidgetItem(QString::fromStdString(r.model));
+    model->setToolTip(QString::fromStdString(r.source));
+    rows_->setItem(ri, c++, model);
+    rows_->setItem(ri, c++, new QTableWidgetItem(QString::fromStdString(r.device)));
+    rows_->setItem(ri, c++, new QTableWidgetItem(QString::fromStdString(GroupOf(r, by))));
+    rows_->setItem(ri, c++, new NumberItem(MetricText(r.metric, r.measured), r.measured));
+    rows_->setItem(ri, c++, new NumberItem(MetricText(r.metric, r.predicted), r.predicted));
+    rows_->setItem(ri, c++, new NumberItem((*r.error_pct >= 0 ? "+" : "") + QString::number(*r.error_pct, 'f', 1) + " %",
+                                           *r.error_pct));
+    auto* assumed = new QTableWidgetItem(QString::fromStdString(r.assumptions));
+    assumed->setToolTip(QString::fromStdString(r.assumptions));
+    rows_->setItem(ri, c++, assumed);
+    ++ri;
+  }
+  rows_->setSortingEnabled(true);
+  rows_->sortItems(0, Qt::AscendingOrder);
+  rows_->resizeColumnsToContents();
+  rows_->setColumnWidth(1, std::min(rows_->columnWidth(1), 220));
+  rows_->setColumnWidth(7, 600);
 }
 
 }  // namespace orrery::gui

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/api/validate.h"
 #include "gui/backend.h"
 
 class QChart;
@@ -228,6 +229,38 @@ class NetworkPanel : public ExportablePanel {
   QComboBox* other_ = nullptr;
   QLabel* note_ = nullptr;
   QChartView* compare_ = nullptr;
+};
+
+// How far to trust a prediction: every measured run of
+// validation/training_runs.csv predicted as `orrery validate` does
+// (orrery::Validate), each run's predicted over measured speed drawn by
+// group (source, device, framework, precision or recompute mode), the
+// groups' MAPE and bias, and the runs with their assumptions.
+class ValidationPanel : public ExportablePanel {
+  Q_OBJECT
+ public:
+  explicit ValidationPanel(QWidget* parent = nullptr);
+  // Predicts the runs the first time (about two seconds, off the GUI
+  // thread); later calls only redraw.
+  void Refresh();
+  bool busy() const { return busy_; }
+  int runs() const;  // evaluated runs shown, 0 before the first result
+  // Groups by "source", "device", "framework", "precision" or "recompute".
+  void SetGroup(const QString& by);
+  QTableWidget* groups() const { return groups_; }
+  QChartView* MainChart() const override { return chart_; }
+  QTableWidget* MainTable() const override { return rows_; }
+  QString ExportName() const override { return "validation"; }
+
+ private:
+  void Redraw();
+  QComboBox* group_ = nullptr;
+  QLabel* summary_ = nullptr;
+  QChartView* chart_ = nullptr;
+  QTableWidget* groups_ = nullptr;
+  QTableWidget* rows_ = nullptr;
+  std::shared_ptr<const ValidateResult> result_;
+  bool busy_ = false;
 };
 
 }  // namespace orrery::gui

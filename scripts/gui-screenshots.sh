@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs orrery-gui under a virtual X server and saves a PNG of each tab
-# (training, timeline, search, sweep, network, inference) on shipped presets.
+# (training, timeline, search, sweep, network, inference, validation) on shipped presets.
 #   scripts/gui-screenshots.sh [OUT_DIR]     default: docs/gui
 # Environment: BUILD_DIR (default build).
 set -euo pipefail

@@ -231,6 +231,20 @@ TEST_F(SmallReport, ConfidenceComesFromTheNearestMeasuredH100Runs) {
   }
   EXPECT_DOUBLE_EQ(c.max_abs_error_pct, mx);
   EXPECT_NE(c.statement.find("(" + std::to_string(c.runs.size()) + " runs"), std::string::npos) << c.statement;
+  // Which way they lean: every H100 row of the file, as orrery validate
+  // --by device groups them, with its bias, said in the statement.
+  engine::ValidationReport h100;
+  for (const auto& row : v.rows)
+    if (row.error_pct && row.device == "h100-sxm") h100.rows.push_back(row);
+  engine::Summarise(h100);
+  ASSERT_GE(h100.evaluated, 3);
+  EXPECT_EQ(c.device_runs, h100.evaluated);
+  EXPECT_DOUBLE_EQ(c.device_speed_bias_pct, h100.speed_bias_pct);
+  EXPECT_NE(c.statement.find("Over all " + std::to_string(h100.evaluated) + " measured"), std::string::npos)
+      << c.statement;
+  EXPECT_NE(c.statement.find(h100.speed_bias_pct > 0 ? "faster than measured" : "slower than measured"),
+            std::string::npos)
+      << c.statement;
 }
 
 TEST_F(SmallReport, TimelineIsTheEventEnginesStep) {

@@ -406,6 +406,7 @@ Confidence ConfidenceFor(const Scenario& s, const std::string& csv_file,
   const std::string device = s.system.device_preset;
   const double n = static_cast<double>(hardware::DeviceCount(s.system));
   std::vector<MeasuredRun> same, all;
+  engine::ValidationReport on_device;  // every run on this device, for its bias
   for (const auto& r : v.rows) {
     if (!r.error_pct || !by_line.count(r.line)) continue;
     const auto& [gpu, gpus] = by_line[r.line];
@@ -413,8 +414,14 @@ Confidence ConfidenceFor(const Scenario& s, const std::string& csv_file,
                   engine::SourceGroup(r.source)};
     const engine::GpuPlacement p = engine::PlaceGpu(gpu, store);
     all.push_back(m);
-    if (p.error.empty() && !device.empty() && device == p.device) same.push_back(m);
+    if (p.error.empty() && !device.empty() && device == p.device) {
+      same.push_back(m);
+      on_device.rows.push_back(r);
+    }
   }
+  engine::Summarise(on_device);
+  c.device_runs = on_device.evaluated;
+  c.device_speed_bias_pct = on_device.speed_bias_pct;
   std::vector<MeasuredRun>& pool = same.size() >= 3 ? same : all;
   std::string family = same.size() >= 3 ? s.system.device.name + " runs" : "runs on any device";
   std::stable_sort(pool.begin(), pool.end(), [&](const MeasuredRun& a, const MeasuredRun& b) {
@@ -445,6 +452,14 @@ Confidence ConfidenceFor(const Scenario& s, const std::string& csv_file,
                 " %).";
   if (same.size() < 3)
     c.statement += " Fewer than three measured runs use this device, so runs on other devices are shown.";
+  // Which way: a band says how far, the bias which side of it. Over every
+  // run on the device, so that one scale's luck does not set it.
+  if (on_device.evaluated >= 3 && std::fabs(on_device.speed_bias_pct) >= 1)
+    c.statement += " Over all " + std::to_string(on_device.evaluated) + " measured " + s.system.device.name +
+                   " runs the predictions ran " + FormatSig(std::fabs(on_device.speed_bias_pct), 2) + " % " +
+                   (on_device.speed_bias_pct > 0 ? "faster" : "slower") + " than measured on average: read the "
+                   "step time and the days as " + (on_device.speed_bias_pct > 0 ? "optimistic" : "pessimistic") +
+                   " by about that much.";
   const double largest = static_cast<double>(hi);
   if (n > 2 * largest)
     c.statement += " This run is " + FormatSig(n / largest, 2) + "x larger than the largest measured run here, "

@@ -168,6 +168,12 @@ struct Confidence {
   std::vector<MeasuredRun> runs;
   double mean_abs_error_pct = 0;
   double max_abs_error_pct = 0;
+  // Over every measured run on the scenario's device (not only the nearest
+  // in scale): how many, and which way their predictions leaned, the mean
+  // of predicted over measured speed less 1 in percent (> 0: faster than
+  // measured; engine::ValidationReport::speed_bias_pct). 0 runs: none.
+  int device_runs = 0;
+  double device_speed_bias_pct = 0;
   std::string statement;     // "measured runs like this one were predicted within X % (N runs)"
 };
 

@@ -120,6 +120,8 @@ std::string ReportJson(const ReportModel& m) {
                      {"statement", m.confidence.statement},
                      {"mean_abs_error_pct", m.confidence.mean_abs_error_pct},
                      {"max_abs_error_pct", m.confidence.max_abs_error_pct},
+                     {"device_runs", m.confidence.device_runs},
+                     {"device_speed_bias_pct", m.confidence.device_speed_bias_pct},
                      {"runs", runs}};
   if (m.sweep) {
     const SweepSection& sw = *m.sweep;

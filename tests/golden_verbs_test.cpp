@@ -247,6 +247,9 @@ TEST(GoldenVerbs, ValidateRowShowsTheRowAndTheEstimateBehindIt) {
   RunVerb({"validate", csv, "--row", "99999"}, code, err);
   EXPECT_EQ(code, 1);
   EXPECT_NE(err.find("no measured run on line 99999"), std::string::npos) << err;
+  RunVerb({"validate", csv, csv, "--row", "2"}, code, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("a row by line reads one CSV; 2 were given"), std::string::npos) << err;
   RunVerb({"validate", csv, "--set", "training.tp=1"}, code, err);
   EXPECT_EQ(code, 2);
   EXPECT_NE(err.find("give --row N"), std::string::npos) << err;

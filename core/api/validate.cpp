@@ -76,6 +76,11 @@ ValidateResult Validate(const ValidateRequest& request, const Control& control) 
   }
   const std::vector<std::string> files =
       request.files.empty() ? std::vector<std::string>{DefaultValidationCsv()} : request.files;
+  if (request.line > 0 && files.size() > 1) {
+    r.status = Status::kUsage;
+    r.reason = "a row by line reads one CSV; " + std::to_string(files.size()) + " were given";
+    return r;
+  }
   const engine::PresetStore store(engine::PresetStore::DefaultConfigDir());
   uint64_t done = 0;
   for (const auto& f : files) {

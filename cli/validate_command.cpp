@@ -161,7 +161,12 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   Format fmt;
   if (!ParseFormat(format, fmt, err)) return kExitUsage;
   if (vm.count("scaling-laws")) return RunScalingLawReproduction(scaling_dir, fmt, out, err);
-  if (vm.count("by") && by.empty()) by = "''";  // refused by Validate, with the facets it takes
+  if (vm.count("by") && by.empty()) {
+    std::string facets;
+    for (const auto& f : ValidationFacets()) facets += (facets.empty() ? "" : ", ") + f;
+    err << "error: --by needs a facet: one of " << facets << " (see orrery validate --help)\n";
+    return kExitUsage;
+  }
   if (vm.count("row") && row_line < 2) {
     err << "error: --row " << row_line << ": a row's line is 2 or more (line 1 is the header)\n";
     return kExitUsage;

@@ -221,11 +221,11 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
     }
     // A mean over no rows is not 0 %: a source or a file with nothing
     // evaluated says "no data" instead of a MAPE (issue 19's invariants).
-    auto groups = [&](const std::string& title, const std::map<std::string, engine::ValidationReport>& by) {
+    auto groups = [&](const std::string& title, const std::map<std::string, engine::ValidationReport>& grouped) {
       out << "\nby " << title << ":\n";
       size_t name_width = 0;
-      for (const auto& entry : by) name_width = std::max(name_width, entry.first.size());
-      for (const auto& [name, g] : by) {
+      for (const auto& entry : grouped) name_width = std::max(name_width, entry.first.size());
+      for (const auto& [name, g] : grouped) {
         out << "  " << std::left << std::setw(static_cast<int>(name_width)) << name << std::right;
         if (g.evaluated > 0)
           out << "  MAPE " << std::setw(6) << Fixed(g.mape_pct, 2) << " %  max " << std::setw(6)

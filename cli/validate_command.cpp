@@ -2,7 +2,6 @@
 // validate.h, over core/validation/), presents the rows and the summary.
 
 #include <algorithm>
-#include <filesystem>
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <sstream>
@@ -14,7 +13,6 @@
 #include "core/api/json.h"
 #include "core/api/text.h"
 #include "core/api/validate.h"
-#include "core/base/format.h"
 #include "cli/verb_options.h"
 
 namespace orrery::cli {
@@ -42,43 +40,18 @@ int PrintRow(const ValidateResult& res, const std::vector<std::string>& sets, bo
     err << "error: the row's scenario with --set does not run:\n";
     return PrintFailure(e, err);
   }
-  const double changed = row_estimate.predicted;
-  const double changed_error = row_estimate.error_pct;
   if (fmt == Format::kJson) {
     auto j = ToJson(res);
     j["estimate"] = ToJson(e);
     if (!sets.empty()) {
       j["set"] = sets;
-      j["predicted_with_set"] = changed;
-      j["error_pct_with_set"] = changed_error;
+      j["predicted_with_set"] = row_estimate.predicted;
+      j["error_pct_with_set"] = row_estimate.error_pct;
     }
     out << j.dump(2) << "\n";
     return ExitCode(e.status);
   }
-  // The metric with its unit: a time, TFLOP/s per GPU, or MFU in percent.
-  auto shown = [&](double v) {
-    if (r.metric == "iteration_s") return base::FormatTime(v);
-    if (r.metric == "mfu") return Fixed(100 * v, 1) + " %";
-    return Fixed(v, 1) + " TFLOP/s";
-  };
-  // The file as given, or relative to here when it lies below.
-  std::string file = r.file;
-  const std::filesystem::path rel = std::filesystem::path(r.file).lexically_relative(std::filesystem::current_path());
-  if (!rel.empty() && rel.begin()->string() != "..") file = rel.string();
-  out << file << ":" << r.line << "  " << r.model << "\n"
-      << "source     " << r.source << "\n"
-      << "measured   " << r.metric << " " << shown(r.measured) << "\n"
-      << "predicted  " << shown(r.predicted) << ", error " << Fixed(*r.error_pct, 1) << " %"
-      << (r.predicted_oom ? "  (memory model: does not fit)" : "") << "\n";
-  if (!r.assumptions.empty()) out << "assumed    " << r.assumptions << "\n";
-  if (!sets.empty()) {
-    out << "with";
-    for (const auto& s : sets) out << " --set " << s;
-    out << ": predicted " << shown(changed) << ", error " << Fixed(changed_error, 1) << " %"
-        << (e.status == Status::kInfeasible ? " (infeasible: " + e.reason + ")" : "") << "\n";
-  }
-  out << "\n";
-  text::PrintEstimateTable(e, out);
+  text::PrintValidationRow(r, row_estimate, sets, out);
   return ExitCode(e.status);
 }
 

@@ -19,8 +19,10 @@
 #include <fstream>
 #include <limits>
 #include <set>
+#include <sstream>
 
 #include "core/api/registry.h"
+#include "core/api/text.h"
 #include "core/api/validate.h"
 #include "core/estimate/training_estimator.h"
 #include "core/search/sweep.h"
@@ -377,6 +379,19 @@ class GuiTest : public QObject {
     for (auto* series : w.validation()->MainChart()->chart()->series())
       if (auto* scatter = qobject_cast<QScatterSeries*>(series)) points += static_cast<int>(scatter->count());
     QCOMPARE(points, lib.report.evaluated);
+
+    // A click on a run shows it as `orrery validate --row` prints it.
+    w.validation()->SelectLine(2);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.validation()->detail_busy(), 60000);
+    ValidateRequest one;
+    one.line = 2;
+    const ValidateResult row = Validate(one);
+    QCOMPARE(row.report.rows.size(), size_t{1});
+    std::ostringstream expected;
+    text::PrintValidationRow(row.report.rows.front(), EstimateValidationRow(row.report.rows.front(), {}, true), {},
+                             expected);
+    QCOMPARE(w.validation()->detail(), QString::fromStdString(expected.str()));
+    QVERIFY(w.validation()->detail().contains("Megatron-22B"));
   }
 
   // File > Export report: the capacity-planning document of the scenario as

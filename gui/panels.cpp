@@ -22,6 +22,8 @@
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPainter>
+#include <QFontDatabase>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScatterSeries>
@@ -35,7 +37,9 @@
 #include <limits>
 #include <filesystem>
 #include <map>
+#include <sstream>
 
+#include "core/api/text.h"
 #include "gui/chart_util.h"
 #include "gui/timeline_view.h"
 #include "core/base/quantity.h"
@@ -1287,17 +1291,74 @@ ValidationPanel::ValidationPanel(QWidget* parent) : ExportablePanel(parent) {
   groups_ = NewTable({"group", "runs", "MAPE", "bias", "largest error"});
   groups_->setSortingEnabled(true);
   groups_->sortItems(0, Qt::AscendingOrder);
-  v->addWidget(groups_, 2);
+  v->addWidget(groups_, 1);
   rows_ = NewTable({"line", "model", "device", "group", "measured", "predicted", "error", "assumed"});
   rows_->setSortingEnabled(true);
   rows_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   rows_->setWordWrap(false);
   rows_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  v->addWidget(rows_, 3);
+  rows_->setToolTip("Click a run to see the estimate behind its prediction below (orrery validate --row)");
+  detail_ = new QPlainTextEdit;
+  detail_->setObjectName("validationDetail");
+  detail_->setReadOnly(true);
+  detail_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  detail_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  detail_->setPlaceholderText("Click a run above: its prediction in full, as orrery validate --row LINE prints it.");
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(rows_);
+  split->addWidget(detail_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  v->addWidget(split, 5);
   connect(group_, &QComboBox::currentIndexChanged, this, &ValidationPanel::Redraw);
+  connect(rows_, &QTableWidget::itemSelectionChanged, this, [this] {
+    const auto picked = rows_->selectedItems();
+    if (picked.isEmpty()) return;
+    const QTableWidgetItem* line = rows_->item(picked.front()->row(), 0);
+    if (line != nullptr) ShowRow(line->data(Qt::UserRole).toInt());
+  });
 }
 
 int ValidationPanel::runs() const { return result_ ? result_->report.evaluated : 0; }
+
+QString ValidationPanel::detail() const { return detail_->toPlainText(); }
+
+void ValidationPanel::SelectLine(int line) {
+  for (int r = 0; r < rows_->rowCount(); ++r) {
+    const QTableWidgetItem* item = rows_->item(r, 0);
+    if (item != nullptr && item->data(Qt::UserRole).toInt() == line) {
+      rows_->selectRow(r);
+      rows_->scrollToItem(item, QAbstractItemView::PositionAtCenter);
+      return;
+    }
+  }
+}
+
+void ValidationPanel::ShowRow(int line) {
+  const int gen = ++detail_generation_;
+  detail_busy_ = true;
+  detail_->setPlainText(QString("Predicting line %1 again…").arg(line));
+  RunAsync<std::string>(
+      this,
+      [line] {
+        ValidateRequest req;
+        req.line = line;
+        const ValidateResult r = Validate(req);
+        std::ostringstream text;
+        if (r.report.rows.empty()) {
+          text << (r.reason.empty() ? "no measured run on that line" : r.reason) << "\n";
+        } else {
+          const engine::ValidationRow& row = r.report.rows.front();
+          text::PrintValidationRow(row, EstimateValidationRow(row, {}, true), {}, text);
+        }
+        return text.str();
+      },
+      [this, gen](const std::string& text) {
+        if (gen != detail_generation_) return;
+        detail_busy_ = false;
+        detail_->setPlainText(QString::fromStdString(text));
+      });
+}
 
 void ValidationPanel::SetGroup(const QString& by) {
   const int i = group_->findData(by);

@@ -22,6 +22,7 @@ class QChartView;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
@@ -248,6 +249,14 @@ class ValidationPanel : public ExportablePanel {
   // Groups by "source", "device", "framework", "precision" or "recompute".
   void SetGroup(const QString& by);
   QTableWidget* groups() const { return groups_; }
+  // Shows one run in full below the table, as `orrery validate --row LINE`
+  // prints it (the estimate behind its prediction); what a click on a row
+  // of the runs table does.
+  void ShowRow(int line);
+  // Selects the run on `line` in the table (and so shows it, as a click does).
+  void SelectLine(int line);
+  QString detail() const;  // the text shown for the last run asked for
+  bool detail_busy() const { return detail_busy_; }
   QChartView* MainChart() const override { return chart_; }
   QTableWidget* MainTable() const override { return rows_; }
   QString ExportName() const override { return "validation"; }
@@ -259,8 +268,11 @@ class ValidationPanel : public ExportablePanel {
   QChartView* chart_ = nullptr;
   QTableWidget* groups_ = nullptr;
   QTableWidget* rows_ = nullptr;
+  QPlainTextEdit* detail_ = nullptr;
   std::shared_ptr<const ValidateResult> result_;
   bool busy_ = false;
+  bool detail_busy_ = false;
+  int detail_generation_ = 0;
 };
 
 }  // namespace orrery::gui

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/api/calibrate.h"
 #include "core/api/estimate.h"
@@ -18,6 +19,7 @@
 #include "core/api/network.h"
 #include "core/api/plan.h"
 #include "core/api/search.h"
+#include "core/api/validate.h"
 
 namespace orrery::text {
 
@@ -50,6 +52,13 @@ void PrintPlanCsv(const PlanResult& r, std::ostream& out);
 // fabric study's comparison.
 void PrintNetwork(const NetworkResult& r, Format fmt, std::ostream& out);
 void PrintNetworkStudy(const NetworkStudyResult& r, Format fmt, std::ostream& out);
+
+// `orrery validate --row N`: the measured run (file:line, source, the
+// measured figure in its unit), its prediction and error, what it assumed,
+// and with `overrides` the prediction of the row's scenario so changed; then
+// the estimate behind it (PrintEstimateTable). A skipped row: why.
+void PrintValidationRow(const engine::ValidationRow& row, const ValidationRowEstimate& estimate,
+                        const std::vector<std::string>& overrides, std::ostream& out);
 
 // `orrery fit`: the law, the preset's answer, or the preset list.
 void PrintFitTable(const FitResult& r, std::ostream& out);

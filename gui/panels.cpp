@@ -1246,19 +1246,6 @@ namespace orrery::gui {
 
 namespace {
 
-// A run's predicted over measured speed, less 1, in percent: > 0 when the
-// prediction is faster than the run (engine::Summarise's bias, per run).
-double SpeedBiasPct(const engine::ValidationRow& r) {
-  const double ratio = engine::MetricIsTime(r.metric) ? r.measured / r.predicted : r.predicted / r.measured;
-  return 100 * (ratio - 1);
-}
-
-// The group a run falls in for the combo box's choice.
-std::string GroupOf(const engine::ValidationRow& r, const std::string& by) {
-  const std::string g = by == "source" ? engine::SourceGroup(r.source) : engine::FacetOf(r, by);
-  return g.empty() ? "(none)" : g;
-}
-
 // A measured or predicted figure in its metric's unit.
 QString MetricText(const std::string& metric, double v) {
   if (engine::MetricIsTime(metric)) return Seconds(v);
@@ -1389,10 +1376,7 @@ void ValidationPanel::Redraw() {
     return;
   }
   const std::string by = group_->currentData().toString().toStdString();
-  std::map<std::string, engine::ValidationReport> groups;
-  for (const auto& r : res.report.rows)
-    if (r.error_pct) groups[GroupOf(r, by)].rows.push_back(r);
-  for (auto& [name, g] : groups) engine::Summarise(g);
+  const std::map<std::string, engine::ValidationReport> groups = GroupValidationRows(res.report.rows, by);
   const engine::ValidationReport& all = res.report;
   summary_->setText(QString("%1 measured runs predicted (%2 skipped, listed by orrery validate): mean "
                             "absolute error %3 %, bias %4 % (the mean of predicted over measured speed, "
@@ -1420,7 +1404,8 @@ void ValidationPanel::Redraw() {
     s->setMarkerSize(7);
     const double n = static_cast<double>(g.rows.size());
     for (size_t k = 0; k < g.rows.size(); ++k) {
-      const double b = SpeedBiasPct(g.rows[k]);
+      if (!g.rows[k].error_pct) continue;  // skipped: counted in the table, not drawn
+      const double b = engine::SpeedBiasPct(g.rows[k]);
       lo = std::min(lo, b);
       hi = std::max(hi, b);
       s->append(i + 0.8 * ((static_cast<double>(k) + 0.5) / n - 0.5), b);
@@ -1473,7 +1458,7 @@ void ValidationPanel::Redraw() {
     model->setToolTip(QString::fromStdString(r.source));
     rows_->setItem(ri, c++, model);
     rows_->setItem(ri, c++, new QTableWidgetItem(QString::fromStdString(r.device)));
-    rows_->setItem(ri, c++, new QTableWidgetItem(QString::fromStdString(GroupOf(r, by))));
+    rows_->setItem(ri, c++, new QTableWidgetItem(QString::fromStdString(ValidationGroupOf(r, by))));
     rows_->setItem(ri, c++, new NumberItem(MetricText(r.metric, r.measured), r.measured));
     rows_->setItem(ri, c++, new NumberItem(MetricText(r.metric, r.predicted), r.predicted));
     rows_->setItem(ri, c++, new NumberItem((*r.error_pct >= 0 ? "+" : "") + QString::number(*r.error_pct, 'f', 1) + " %",

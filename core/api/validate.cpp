@@ -59,6 +59,23 @@ std::string DefaultValidationCsv() {
   return std::string(env != nullptr && *env ? env : ORRERY_VALIDATION_DIR_DEFAULT) + "/training_runs.csv";
 }
 
+std::string ValidationGroupOf(const engine::ValidationRow& row, const std::string& by) {
+  if (by == "source") return engine::SourceGroup(row.source);
+  const std::string value = engine::FacetOf(row, by);
+  return value.empty() ? "(none)" : value;
+}
+
+std::map<std::string, engine::ValidationReport> GroupValidationRows(const std::vector<engine::ValidationRow>& rows,
+                                                                    const std::string& by) {
+  std::map<std::string, engine::ValidationReport> groups;
+  // By source every row counts (a skipped one as skipped); a facet is what a
+  // predicted row ran with, which a skipped row has not.
+  for (const auto& row : rows)
+    if (by == "source" || row.error_pct) groups[ValidationGroupOf(row, by)].rows.push_back(row);
+  for (auto& [name, g] : groups) engine::Summarise(g);
+  return groups;
+}
+
 const std::vector<std::string>& ValidationFacets() {
   static const std::vector<std::string> facets = {"device", "framework", "precision", "recompute", "metric"};
   return facets;
@@ -112,16 +129,8 @@ ValidateResult Validate(const ValidateRequest& request, const Control& control) 
     return r;
   }
   engine::Summarise(r.report);
-  for (const auto& row : r.report.rows) r.by_source[engine::SourceGroup(row.source)].rows.push_back(row);
-  for (auto& [name, g] : r.by_source) engine::Summarise(g);
-  if (!request.by.empty()) {
-    for (const auto& row : r.report.rows) {
-      if (!row.error_pct) continue;  // a skipped row was predicted with nothing
-      const std::string value = engine::FacetOf(row, request.by);
-      r.by_facet[value.empty() ? "(none)" : value].rows.push_back(row);
-    }
-    for (auto& [name, g] : r.by_facet) engine::Summarise(g);
-  }
+  r.by_source = GroupValidationRows(r.report.rows, "source");
+  if (!request.by.empty()) r.by_facet = GroupValidationRows(r.report.rows, request.by);
   if (request.max_mape_pct >= 0 && r.report.mape_pct > request.max_mape_pct)
     r.failures.push_back("MAPE " + Fixed(r.report.mape_pct, 2) + " % exceeds --max-mape " +
                          Number(request.max_mape_pct) + " %");

@@ -65,6 +65,16 @@ ValidationRowEstimate EstimateValidationRow(const engine::ValidationRow& row,
                                             const std::vector<std::string>& overrides = {},
                                             bool operator_breakdown = false);
 
+// The rows grouped and each group summarised: by "source" (SourceGroup;
+// every row, skipped ones counted as such) or by a facet of what the
+// predicted rows ran with (engine::FacetOf; "(none)" where it is blank).
+// What Validate fills by_source and by_facet with.
+// The group a row falls in for `by` ("source" or a facet), as
+// GroupValidationRows files it.
+std::string ValidationGroupOf(const engine::ValidationRow& row, const std::string& by);
+std::map<std::string, engine::ValidationReport> GroupValidationRows(const std::vector<engine::ValidationRow>& rows,
+                                                                    const std::string& by);
+
 // The facets ValidateRequest::by takes.
 const std::vector<std::string>& ValidationFacets();
 

@@ -2,31 +2,19 @@
 // prediction and what it assumed, then the estimate behind it.
 
 #include <filesystem>
-#include <iomanip>
-#include <sstream>
 
 #include "core/api/text.h"
 #include "core/base/format.h"
 
 namespace orrery::text {
 
-namespace {
-
-std::string Fixed(double v, int digits) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v;
-  return os.str();
-}
-
-}  // namespace
-
 void PrintValidationRow(const engine::ValidationRow& r, const ValidationRowEstimate& e,
                         const std::vector<std::string>& overrides, std::ostream& out) {
   // The metric with its unit: a time, TFLOP/s per GPU, or MFU in percent.
   auto shown = [&](double v) {
     if (engine::MetricIsTime(r.metric)) return base::FormatTime(v);
-    if (r.metric == "mfu") return Fixed(100 * v, 1) + " %";
-    return Fixed(v, 1) + " TFLOP/s";
+    if (r.metric == "mfu") return base::FormatPercent(v);
+    return base::FormatFlopRate(v * 1e12);
   };
   // The file as given, or relative to here when it lies below.
   std::string file = r.file;
@@ -41,14 +29,14 @@ void PrintValidationRow(const engine::ValidationRow& r, const ValidationRowEstim
     out << "skipped    " << r.skipped << "\n";
     return;
   }
-  out << "predicted  " << shown(r.predicted) << ", error " << Fixed(*r.error_pct, 1) << " %"
+  out << "predicted  " << shown(r.predicted) << ", error " << base::FormatPercent(*r.error_pct / 100)
       << (r.predicted_oom ? "  (memory model: does not fit)" : "") << "\n";
   if (!r.assumptions.empty()) out << "assumed    " << r.assumptions << "\n";
   if (!e.estimate.has_estimate) return;
   if (!overrides.empty()) {
     out << "with";
     for (const auto& s : overrides) out << " --set " << s;
-    out << ": predicted " << shown(e.predicted) << ", error " << Fixed(e.error_pct, 1) << " %"
+    out << ": predicted " << shown(e.predicted) << ", error " << base::FormatPercent(e.error_pct / 100)
         << (e.estimate.status == Status::kInfeasible ? " (infeasible: " + e.estimate.reason + ")" : "") << "\n";
   }
   out << "\n";

@@ -172,6 +172,11 @@ bool MetricIsTime(const std::string& metric) {
   return (ends("_s") || ends("_ms")) && metric.find("per_s") == std::string::npos;
 }
 
+double SpeedBiasPct(const ValidationRow& row) {
+  const double ratio = MetricIsTime(row.metric) ? row.measured / row.predicted : row.predicted / row.measured;
+  return 100 * (ratio - 1);
+}
+
 std::string FacetOf(const ValidationRow& row, const std::string& facet) {
   if (facet == "device") return row.device;
   if (facet == "framework") return row.framework;
@@ -193,12 +198,11 @@ void Summarise(ValidationReport& r) {
     ++r.evaluated;
     sum += std::fabs(*row.error_pct);
     mx = std::max(mx, std::fabs(*row.error_pct));
-    // A time's speed is its inverse; a throughput (TFLOP/s, MFU, tokens/s) is one.
-    speed += MetricIsTime(row.metric) ? row.measured / row.predicted - 1 : row.predicted / row.measured - 1;
+    speed += SpeedBiasPct(row);
   }
   r.mape_pct = r.evaluated > 0 ? sum / r.evaluated : 0;
   r.max_abs_error_pct = mx;
-  r.speed_bias_pct = r.evaluated > 0 ? 100 * speed / r.evaluated : 0;
+  r.speed_bias_pct = r.evaluated > 0 ? speed / r.evaluated : 0;
 }
 
 namespace {

@@ -93,6 +93,11 @@ std::string SourceGroup(const std::string& source);
 // faster) rather than a rate (TFLOP/s, MFU, tokens/s).
 bool MetricIsTime(const std::string& metric);
 
+// A predicted row's predicted over measured speed, less 1, in percent (a
+// time's speed is its inverse): > 0 when the prediction is the faster.
+// ValidationReport::speed_bias_pct is its mean.
+double SpeedBiasPct(const ValidationRow& row);
+
 // The value of a row `orrery validate --by FACET` groups it under: "device",
 // "framework", "precision", "recompute" or "metric"; "" for another facet.
 std::string FacetOf(const ValidationRow& row, const std::string& facet);

@@ -292,6 +292,9 @@ class TrainingEstimator {
   // network_.Time(), through the memo when there is one.
   double CollectiveTime(CollectiveMemo* memo, hardware::Collective c, double bytes,
                         const hardware::GroupPlacement& g) const;
+  // models::ModelFlopsPerIteration for this estimator's model, remembered per
+  // thread for the last (global batch, sequence) asked (see the definition).
+  double ModelFlops(int64_t global_batch, int64_t seq, models::OpList& scratch) const;
 
   const models::ModelSpec& model_;
   const hardware::SystemSpec& system_;
@@ -299,6 +302,9 @@ class TrainingEstimator {
   int64_t devices_ = 0;
   double dense_layer_params_ = 0;
   double moe_layer_params_ = 0;
+  // Tells this estimator's model apart from any other's in ModelFlops' memo
+  // (an address can be reused by the next estimator; this number is not).
+  uint64_t id_ = 0;
 };
 
 // One sentence on why an estimate is infeasible, with its numbers.

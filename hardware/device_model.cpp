@@ -31,6 +31,27 @@ double GemmTime(const DeviceSpec& d, DataType t, double flops, double bytes) {
 
 namespace {
 
+// The memory side of a kernel whose compute takes `compute_s`: its traffic's
+// seconds at the memory-efficiency curve, or, under the max roofline, when
+// even the curve's lowest point moves `bytes` in less than `compute_s`, that
+// upper bound: max(compute, memory) is then the compute whatever the curve
+// says, and so is max(compute / f, memory) for GemmTimeFromParts' depth
+// factors f <= 1 (GemmDepthFactor), so the result is the same double while the
+// curve's logarithm is skipped (most GEMMs of an estimate are compute-bound;
+// the lookups were a fifth of its instructions). The margin covers the
+// rounding of an interpolated point below its knots. BoundOf (the operator
+// breakdown) reads the bound as the memory time: compute-bound either way.
+double MemorySide(const DeviceSpec& d, double bytes, double compute_s) {
+  const Curve& eff = d.memory_efficiency;
+  if (d.roofline == Roofline::kMax) {
+    double lowest = eff.y.empty() ? 1.0 : eff.y.front();
+    for (double y : eff.y) lowest = y < lowest ? y : lowest;
+    const double slowest = bytes / (d.memory_bandwidth * lowest);
+    if (slowest < compute_s * (1 - 1e-12)) return slowest;
+  }
+  return bytes / (d.memory_bandwidth * eff.At(bytes));
+}
+
 // Tensor-core seconds of `flops` at the profile's GEMM efficiency curve for
 // datatype `t`: FP4 uses its own curve where the device has one, else the
 // FP8 curve; FP8 with MXFP8 block scales (`mxfp8`) the MXFP8 curve where the
@@ -57,7 +78,8 @@ double GemmDepthFactor(DataType t, double k) {
 }
 
 GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double bytes, bool mxfp8) {
-  return {CurveComputeTime(d, t, flops, mxfp8), bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes))};
+  const double compute = CurveComputeTime(d, t, flops, mxfp8);
+  return {compute, MemorySide(d, bytes, compute)};
 }
 
 double GemmTimeAtDepth(const DeviceSpec& d, DataType t, double flops, double bytes, double k) {
@@ -99,8 +121,7 @@ double FlashAttentionTime(const DeviceSpec& d, DataType t, double flops, double 
   if (kernel == AttentionKernel::kTriton)
     eff /= backward ? kTritonBackwardSlowdown : kTritonForwardSlowdown;
   const double compute = flops / (PeakFlops(d, t) * eff * ClockFraction(d));
-  const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
-  return Combine(d, compute, memory) + d.kernel_overhead;
+  return Combine(d, compute, MemorySide(d, bytes, compute)) + d.kernel_overhead;
 }
 
 }  // namespace orrery::hardware

@@ -84,6 +84,10 @@ double GemmTimeAtDepth(const DeviceSpec& d, DataType t, double flops, double byt
 // linear layer's forward, input-gradient and weight-gradient GEMMs share
 // flops and bytes and differ only in depth, so the estimator looks the
 // curves up once per operator and prices each depth with GemmTimeFromParts.
+// Under the max roofline, memory_s of a GEMM that is compute-bound at any
+// memory efficiency the profile holds is an upper bound below compute_s, not
+// the curve's value: the combined time is the same (device_model.cpp,
+// MemorySide).
 struct GemmParts {
   double compute_s = 0;
   double memory_s = 0;

@@ -167,13 +167,13 @@ inline constexpr int kMaxLayerOps = 24;
 // which begins that slot's lifetime ([class.union]).
 class OpSlots {
  public:
-  OpSlots() {}  // NOLINT(modernize-use-equals-default): = default would initialise the slots
+  OpSlots() {}  // not = default: the slots stay uninitialised
   Op& operator[](size_t i) { return slots_[i].op; }
   const Op& operator[](size_t i) const { return slots_[i].op; }
 
  private:
   union Slot {
-    Slot() {}  // NOLINT(modernize-use-equals-default): leaves the operator uninitialised
+    Slot() {}  // leaves the operator uninitialised
     Op op;
   };
   static_assert(std::is_trivially_copy_assignable_v<Op> && std::is_trivially_destructible_v<Op>,

@@ -43,6 +43,36 @@ TEST(DeviceModel, RooflineMaxOrSum) {
 // it by bytes: 1 ms + 1 us. At 50 G elements/s the 1e8 elements take 2 ms,
 // longer than their 4e8 B (0.5 ms): 0.5 + 2 ms + 1 us. At 500 G/s (0.2 ms)
 // the bytes bind again: 1 ms + 1 us.
+// GemmPartsOf may stand an upper bound in for the memory curve's value when
+// the GEMM is compute-bound at the curve's lowest point (MemorySide): the time
+// at every depth factor must be the very double the curve would give, and a
+// memory-bound GEMM, or any under the sum roofline, keeps the curve's value.
+TEST(DeviceModel, ComputeBoundGemmsPriceTheSameWithoutTheMemoryCurve) {
+  DeviceSpec d = ToyDevice();
+  d.memory_efficiency = {{1e6, 1e9}, {0.5, 0.9}};  // 1e8 bytes: 0.5 + 0.4 * 2/3 = 0.7667
+  d.memory_efficiency.Finish();
+  const auto with_curve = [&](double flops, double bytes, double f) {
+    const double compute = flops / (d.peak_bf16 * 0.5) / f;
+    const double memory = bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes));
+    return Combine(d, compute, memory) + d.kernel_overhead;
+  };
+  // Compute-bound: 1e12 FLOP take 20 ms; 1e8 bytes at most 0.2 ms (at 0.5).
+  const GemmParts big = GemmPartsOf(d, DataType::kBf16, 1e12, 1e8);
+  EXPECT_DOUBLE_EQ(big.compute_s, 0.02);
+  EXPECT_LT(big.memory_s, big.compute_s);
+  for (double f : {1.0, GemmDepthFactor(DataType::kBf16, 512), GemmDepthFactor(DataType::kBf16, 64)})
+    EXPECT_EQ(GemmTimeFromParts(d, big, f), with_curve(1e12, 1e8, f)) << f;
+  // Memory-bound: 1e9 FLOP take 20 us, 1e8 bytes 1e8 / (1e12 * 0.7667) = 130 us.
+  const GemmParts thin = GemmPartsOf(d, DataType::kBf16, 1e9, 1e8);
+  EXPECT_EQ(thin.memory_s, 1e8 / (d.memory_bandwidth * d.memory_efficiency.At(1e8)));
+  EXPECT_NEAR(thin.memory_s, 1.3043e-4, 1e-8);
+  EXPECT_EQ(GemmTimeFromParts(d, thin, 1.0), with_curve(1e9, 1e8, 1.0));
+  // The sum roofline adds the memory time: always the curve's value.
+  d.roofline = Roofline::kSum;
+  EXPECT_EQ(GemmPartsOf(d, DataType::kBf16, 1e12, 1e8).memory_s,
+            1e8 / (d.memory_bandwidth * d.memory_efficiency.At(1e8)));
+}
+
 TEST(DeviceModel, UnvectorizedKernelsAreBoundByTheirElements) {
   DeviceSpec d = ToyDevice();
   EXPECT_DOUBLE_EQ(ElementwiseTime(d, 8e8, 4e8, 1e8), MemoryTime(d, 8e8));

@@ -64,6 +64,31 @@ TEST(Estimator, HardwareFlopsWithFullRecomputeEqualEq3) {
   EXPECT_NEAR(e.mfu, eq3_model / (e.iteration_s * 64 * 312e12), 1e-12);
 }
 
+// The MFU numerator is kept per thread for the last estimator and workload
+// asked (TrainingEstimator::ModelFlops): it must follow the workload and
+// never carry one estimator's model over to another's. Each figure is
+// checked against Narayanan et al. 2021 Eq. 3 for its own batch B and layer
+// count L (GPT-3 175B and the same model at 48 layers), the two estimators
+// alternating on one thread and the workload changing between calls.
+TEST(Estimator, ModelFlopsFollowTheWorkloadAndTheModel) {
+  Scenario big = LoadScenario("gpt3-175b-a100");
+  const TrainingEstimator est(big.model, big.system);
+  models::ModelSpec small = big.model;
+  small.layers = 48;  // half the layers: a different model, the same system
+  const TrainingEstimator est_small(small, big.system);
+  const double sq = 2048, h = 12288, V = 51200;
+  const auto eq3 = [&](double B, double L) { return 72 * B * sq * L * h * h * (1 + sq / (6 * h) + V / (12 * L * h)); };
+  for (int round = 0; round < 2; ++round) {
+    big.workload.global_batch = 64;
+    EXPECT_NEAR(est.Run(big.training, big.workload).model_flops / eq3(64, 96), 1.0, 1e-12);
+    EXPECT_NEAR(est_small.Run(big.training, big.workload).model_flops / eq3(64, 48), 1.0, 1e-12);
+    big.workload.global_batch = 128;
+    EXPECT_NEAR(est.Run(big.training, big.workload).model_flops / eq3(128, 96), 1.0, 1e-12);
+    EXPECT_NEAR(est.Run(big.training, big.workload).model_flops / eq3(128, 96), 1.0, 1e-12);  // a hit
+    EXPECT_NEAR(est_small.Run(big.training, big.workload).model_flops / eq3(128, 48), 1.0, 1e-12);
+  }
+}
+
 // Issue 15: recompute full with recompute_interval 2 (torchtitan's
 // selective layer checkpointing) recomputes half the layers. GPT-3 175B on 64
 // A100 (B 64, s 2048, L 96, h 12288, V 51200): the recomputed forward of all

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -35,7 +36,7 @@ const char* kHeader =
     "global_batch,micro_batch,recompute,seq_parallel,interleave,schedule,precision,zero,"
     "dp_overlap,tp_overlap,ep_overlap,attention,framework,flops_metric,moe_routing,"
     "measured_iter_s,measured_tflops_per_gpu,measured_mfu,notes,mtp,first_stage_layers,last_stage_layers,"
-    "reduce_dtype,fp8_param_gather\n";
+    "reduce_dtype,fp8_param_gather,cp_scheme\n";
 
 // Korthikanti et al. 2022 Table 5, Megatron-22B on 8 A100 with full
 // recompute (the first row of validation/training_runs.csv), every plan
@@ -288,6 +289,39 @@ TEST(ValidationCsv, Fp8ParamGatherColumnReachesTheScenario) {
   EXPECT_LT(r.rows[1].predicted, r.rows[0].predicted);
   EXPECT_DOUBLE_EQ(r.rows[3].predicted, r.rows[2].predicted);
   EXPECT_NE(r.rows[4].skipped.find("fp8_param_gather"), std::string::npos) << r.rows[4].skipped;
+}
+
+// The cp_scheme column sets training.cp_scheme (Llama 3 405B's 128K stage
+// states an all-gather of K/V, Grattafiori et al. 2024 Sec. 3.3.2): Llama 3
+// 8B at 131,072 tokens on 16 B200 with cp 8, every other plan field stated.
+// Each stated scheme is priced as stated and named in the assumptions; a
+// blank one is the cheapest of the three (the estimator's auto), as a tuned
+// run would pick; the schemes move different volumes, so they differ; a
+// word outside ring / allgather / ulysses is an error naming the column.
+TEST(ValidationCsv, CpSchemeColumnReachesTheScenario) {
+  auto row = [](const std::string& scheme) {
+    return Row({{"source", "NVIDIA NeMo long-sequence Llama 3 8B B200 table"}, {"model", "Llama-3-8B"},
+                {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""},
+                {"seq", "131072"}, {"gpus", "16"}, {"gpu", "B200"}, {"system", "DGX-B200"},
+                {"tp", "1"}, {"pp", "1"}, {"dp", "2"}, {"cp", "8"}, {"ep", "1"}, {"global_batch", "16"},
+                {"micro_batch", "1"}, {"interleave", ""}, {"recompute", "full"}, {"seq_parallel", "no"},
+                {"precision", "bf16"}, {"zero", "1"}, {"dp_overlap", "yes"}, {"tp_overlap", "no"},
+                {"attention", "flash"}, {"framework", "megatron-core"}, {"measured_iter_s", "10"},
+                {"cp_scheme", scheme}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(
+      TempCsv("cpscheme.csv", row("") + row("ring") + row("allgather") + row("ulysses") + row("p2p")), d);
+  ASSERT_EQ(r.rows.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) ASSERT_EQ(r.rows[i].skipped, "") << i;
+  EXPECT_EQ(r.rows[0].assumptions.find("context parallelism by"), std::string::npos) << r.rows[0].assumptions;
+  EXPECT_NE(r.rows[1].assumptions.find("context parallelism by ring (stated)"), std::string::npos);
+  EXPECT_NE(r.rows[2].assumptions.find("context parallelism by allgather (stated)"), std::string::npos);
+  EXPECT_NE(r.rows[3].assumptions.find("context parallelism by ulysses (stated)"), std::string::npos);
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted,
+                   std::min({r.rows[1].predicted, r.rows[2].predicted, r.rows[3].predicted}));
+  EXPECT_NE(r.rows[1].predicted, r.rows[2].predicted);
+  EXPECT_NE(r.rows[4].skipped.find("cp_scheme"), std::string::npos) << r.rows[4].skipped;
 }
 
 TEST(ValidationCsv, MtpAndStageLayerColumnsReachTheScenario) {

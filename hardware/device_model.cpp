@@ -5,11 +5,6 @@
 
 namespace orrery::hardware {
 
-double MemoryTime(const DeviceSpec& d, double bytes) {
-  if (bytes <= 0) return 0;
-  return bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes)) + d.kernel_overhead;
-}
-
 double ElementwiseTime(const DeviceSpec& d, double bytes, double unvec_bytes, double unvec_elements) {
   if (unvec_bytes <= 0 || d.unvectorized_element_rate <= 0 || bytes <= 0) return MemoryTime(d, bytes);
   const double rate = d.memory_bandwidth * d.memory_efficiency.At(bytes);
@@ -69,13 +64,6 @@ double CurveComputeTime(const DeviceSpec& d, DataType t, double flops, bool mxfp
 }
 
 }  // namespace
-
-double GemmDepthFactor(DataType t, double k) {
-  if (t != DataType::kBf16 && t != DataType::kFp16) return 1.0;
-  if (k <= 0 || k >= kGemmCurveDepth) return 1.0;
-  return (k / (k + kGemmTileDepthOverhead)) /
-         (kGemmCurveDepth / (kGemmCurveDepth + kGemmTileDepthOverhead));
-}
 
 GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double bytes, bool mxfp8) {
   const double compute = CurveComputeTime(d, t, flops, mxfp8);

@@ -71,8 +71,13 @@ inline constexpr double kGemmCurveDepth = 4096;
 // (k / (k + K0)) / (4096 / (4096 + K0)) for 0 < k < 4096, else 1. Only for
 // the 16-bit datatypes the table measured (bf16, fp16): other datatypes
 // (FP8 runs its main loop twice as fast per K against the same epilogue, so
-// its K0 differs) get 1 until measured.
-double GemmDepthFactor(DataType t, double k);
+// its K0 differs) get 1 until measured. Inline: fifteen calls a plan.
+inline double GemmDepthFactor(DataType t, double k) {
+  if (t != DataType::kBf16 && t != DataType::kFp16) return 1.0;
+  if (k <= 0 || k >= kGemmCurveDepth) return 1.0;
+  return (k / (k + kGemmTileDepthOverhead)) /
+         (kGemmCurveDepth / (kGemmCurveDepth + kGemmTileDepthOverhead));
+}
 
 // GemmTime for a GEMM of reduction depth `k` (the inner dimension of the
 // product): the curve's efficiency times GemmDepthFactor(t, k). k <= 0: as
@@ -95,8 +100,11 @@ struct GemmParts {
 // `mxfp8`: an FP8 GEMM with MXFP8 block scales (GemmTime).
 GemmParts GemmPartsOf(const DeviceSpec& d, DataType t, double flops, double bytes, bool mxfp8 = false);
 
-// A memory-bound kernel moving `bytes`.
-double MemoryTime(const DeviceSpec& d, double bytes);
+// A memory-bound kernel moving `bytes`. Inline: about ten calls a plan.
+inline double MemoryTime(const DeviceSpec& d, double bytes) {
+  if (bytes <= 0) return 0;
+  return bytes / (d.memory_bandwidth * d.memory_efficiency.At(bytes)) + d.kernel_overhead;
+}
 
 // Memory-bound kernels moving `bytes`, of which `unvec_bytes` in
 // non-vectorized kernels that process `unvec_elements` (models::Op::

@@ -9,20 +9,6 @@ namespace orrery::hardware {
 
 using base::Dimension;
 
-double BytesPer(DataType t) {
-  switch (t) {
-    case DataType::kFp32:
-    case DataType::kTf32: return 4;
-    case DataType::kBf16:
-    case DataType::kFp16: return 2;
-    case DataType::kFp8:
-    case DataType::kInt8: return 1;
-    case DataType::kInt4: return 0.5;
-    case DataType::kFp4: return 4.5 / 8;
-    case DataType::kMxfp4: return 4.25 / 8;
-  }
-  return 2;
-}
 
 const char* DataTypeName(DataType t) {
   switch (t) {
@@ -45,35 +31,9 @@ std::vector<std::pair<std::string, DataType>> DataTypeNames() {
           {"int4", DataType::kInt4}, {"fp4", DataType::kFp4},   {"mxfp4", DataType::kMxfp4}};
 }
 
-double Curve::At(double size) const {
-  if (x.empty()) return 1.0;
-  if (size <= x.front()) return y.front();
-  if (size >= x.back()) return y.back();
-  size_t hi = 1;
-  while (x[hi] < size) ++hi;
-  const double step = log_steps.size() + 1 == x.size() ? log_steps[hi - 1] : std::log(x[hi] / x[hi - 1]);
-  const double t = std::log(size / x[hi - 1]) / step;
-  return y[hi - 1] + t * (y[hi] - y[hi - 1]);
-}
-
 void Curve::Finish() {
   log_steps.clear();
   for (size_t i = 1; i < x.size(); ++i) log_steps.push_back(std::log(x[i] / x[i - 1]));
-}
-
-double PeakFlops(const DeviceSpec& d, DataType t) {
-  switch (t) {
-    case DataType::kFp32: return d.peak_fp32;
-    case DataType::kTf32: return d.peak_tf32;
-    case DataType::kBf16: return d.peak_bf16;
-    case DataType::kFp16: return d.peak_fp16 > 0 ? d.peak_fp16 : d.peak_bf16;
-    case DataType::kFp8: return d.peak_fp8;
-    case DataType::kInt8:
-    case DataType::kInt4: return d.peak_int8;
-    case DataType::kFp4:
-    case DataType::kMxfp4: return d.peak_fp4;
-  }
-  return 0;
 }
 
 const base::Schema<DeviceSpec>& DeviceSchema() {

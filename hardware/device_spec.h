@@ -4,6 +4,7 @@
 // (defaults in configs/devices/ cite their measurements; `orrery calibrate`
 // will replace them with this machine's).
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,25 @@ inline constexpr int kDataTypeCount = 9;
 // carries its scales: NVFP4 one FP8 E4M3 scale per 16 elements, 4.5 bits
 // (NVIDIA, "Introducing NVFP4", 2025; Blackwell block scaling), MXFP4 one
 // E8M0 scale per 32 elements, 4.25 bits (OCP Microscaling Formats v1.0,
-// Sec. 5). The per-tensor FP32 scale of NVFP4 is negligible.
-double BytesPer(DataType t);
+// Sec. 5). The per-tensor FP32 scale of NVFP4 is negligible. Inline, as the
+// other small lookups the closed-form estimate calls a dozen times a plan
+// (PeakFlops, Curve::At, models::FfnSize): a call across files costs more
+// than the switch.
+inline double BytesPer(DataType t) {
+  switch (t) {
+    case DataType::kFp32:
+    case DataType::kTf32: return 4;
+    case DataType::kBf16:
+    case DataType::kFp16: return 2;
+    case DataType::kFp8:
+    case DataType::kInt8: return 1;
+    case DataType::kInt4: return 0.5;
+    case DataType::kFp4: return 4.5 / 8;
+    case DataType::kMxfp4: return 4.25 / 8;
+  }
+  return 2;
+}
+
 const char* DataTypeName(DataType t);
 std::vector<std::pair<std::string, DataType>> DataTypeNames();
 
@@ -41,6 +59,18 @@ struct Curve {
   bool empty() const { return x.empty(); }
   void Finish();
 };
+
+// Inline: the closed-form estimate reads about twenty curves a plan.
+inline double Curve::At(double size) const {
+  if (x.empty()) return 1.0;
+  if (size <= x.front()) return y.front();
+  if (size >= x.back()) return y.back();
+  size_t hi = 1;
+  while (x[hi] < size) ++hi;
+  const double step = log_steps.size() + 1 == x.size() ? log_steps[hi - 1] : std::log(x[hi] / x[hi - 1]);
+  const double t = std::log(size / x[hi - 1]) / step;
+  return y[hi - 1] + t * (y[hi] - y[hi - 1]);
+}
 
 struct DeviceSpec {
   std::string name;
@@ -142,7 +172,20 @@ struct DeviceSpec {
 inline double IdlePower(const DeviceSpec& d) { return d.idle_power > 0 ? d.idle_power : 0.3 * d.tdp; }
 
 // Peak FLOP/s for a datatype (falls back: fp16 -> bf16). 0 when unsupported.
-double PeakFlops(const DeviceSpec& d, DataType t);
+inline double PeakFlops(const DeviceSpec& d, DataType t) {
+  switch (t) {
+    case DataType::kFp32: return d.peak_fp32;
+    case DataType::kTf32: return d.peak_tf32;
+    case DataType::kBf16: return d.peak_bf16;
+    case DataType::kFp16: return d.peak_fp16 > 0 ? d.peak_fp16 : d.peak_bf16;
+    case DataType::kFp8: return d.peak_fp8;
+    case DataType::kInt8:
+    case DataType::kInt4: return d.peak_int8;
+    case DataType::kFp4:
+    case DataType::kMxfp4: return d.peak_fp4;
+  }
+  return 0;
+}
 
 const base::Schema<DeviceSpec>& DeviceSchema();
 

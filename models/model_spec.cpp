@@ -2,15 +2,6 @@
 
 namespace orrery::models {
 
-int64_t FfnSize(const ModelSpec& m) {
-  if (m.ffn > 0) return m.ffn;
-  if (m.activation == Activation::kGelu) return 4 * m.hidden;
-  // SwiGLU keeps the parameter count of a 4h GeLU MLP: 2/3 * 4h, rounded up
-  // to a multiple of 256 (Touvron et al. 2023, LLaMA, Sec. 2.2).
-  const int64_t raw = 8 * m.hidden / 3;
-  return (raw + 255) / 256 * 256;
-}
-
 const base::Schema<ModelSpec>& ModelSchema() {
   static const base::Schema<ModelSpec> schema = [] {
     base::Schema<ModelSpec> s("model", "A decoder-only transformer (dense or mixture of experts).");

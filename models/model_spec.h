@@ -75,7 +75,14 @@ struct ModelSpec {
 // Effective sizes after defaults are resolved.
 inline int64_t HeadDim(const ModelSpec& m) { return m.head_dim > 0 ? m.head_dim : m.hidden / m.heads; }
 inline int64_t KvHeads(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
-int64_t FfnSize(const ModelSpec& m);
+inline int64_t FfnSize(const ModelSpec& m) {
+  if (m.ffn > 0) return m.ffn;
+  if (m.activation == Activation::kGelu) return 4 * m.hidden;
+  // SwiGLU keeps the parameter count of a 4h GeLU MLP: 2/3 * 4h, rounded up
+  // to a multiple of 256 (Touvron et al. 2023, LLaMA, Sec. 2.2).
+  const int64_t raw = 8 * m.hidden / 3;
+  return (raw + 255) / 256 * 256;
+}
 inline int64_t ExpertFfn(const ModelSpec& m) { return m.expert_ffn > 0 ? m.expert_ffn : FfnSize(m); }
 // Inner width of all shared experts together (0 without shared experts).
 inline int64_t SharedExpertFfn(const ModelSpec& m) {

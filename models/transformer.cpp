@@ -371,14 +371,6 @@ double LayerParameters(const ModelSpec& m, bool moe) {
   return p;
 }
 
-double EmbeddingParameters(const ModelSpec& m, int64_t seq_len) {
-  const double h = static_cast<double>(m.hidden);
-  double p = static_cast<double>(m.vocab) * h;
-  if (m.position == Position::kLearned)
-    p += static_cast<double>(m.max_seq > 0 ? m.max_seq : seq_len) * h;
-  return p;
-}
-
 double HeadParameters(const ModelSpec& m) {
   const double norm = (m.norm == Norm::kLayerNorm ? 2.0 : 1.0) * static_cast<double>(m.hidden);
   return norm + (m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab * m.hidden));

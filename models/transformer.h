@@ -233,7 +233,13 @@ double RoutedExpertParameters(const ModelSpec& m);
 double MtpParameters(const ModelSpec& m);
 // Parameters of the input embedding (+ learned positions) and of the LM head
 // when untied (0 when tied).
-double EmbeddingParameters(const ModelSpec& m, int64_t seq_len);
+inline double EmbeddingParameters(const ModelSpec& m, int64_t seq_len) {
+  const double h = static_cast<double>(m.hidden);
+  double p = static_cast<double>(m.vocab) * h;
+  if (m.position == Position::kLearned)
+    p += static_cast<double>(m.max_seq > 0 ? m.max_seq : seq_len) * h;
+  return p;
+}
 double HeadParameters(const ModelSpec& m);
 
 // Model FLOPs of one iteration (forward + backward, no recompute): the

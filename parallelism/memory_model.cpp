@@ -143,10 +143,6 @@ double MeanActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, in
 
 }  // namespace
 
-bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& p) {
-  return p.recompute_mla_up_proj && p.recompute != Recompute::kFull && models::UsesMla(m);
-}
-
 double LayerActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_t b,
                             int64_t s) {
   return MeanActivationBytes(m, p, b, s, false);

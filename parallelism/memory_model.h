@@ -59,7 +59,9 @@ struct MemoryBreakdown {
 // (Megatron-Core MLASelfAttention: the up projections and RoPE run under a
 // checkpoint whose outputs are freed once the attention core has read them
 // and rebuilt before its backward).
-bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& p);
+inline bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& p) {
+  return p.recompute_mla_up_proj && p.recompute != Recompute::kFull && models::UsesMla(m);
+}
 
 // Bytes of one gradient as the data-parallel gradient buffer holds it and
 // the ZeRO-0/1/2 reduction moves it (TrainingPlan::grad_reduce_fp32). fp32

@@ -16,54 +16,6 @@ const char* CollectiveName(Collective c) {
   return "?";
 }
 
-namespace {
-
-double Log2Ceil(int64_t n) {
-  double steps = 0;
-  for (int64_t v = 1; v < n; v *= 2) ++steps;
-  return steps;
-}
-
-}  // namespace
-
-double RingTime(Collective c, double bytes, int64_t n, const StepCost& s) {
-  if (n <= 1 || bytes <= 0) return 0;
-  const double nn = static_cast<double>(n);
-  switch (c) {
-    case Collective::kAllReduce: return 2 * (nn - 1) * s.alpha + 2 * (nn - 1) / nn * bytes / s.bandwidth;
-    case Collective::kReduceScatter:
-    case Collective::kAllGather:
-    case Collective::kAllToAll: return (nn - 1) * s.alpha + (nn - 1) / nn * bytes / s.bandwidth;
-    case Collective::kBroadcast: return (nn - 1) * s.alpha + bytes / s.bandwidth;
-    case Collective::kSendRecv: return s.alpha + bytes / s.bandwidth;
-  }
-  return kNotSupported;
-}
-
-double TreeTime(Collective c, double bytes, int64_t n, const StepCost& s) {
-  if (n <= 1 || bytes <= 0) return 0;
-  const double depth = Log2Ceil(n);
-  switch (c) {
-    case Collective::kAllReduce: return 2 * depth * s.alpha + 2 * bytes / s.bandwidth;
-    case Collective::kBroadcast: return depth * s.alpha + bytes / s.bandwidth;
-    default: return kNotSupported;
-  }
-}
-
-double DirectTime(Collective c, double bytes, int64_t n, const StepCost& s) {
-  if (n <= 1 || bytes <= 0) return 0;
-  const double nn = static_cast<double>(n);
-  switch (c) {
-    case Collective::kAllReduce: return 2 * s.alpha + 2 * (nn - 1) / nn * bytes / s.bandwidth;
-    case Collective::kReduceScatter:
-    case Collective::kAllGather:
-    case Collective::kAllToAll: return s.alpha + (nn - 1) / nn * bytes / s.bandwidth;
-    case Collective::kBroadcast: return s.alpha + (nn - 1) * bytes / s.bandwidth;
-    case Collective::kSendRecv: return s.alpha + bytes / s.bandwidth;
-  }
-  return kNotSupported;
-}
-
 double InNetworkTime(Collective c, double bytes, const StepCost& s) {
   if (bytes <= 0) return 0;
   if (c != Collective::kAllReduce) return kNotSupported;

@@ -2,7 +2,9 @@
 // Collective algorithms on one tier: closed-form time of each algorithm for
 // a group of n members, given the bandwidth and step latency the group gets.
 // network.h picks the algorithm and composes tiers; this file is the
-// formulas, each with its source. All functions are allocation-free.
+// formulas, each with its source. All functions are allocation-free; the
+// three a collective's price compares (RingTime, TreeTime, DirectTime) are
+// inline, as the closed-form estimate calls them a dozen times a plan.
 //
 // Conventions (Thakur, Rabenseifner and Gropp 2005, "Optimization of
 // collective communication operations in MPICH", IJHPCA 19(1), Sec. 2):
@@ -37,7 +39,19 @@ struct StepCost {
 //   all-to-all (pairwise)        (n-1) alpha +   (n-1)/n S / B
 //   broadcast (pipelined chain)  (n-1) alpha +           S / B
 //   send/recv                          alpha +           S / B
-double RingTime(Collective c, double bytes, int64_t n, const StepCost& s);
+inline double RingTime(Collective c, double bytes, int64_t n, const StepCost& s) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const double nn = static_cast<double>(n);
+  switch (c) {
+    case Collective::kAllReduce: return 2 * (nn - 1) * s.alpha + 2 * (nn - 1) / nn * bytes / s.bandwidth;
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+    case Collective::kAllToAll: return (nn - 1) * s.alpha + (nn - 1) / nn * bytes / s.bandwidth;
+    case Collective::kBroadcast: return (nn - 1) * s.alpha + bytes / s.bandwidth;
+    case Collective::kSendRecv: return s.alpha + bytes / s.bandwidth;
+  }
+  return kNotSupported;
+}
 
 // Double binary tree (Sanders, Speck and Traeff 2009, "Two-tree algorithms for
 // full bandwidth broadcast, reduction and scan", Parallel Computing 35(12),
@@ -46,7 +60,21 @@ double RingTime(Collective c, double bytes, int64_t n, const StepCost& s);
 //   all-reduce (reduce + broadcast)  2 ceil(log2 n) alpha + 2 S / B
 //   broadcast                          ceil(log2 n) alpha +   S / B
 // Other collectives: kNotSupported.
-double TreeTime(Collective c, double bytes, int64_t n, const StepCost& s);
+// ceil(log2 n): the depth of a binary tree of n members.
+inline double Log2Ceil(int64_t n) {
+  double steps = 0;
+  for (int64_t v = 1; v < n; v *= 2) ++steps;
+  return steps;
+}
+inline double TreeTime(Collective c, double bytes, int64_t n, const StepCost& s) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const double depth = Log2Ceil(n);
+  switch (c) {
+    case Collective::kAllReduce: return 2 * depth * s.alpha + 2 * bytes / s.bandwidth;
+    case Collective::kBroadcast: return depth * s.alpha + bytes / s.bandwidth;
+    default: return kNotSupported;
+  }
+}
 
 // Direct (one-shot / pairwise, all peers at once): one step, every member
 // sends its share to every peer concurrently over `s.bandwidth`, the sum of
@@ -57,7 +85,19 @@ double TreeTime(Collective c, double bytes, int64_t n, const StepCost& s);
 //   all-reduce                            2 alpha + 2 (n-1)/n S / B
 //   broadcast (root sends S to each peer)   alpha + (n-1) S / B
 //   send/recv                               alpha + S / B
-double DirectTime(Collective c, double bytes, int64_t n, const StepCost& s);
+inline double DirectTime(Collective c, double bytes, int64_t n, const StepCost& s) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const double nn = static_cast<double>(n);
+  switch (c) {
+    case Collective::kAllReduce: return 2 * s.alpha + 2 * (nn - 1) / nn * bytes / s.bandwidth;
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+    case Collective::kAllToAll: return s.alpha + (nn - 1) / nn * bytes / s.bandwidth;
+    case Collective::kBroadcast: return s.alpha + (nn - 1) * bytes / s.bandwidth;
+    case Collective::kSendRecv: return s.alpha + bytes / s.bandwidth;
+  }
+  return kNotSupported;
+}
 
 // In-network reduction (NVLink SHARP on NVSwitch, InfiniBand SHARP): each
 // member sends S up once and receives the reduced S down once (Graham et al.

@@ -40,7 +40,7 @@ class KernelMemo {
     for (int i = 0; i < memory_n_; ++i)
       if (memory_[i].bytes == bytes) return memory_[i].time;
     const double t = hardware::MemoryTime(d_, bytes);
-    if (memory_n_ < kSlots) memory_[memory_n_++] = {0, 0, bytes, t};
+    if (memory_n_ < kSlots) memory_[memory_n_++] = {bytes, t};
     return t;
   }
   // A GEMM's curve lookups (hardware::GemmPartsOf), keyed on the GEMM, not
@@ -61,8 +61,7 @@ class KernelMemo {
  private:
   static constexpr int kSlots = 16;
   struct Entry {
-    int dt;
-    double flops, bytes, time;
+    double bytes, time;
   };
   struct GemmEntry {
     int dt;

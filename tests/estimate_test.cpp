@@ -1963,7 +1963,9 @@ TEST(Validation, AllTrainingRows) {
   // Raised to 11.59 % (11.5868 %): those rows at the interleave the paper
   // states, one layer a model chunk (interleave 8 with the embedding and the
   // loss as stages; all three now fit in 80 GB): +33.4 / +34.7 / +67.4 %.
-  EXPECT_LE(r.mape_pct, 11.59);
+  // Lowered to 11.55 % (11.5441 %): the 128K row at the all-gather context
+  // parallelism it states (the cp_scheme column), +67.4 -> +55.0 %.
+  EXPECT_LE(r.mape_pct, 11.55);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

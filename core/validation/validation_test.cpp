@@ -1537,8 +1537,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // now fit the 80 GB they ran in: +29.9 / +25.5 / +19.3 -> +33.4 / +34.7
   // / +67.4 % (the 128K row, its checkpointing unstated, no longer needs
   // full recompute to fit, and is searched without it).
-  EXPECT_LE(file.mape_pct, 11.59);
-  EXPECT_LE(file_hb.mape_pct, 10.71);
+  // Lowered to 11.55 / 10.64 % (11.5441 / 10.6317 %): the 128K row reads
+  // the all-gather of K/V its source states (the cp_scheme column;
+  // Grattafiori et al. 2024 Sec. 3.3.2), exposed where the ring the search
+  // had picked hid behind attention: +67.4 -> +55.0 %.
+  EXPECT_LE(file.mape_pct, 11.55);
+  EXPECT_LE(file_hb.mape_pct, 10.64);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken

@@ -68,10 +68,9 @@ inline double Log2Ceil(int64_t n) {
 }
 inline double TreeTime(Collective c, double bytes, int64_t n, const StepCost& s) {
   if (n <= 1 || bytes <= 0) return 0;
-  const double depth = Log2Ceil(n);
   switch (c) {
-    case Collective::kAllReduce: return 2 * depth * s.alpha + 2 * bytes / s.bandwidth;
-    case Collective::kBroadcast: return depth * s.alpha + bytes / s.bandwidth;
+    case Collective::kAllReduce: return 2 * Log2Ceil(n) * s.alpha + 2 * bytes / s.bandwidth;
+    case Collective::kBroadcast: return Log2Ceil(n) * s.alpha + bytes / s.bandwidth;
     default: return kNotSupported;
   }
 }

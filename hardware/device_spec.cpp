@@ -9,7 +9,6 @@ namespace orrery::hardware {
 
 using base::Dimension;
 
-
 const char* DataTypeName(DataType t) {
   switch (t) {
     case DataType::kFp32: return "fp32";

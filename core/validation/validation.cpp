@@ -233,12 +233,7 @@ const std::vector<std::string> kMoeRouting = {"learned", "force-balanced", "toke
 // mid 2023: the same for PURE in every version), so a PURE bf16 row reduces
 // in bf16.
 const std::vector<std::string> kReduceDtype = {"fp32", "bf16", "fp16"};
-// How context parallelism moves K/V, where the source states it
-// (training.cp_scheme): ring passes (Megatron-Core's p2p), one all-gather of
-// K/V before attention (Llama 3, Grattafiori et al. 2024 Sec. 3.3.2), or
-// DeepSpeed-Ulysses head scattering. Blank: the cheapest for the plan, as a
-// tuned run would pick (ChooseCpScheme).
-const std::vector<std::string> kCpScheme = {"ring", "allgather", "ulysses"};
+
 
 // A plan's GEMM precision in the precision column's words (kPrecision).
 std::string PrecisionWord(const parallelism::TrainingPlan& p) {
@@ -414,7 +409,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                       flops_metric = word("flops_metric", kFlopsMetric),
                       moe_routing = word("moe_routing", kMoeRouting),
                       reduce_dtype = word("reduce_dtype", kReduceDtype),
-                      cp_scheme = word("cp_scheme", kCpScheme);
+                      cp_scheme = word("cp_scheme", plan.Find("cp_scheme")->info.choices);
     // The architecture of a shape given by columns; the words are the model
     // parser's (models/model_spec.cpp).
     const std::string activation = word("activation", model.Find("activation")->info.choices),
@@ -719,6 +714,20 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       std::string hint;
       if (base::ParseParam(f->info, schedule, v, hint).empty()) f->store(p, v);
     }
+    // How context parallelism moves K/V, where the source states it
+    // (training.cp_scheme, in the plan schema's words): ring passes
+    // (Megatron-Core's p2p), one all-gather of K/V before attention (Llama 3,
+    // Grattafiori et al. 2024 Sec. 3.3.2) or DeepSpeed-Ulysses head
+    // scattering. Blank or auto: the cheapest for the plan, as a tuned run
+    // would pick (ChooseCpScheme).
+    if (!cp_scheme.empty()) {
+      const auto* f = plan.Find("cp_scheme");
+      base::ParamValue v;
+      std::string hint;
+      if (base::ParseParam(f->info, cp_scheme, v, hint).empty()) f->store(p, v);
+      if (cp.value_or(1) > 1 && p.cp_scheme != parallelism::CpScheme::kAuto)
+        assume("context parallelism by " + cp_scheme + " (stated)");
+    }
     // FlashAttention (Dao et al., May 2022) reached Megatron-LM in 2023;
     // earlier runs used materialised softmax attention.
     // Which fused kernel "flash" is depends on the framework: llm-foundry's
@@ -1002,12 +1011,6 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.tp = tp.value_or(1);
     p.pp = pp.value_or(1);
     p.cp = cp.value_or(1);
-    if (!cp_scheme.empty()) {
-      p.cp_scheme = cp_scheme == "ring"        ? parallelism::CpScheme::kRing
-                    : cp_scheme == "allgather" ? parallelism::CpScheme::kAllGather
-                                               : parallelism::CpScheme::kUlysses;
-      if (p.cp > 1) assume("context parallelism by " + cp_scheme + " (stated)");
-    }
     p.ep = ep.value_or(1);
     p.dp = dp.value_or(n / std::max<int64_t>(1, p.tp * p.pp * p.cp));
     p.etp = fixed.etp;

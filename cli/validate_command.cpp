@@ -176,12 +176,26 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
           << (r.error_pct ? std::to_string(*r.error_pct) : "") << ",\"" << r.skipped << "\",\""
           << r.assumptions << "\"\n";
   } else {
-    out << std::left << std::setw(6) << "line" << std::setw(18) << "model" << std::setw(26)
-        << "metric" << std::right << std::setw(10) << "measured" << std::setw(11) << "predicted"
-        << std::setw(9) << "error" << "\n";
+    // Columns as wide as their longest entry (the model's capped at 36, cut
+    // with "..."): a cut name must not turn mpt-30b into mpt-3.
+    size_t model_w = 5, device_w = 6, metric_w = 6;
     for (const auto& r : report.rows) {
-      out << std::left << std::setw(6) << r.line << std::setw(18) << r.model.substr(0, 17)
-          << std::setw(26) << (r.metric.empty() ? "-" : r.metric) << std::right;
+      model_w = std::max(model_w, std::min<size_t>(r.model.size(), 36));
+      device_w = std::max(device_w, r.device.size());
+      metric_w = std::max(metric_w, r.metric.size());
+    }
+    auto cut = [&](const std::string& s) {
+      return s.size() <= model_w ? s : s.substr(0, model_w - 3) + "...";
+    };
+    const int mw = static_cast<int>(model_w + 2), dw = static_cast<int>(device_w + 2),
+              tw = static_cast<int>(metric_w + 2);
+    out << std::left << std::setw(6) << "line" << std::setw(mw) << "model" << std::setw(dw) << "device"
+        << std::setw(tw) << "metric" << std::right << std::setw(10) << "measured" << std::setw(11)
+        << "predicted" << std::setw(9) << "error" << "\n";
+    for (const auto& r : report.rows) {
+      out << std::left << std::setw(6) << r.line << std::setw(mw) << cut(r.model) << std::setw(dw)
+          << (r.device.empty() ? "-" : r.device) << std::setw(tw) << (r.metric.empty() ? "-" : r.metric)
+          << std::right;
       if (r.error_pct) {
         const int digits = r.metric == "mfu" ? 3 : 2;
         out << std::setw(10) << Fixed(r.measured, digits) << std::setw(11)

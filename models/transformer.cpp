@@ -76,6 +76,7 @@ double ActivationPasses(bool gated, bool eager) {
 
 void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpList& out) {
   out.count = 0;
+  out.early_stop_tail = 0;
   const double b = static_cast<double>(s.micro_batch);
   const double seq = static_cast<double>(s.seq);
   const double kv_len = static_cast<double>(s.full_seq);
@@ -312,10 +313,17 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     out.Add(Counted(Gemm("mlp_down", tokens, h, ft, e), mm));
   }
   out.Add(Elementwise(mask > 0 ? "dropout_residual" : "residual_add", norm_tokens * h * (3 * e + mask)));
+  // A checkpoint stopping early (OpList::early_stop_tail): the residual add
+  // and, in a dense layer, the down projection before it; nothing when the
+  // closing operator drops out (its mask is saved) or in a MoE layer, whose
+  // combine of the experts' outputs saves the routing weights after the
+  // last expert GEMM.
+  if (mask == 0) out.early_stop_tail = moe ? 1 : 2;
 }
 
 void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out) {
   out.count = 0;
+  out.early_stop_tail = 0;
   const double tokens = static_cast<double>(s.micro_batch * s.seq);
   const double h = static_cast<double>(m.hidden);
   const double v = static_cast<double>(m.vocab) / static_cast<double>(s.tp);
@@ -328,6 +336,7 @@ void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out) {
 
 void EmbeddingOps(const ModelSpec& m, const LayerShape& s, OpList& out) {
   out.count = 0;
+  out.early_stop_tail = 0;
   const double tokens = static_cast<double>(s.micro_batch * s.seq);
   const double h = static_cast<double>(m.hidden);
   out.Add(Elementwise("embedding", 2 * tokens * h * s.act_bytes));

@@ -184,6 +184,16 @@ class OpSlots {
 struct OpList {
   OpSlots ops;
   int count = 0;
+  // The last operators of the list that a checkpoint stopping early does
+  // not run again (training.checkpoint_early_stop): PyTorch's non-reentrant
+  // checkpoint replays a layer's forward only until the backward's last
+  // saved tensor is packed (torch/utils/checkpoint.py, _StopRecomputationError),
+  // and an aten.mm saves its inputs before it runs. So a layer ending in a
+  // residual add (which saves nothing) skips the add, and a dense MLP's down
+  // projection before it too (its input is the last tensor saved) unless a
+  // dropout sits between them (the dropout saves its mask, which it must run
+  // to make). LayerOps sets it; 0 for the head and the embedding.
+  int early_stop_tail = 0;
   void Add(const Op& op) { ops[static_cast<size_t>(count++)] = op; }
 };
 

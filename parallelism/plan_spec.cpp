@@ -144,6 +144,15 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
              "selective_ac_option = \"N\"): 1/N of each stage's layers run their forward again "
              "and keep only their input, the rest keep everything. 1 = every layer (Megatron's "
              "full recompute). Read only with recompute full.")
+        .Bool("checkpoint_early_stop", &TrainingPlan::checkpoint_early_stop, "false",
+              "With recompute full, each recomputed layer's forward stops as soon as every tensor "
+              "its backward needs is back, as PyTorch's non-reentrant torch.utils.checkpoint does "
+              "by default from PyTorch 2.1 (torchtitan, FSDP checkpoint_wrapper, "
+              "use_reentrant=False): the operators after the layer's last saved tensor do not run "
+              "again, the closing residual add and, when no dropout follows it and it is not an "
+              "FP8 layer, the MLP's down projection with its tensor-parallel reduction. false: "
+              "the whole forward runs again (Megatron's reentrant CheckpointFunction; PyTorch "
+              "2.0 and before). Read only with recompute full.")
         .Int("offload_activation_layers", &TrainingPlan::offload_activation_layers, 0, 1e6, "0",
              "Transformer layers per pipeline stage whose saved activations are copied to host "
              "memory after their forward and back before their backward (Megatron-Core "

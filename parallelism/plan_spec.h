@@ -149,6 +149,15 @@ struct TrainingPlan {
   // (torchtitan activation_checkpoint.mode = "selective" with
   // selective_ac_option = "N"); 1 = every layer (FullRecomputeShare).
   int64_t recompute_interval = 1;
+  // Whether a fully recomputed layer's forward stops once every tensor its
+  // backward needs is back (PyTorch's non-reentrant torch.utils.checkpoint,
+  // whose default since PyTorch 2.1 is to stop early: pytorch PRs 90105 and
+  // 96866, torch.utils.checkpoint.set_checkpoint_early_stop), so the
+  // operators after the last tensor the layer saves do not run again:
+  // models::OpList::early_stop_tail. false: the whole forward runs again
+  // (Megatron's CheckpointFunction, reentrant checkpointing, PyTorch 2.0 and
+  // before).
+  bool checkpoint_early_stop = false;
   // Megatron-Core's fine-grained recompute of the multi-head latent
   // attention's up projections and RoPE (--recompute-modules mla_up_proj):
   // the per-head queries, keys and values are not kept for the backward

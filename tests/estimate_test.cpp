@@ -248,6 +248,70 @@ TEST(Estimator, LinearGemmsArePricedAtTheirReductionDepth) {
   EXPECT_NEAR(c.dense.bwd_weight, 4.327892e-3, 1e-9);
 }
 
+// Full recompute stopping early (training.checkpoint_early_stop; PyTorch's
+// non-reentrant checkpoint, default since PyTorch 2.1). The same one GPT
+// layer (no dropout) on the hand-worked device, one microbatch, recompute
+// full: the replay stops once the MLP down projection's input is saved, so
+// neither that GEMM (forward F = 2 x 2048 x 2048 x 8192 / 50e12 = 1.37439 ms,
+// depth 8192) nor the residual add after it (memory far faster: 0) runs
+// again. The step is 1.37439 ms shorter, the hardware FLOPs 68.719 GFLOP
+// fewer, in both engines. Under FP8 the down projection is Transformer
+// Engine's own autograd function, which saves after its GEMM: only the add
+// is skipped. With dropout after the down projection (its mask is saved)
+// nothing is.
+TEST(Estimator, FullRecomputeStoppingEarlySkipsTheDownProjectionAndTheAdd) {
+  Scenario s;
+  s.system = test::OneHandWorkedDevice();
+  hardware::DeviceSpec& dev = s.system.device;
+  dev.memory_bandwidth = 1e18;
+  dev.kernel_overhead = 0;
+  dev.peak_fp8 = 200e12;
+  models::ModelSpec m = test::Gpt(1, 2048, 16);
+  ASSERT_EQ(m.hidden_dropout, 0.0);
+  parallelism::TrainingPlan p;
+  p.tp = p.pp = p.dp = p.cp = 1;
+  p.micro_batch = 1;
+  p.precision = hardware::DataType::kBf16;
+  p.attention = parallelism::Attention::kFlash;
+  p.recompute = parallelism::Recompute::kFull;
+  parallelism::Workload w{.global_batch = 1, .seq_len = 2048};
+  const double down_f = 2.0 * 2048 * 2048 * 8192 / 50e12;
+  {
+    const TrainingEstimator est(m, s.system);
+    const EventEstimator ev(m, s.system);
+    EXPECT_NEAR(est.Costs(p, w).dense.early_stop_fwd, down_f, 1e-10);  // the add: 3e-11 s
+    const TrainingEstimate whole = est.Run(p, w);
+    const double ev_whole = ev.Run(p, w).estimate.iteration_s;
+    p.checkpoint_early_stop = true;
+    const TrainingEstimate early = est.Run(p, w);
+    ASSERT_TRUE(whole.feasible() && early.feasible());
+    EXPECT_NEAR(whole.time.recompute - early.time.recompute, 1.37439e-3, 1e-8);
+    EXPECT_NEAR(whole.iteration_s - early.iteration_s, 1.37439e-3, 1e-8);
+    EXPECT_NEAR(whole.hardware_flops - early.hardware_flops, 68.719e9, 1e6);
+    EXPECT_DOUBLE_EQ(early.model_flops, whole.model_flops);
+    EXPECT_NEAR(ev_whole - ev.Run(p, w).estimate.iteration_s, 1.37439e-3, 1e-8);
+  }
+  {  // FP8: the GEMM runs again; only the add (0 here) is skipped.
+    p.precision = hardware::DataType::kFp8;
+    const TrainingEstimator est(m, s.system);
+    p.checkpoint_early_stop = false;
+    const double whole = est.Run(p, w).time.recompute;
+    p.checkpoint_early_stop = true;
+    EXPECT_NEAR(est.Run(p, w).time.recompute, whole, 1e-9);
+    EXPECT_GT(whole, 1e-3);
+    p.precision = hardware::DataType::kBf16;
+  }
+  {  // Dropout after the down projection: nothing is skipped.
+    m.hidden_dropout = 0.1;
+    const TrainingEstimator est(m, s.system);
+    EXPECT_EQ(est.Costs(p, w).dense.early_stop_fwd, 0.0);
+    p.checkpoint_early_stop = false;
+    const double whole = est.Run(p, w).iteration_s;
+    p.checkpoint_early_stop = true;
+    EXPECT_EQ(est.Run(p, w).iteration_s, whole);
+  }
+}
+
 // The MI250X GCD's GEMM curve is the A100's measured curve scaled by the two
 // devices' maximum achievable matmul FLOPS from the same script
 // (ml-engineering, "Maximum Achievable Matmul FLOPS comparison table", v1):
@@ -1965,7 +2029,11 @@ TEST(Validation, AllTrainingRows) {
   // loss as stages; all three now fit in 80 GB): +33.4 / +34.7 / +67.4 %.
   // Lowered to 11.55 % (11.5441 %): the 128K row at the all-gather context
   // parallelism it states (the cp_scheme column), +67.4 -> +55.0 %.
-  EXPECT_LE(r.mape_pct, 11.55);
+  // Raised to 11.59 % (11.5839 %): full recompute stopping early where the
+  // row's PyTorch does (training.checkpoint_early_stop; torchtitan and this
+  // repository's H200 steps): H200 checkpointed +5.26 -> +1.89 %,
+  // torchtitan's four full-recompute rows 2-5 points faster.
+  EXPECT_LE(r.mape_pct, 11.59);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

@@ -413,6 +413,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       // Recompute.
       {"recompute", {"llama70b", "selective"}},
       {"recompute_interval", {"llama70b-full-recompute", "2"}},
+      {"checkpoint_early_stop", {"llama70b-full-recompute", "true"}},
       {"recompute_mla_up_proj", {"deepseek-v3", "true"}},
       // 19 of a stage's 20 layers: every copy beside one layer's compute.
       {"offload_activation_layers", {"llama70b", "19"}},

@@ -206,6 +206,7 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
       << (p.recompute == parallelism::Recompute::kFull && p.recompute_interval > 1
               ? " (1 layer in " + std::to_string(p.recompute_interval) + ")"
               : std::string())
+      << (p.recompute == parallelism::Recompute::kFull && p.checkpoint_early_stop ? " stopping early" : "")
       << (parallelism::RecomputesMlaUpProj(s.model, p) ? " + MLA up projections" : "")
       << (p.sequence_parallel ? ", sequence parallel" : "")
       << ", ZeRO " << p.zero << "\n";

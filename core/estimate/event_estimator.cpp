@@ -94,7 +94,8 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   // recompute_interval-th: parallelism::FullRecomputeShare) runs its forward
   // and its TP collectives again, as the closed form.
   const double rec_share = parallelism::FullRecomputeShare(p);
-  if (p.recompute == Recompute::kFull) w.recompute = rec_share * mix(&LayerCosts::fwd);
+  if (p.recompute == Recompute::kFull)
+    w.recompute = rec_share * (mix(&LayerCosts::fwd) - (p.checkpoint_early_stop ? mix(&LayerCosts::early_stop_fwd) : 0.0));
   else if (p.recompute == Recompute::kSelective) w.recompute = mix(&LayerCosts::attention_fwd);
   // torchtitan's op-level SAC: every layer's unsaved operators and TP
   // collectives again (models::LayerOps' policy), as the closed form.

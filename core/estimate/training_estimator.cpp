@@ -143,6 +143,16 @@ hardware::AttentionKernel KernelOf(parallelism::Attention a) {
 // of a MoE layer's grouped expert GEMMs (OpGemmPassTimes).
 // `memo`: kernel times already known for this plan shape (KernelMemo), or null.
 // `recipe`: how FP8 linear layers scale their operands (read only for fp8).
+// Whether operator i of `ops` is one a full recompute stopping early does
+// not run again (OpList::early_stop_tail): an FP8 linear layer is Transformer
+// Engine's or torchao's own autograd function, which saves its quantized
+// input inside, after the GEMM has run, so its GEMM runs again.
+bool SkippedByEarlyStop(const models::OpList& ops, int i, hardware::DataType dt) {
+  if (i < ops.count - ops.early_stop_tail) return false;
+  const Op& op = ops.ops[static_cast<size_t>(i)];
+  return op.kind != OpKind::kGemm || dt != hardware::DataType::kFp8 || op.router;
+}
+
 OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism::Fp8Recipe recipe,
               const models::OpList& ops, bool causal, hardware::AttentionKernel kernel, double local_experts,
               KernelMemo* memo = nullptr) {
@@ -233,6 +243,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
     if (op.attention_core) t.attention_fwd += f;
     if (op.mla_up) t.mla_up_fwd += f;
     t.op_sac_fwd += op.op_sac_recompute * f;
+    if (SkippedByEarlyStop(ops, i, dt)) t.early_stop_fwd += f;
     if (routed) t.after_router_fwd += f;
     routed = routed || op.router;
   }
@@ -449,6 +460,7 @@ void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTim
   head.attention_fwd += k * block.attention_fwd;
   head.mla_up_fwd += k * block.mla_up_fwd;
   head.op_sac_fwd += k * block.op_sac_fwd;
+  head.early_stop_fwd += k * block.early_stop_fwd;
   head.gemm += k * (block.gemm + one.gemm);
   head.weight_grad += k * (block.weight_grad + one.weight_grad);
 }
@@ -597,6 +609,11 @@ TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, Colle
   c.fwd = 2 * one;
   c.bwd = 2 * one + (2 - moe_fraction) * gather;
   if (p.recompute == Recompute::kFull) c.rec = 2 * one;
+  // Stopping early, the MLP's closing all-reduce (reduce-scatter with SP)
+  // after the skipped down projection does not run again (OpList::
+  // early_stop_tail: the dense layers; a MoE layer's experts end it).
+  if (p.recompute == Recompute::kFull && p.checkpoint_early_stop && p.precision != hardware::DataType::kFp8)
+    c.rec -= (1 - moe_fraction) * (one - gather);
   if (p.recompute == Recompute::kOp) c.rec = p.sequence_parallel ? 2 * gather : 2 * one;
   return c;
 }
@@ -1071,12 +1088,14 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.attention_core_flops = 0;
   out.mla_up_flops = 0;
   out.op_sac_flops = 0;
+  out.early_stop_flops = 0;
   for (int i = 0; i < ops.count; ++i) {
     const Op& op = ops.ops[static_cast<size_t>(i)];
     if (op.attention_core) out.attention_core_flops += op.flops;
     if (op.mla_up) out.mla_up_flops += op.flops;
     // torchtitan's op-level SAC (models::LayerOps' policy).
     out.op_sac_flops += op.op_sac_recompute * op.flops;
+    if (SkippedByEarlyStop(ops, i, dt)) out.early_stop_flops += op.flops;
   }
   out.moe = OpTimes{};
   if (m.experts > 1) {
@@ -1316,7 +1335,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // layers once more (all of them, or every recompute_interval-th:
     // FullRecomputeShare, plan_spec.h), with its TP collectives.
     const double rec_layers = n * rec_share;
-    if (p.recompute == Recompute::kFull) st_.rec = mix(rec_layers, &OpTimes::fwd);
+    if (p.recompute == Recompute::kFull)
+      st_.rec = mix(rec_layers, &OpTimes::fwd) - (p.checkpoint_early_stop ? mix(rec_layers, &OpTimes::early_stop_fwd) : 0.0);
     else if (p.recompute == Recompute::kSelective) st_.rec = mix(n, &OpTimes::attention_fwd);
     // torchtitan's op-level SAC reruns every layer's unsaved operators
     // (models::LayerOps: wk, wo, w3, norms, rotary, SwiGLU, residuals).
@@ -1633,7 +1653,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   double rec_flops = 0;
   if (p.recompute != Recompute::kNone || parallelism::RecomputesMlaUpProj(m, p)) {
     const double per_layer_dev =
-        (p.recompute == Recompute::kFull        ? prepared->layer_flops * parallelism::FullRecomputeShare(p)
+        (p.recompute == Recompute::kFull
+             ? (prepared->layer_flops - (p.checkpoint_early_stop ? prepared->early_stop_flops : 0.0)) *
+                   parallelism::FullRecomputeShare(p)
          : p.recompute == Recompute::kSelective ? prepared->attention_core_flops
          : p.recompute == Recompute::kOp        ? prepared->op_sac_flops
                                                 : 0.0) +
@@ -1700,6 +1722,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.attention_fwd = t.attention_fwd;
     l.mla_up_fwd = t.mla_up_fwd;
     l.op_sac_fwd = t.op_sac_fwd;
+    l.early_stop_fwd = t.early_stop_fwd;
     l.gemm = t.gemm;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];

@@ -80,6 +80,7 @@ struct OpTimes {
   double attention_fwd = 0;  // attention-core part of fwd (selective recompute)
   double mla_up_fwd = 0;     // MLA up-projection part of fwd (recompute_mla_up_proj)
   double op_sac_fwd = 0;     // part of fwd op-level SAC runs again (Op::op_sac_recompute)
+  double early_stop_fwd = 0; // part of fwd a checkpoint stopping early skips (OpList::early_stop_tail)
   double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
   double weight_grad = 0;    // weight-gradient GEMMs of bwd (ZB-H1's W pass)
   double after_router_fwd = 0;  // part of fwd after a MoE layer's router (its experts on)
@@ -101,6 +102,7 @@ struct PreparedWorkload {
   double attention_core_flops = 0;  // its attention core (selective recompute)
   double mla_up_flops = 0;          // its MLA up projections (recompute_mla_up_proj)
   double op_sac_flops = 0;          // what op-level SAC recomputes of it (Recompute::kOp)
+  double early_stop_flops = 0;      // what full recompute stopping early skips of it
   double model_flops = 0;           // per iteration, no recompute
   // What it was prepared for.
   bool valid = false;
@@ -137,6 +139,7 @@ struct LayerCosts {
   double attention_fwd = 0;  // attention core of `fwd` (what selective recompute redoes)
   double mla_up_fwd = 0;     // MLA up projections of `fwd` (what recompute_mla_up_proj redoes)
   double op_sac_fwd = 0;     // what op-level SAC redoes of `fwd` (Recompute::kOp)
+  double early_stop_fwd = 0; // what full recompute stopping early does not redo (checkpoint_early_stop)
   double gemm = 0;         // GEMM time of fwd + bwd (what TP overlap hides behind)
 };
 struct OperatorCosts {

@@ -114,7 +114,9 @@ double LayerSeconds(const engine::OperatorCosts& c, const parallelism::TrainingP
   // Full recompute: the recomputed share of the layers (all, or every
   // recompute_interval-th, parallelism::FullRecomputeShare) runs its forward again.
   if (p.recompute == parallelism::Recompute::kFull)
-    t += parallelism::FullRecomputeShare(p) * ((1 - f) * c.dense.fwd + f * c.moe.fwd + c.tp_rec);
+    t += parallelism::FullRecomputeShare(p) *
+         ((1 - f) * c.dense.fwd + f * c.moe.fwd + c.tp_rec -
+          (p.checkpoint_early_stop ? (1 - f) * c.dense.early_stop_fwd + f * c.moe.early_stop_fwd : 0.0));
   else if (p.recompute == parallelism::Recompute::kSelective)
     t += (1 - f) * c.dense.attention_fwd + f * c.moe.attention_fwd;
   else if (p.recompute == parallelism::Recompute::kOp)  // torchtitan's op-level SAC (models::LayerOps)

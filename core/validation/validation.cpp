@@ -781,6 +781,25 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.elementwise = parallelism::Elementwise::kEager;
       assume("eager element-wise kernels (" + framework + " runs PyTorch eager code)");
     }
+    // Full recompute stopping early (training.checkpoint_early_stop): PyTorch's
+    // non-reentrant torch.utils.checkpoint has stopped its replay once every
+    // saved tensor is back by default since PyTorch 2.1 (pytorch PRs 90105
+    // and 96866). torchtitan wraps its blocks in checkpoint_wrapper, whose
+    // default is NO_REENTRANT (torchtitan/parallelisms/parallelize_llama.py,
+    // apply_ac), and its FSDP2 (fully_shard) came with PyTorch 2.4; this
+    // repository's H200 steps ran PyTorch 2.11 with use_reentrant=False
+    // (validation/gpu_step/time_train_step.py, the run files' "torch"), and
+    // their kernel counts show it: 13 forward-layout GEMMs a recomputed layer
+    // and microbatch, not 14 (validation/gpu_step/README.md). llm-foundry's
+    // benchmark tables do not state their PyTorch (its PR 543's sweep.sh
+    // names a 2.0.1 image and, commented out, a 2.1 nightly): the whole
+    // forward runs again there, as for Megatron's CheckpointFunction.
+    if (framework == "torchtitan" || plain_pytorch) {
+      p.checkpoint_early_stop = true;
+      if (recompute == "full")
+        assume("recompute stopping early (" + framework +
+               ": PyTorch's non-reentrant checkpoint skips the MLP's down projection and the residual add)");
+    }
     // The loss over the logits as each framework's code computes it
     // (parallelism::LossKernel; bytes per logit in core/estimate/step_kernels.h,
     // sources in docs/loss-path.md). llm-foundry's MPT defaults loss_fn to

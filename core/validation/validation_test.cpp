@@ -1541,8 +1541,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // the all-gather of K/V its source states (the cp_scheme column;
   // Grattafiori et al. 2024 Sec. 3.3.2), exposed where the ring the search
   // had picked hid behind attention: +67.4 -> +55.0 %.
-  EXPECT_LE(file.mape_pct, 11.55);
-  EXPECT_LE(file_hb.mape_pct, 10.64);
+  // Raised to 11.59 % and lowered to 10.62 % (11.5839 / 10.6117 %): full
+  // recompute stopping early where the row's PyTorch does
+  // (training.checkpoint_early_stop: torchtitan, this repository's own
+  // steps, whose kernel counts show the down projection not rerun): the
+  // checkpointed H200 step +5.26 -> +1.89 %, torchtitan's full-recompute
+  // rows (lines 120, 122, 124, 127), well predicted while their recompute
+  // ran a GEMM too many, -4.1 / -2.8 / -3.2 / -2.3 -> -6.4 / -7.9 / -5.4 /
+  // -7.7 %, beside the same source's op-level rows (-4.6 to -9.6 %).
+  EXPECT_LE(file.mape_pct, 11.59);
+  EXPECT_LE(file_hb.mape_pct, 10.62);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken
@@ -1556,11 +1564,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 210 more fp32 -> bf16 copies a microbatch; RecomputeRecastBytesPerParam),
   // that step +5.26 % and the seven 1.96 % (1.9625 %): a cost the step pays,
   // priced, moves it away from its measurement.
+  // Lowered to 1.49 % (1.4811 %), the largest now the compiled step's
+  // -4.26 %: the checkpointed step's recompute stops before the MLP's down
+  // projection, as its profile's GEMM count shows (418 forward-layout GEMMs
+  // where a whole-forward recompute makes 450; training.
+  // checkpoint_early_stop): +5.26 -> +1.89 %.
   const ValidationReport own =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"Orrery H200 training steps 2026"}); });
   EXPECT_EQ(own.evaluated, 7);
-  EXPECT_LE(own.mape_pct, 1.97);
-  EXPECT_LE(own.max_abs_error_pct, 5.27);
+  EXPECT_LE(own.mape_pct, 1.49);
+  EXPECT_LE(own.max_abs_error_pct, 4.27);
   // The NeMo and Megatron-Bridge performance tables (FP8 on H100, B200 and
   // GB200), at this stop's start 10.73 / 15.91 / 16.66 / 16.77 / 20.24 /
   // 23.44 / 9.49 % (docs/fp8-training.md says which rows moved and what is
@@ -1764,10 +1777,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // runs non-vectorized at the A100's element rate (185 G/s, PyTorch PR
   // #195542; hardware::ElementwiseTime), each row 1.0-1.8 points slower:
   // Llama 3 8B -5.6 / -5.4 -> -4.1 / -3.6 %, Llama 2 70B -10.6 -> -9.6 %.
+  // Raised to 6.28 % (6.2713 %): torchtitan's activation checkpointing is
+  // PyTorch's non-reentrant checkpoint, which stops its replay before the
+  // MLP's down projection (training.checkpoint_early_stop): the four
+  // full-recompute rows (lines 120, 122, 124, 127) -4.1 / -2.8 / -3.2 /
+  // -2.3 -> -6.4 / -7.9 / -5.4 / -7.7 %; what the source's rows have left in common is now a fast bias
+  // in every recompute mode, not a GEMM the recompute priced too many.
   const ValidationReport torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
   ASSERT_EQ(torchtitan.evaluated, 8);
-  EXPECT_LE(torchtitan.mape_pct, 4.41);
+  EXPECT_LE(torchtitan.mape_pct, 6.28);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture

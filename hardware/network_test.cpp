@@ -332,6 +332,51 @@ TEST(NcclMeasured, DgxAllReduceWithin15Percent) {
   }
 }
 
+// Meta's 24K-GPU RoCE cluster as Grattafiori et al. 2024 Sec. 3.3.1 states
+// it: 8 pods of 3,072 GPUs, each pod non-blocking, the aggregation layer
+// between them 1:7 oversubscribed; 400 Gb/s (50 GB/s) per GPU. At 1 GiB the
+// RoCE tiers' efficiency is 0.85 (the curve's last point, 256 MiB), so a
+// send inside a pod moves at 50e9 x 0.85 = 42.5 GB/s and one between pods
+// at 42.5 / 7 = 6.071 GB/s; each pays the tier's 5 us step and the 8.4 us
+// base latency of the call (the nvlink tier's, the largest on the way).
+TEST(MetaRoce, PodsAreNonBlockingAndTheAggregationLayerGivesASeventh) {
+  const SystemSpec s = Preset("meta-roce-24k");
+  base::Diagnostics d;
+  CheckSystem(s, "system", {}, d);
+  EXPECT_TRUE(d.ok()) << d.ToString();
+  EXPECT_EQ(DeviceCount(s), 24576);  // 8 pods x 3,072
+  ASSERT_EQ(s.network.size(), 3u);
+  EXPECT_EQ(s.network[1].domain, 3072);  // 192 racks x 16 GPUs
+  EXPECT_EQ(s.network[1].oversubscription, 1);
+  EXPECT_EQ(s.network[2].oversubscription, 7);
+  // The paper names no host CPU: no launch time is claimed for it.
+  EXPECT_EQ(s.host.cpu, "");
+  EXPECT_EQ(s.host.op_launch_time, 0);
+
+  const AlphaBetaNetwork n(s);
+  // 1 GiB / 42.5 GB/s = 25.2645 ms + 13.4 us = 25.2779 ms (devices 0 and 8:
+  // two servers of one pod).
+  const double in_pod = n.SendTime(0, 8, kGiB);
+  EXPECT_NEAR(in_pod * 1e3, 25.2779, 1e-4);
+  // Devices 0 and 3,072: the first GPU of two pods. 1 GiB / 6.071 GB/s =
+  // 176.8516 ms + 13.4 us = 176.8650 ms.
+  const double across = n.SendTime(0, 3072, kGiB);
+  EXPECT_NEAR(across * 1e3, 176.8650, 1e-4);
+  EXPECT_NEAR((across - 13.4e-6) / (in_pod - 13.4e-6), 7.0, 1e-9);
+
+  // A group of 3,072 GPUs at stride 1 fills one pod and stays in it; the
+  // same group at stride 2 spans two pods and reaches the aggregation layer.
+  EXPECT_EQ(n.Place(3072, 1).per_domain[1], 3072);
+  EXPECT_EQ(n.Explain(Collective::kAllReduce, kGiB, n.Place(3072, 1)).top_tier, 1);
+  EXPECT_EQ(n.Explain(Collective::kAllReduce, kGiB, n.Place(3072, 2)).top_tier, 2);
+
+  // Bisection of one domain (topology.h): a pod 1,536 x 50 GB/s = 76.8 TB/s;
+  // the cluster 12,288 x 50 GB/s / 7 = 87.771 TB/s, little more than one
+  // pod's although it holds eight.
+  EXPECT_NEAR(BisectionBandwidth(s.network[1], n.geometry(1)) / 1e12, 76.8, 1e-9);
+  EXPECT_NEAR(BisectionBandwidth(s.network[2], n.geometry(2)) / 1e12, 87.7714, 1e-4);
+}
+
 // --- system.host: the host CPU (HostSchema, hardware/system_spec.h) --------
 
 // Parses `yaml` (a `system:` document) from a file of its own, so that the

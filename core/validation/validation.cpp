@@ -1091,8 +1091,11 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       if (!found.top.empty()) {
         const PlanKnobs& k = found.top.front().knobs;
         ApplyKnobs(k, sc.training);
-        return "searched (the fastest of the " + std::to_string(found.stats.candidates) +
-               " plans consistent with the stated fields): " + DescribeFree(k, fixed);
+        return (found.stats.candidates == 1
+                    ? std::string("searched (the one plan consistent with the stated fields): ")
+                    : "searched (the fastest of the " + std::to_string(found.stats.candidates) +
+                          " plans consistent with the stated fields): ") +
+               DescribeFree(k, fixed);
       }
       // None fits the device's memory as the memory model counts it: the
       // run did fit, so the model is short of what it ran (its schedule's

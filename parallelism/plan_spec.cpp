@@ -1,5 +1,9 @@
 #include "parallelism/plan_spec.h"
 
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
 namespace orrery::parallelism {
 
 using base::Dimension;
@@ -345,6 +349,14 @@ const base::Schema<Workload>& WorkloadSchema() {
     return s;
   }();
   return schema;
+}
+
+bool IsGroupOrder(const std::string& order) {
+  std::vector<std::string> parts;
+  std::stringstream ss(order);
+  for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
+  std::sort(parts.begin(), parts.end());
+  return parts == std::vector<std::string>{"cp", "dp", "ep", "pp", "tp"};
 }
 
 }  // namespace orrery::parallelism

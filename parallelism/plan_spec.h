@@ -301,6 +301,12 @@ inline double FullRecomputeShare(const TrainingPlan& p) {
   return p.recompute_interval > 1 ? 1.0 / static_cast<double>(p.recompute_interval) : 1.0;
 }
 
+// Whether `order` names tp, cp, ep, dp and pp once each, comma-separated
+// (training.group_order, innermost first). kGroupOrderRule says so in words.
+bool IsGroupOrder(const std::string& order);
+inline constexpr const char* kGroupOrderRule =
+    "must list tp, cp, ep, dp and pp once each, comma-separated, innermost first";
+
 const base::Schema<TrainingPlan>& TrainingPlanSchema();
 const base::Schema<Workload>& WorkloadSchema();
 

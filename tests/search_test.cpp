@@ -13,6 +13,7 @@
 #include "core/estimate/event_estimator.h"
 #include "core/search/search.h"
 #include "models/transformer.h"
+#include "tests/support/model_shapes.h"
 #include "tests/support/presets.h"
 
 namespace orrery::engine {
@@ -41,6 +42,29 @@ TEST(PlanSpace, GroupOrdersArePermutationsOfTheGroupsLargerThanOne) {
   s.pp = 1;
   EXPECT_EQ(OrdersFor(s, true).count, 1);
   EXPECT_STREQ(OrdersFor(s, false).text[0].data(), "tp,cp,ep,dp,pp");
+}
+
+// A stated order (PlanSpaceOptions::group_order, a measured run's; Llama 3's
+// [TP, CP, PP, DP]) is the one order enumerated, with or without
+// all_group_orders, and the candidates are those of one order.
+TEST(PlanSpace, AStatedGroupOrderIsTheOnlyOneEnumerated) {
+  const models::ModelSpec m = test::Gpt(8, 1024, 8);
+  PlanShape s;
+  s.devices = 64;
+  s.tp = 8;
+  s.dp = 4;
+  s.pp = 2;
+  s.global_batch = 8;
+  PlanSpaceOptions o;
+  EXPECT_EQ(AxesFor(m, s, o).orders.count, 6);
+  o.group_order = "tp,cp,ep,pp,dp";
+  const ShapeAxes a = AxesFor(m, s, o);
+  ASSERT_EQ(a.orders.count, 1);
+  EXPECT_STREQ(a.orders.text[0].data(), "tp,cp,ep,pp,dp");
+  o.all_group_orders = false;
+  EXPECT_STREQ(AxesFor(m, s, o).orders.text[0].data(), "tp,cp,ep,pp,dp");
+  PlanSpaceOptions all;
+  EXPECT_EQ(AxesFor(m, s, all).Candidates(s.dp), 6 * a.Candidates(s.dp));
 }
 
 // Two devices, a 2-layer model, global batch 2, no offload. By hand:

@@ -657,14 +657,8 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
     diags.Add(where, "training.precision", hardware::DataTypeName(t.precision),
               "the device '" + s.system.device.name + "' has no peak rate for this datatype");
   // group_order: a permutation of the five group names.
-  std::vector<std::string> parts;
-  std::stringstream ss(t.group_order);
-  for (std::string p; std::getline(ss, p, ',');) parts.push_back(p);
-  std::vector<std::string> sorted = parts;
-  std::sort(sorted.begin(), sorted.end());
-  if (sorted != std::vector<std::string>{"cp", "dp", "ep", "pp", "tp"})
-    diags.Add(where, "training.group_order", t.group_order,
-              "must list tp, cp, ep, dp and pp once each, comma-separated, innermost first");
+  if (!parallelism::IsGroupOrder(t.group_order))
+    diags.Add(where, "training.group_order", t.group_order, parallelism::kGroupOrderRule);
 }
 
 std::optional<DocKind> CheckFile(const std::string& file, const PresetStore& store,

@@ -193,7 +193,14 @@ ShapeAxes AxesFor(const models::ModelSpec& m, const PlanShape& s, const PlanSpac
     a.recompute_from = f.recompute;
   }
   a.dp_overlap_fixed = f.dp_overlap;
-  a.orders = OrdersFor(s, o.all_group_orders);
+  if (o.group_order.empty()) {
+    a.orders = OrdersFor(s, o.all_group_orders);
+  } else {
+    a.orders.count = 1;
+    a.orders.text[0].fill(0);
+    std::memcpy(a.orders.text[0].data(), o.group_order.data(),
+                std::min<size_t>(o.group_order.size(), a.orders.text[0].size() - 1));
+  }
   return a;
 }
 

@@ -62,6 +62,9 @@ struct PlanSpaceOptions {
   bool offload = true;           // include offload_optimizer = true
   bool context_parallel = true;  // include cp > 1
   bool all_group_orders = true;  // false: only the default order tp,cp,ep,dp,pp
+  // Non-empty: the one order enumerated (training.group_order's words; a
+  // measured run's stated order, core/validation), whatever all_group_orders says.
+  std::string group_order;
   int64_t max_micro_batch = 0;   // 0 = no limit
   // Also pp that does not divide the layers: every stage gets ceil(L / pp)
   // layers but the last, which gets the rest (DeepSeek-V3's 61 layers over

@@ -410,6 +410,13 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
                       moe_routing = word("moe_routing", kMoeRouting),
                       reduce_dtype = word("reduce_dtype", kReduceDtype),
                       cp_scheme = word("cp_scheme", plan.Find("cp_scheme")->info.choices);
+    // The order of the parallel groups, innermost first, where the source
+    // states it (training.group_order's words; Llama 3: [TP, CP, PP, DP],
+    // Grattafiori et al. 2024 Sec. 3.3.2).
+    const std::string group_order = cell("group_order");
+    if (!group_order.empty() && !parallelism::IsGroupOrder(group_order) && bad.empty())
+      bad = t.source + ":" + std::to_string(r.line) + ": column 'group_order': got '" + group_order + "': " +
+            parallelism::kGroupOrderRule + " (blank: the framework's default, tp,cp,ep,dp,pp)";
     // The architecture of a shape given by columns; the words are the model
     // parser's (models/model_spec.cpp).
     const std::string activation = word("activation", model.Find("activation")->info.choices),
@@ -696,8 +703,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // No measured-run source offloads the optimizer, and no column states it.
     fixed.offload = 0;
     space.offload = false;
-    // Frameworks lay the groups in their default order (tp innermost).
+    // Frameworks lay the groups in their default order (tp innermost), or
+    // in the order the row states.
     space.all_group_orders = false;
+    if (!group_order.empty() && parallelism::IsGroupOrder(group_order)) {
+      space.group_order = group_order;
+      p.group_order = group_order;
+      assume("groups laid out " + group_order + ", innermost first (stated)");
+    }
     // A stated pipeline need not split the layers evenly (DeepSeek-V3's 61
     // layers over 8 stages): the estimator places the remainder.
     space.uneven_stages = pp.has_value();

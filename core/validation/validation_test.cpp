@@ -36,7 +36,7 @@ const char* kHeader =
     "global_batch,micro_batch,recompute,seq_parallel,interleave,schedule,precision,zero,"
     "dp_overlap,tp_overlap,ep_overlap,attention,framework,flops_metric,moe_routing,"
     "measured_iter_s,measured_tflops_per_gpu,measured_mfu,notes,mtp,first_stage_layers,last_stage_layers,"
-    "reduce_dtype,fp8_param_gather,cp_scheme\n";
+    "reduce_dtype,fp8_param_gather,cp_scheme,group_order\n";
 
 // Korthikanti et al. 2022 Table 5, Megatron-22B on 8 A100 with full
 // recompute (the first row of validation/training_runs.csv), every plan
@@ -322,6 +322,41 @@ TEST(ValidationCsv, CpSchemeColumnReachesTheScenario) {
                    std::min({r.rows[1].predicted, r.rows[2].predicted, r.rows[3].predicted}));
   EXPECT_NE(r.rows[1].predicted, r.rows[2].predicted);
   EXPECT_NE(r.rows[4].skipped.find("cp_scheme"), std::string::npos) << r.rows[4].skipped;
+}
+
+// The group_order column sets training.group_order (Llama 3 405B states
+// [TP, CP, PP, DP], Grattafiori et al. 2024 Sec. 3.3.2) and holds the
+// search to it. Its 8K row on its cluster (meta-roce-24k: pods of 3,072
+// GPUs, 1:7 between pods): laid in Megatron's default order (blank), pp 16
+// at a stride of 8 x 64 = 512 GPUs puts the 16 stages of a pipeline in
+// three pods and sends activations between pods at a seventh of 400 Gb/s;
+// laid as stated, a pipeline spans 128 consecutive GPUs, in one pod, and
+// only data parallelism crosses pods. The stated order names itself in the
+// assumptions and predicts the faster step; a list that is not the five
+// groups once each is an error naming the column.
+TEST(ValidationCsv, GroupOrderColumnReachesTheSearch) {
+  auto row = [](const std::string& order) {
+    return Row({{"source", "Grattafiori et al. 2024 'The Llama 3 Herd of Models' Table 4"},
+                {"model", "Llama-3.1-405B"}, {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""},
+                {"vocab", ""}, {"seq", "8192"}, {"gpus", "8192"}, {"gpu", "H100-SXM5-80GB"},
+                {"system", "meta-roce-24k"}, {"tp", "8"}, {"pp", "16"}, {"dp", "64"}, {"cp", "1"}, {"ep", ""},
+                {"global_batch", "2048"}, {"micro_batch", ""}, {"recompute", "none"}, {"seq_parallel", ""},
+                {"interleave", "8"}, {"schedule", "interleaved"}, {"precision", "bf16"},
+                {"flops_metric", "model"}, {"measured_tflops_per_gpu", "430"}, {"first_stage_layers", "7"},
+                {"last_stage_layers", "7"}, {"zero", ""}, {"dp_overlap", ""}, {"tp_overlap", ""},
+                {"attention", ""}, {"framework", ""}, {"measured_iter_s", ""}, {"group_order", order}});
+  };
+  base::Diagnostics d;
+  const ValidationReport r = ValidateFile(
+      TempCsv("grouporder.csv", row("") + row("\"tp,cp,ep,pp,dp\"") + row("\"tp,pp,dp\"")), d);
+  ASSERT_EQ(r.rows.size(), 3u);
+  for (size_t i = 0; i < 2; ++i) ASSERT_EQ(r.rows[i].skipped, "") << i;
+  EXPECT_EQ(r.rows[0].assumptions.find("groups laid out"), std::string::npos) << r.rows[0].assumptions;
+  EXPECT_NE(r.rows[1].assumptions.find("groups laid out tp,cp,ep,pp,dp, innermost first (stated)"),
+            std::string::npos)
+      << r.rows[1].assumptions;
+  EXPECT_GT(r.rows[1].predicted, 1.1 * r.rows[0].predicted);  // TFLOP/s: pipeline sends inside a pod
+  EXPECT_NE(r.rows[2].skipped.find("column 'group_order'"), std::string::npos) << r.rows[2].skipped;
 }
 
 TEST(ValidationCsv, MtpAndStageLayerColumnsReachTheScenario) {
@@ -1549,8 +1584,17 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // rows (lines 120, 122, 124, 127), well predicted while their recompute
   // ran a GEMM too many, -4.1 / -2.8 / -3.2 / -2.3 -> -6.4 / -7.9 / -5.4 /
   // -7.7 %, beside the same source's op-level rows (-4.6 to -9.6 %).
+  // Lowered to 10.61 % (file 11.5808 / 10.6063 %): the three Llama 3 405B
+  // rows on their cluster (the system column: meta-roce-24k, non-blocking
+  // pods of 3,072 GPUs joined 1:7; Sec. 3.3.1) in the order of parallelism
+  // they state (the group_order column: [TP, CP, PP, DP], Sec. 3.3.2), which
+  // keeps every pipeline inside a pod and sends only data parallelism, mostly
+  // hidden, across: +33.4 / +34.7 / +55.0 -> +33.3 / +34.3 / +54.6 %. (In
+  // the default order, pp outermost, the pipelines would cross pods at a
+  // seventh of the bandwidth and read +1.4 / +2.6 / +33.8 %: a right answer
+  // for a layout the paper says it did not run.)
   EXPECT_LE(file.mape_pct, 11.59);
-  EXPECT_LE(file_hb.mape_pct, 10.62);
+  EXPECT_LE(file_hb.mape_pct, 10.61);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken

@@ -160,9 +160,21 @@ SystemCost CountParts(const SystemSpec& s, const PriceSpec& p) {
         break;
       }
     }
+    // A scale-out tier above another is the upper layer of the same fabric
+    // (Meta's pods of 3,072 GPUs joined by aggregation switches, configs/
+    // systems/meta-roce-24k.yaml): it has no NICs or device cables of its
+    // own. Its links are the uplinks of the domains below, their devices'
+    // links over the tier's oversubscription, and its own switches' links.
+    const bool stacked = tp.scale_out && i > 1;
+    if (stacked) {
+      const double over = std::max(1.0, t.oversubscription);
+      const Clos c = t.topology == Topology::kFatTree ? CountClos(endpoints, t.radix, g.levels, t.oversubscription)
+                                                       : Clos{};
+      tp.links = static_cast<int64_t>(static_cast<double>(endpoints) / over) + c.inner_links;
+    }
     const double speed = g.link_bandwidth;
     if (tp.scale_out) {
-      tp.nic_ports = endpoints;
+      tp.nic_ports = stacked ? 0 : endpoints;
       tp.transceivers = 2 * tp.links;
       const double per_switch = static_cast<double>(t.radix) / static_cast<double>(p.switch_radix) *
                                 Scale(speed, p.switch_port_speed);

@@ -375,6 +375,21 @@ TEST(MetaRoce, PodsAreNonBlockingAndTheAggregationLayerGivesASeventh) {
   // pod's although it holds eight.
   EXPECT_NEAR(BisectionBandwidth(s.network[1], n.geometry(1)) / 1e12, 76.8, 1e-9);
   EXPECT_NEAR(BisectionBandwidth(s.network[2], n.geometry(2)) / 1e12, 87.7714, 1e-4);
+
+  // Parts: the aggregation layer is the top of the pods' fabric, not a
+  // second fabric. The pod tier has the 24,576 NIC ports, one cable each and
+  // two transceivers a cable; the aggregation tier no NIC of its own, and
+  // the pods' uplinks for links: 24,576 / 7 = 3,510 (whole links), 7,020
+  // transceivers. (No switch is counted: the paper gives no radix.)
+  const SystemCost c = CountParts(s, PriceSpec{});
+  ASSERT_EQ(c.tiers.size(), 3u);
+  EXPECT_EQ(c.tiers[1].nic_ports, 24576);
+  EXPECT_EQ(c.tiers[1].links, 24576);
+  EXPECT_EQ(c.tiers[1].transceivers, 49152);
+  EXPECT_EQ(c.tiers[2].nic_ports, 0);
+  EXPECT_EQ(c.tiers[2].links, 3510);
+  EXPECT_EQ(c.tiers[2].transceivers, 7020);
+  EXPECT_EQ(c.tiers[2].nic_cost, 0.0);
 }
 
 // --- system.host: the host CPU (HostSchema, hardware/system_spec.h) --------

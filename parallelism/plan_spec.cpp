@@ -254,6 +254,17 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "FlatParameter, DeepSpeed).")
         .Bool("tp_comm_overlap", &TrainingPlan::tp_comm_overlap, "false",
               "Overlap tensor-parallel collectives with GEMMs (Megatron-Core --tp-comm-overlap).")
+        .Bool("pp_comm_overlap", &TrainingPlan::pp_comm_overlap, "false",
+              "With an interleaved pipeline (interleave > 1), run each send and receive between "
+              "stages beside the computation of another model chunk in the steady one-forward-"
+              "one-backward phase, exposing only what outlasts that chunk and the compute's "
+              "slowdown beside it; the first device's warm-up and flush sends stay exposed "
+              "(Megatron-Core overlap_p2p_comm, which NeMo's and Megatron-Bridge's communication-"
+              "overlap configs turn on whenever the pipeline is interleaved; NeMo docs, "
+              "communication_overlap.rst). false (the default): every send on the critical path "
+              "is paid in full (batch_p2p_comm), which is how the measured NeMo and "
+              "Megatron-Bridge interleaved runs read (validation/README.md). Read only for "
+              "interleaved 1F1B.")
         .Quantity("dp_bucket", &TrainingPlan::dp_bucket, Dimension::kBytes, 0, 1e12, "100 MB",
                   "Gradient bucket size for the overlapped reduction.", true)
         .Enum<hardware::DataType>("precision", &TrainingPlan::precision,

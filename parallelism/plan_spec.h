@@ -211,6 +211,15 @@ struct TrainingPlan {
   bool zero3_matrix_prefetch = false;
   bool zero3_copy_out = false;
   bool tp_comm_overlap = false;  // TP collectives overlapped with GEMMs
+  // Whether an interleaved pipeline's sends and receives run beside the
+  // computation of other model chunks in the steady 1F1B phase (Megatron-
+  // Core's overlap_p2p_comm with batch_p2p_comm off), the fill's and the
+  // flush's still exposed; false: each send blocks its sender (batched,
+  // synchronous p2p). Read only for interleaved 1F1B (interleave > 1):
+  // OverlapsPipelineSends, parallelism/schedule.h. Off by default: the
+  // measured NeMo and Megatron-Bridge rows, whose recipes turn it on, read
+  // as if their sends were exposed (validation/README.md).
+  bool pp_comm_overlap = false;
   double dp_bucket = 25e6 * 4;   // bytes per gradient bucket
   hardware::DataType precision = hardware::DataType::kBf16;
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;

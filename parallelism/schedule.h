@@ -160,6 +160,14 @@ inline EvenStageLayers StageLayers(const TrainingPlan& p, int64_t layers) {
   return EvenSplitLayers(layers, p.pp);
 }
 
+// Whether the plan's pipeline sends run beside other chunks' computation
+// (TrainingPlan::pp_comm_overlap): interleaved 1F1B only, as Megatron-Core
+// overlaps them (NeMo's and Megatron-Bridge's configs set overlap_p2p_comm
+// only when the virtual pipeline size is above 1).
+inline bool OverlapsPipelineSends(const TrainingPlan& p) {
+  return p.pp_comm_overlap && p.pp > 1 && TakesInterleave(p.schedule) && p.interleave > 1;
+}
+
 // Interleaved 1F1B (v > 1, not a V-shape) needs m a multiple of p.
 inline bool InterleaveNeedsMultiple(const TrainingPlan& p, int64_t microbatches) {
   const bool interleaved = TakesInterleave(p.schedule) && p.interleave > 1 && p.pp > 1;

@@ -559,7 +559,7 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
       if (to >= 0 && to < S && DeviceOf(to) != d && s.p2p > 0) {
         out = Add(d, StreamKind::kPp, TaskKind::kSend, s.p2p, c, j);
         g.graph.AddDependency(e.done, out);
-        block.push_back(out);  // synchronous p2p: the sender waits for it
+        if (!s.p2p_overlap) block.push_back(out);  // synchronous p2p: the sender waits for it
       }
       (fwd ? f_out : b_out)[At(vs, j)] = out;
     }

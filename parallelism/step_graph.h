@@ -12,7 +12,8 @@
 //            overlapped: beside the pass's GEMMs)
 //   pp       point-to-point sends to the neighbouring stage; the sender waits
 //            for its send to finish before its next pass (Megatron's
-//            synchronous p2p)
+//            synchronous p2p), or, overlapped (StepSpec::p2p_overlap), only
+//            the receiver does
 //   dp       gradient reduce-scatter/all-reduce buckets, ZeRO parameter
 //            all-gathers
 //
@@ -108,6 +109,10 @@ struct StepSpec {
   std::vector<StageDp> dp;            // [stage]; empty = no data-parallel work
   std::vector<double> slowdown;       // [stage], >= 1, scales compute; empty = 1
   double p2p = 0;                     // one activation or gradient between neighbours
+  // Sends run on the pp stream beside the sender's next passes (interleaved
+  // 1F1B with overlap_p2p_comm: parallelism::OverlapsPipelineSends); only
+  // the receiver waits for them. false: the sender waits (synchronous p2p).
+  bool p2p_overlap = false;
   bool tp_overlap = false;            // TP collectives beside the GEMMs
   bool dp_overlap = true;             // buckets overlap the last backward / first forward;
                                       // ZeRO-3 gathers prefetch during the previous pass

@@ -324,7 +324,10 @@ using test::LoadScenario;
 // plans of three scenarios (tp, pp, interleave, micro-batch, recompute,
 // sequence parallelism, ZeRO stage, dp, schedule 1F1B/interleaved, GPipe
 // or ZB-H1, m below and above p) the two agree within 0.5 %.
-TEST(EventEstimator, AgreesWithTheClosedFormOnUniformStages) {
+// The generated plans of the test below, each priced by both engines with
+// `pp_overlap` for training.pp_comm_overlap; `tolerance` bounds |event /
+// closed - 1| and the pipeline's bubble plus transfers.
+void CompareOnUniformStages(bool pp_overlap, double tolerance) {
   struct Case {
     const char* scenario;
     std::vector<int64_t> tps, pps;
@@ -364,6 +367,7 @@ TEST(EventEstimator, AgreesWithTheClosedFormOnUniformStages) {
       if (next(3) == 0) w.global_batch = std::max<int64_t>(1, w.global_batch / 16);
       p.dp_overlap = false;
       p.tp_comm_overlap = false;
+      p.pp_comm_overlap = pp_overlap;
       engine::EventOptions o;
       o.uniform_stages = true;
       const engine::EventEstimate e = est.Run(p, w, o);
@@ -380,17 +384,30 @@ TEST(EventEstimator, AgreesWithTheClosedFormOnUniformStages) {
                      " v " + std::to_string(p.interleave) + " b " + std::to_string(p.micro_batch) +
                      " zero " + std::to_string(p.zero);
       }
-      EXPECT_LT(rel, 0.005) << c.scenario << " tp " << p.tp << " pp " << p.pp << " v " << p.interleave
+      EXPECT_LT(rel, tolerance) << c.scenario << " tp " << p.tp << " pp " << p.pp << " v " << p.interleave
                             << " event " << e.estimate.iteration_s << " closed " << e.closed_form.iteration_s;
       // The simulated bubble is the closed form's (p - 1)/v of a stage.
       EXPECT_NEAR(e.estimate.time.pp_bubble + e.estimate.time.pp_p2p,
                   e.closed_form.time.pp_bubble + e.closed_form.time.pp_p2p,
-                  0.005 * e.closed_form.iteration_s);
+                  tolerance * e.closed_form.iteration_s);
     }
   }
   EXPECT_GE(compared, 80);
   std::cout << "compared " << compared << " plans; worst |event/closed - 1| = " << worst << " (" << worst_plan
             << ")\n";
+}
+
+TEST(EventEstimator, AgreesWithTheClosedFormOnUniformStages) { CompareOnUniformStages(false, 0.005); }
+
+// Interleaved sends overlapped (training.pp_comm_overlap): the
+// closed form exposes the first device's warm-up and flush transfers and the
+// fill and drain's (TrainingEstimator, the pipeline section); the event
+// engine lets every device's sends run beside its next passes and exposes
+// only what a receiver waits for, a little less: within 1 % (0.56 % at
+// worst over the 193 plans), inside the 2 % search reports as a
+// disagreement between the engines.
+TEST(EventEstimator, AgreesWithTheClosedFormOnUniformStagesWithOverlappedSends) {
+  CompareOnUniformStages(true, 0.01);
 }
 
 // Issue 15: recompute_interval 2 (every 2nd layer recomputed). GPT-3 175B

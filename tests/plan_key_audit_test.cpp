@@ -435,6 +435,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"zero3_matrix_prefetch", {"zero3", "true"}},
       {"zero3_copy_out", {"zero3", "true"}},
       {"tp_comm_overlap", {"llama70b", "false"}},
+      {"pp_comm_overlap", {"llama70b", "true"}},
       {"dp_bucket", {"llama70b", "1 GB"}},
       {"fp32_master_weights", {"llama70b", "false"}},
       {"grad_accumulation_fusion", {"llama70b", "false"}},

@@ -189,6 +189,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   out.chunks = v;
   out.schedule = schedule;
   out.p2p = c.p2p;
+  out.p2p_overlap = parallelism::OverlapsPipelineSends(p);
   out.tp_overlap = c.tp_overlap;
   out.dp_overlap = p.dp_overlap;
   out.zero3 = p.zero >= 3 && c.dense_dp > 1;

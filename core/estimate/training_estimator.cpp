@@ -1413,6 +1413,26 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // 2021, Sec. 4.1 scatter/gather optimisation).
     const double one = CollectiveTime(memo, Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp), g);
     p2p = parallelism::CriticalPathTransfers(p, mb_count) * one;
+    // Overlapped (interleaved 1F1B with overlap_p2p_comm): in the steady
+    // one-forward-one-backward phase each transfer runs beside a model
+    // chunk's forward or backward on the device, exposing what outlasts it
+    // and the contention beside it (OverlapExposed); the fill's and the
+    // flush's stay exposed ("The PP communications in pipeline fill and
+    // flush are still exposed", NeMo docs, features/optimizations/
+    // communication_overlap.rst). The first device's fill is Megatron-Core's
+    // warm-up, 2 (p - 1) + (v - 1) p chunk forwards (schedules.py,
+    // forward_backward_pipelining_with_interleaving: num_warmup_microbatches
+    // at rank 0), its flush as many chunk backwards, and the pipeline
+    // transfers once more p - 1 times each way to fill and drain.
+    if (parallelism::OverlapsPipelineSends(p)) {
+      const double chunks = static_cast<double>(parallelism::ScheduleChunks(p));
+      const double pp_d = static_cast<double>(p.pp);
+      const double vm = chunks * static_cast<double>(mb_count);
+      const double warmup = std::min(vm, 2 * (pp_d - 1) + (chunks - 1) * pp_d);
+      p2p = 2 * (warmup + pp_d - 1) * one +
+            (vm - warmup) * (OverlapExposed(one, stage_fwd / chunks, dev.overlap_slowdown) +
+                             OverlapExposed(one, (stage_bwd + stage_rec) / chunks, dev.overlap_slowdown));
+    }
   }
 
   // --- parameters, data parallelism, optimizer -------------------------------

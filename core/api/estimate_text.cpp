@@ -4,6 +4,7 @@
 #include <iomanip>
 
 #include "core/base/format.h"
+#include "parallelism/schedule.h"
 
 namespace orrery::text {
 
@@ -201,7 +202,8 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
               ? " (folded: etp " + std::to_string(parallelism::ExpertTensorParallel(p)) + ")"
               : std::string())
       << ", micro-batch " << p.micro_batch << " x " << e.microbatches
-      << " microbatches, interleave " << p.interleave << ", recompute "
+      << " microbatches, interleave " << p.interleave
+      << (parallelism::OverlapsPipelineSends(p) ? " (sends overlapped)" : "") << ", recompute "
       << parallelism::RecomputeName(p.recompute)
       << (p.recompute == parallelism::Recompute::kFull && p.recompute_interval > 1
               ? " (1 layer in " + std::to_string(p.recompute_interval) + ")"

@@ -1,14 +1,17 @@
 #include "core/estimate/result_invariants.h"
 
 #include <cmath>
+#include <limits>
 
 #include "core/estimate/training_estimator.h"
 
 namespace orrery::engine {
 namespace {
 
-bool NonNegative(double v) { return std::isfinite(v) && v >= 0; }
-bool Fraction(double v) { return std::isfinite(v) && v >= 0 && v <= 1; }
+// Finite and not negative: NaN fails both comparisons, -inf the first,
+// +inf the second.
+bool NonNegative(double v) { return v >= 0 && v <= std::numeric_limits<double>::max(); }
+bool Fraction(double v) { return v >= 0 && v <= 1; }
 
 }  // namespace
 

@@ -294,17 +294,21 @@ struct Strides {
 
 Strides GroupStrides(const TrainingPlan& p, int64_t dp) {
   Strides s;
-  // Parse "tp,cp,ep,dp,pp" without allocating: match two-letter names.
+  // Parse "tp,cp,ep,dp,pp" without allocating. The five names differ in
+  // their first letter, and an order is checked to hold each once
+  // (parallelism::IsGroupOrder) before it reaches here, so the first letter
+  // of each three-character field names the group.
   const std::string& o = p.group_order;
   int64_t stride = 1;
   bool ep_placed = false;
-  for (size_t i = 0; i + 1 < o.size() + 1; i += 3) {
-    if (i + 1 >= o.size()) break;
-    const char a = o[i], b = o[i + 1];
-    if (a == 't' && b == 'p') { s.tp = stride; stride *= p.tp; }
-    else if (a == 'c' && b == 'p') { s.cp = stride; if (!ep_placed) { s.ep = stride; ep_placed = true; } stride *= p.cp; }
-    else if (a == 'd' && b == 'p') { s.dp = stride; if (!ep_placed) { s.ep = stride; ep_placed = true; } stride *= dp; }
-    else if (a == 'p' && b == 'p') { s.pp = stride; stride *= p.pp; }
+  for (size_t i = 0; i + 1 < o.size(); i += 3) {
+    switch (o[i]) {
+      case 't': s.tp = stride; stride *= p.tp; break;
+      case 'c': s.cp = stride; if (!ep_placed) { s.ep = stride; ep_placed = true; } stride *= p.cp; break;
+      case 'd': s.dp = stride; if (!ep_placed) { s.ep = stride; ep_placed = true; } stride *= dp; break;
+      case 'p': s.pp = stride; stride *= p.pp; break;
+      default: break;
+    }
   }
   const int64_t etp = parallelism::ExpertTensorParallel(p);
   if (etp != p.tp) {

@@ -164,14 +164,11 @@ SystemCost CountParts(const SystemSpec& s, const PriceSpec& p) {
     // (Meta's pods of 3,072 GPUs joined by aggregation switches, configs/
     // systems/meta-roce-24k.yaml): it has no NICs or device cables of its
     // own. Its links are the uplinks of the domains below, their devices'
-    // links over the tier's oversubscription, and its own switches' links.
+    // links over the tier's oversubscription, in place of the device links
+    // counted above, and its own switches' links.
     const bool stacked = tp.scale_out && i > 1;
-    if (stacked) {
-      const double over = std::max(1.0, t.oversubscription);
-      const Clos c = t.topology == Topology::kFatTree ? CountClos(endpoints, t.radix, g.levels, t.oversubscription)
-                                                       : Clos{};
-      tp.links = static_cast<int64_t>(static_cast<double>(endpoints) / over) + c.inner_links;
-    }
+    if (stacked)
+      tp.links += static_cast<int64_t>(static_cast<double>(endpoints) / std::max(1.0, t.oversubscription)) - endpoints;
     const double speed = g.link_bandwidth;
     if (tp.scale_out) {
       tp.nic_ports = stacked ? 0 : endpoints;

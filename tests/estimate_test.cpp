@@ -314,6 +314,30 @@ TEST(Estimator, FullRecomputeStoppingEarlySkipsTheDownProjectionAndTheAdd) {
     p.checkpoint_early_stop = true;
     EXPECT_EQ(est.Run(p, w).iteration_s, whole);
   }
+  {  // Under tensor parallelism the projection's closing reduction goes with
+     // it (tp 8, sequence parallel: one reduce-scatter of b s h a layer less
+     // in the recompute, in both engines), and stays where the projection
+     // stays: with dropout after it, nothing moves.
+    Scenario t = LoadScenario("llama3-70b-h100");
+    t.training.recompute = parallelism::Recompute::kFull;
+    ASSERT_EQ(t.training.tp, 8);
+    auto rec = [&](bool early) {
+      t.training.checkpoint_early_stop = early;
+      return TrainingEstimator(t.model, t.system).Costs(t.training, t.workload).tp_rec;
+    };
+    const double whole = rec(false);
+    const double rs = TrainingEstimator(t.model, t.system)
+                          .network()
+                          .Time(hardware::Collective::kReduceScatter, 8192.0 * 8192 * 2,
+                                TrainingEstimator(t.model, t.system).network().Place(8, 1));
+    EXPECT_NEAR(whole - rec(true), rs, 1e-12);
+    t.model.hidden_dropout = 0.1;
+    EXPECT_EQ(rec(true), rec(false));
+    t.training.checkpoint_early_stop = false;
+    const double ev_whole = EventEstimator(t.model, t.system).Run(t.training, t.workload).estimate.iteration_s;
+    t.training.checkpoint_early_stop = true;
+    EXPECT_EQ(EventEstimator(t.model, t.system).Run(t.training, t.workload).estimate.iteration_s, ev_whole);
+  }
 }
 
 // Interleaved pipeline sends beside other chunks' computation

@@ -152,6 +152,15 @@ bool SkippedByEarlyStop(const models::OpList& ops, int i, hardware::DataType dt)
   const Op& op = ops.ops[static_cast<size_t>(i)];
   return op.kind != OpKind::kGemm || dt != hardware::DataType::kFp8 || op.router;
 }
+// The FLOPs of those operators: above 0 only when a dense MLP's down
+// projection is among them, so also whether its closing TP reduction is
+// skipped (TpLayerCollectives).
+double EarlyStopFlops(const models::OpList& ops, hardware::DataType dt) {
+  double flops = 0;
+  for (int i = ops.count - ops.early_stop_tail; i < ops.count; ++i)
+    if (SkippedByEarlyStop(ops, i, dt)) flops += ops.ops[static_cast<size_t>(i)].flops;
+  return flops;
+}
 
 OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism::Fp8Recipe recipe,
               const models::OpList& ops, bool causal, hardware::AttentionKernel kernel, double local_experts,
@@ -605,7 +614,8 @@ struct TpLayerComm {
   double fwd = 0, bwd = 0, rec = 0;
 };
 template <typename CollectiveSeconds>
-TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, CollectiveSeconds time) {
+TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, bool down_proj_skipped,
+                               CollectiveSeconds time) {
   TpLayerComm c;
   if (p.tp <= 1) return c;
   const double gather = p.sequence_parallel ? time(Collective::kAllGather) : 0.0;
@@ -614,9 +624,11 @@ TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, Colle
   c.bwd = 2 * one + (2 - moe_fraction) * gather;
   if (p.recompute == Recompute::kFull) c.rec = 2 * one;
   // Stopping early, the MLP's closing all-reduce (reduce-scatter with SP)
-  // after the skipped down projection does not run again (OpList::
-  // early_stop_tail: the dense layers; a MoE layer's experts end it).
-  if (p.recompute == Recompute::kFull && p.checkpoint_early_stop && p.precision != hardware::DataType::kFp8)
+  // after the skipped down projection does not run again: a dense layer
+  // whose down projection is skipped (`down_proj_skipped`, EarlyStopFlops of
+  // its operators: not under FP8, not with dropout after it); a MoE layer's
+  // experts end it.
+  if (p.recompute == Recompute::kFull && p.checkpoint_early_stop && down_proj_skipped)
     c.rec -= (1 - moe_fraction) * (one - gather);
   if (p.recompute == Recompute::kOp) c.rec = p.sequence_parallel ? 2 * gather : 2 * one;
   return c;
@@ -1092,15 +1104,14 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.attention_core_flops = 0;
   out.mla_up_flops = 0;
   out.op_sac_flops = 0;
-  out.early_stop_flops = 0;
   for (int i = 0; i < ops.count; ++i) {
     const Op& op = ops.ops[static_cast<size_t>(i)];
     if (op.attention_core) out.attention_core_flops += op.flops;
     if (op.mla_up) out.mla_up_flops += op.flops;
     // torchtitan's op-level SAC (models::LayerOps' policy).
     out.op_sac_flops += op.op_sac_recompute * op.flops;
-    if (SkippedByEarlyStop(ops, i, dt)) out.early_stop_flops += op.flops;
   }
+  out.early_stop_flops = EarlyStopFlops(ops, dt);
   out.moe = OpTimes{};
   if (m.experts > 1) {
     models::LayerOps(m, shape, true, p.ep, ops);
@@ -1257,7 +1268,8 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       return known[k];
     };
     const TpLayerComm tp_layer =
-        TpLayerCollectives(p, models::MoeFraction(m), [&](Collective c) { return tp_time(c, layer_act_bytes); });
+        TpLayerCollectives(p, models::MoeFraction(m), prepared->early_stop_flops > 0,
+                           [&](Collective c) { return tp_time(c, layer_act_bytes); });
     tp_fwd = tp_layer.fwd;
     tp_bwd = tp_layer.bwd;
     tp_rec = tp_layer.rec;
@@ -1762,6 +1774,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   models::OpList ops;
   models::LayerOps(m, shape, false, p.ep, ops);
   c.dense = layer(ops, nullptr, nullptr);
+  const bool down_proj_skipped = EarlyStopFlops(ops, dt) > 0;
   const OpTimes dense_t = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local);
   OpTimes moe_t;
   if (m.experts > 1) {
@@ -1789,7 +1802,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     const auto g = network_.Place(p.tp, st.tp);
     c.tp_overlap = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
     const TpLayerComm tp_layer = TpLayerCollectives(
-        p, c.moe_fraction, [&](Collective k) { return network_.Time(k, layer_act_bytes, g); });
+        p, c.moe_fraction, down_proj_skipped, [&](Collective k) { return network_.Time(k, layer_act_bytes, g); });
     c.tp_fwd = tp_layer.fwd;
     c.tp_bwd = tp_layer.bwd;
     c.tp_rec = tp_layer.rec;

@@ -31,12 +31,13 @@ std::string NameKey(const std::string& name) {
 namespace {
 
 // Trailing words of a model name that name a variant of the same shape:
-// instruction or chat tuning, a converted checkpoint, a quantised one.
+// instruction or chat tuning, a converted checkpoint, a quantised one (with
+// "KV" for a quantised KV cache: "FP8-KV").
 bool IsVariantWord(const std::string& key) {
   static const char* const kWords[] = {"instruct", "chat", "hf", "base", "it",
                                        "fp8", "fp4", "nvfp4", "mxfp4", "fp16", "bf16",
                                        "awq", "gptq", "int4", "int8", "w4a16", "w8a8",
-                                       "w4a8", "dynamic", "quantized"};
+                                       "w4a8", "dynamic", "quantized", "kv"};
   for (const char* w : kWords)
     if (key == w) return true;
   return false;
@@ -75,7 +76,13 @@ const std::vector<PresetStore::Entry>& PresetStore::Entries(DocKind kind) const 
       const YAML::Node root = YAML::LoadFile(PathOf(kind, preset));
       const YAML::Node map = root[DocKindName(kind)];
       if (map && map.IsMap()) {
-        if (const YAML::Node n = map["name"]; n && n.IsScalar()) e.spellings.push_back(n.Scalar());
+        if (const YAML::Node n = map["name"]; n && n.IsScalar()) {
+          e.spellings.push_back(n.Scalar());
+          const std::vector<std::string> words = Words(n.Scalar());
+          // Only a word that is not the whole name ("H100" alone names the
+          // device, not its maker).
+          if (words.size() > 1) e.name_first_word = NameKey(words.front());
+        }
         if (const YAML::Node a = map["aliases"]; a && a.IsSequence())
           for (const auto& s : a)
             if (s.IsScalar()) e.spellings.push_back(s.Scalar());
@@ -101,7 +108,35 @@ std::optional<PresetName> PresetStore::Resolve(DocKind kind, const std::string& 
     return std::nullopt;
   };
   if (auto hit = find(NameKey(written))) return hit;
+  // The maker's word in front ("NVIDIA H100 80GB HBM3", "AMD Instinct
+  // MI300X"): the rest, among the presets whose own name begins with it.
+  if (const std::vector<std::string> words = Words(written); words.size() > 1) {
+    const std::string first = NameKey(words.front());
+    std::string rest;
+    for (size_t i = 1; i < words.size(); ++i) rest += words[i];
+    const std::string rest_key = NameKey(rest);
+    for (const auto& e : entries) {
+      if (first.empty() || e.name_first_word != first) continue;
+      for (const auto& s : e.spellings)
+        if (NameKey(s) == rest_key) return PresetName{e.preset, s, words.front()};
+    }
+  }
   if (kind != DocKind::kModel) return std::nullopt;
+  // A name with its checkpoint's Hugging Face id in parentheses ("Llama 3.1
+  // 70B (amd/Llama-3.1-70B-Instruct-FP8-KV)", as vendors' tables write it):
+  // the id, which names the weights run, else the name before it. Other
+  // words in parentheses ("GPT 1.7B (Megatron-LM README 2024)") are a
+  // qualifier that may mean another model than the preset the name before
+  // them answers to: such a name resolves whole or not at all.
+  if (const size_t open = written.find('('); open != std::string::npos && open > 0) {
+    const size_t close = written.find(')', open);
+    const std::string inside =
+        written.substr(open + 1, close == std::string::npos ? std::string::npos : close - open - 1);
+    if (inside.find('/') != std::string::npos) {
+      if (auto hit = Resolve(kind, inside)) return hit;
+      if (auto hit = Resolve(kind, written.substr(0, open))) return hit;
+    }
+  }
   // A Hugging Face id "org/name": the organisation does not change the model.
   std::string bare = written;
   if (const size_t slash = bare.rfind('/'); slash != std::string::npos) bare = bare.substr(slash + 1);
@@ -173,6 +208,22 @@ std::string PresetStore::CloseTo(DocKind kind, const std::string& written) const
     return base::DidYouMean(written, presets);
   }
   std::string out = "did you mean ";
+  // A name that every preset it begins ("A100" begins "A100 40GB" and "A100
+  // 80GB") means more than the one a letter away ("H100"): those presets.
+  std::vector<std::string> begun;
+  if (key.size() >= 4)
+    for (const auto& e : Entries(kind))
+      for (const auto& s : e.spellings) {
+        const std::string k = NameKey(s);
+        if (k.size() > key.size() && k.compare(0, key.size(), key) == 0) {
+          begun.push_back(e.preset);
+          break;
+        }
+      }
+  if (!begun.empty()) {
+    for (size_t i = 0; i < begun.size() && i < 3; ++i) out += (i > 0 ? " or '" : "'") + begun[i] + "'";
+    return out + "?";
+  }
   int shown = 0;
   for (const auto& n : near) {
     if (n.distance > near.front().distance || shown == 3) break;

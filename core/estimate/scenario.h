@@ -42,7 +42,7 @@ const char* DocKindFolder(DocKind k);
 struct PresetName {
   std::string preset;   // the preset's file name, e.g. "h100-sxm"
   std::string matched;  // the spelling that matched: the file name, `name:` or an alias
-  std::string dropped;  // variant words left out to match ("Instruct FP8"); empty when none
+  std::string dropped;  // words left out to match ("Instruct FP8", "NVIDIA"); empty when none
 };
 
 // A name compared without case, spaces or punctuation: "H100-SXM5 80GB" ->
@@ -54,7 +54,11 @@ std::string NameKey(const std::string& name);
 // Presets are found by the names users write, declared in the files
 // themselves, never by a table in code: a device, system or model preset
 // answers to its file name, its `name:` and every entry of its `aliases:`
-// list, compared by NameKey. A model name that matches nothing is tried once
+// list, compared by NameKey. A name that matches nothing and begins with the
+// first word of a preset's own `name:` (its maker: "NVIDIA", "AMD") is tried
+// without that word against the presets whose names begin with it, so that
+// "NVIDIA H100 80GB HBM3", as nvidia-smi prints it, is the H100 SXM preset's
+// alias "H100 80GB HBM3". A model name that matches nothing is tried once
 // more without a Hugging Face organisation ("meta-llama/") and without
 // trailing variant words that leave the shape unchanged (Instruct, Chat, hf,
 // and quantisation tags such as FP8, AWQ); the words dropped are reported.
@@ -87,6 +91,7 @@ class PresetStore {
   struct Entry {
     std::string preset;
     std::vector<std::string> spellings;  // file name, name:, aliases (as written)
+    std::string name_first_word;         // NameKey of the first word of `name:`
     std::string reference_system;
   };
   struct Index;

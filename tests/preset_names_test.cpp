@@ -43,6 +43,27 @@ TEST(PresetNames, DevicesAnswerToTheirAliasesAndDisplayName) {
   EXPECT_EQ(Resolved(DocKind::kDevice, "H100 SXM5 80GB Instruct"), "<none>");
 }
 
+// The names nvidia-smi and rocm-smi print carry the maker in front: the
+// first word of the presets' own names ("NVIDIA H100 SXM5 80GB", "AMD
+// Instinct MI300X (OAM 192GB)") is left out, and said so.
+TEST(PresetNames, DevicesAnswerWithTheirMakersWordInFront) {
+  const PresetStore store(kConfigs);
+  auto r = store.Resolve(DocKind::kDevice, "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->preset, "h100-sxm");
+  EXPECT_EQ(r->matched, "H100 80GB HBM3");
+  EXPECT_EQ(r->dropped, "NVIDIA");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "NVIDIA A100-SXM4-80GB"), "a100-80gb");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "NVIDIA H200"), "h200");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "NVIDIA B200"), "b200");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "AMD Instinct MI300X"), "mi300x");
+  // Only the maker of the preset found: AMD makes no H100, NVIDIA no MI300X.
+  EXPECT_EQ(Resolved(DocKind::kDevice, "AMD H100 80GB HBM3"), "<none>");
+  EXPECT_EQ(Resolved(DocKind::kDevice, "NVIDIA MI300X"), "<none>");
+  // And only in front.
+  EXPECT_EQ(Resolved(DocKind::kDevice, "H100 80GB HBM3 NVIDIA"), "<none>");
+}
+
 TEST(PresetNames, ModelsDropOrganisationAndVariantWords) {
   const PresetStore store(kConfigs);
   auto r = store.Resolve(DocKind::kModel, "meta-llama/Llama-3.1-70B-Instruct");
@@ -60,7 +81,28 @@ TEST(PresetNames, ModelsDropOrganisationAndVariantWords) {
   EXPECT_EQ(Resolved(DocKind::kModel, "mistralai/Mixtral-8x7B-Instruct-v0.1"), "mixtral-8x7b");
   // Llama 3 8B and Llama 3.1 8B are different presets (8K vs 128K context).
   EXPECT_EQ(Resolved(DocKind::kModel, "Llama-3-8B"), "llama3-8b");
-  EXPECT_EQ(Resolved(DocKind::kModel, "Qwen2-72B"), "<none>");
+  // AMD's ROCm performance tables: an FP8 checkpoint with an FP8 KV cache,
+  // and the same with the plain name in front.
+  r = store.Resolve(DocKind::kModel, "amd/Llama-3.1-70B-Instruct-FP8-KV");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->preset, "llama3.1-70b");
+  EXPECT_EQ(r->dropped, "Instruct FP8 KV");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Llama 3.1 70B (amd/Llama-3.1-70B-Instruct-FP8-KV)"), "llama3.1-70b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Llama 3.1 405B (amd/Llama-3.1-405B-Instruct-FP8-KV)"), "llama3-405b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-40B"), "<none>");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-40B (tiiuae/falcon-40b)"), "<none>");
+  // Words in parentheses that are not a checkpoint id qualify the name: the
+  // measured-runs file's "GPT 1.7B (Megatron-LM README 2024)" is not the
+  // preset "GPT 1.7B" (Narayanan et al. 2021's, hidden 2304).
+  EXPECT_EQ(Resolved(DocKind::kModel, "GPT 1.7B"), "gpt-1.7b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "GPT 1.7B (Megatron-LM README 2024)"), "<none>");
+  // The first LLaMA release (Touvron et al. 2023), by the names its runs and
+  // the Hugging Face conversions use: "30B" is the 32.5B model.
+  EXPECT_EQ(Resolved(DocKind::kModel, "LLaMA-65B"), "llama-65b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "huggyllama/llama-30b"), "llama-33b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "meta-llama/Llama-3.2-1B-Instruct"), "llama3.2-1b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "mistralai/Mistral-7B-v0.1"), "mistral-7b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Qwen/Qwen2-72B-Instruct"), "qwen2-72b");
 }
 
 TEST(PresetNames, UnknownNamesSayWhatTheyAreCloseTo) {
@@ -81,6 +123,10 @@ TEST(PresetNames, UnknownNamesSayWhatTheyAreCloseTo) {
             "did you mean 'h200'?");
   EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "H100 PCIe"),
             "did you mean 'h100-sxm' (H100)?");
+  // A name that begins several presets' names means them, not the preset a
+  // letter away ("A100" is one edit from "H100").
+  EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "A100"),
+            "did you mean 'a100-40gb' or 'a100-80gb'?");
   // Nothing near: no suggestion.
   EXPECT_EQ(PresetStore(kConfigs).CloseTo(DocKind::kDevice, "RTX 4090"), "");
 }
@@ -166,9 +212,16 @@ TEST(PresetNames, MeasuredRunGpuNamesPlaceDeviceAndSystem) {
   EXPECT_EQ(p.device, "b200");
   EXPECT_EQ(p.system, "gb200-nvl72");
   EXPECT_NE(p.assumption.find("no system preset answers to 'Acme cluster'"), std::string::npos);
-  p = PlaceGpu("MI300X", store);
+  // As rocm-smi names it: the maker's word left out, the platform preset.
+  p = PlaceGpu("AMD Instinct MI300X", store);
   EXPECT_EQ(p.device, "mi300x");
-  EXPECT_EQ(p.error, "device preset 'mi300x' declares no reference_system to place it in");
+  EXPECT_EQ(p.system, "mi300x-platform");
+  EXPECT_EQ(p.error, "");
+  // The whole MI250X (two GCDs) has no system of its own: Frontier places
+  // GCDs.
+  p = PlaceGpu("MI250X", store);
+  EXPECT_EQ(p.device, "mi250x");
+  EXPECT_EQ(p.error, "device preset 'mi250x' declares no reference_system to place it in");
   p = PlaceGpu("L40S 48GB", store);
   EXPECT_EQ(p.device, "");
   EXPECT_EQ(p.error, "no device preset for GPU 'L40S 48GB'");
@@ -292,6 +345,29 @@ TEST(HfConfig, AScenarioMayNameAConfigJson) {
   EXPECT_EQ(d.items().back().ToString(),
             "s.yaml:2:8: error: scenario.model: model config file not found (got "
             "'nowhere/config.json')");
+}
+
+// Every model preset's shape gives the parameter count its source states
+// (`published_params`), within the rounding of the stated figure and what a
+// preset leaves out and says so in its header (Qwen's Q, K, V biases, under
+// 0.1 %; a count stated as "7B" for 6.74B): within 4 %.
+TEST(PresetNames, EveryModelPresetsShapeGivesItsStatedParameterCount) {
+  const PresetStore store(kConfigs);
+  int checked = 0;
+  for (const auto& name : store.Names(DocKind::kModel)) {
+    base::Diagnostics d;
+    models::ModelSpec m;
+    ASSERT_TRUE(LoadModelPreset(name, store, {"t.yaml", 1, 1}, "model", m, d)) << name << d.ToString();
+    // GLaM's paper states 1.2T total and 96.6B activated, which no one shape
+    // gives (configs/models/glam.yaml: gated experts match the activated
+    // count and give 1.694T); the preset keeps the activated count.
+    if (m.published_params <= 0 || name == "glam") continue;
+    const double computed = models::ParameterCount(m, m.max_seq);
+    EXPECT_NEAR(computed / m.published_params, 1.0, 0.04)
+        << name << ": computed " << computed / 1e9 << " B, stated " << m.published_params / 1e9 << " B";
+    ++checked;
+  }
+  EXPECT_GE(checked, 40);
 }
 
 }  // namespace

@@ -339,6 +339,31 @@ TEST(NcclMeasured, DgxAllReduceWithin15Percent) {
 // send inside a pod moves at 50e9 x 0.85 = 42.5 GB/s and one between pods
 // at 42.5 / 7 = 6.071 GB/s; each pays the tier's 5 us step and the 8.4 us
 // base latency of the call (the nvlink tier's, the largest on the way).
+// The MI300X platform (configs/systems/mi300x-platform.yaml): eight GPUs, one
+// Infinity Fabric link of 64 GB/s per direction between every pair (seven
+// links, 448 GB/s), nodes joined at 400 Gb/s per GPU.
+TEST(Mi300xPlatform, EveryPairHasOneLinkAndNodesMeetAt400Gbps) {
+  const SystemSpec s = Preset("mi300x-platform");
+  base::Diagnostics d;
+  CheckSystem(s, "system", {}, d);
+  EXPECT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(s.network.size(), 2u);
+  const AlphaBetaNetwork n(s);
+  // Inside a node one link carries a send: 1 GiB / (64 GB/s x 0.85) =
+  // 19.7379 ms + 5 us.
+  EXPECT_NEAR(n.SendTime(0, 1, kGiB) * 1e3, 1073741824.0 / 54.4e9 * 1e3 + 5e-3, 1e-6);
+  EXPECT_NEAR(n.SendTime(0, 1, kGiB) * 1e3, 19.7430, 1e-4);
+  // Between nodes, the 400 Gb/s NIC: 1 GiB / (50 GB/s x 0.85) = 25.2645 ms
+  // and the fat tree's latency.
+  const double across = n.SendTime(0, 8, kGiB);
+  EXPECT_GT(across * 1e3, 25.2645);
+  EXPECT_LT(across * 1e3, 25.2645 + 0.05);
+  // An all-to-all inside the node sends 7/8 of the buffer, an eighth over
+  // each of the seven links at once: each link carries 1/8 GiB.
+  const double a2a = n.Explain(Collective::kAllToAll, kGiB, n.Place(8, 1)).time_s;
+  EXPECT_NEAR(a2a * 1e3, 1073741824.0 / 8 / 54.4e9 * 1e3, 0.02);
+}
+
 TEST(MetaRoce, PodsAreNonBlockingAndTheAggregationLayerGivesASeventh) {
   const SystemSpec s = Preset("meta-roce-24k");
   base::Diagnostics d;

@@ -89,6 +89,18 @@ TEST(PresetNames, ModelsDropOrganisationAndVariantWords) {
   EXPECT_EQ(r->dropped, "Instruct FP8 KV");
   EXPECT_EQ(Resolved(DocKind::kModel, "Llama 3.1 70B (amd/Llama-3.1-70B-Instruct-FP8-KV)"), "llama3.1-70b");
   EXPECT_EQ(Resolved(DocKind::kModel, "Llama 3.1 405B (amd/Llama-3.1-405B-Instruct-FP8-KV)"), "llama3-405b");
+  // A dated revision of the same shape; DeepSeek-R1 is DeepSeek-V3's shape
+  // (arXiv 2501.12948, Sec. 2), its distilled models their bases' (Sec. 2.4).
+  r = store.Resolve(DocKind::kModel, "Qwen/Qwen3-30B-A3B-Instruct-2507");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->preset, "qwen3-30b-a3b");
+  EXPECT_EQ(r->dropped, "Instruct 2507");
+  EXPECT_EQ(Resolved(DocKind::kModel, "deepseek-ai/DeepSeek-R1"), "deepseek-v3");
+  EXPECT_EQ(Resolved(DocKind::kModel, "deepseek-ai/DeepSeek-R1-Distill-Llama-70B"), "llama3.1-70b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Qwen/Qwen3-32B"), "qwen3-32b");
+  // A number that is not a date is part of the name: "Llama-2-7B" does not
+  // lose its "7B", nor "GPT 1.7B" anything.
+  EXPECT_EQ(Resolved(DocKind::kModel, "Mistral-7B-1234x"), "<none>");
   EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-40B"), "<none>");
   EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-40B (tiiuae/falcon-40b)"), "<none>");
   // Words in parentheses that are not a checkpoint id qualify the name: the

@@ -32,7 +32,7 @@ namespace {
 
 // Trailing words of a model name that name a variant of the same shape:
 // instruction or chat tuning, a converted checkpoint, a quantised one (with
-// "KV" for a quantised KV cache: "FP8-KV").
+// "KV" for a quantised KV cache: "FP8-KV"), a dated revision.
 bool IsVariantWord(const std::string& key) {
   static const char* const kWords[] = {"instruct", "chat", "hf", "base", "it",
                                        "fp8", "fp4", "nvfp4", "mxfp4", "fp16", "bf16",
@@ -40,7 +40,9 @@ bool IsVariantWord(const std::string& key) {
                                        "w4a8", "dynamic", "quantized", "kv"};
   for (const char* w : kWords)
     if (key == w) return true;
-  return false;
+  // A release date in four digits ("Qwen3-30B-A3B-Instruct-2507",
+  // "DeepSeek-V2.5-1210"): a later checkpoint of the same shape.
+  return key.size() == 4 && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // Words of a name split at anything that is not a letter, digit or '.'

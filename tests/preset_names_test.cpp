@@ -23,6 +23,12 @@ std::string Resolved(DocKind kind, const std::string& name) {
   return r ? r->preset : "<none>";
 }
 
+// The preset and, in brackets, the words left out to reach it.
+std::string ResolvedDropping(DocKind kind, const std::string& name) {
+  const auto r = PresetStore(kConfigs).Resolve(kind, name);
+  return r ? r->preset + " [" + r->dropped + "]" : "<none>";
+}
+
 TEST(PresetNames, NameKeyIgnoresCaseSpacesAndPunctuation) {
   EXPECT_EQ(NameKey("H100-SXM5 80GB"), "h100sxm580gb");
   EXPECT_EQ(NameKey("meta-llama/Llama-3.1-70B"), "metallamallama3170b");
@@ -53,27 +59,19 @@ TEST(PresetNames, DevicesAnswerWithTheirMakersWordInFront) {
   EXPECT_EQ(r->preset, "h100-sxm");
   EXPECT_EQ(r->matched, "H100 80GB HBM3");
   EXPECT_EQ(r->dropped, "NVIDIA");
-  EXPECT_EQ(Resolved(DocKind::kDevice, "NVIDIA A100-SXM4-80GB"), "a100-80gb");
-  EXPECT_EQ(Resolved(DocKind::kDevice, "NVIDIA H200"), "h200");
-  EXPECT_EQ(Resolved(DocKind::kDevice, "NVIDIA B200"), "b200");
-  EXPECT_EQ(Resolved(DocKind::kDevice, "AMD Instinct MI300X"), "mi300x");
-  // Only the maker of the preset found: AMD makes no H100, NVIDIA no MI300X.
-  EXPECT_EQ(Resolved(DocKind::kDevice, "AMD H100 80GB HBM3"), "<none>");
-  EXPECT_EQ(Resolved(DocKind::kDevice, "NVIDIA MI300X"), "<none>");
-  // And only in front.
-  EXPECT_EQ(Resolved(DocKind::kDevice, "H100 80GB HBM3 NVIDIA"), "<none>");
+  // Only the maker of the preset found (AMD makes no H100, NVIDIA no
+  // MI300X), and only in front.
+  const std::pair<const char*, const char*> kNames[] = {
+      {"NVIDIA A100-SXM4-80GB", "a100-80gb"}, {"NVIDIA H200", "h200"},
+      {"NVIDIA B200", "b200"},                {"AMD Instinct MI300X", "mi300x"},
+      {"AMD H100 80GB HBM3", "<none>"},       {"NVIDIA MI300X", "<none>"},
+      {"H100 80GB HBM3 NVIDIA", "<none>"}};
+  for (const auto& [name, preset] : kNames) EXPECT_EQ(Resolved(DocKind::kDevice, name), preset) << name;
 }
 
 TEST(PresetNames, ModelsDropOrganisationAndVariantWords) {
-  const PresetStore store(kConfigs);
-  auto r = store.Resolve(DocKind::kModel, "meta-llama/Llama-3.1-70B-Instruct");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->preset, "llama3.1-70b");
-  EXPECT_EQ(r->dropped, "Instruct");
-  r = store.Resolve(DocKind::kModel, "Llama-3.3-70B-Instruct-FP8");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->preset, "llama3.1-70b");
-  EXPECT_EQ(r->dropped, "Instruct FP8");
+  EXPECT_EQ(ResolvedDropping(DocKind::kModel, "meta-llama/Llama-3.1-70B-Instruct"), "llama3.1-70b [Instruct]");
+  EXPECT_EQ(ResolvedDropping(DocKind::kModel, "Llama-3.3-70B-Instruct-FP8"), "llama3.1-70b [Instruct FP8]");
   EXPECT_EQ(Resolved(DocKind::kModel, "Llama-2-7b-chat-hf"), "llama2-7b");
   EXPECT_EQ(Resolved(DocKind::kModel, "LLaMA 2 70B"), "llama2-70b");
   EXPECT_EQ(Resolved(DocKind::kModel, "Meta-Llama-3-8B-Instruct"), "llama3-8b");
@@ -83,18 +81,12 @@ TEST(PresetNames, ModelsDropOrganisationAndVariantWords) {
   EXPECT_EQ(Resolved(DocKind::kModel, "Llama-3-8B"), "llama3-8b");
   // AMD's ROCm performance tables: an FP8 checkpoint with an FP8 KV cache,
   // and the same with the plain name in front.
-  r = store.Resolve(DocKind::kModel, "amd/Llama-3.1-70B-Instruct-FP8-KV");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->preset, "llama3.1-70b");
-  EXPECT_EQ(r->dropped, "Instruct FP8 KV");
+  EXPECT_EQ(ResolvedDropping(DocKind::kModel, "amd/Llama-3.1-70B-Instruct-FP8-KV"), "llama3.1-70b [Instruct FP8 KV]");
   EXPECT_EQ(Resolved(DocKind::kModel, "Llama 3.1 70B (amd/Llama-3.1-70B-Instruct-FP8-KV)"), "llama3.1-70b");
   EXPECT_EQ(Resolved(DocKind::kModel, "Llama 3.1 405B (amd/Llama-3.1-405B-Instruct-FP8-KV)"), "llama3-405b");
   // A dated revision of the same shape; DeepSeek-R1 is DeepSeek-V3's shape
   // (arXiv 2501.12948, Sec. 2), its distilled models their bases' (Sec. 2.4).
-  r = store.Resolve(DocKind::kModel, "Qwen/Qwen3-30B-A3B-Instruct-2507");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->preset, "qwen3-30b-a3b");
-  EXPECT_EQ(r->dropped, "Instruct 2507");
+  EXPECT_EQ(ResolvedDropping(DocKind::kModel, "Qwen/Qwen3-30B-A3B-Instruct-2507"), "qwen3-30b-a3b [Instruct 2507]");
   EXPECT_EQ(Resolved(DocKind::kModel, "deepseek-ai/DeepSeek-R1"), "deepseek-v3");
   EXPECT_EQ(Resolved(DocKind::kModel, "deepseek-ai/DeepSeek-R1-Distill-Llama-70B"), "llama3.1-70b");
   EXPECT_EQ(Resolved(DocKind::kModel, "Qwen/Qwen3-32B"), "qwen3-32b");

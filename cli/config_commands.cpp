@@ -1,5 +1,6 @@
 // Verbs about configuration: presets, check, explain.
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -83,12 +84,21 @@ int RunPresets(const Args& args, std::ostream& out, std::ostream& err) {
     } else if (fmt == Format::kCsv) {
       std::vector<Json> rows;
       for (const auto& k : r.kinds)
-        for (const auto& n : k.names) rows.push_back({{"kind", k.folder}, {"name", n}});
+        for (size_t i = 0; i < k.names.size(); ++i)
+          rows.push_back({{"kind", k.folder}, {"name", k.names[i]}, {"title", k.titles[i]}});
       WriteCsv(rows, out);
     } else {
+      // Each preset beside its own name (what `presets show` and the
+      // estimate's header print), the file names in one column.
       for (const auto& k : r.kinds) {
-        out << k.folder << ":\n";
-        for (const auto& n : k.names) out << "  " << n << "\n";
+        size_t width = 0;
+        for (const auto& n : k.names) width = std::max(width, n.size());
+        out << k.folder << " (" << k.names.size() << "):\n";
+        for (size_t i = 0; i < k.names.size(); ++i) {
+          out << "  " << k.names[i];
+          if (!k.titles[i].empty()) out << std::string(width + 2 - k.names[i].size(), ' ') << k.titles[i];
+          out << "\n";
+        }
       }
     }
     return kExitOk;

@@ -85,7 +85,10 @@ TEST(Presets, ShowPrintsValuesWithUnits) {
 TEST(Presets, ListInEveryFormat) {
   const VerbResult table = Verb(cli::RunPresets, {"list", "devices"});
   ASSERT_EQ(table.code, 0) << table.err;
-  EXPECT_NE(table.out.find("devices:\n  a100-40gb\n"), std::string::npos) << table.out;
+  // Each preset beside its own `name:` (configs/devices/a100-40gb.yaml),
+  // aligned past the longest file name (h200-measured, 13 letters).
+  EXPECT_NE(table.out.find("devices (12):\n  a100-40gb      NVIDIA A100 SXM4 40GB\n"), std::string::npos)
+      << table.out;
   const VerbResult json = Verb(cli::RunPresets, {"list", "devices", "--format", "json"});
   ASSERT_EQ(json.code, 0) << json.err;
   const nlohmann::json j = nlohmann::json::parse(json.out);
@@ -94,9 +97,13 @@ TEST(Presets, ListInEveryFormat) {
   EXPECT_EQ(j["kinds"][0]["folder"], "devices");
   const auto& names = j["kinds"][0]["names"];
   EXPECT_NE(std::find(names.begin(), names.end(), "h100-sxm"), names.end()) << json.out;
+  const auto& titles = j["kinds"][0]["titles"];
+  ASSERT_EQ(titles.size(), names.size());
+  const auto at = std::find(names.begin(), names.end(), "mi300x") - names.begin();
+  EXPECT_EQ(titles[static_cast<size_t>(at)], "AMD Instinct MI300X (OAM 192GB)");
   const VerbResult csv = Verb(cli::RunPresets, {"list", "devices", "--format", "csv"});
   ASSERT_EQ(csv.code, 0) << csv.err;
-  EXPECT_EQ(csv.out.rfind("kind,name\ndevices,a100-40gb\n", 0), 0u) << csv.out;
+  EXPECT_EQ(csv.out.rfind("kind,name,title\ndevices,a100-40gb,NVIDIA A100 SXM4 40GB\n", 0), 0u) << csv.out;
   EXPECT_EQ(static_cast<size_t>(std::count(csv.out.begin(), csv.out.end(), '\n')), names.size() + 1) << csv.out;
 }
 

@@ -54,7 +54,12 @@ PresetListResult ListPresets(const std::string& kind, const std::string& config_
   const engine::PresetStore store = StoreFor(config_dir);
   for (DocKind k : kAllKinds) {
     if (!kind.empty() && kind != engine::DocKindFolder(k) && kind != engine::DocKindName(k)) continue;
-    r.kinds.push_back({engine::DocKindFolder(k), store.Names(k)});
+    PresetListResult::Kind entry{engine::DocKindFolder(k), store.Names(k), {}};
+    for (const auto& n : entry.names) {
+      const std::string title = store.Title(k, n);
+      entry.titles.push_back(title == n ? std::string() : title);
+    }
+    r.kinds.push_back(std::move(entry));
   }
   if (r.kinds.empty()) {
     r.status = Status::kInvalidInput;

@@ -21,6 +21,7 @@ struct PresetListResult : ResultBase {
   struct Kind {
     std::string folder;
     std::vector<std::string> names;
+    std::vector<std::string> titles;  // each preset's own `name:` ("" when none), as names
   };
   std::vector<Kind> kinds;
 };

@@ -542,7 +542,8 @@ Json ToJson(const PresetListResult& r) {
   Json j = DocumentHead("presets", r);
   if (r.status != Status::kOk) j["reason"] = r.reason;
   Json kinds = Json::array();
-  for (const PresetListResult::Kind& k : r.kinds) kinds.push_back({{"folder", k.folder}, {"names", k.names}});
+  for (const PresetListResult::Kind& k : r.kinds)
+    kinds.push_back({{"folder", k.folder}, {"names", k.names}, {"titles", k.titles}});
   j["kinds"] = kinds;
   return j;
 }

@@ -80,6 +80,7 @@ const std::vector<PresetStore::Entry>& PresetStore::Entries(DocKind kind) const 
       if (map && map.IsMap()) {
         if (const YAML::Node n = map["name"]; n && n.IsScalar()) {
           e.spellings.push_back(n.Scalar());
+          e.title = n.Scalar();
           const std::vector<std::string> words = Words(n.Scalar());
           // Only a word that is not the whole name ("H100" alone names the
           // device, not its maker).
@@ -235,6 +236,12 @@ std::string PresetStore::CloseTo(DocKind kind, const std::string& written) const
     ++shown;
   }
   return out + "?";
+}
+
+std::string PresetStore::Title(DocKind kind, const std::string& preset) const {
+  for (const auto& e : Entries(kind))
+    if (e.preset == preset) return e.title;
+  return {};
 }
 
 std::string PresetStore::ReferenceSystem(const std::string& device_preset) const {

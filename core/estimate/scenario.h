@@ -86,11 +86,15 @@ class PresetStore {
   // A device preset's `reference_system:` (the system preset a measured run
   // that names only the GPU is placed in); "" when it declares none.
   std::string ReferenceSystem(const std::string& device_preset) const;
+  // A preset's own `name:` ("NVIDIA H100 SXM5 80GB" for h100-sxm); "" when
+  // it declares none or the file does not parse.
+  std::string Title(DocKind kind, const std::string& preset) const;
 
  private:
   struct Entry {
     std::string preset;
     std::vector<std::string> spellings;  // file name, name:, aliases (as written)
+    std::string title;                   // `name:` as written
     std::string name_first_word;         // NameKey of the first word of `name:`
     std::string reference_system;
   };

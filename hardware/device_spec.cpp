@@ -119,10 +119,10 @@ const std::vector<std::string>& DeviceCurveKeys() {
 
 void ParseDevice(const YAML::Node& map, const std::string& path, const std::string& file,
                  DeviceSpec& out, base::Diagnostics& diags,
-                 const std::vector<std::string>& extra_keys) {
+                 const std::vector<std::string>& extra_keys, bool over_base) {
   std::vector<std::string> elsewhere = DeviceCurveKeys();
   elsewhere.insert(elsewhere.end(), extra_keys.begin(), extra_keys.end());
-  DeviceSchema().Parse(map, path, file, out, diags, elsewhere);
+  DeviceSchema().Parse(map, path, file, out, diags, elsewhere, over_base);
   if (!map.IsMap()) return;
   // The device's curves: [FLOP, fraction] for the GEMMs, [bytes, fraction]
   // for memory, [tokens, factor] for the fused attention kernels (factors on

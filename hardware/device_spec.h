@@ -196,9 +196,11 @@ const std::vector<std::string>& DeviceCurveKeys();
 // a sequence of [size, efficiency] pairs, e.g.
 //   gemm_efficiency: [[1 GFLOP, 0.30], [1 TFLOP, 0.80]]
 // `extra_keys` are keys the caller parses (a preset file's naming keys).
+// `over_base`: `out` holds the device the map is written `like:`; the map
+// changes only the keys it states.
 void ParseDevice(const YAML::Node& map, const std::string& path, const std::string& file,
                  DeviceSpec& out, base::Diagnostics& diags,
-                 const std::vector<std::string>& extra_keys = {});
+                 const std::vector<std::string>& extra_keys = {}, bool over_base = false);
 
 // Cross-key checks (curves sorted, efficiencies in (0, 1], bf16 peak set).
 void CheckDevice(const DeviceSpec& d, const std::string& path, const base::SourceLocation& where,

@@ -159,9 +159,12 @@ class Schema {
   // Reads a YAML map at `path` into `spec` (defaults first). Unknown keys,
   // wrong types, bad values and missing required keys become diagnostics.
   // Keys listed in `handled_elsewhere` are skipped: the caller parses them.
+  // `over_base`: `spec` already holds a base document's values (a preset's
+  // `like:`); only the keys the map states change, none is required.
   void Parse(const YAML::Node& map, const std::string& path, const std::string& file, Spec& spec,
-             Diagnostics& diags, const std::vector<std::string>& handled_elsewhere = {}) const {
-    ApplyDefaults(spec);
+             Diagnostics& diags, const std::vector<std::string>& handled_elsewhere = {},
+             bool over_base = false) const {
+    if (!over_base) ApplyDefaults(spec);
     if (!map.IsMap()) {
       diags.Add(LocationOfNode(map, file), path, "",
                 std::string("expected a map of ") + name_ + " keys, got a " + KindName(map));
@@ -186,6 +189,7 @@ class Schema {
       SetFromNode(*f, kv.second, sub, file, spec, diags);
     }
     for (const auto& f : fields_) {
+      if (over_base) break;
       if (f.info.required && std::find(seen.begin(), seen.end(), f.info.key) == seen.end())
         diags.Add(LocationOfNode(map, file), path.empty() ? f.info.key : path + "." + f.info.key,
                   "", "required key is missing (" + f.info.RuleText() + ")");

@@ -39,7 +39,7 @@ bool LoadBaseDevice(const std::string& base, hardware::DeviceSpec& out, std::str
     if (root && (!root->IsMap() || !(*root)["device"])) {
       d.Add(base::LocationOf(*root, base), "", "", "expected a document with the top-level key 'device'");
     } else if (root) {
-      engine::LoadDeviceMap((*root)["device"], "device", base, out, d);
+      engine::LoadDeviceMap((*root)["device"], "device", base, out, d, &store);
     }
     description = "device file " + base;
   } else {

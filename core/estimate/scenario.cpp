@@ -124,11 +124,68 @@ bool LoadPreset(DocKind kind, const std::string& name, const PresetStore& store,
 
 }  // namespace
 
-void LoadDeviceMap(const YAML::Node& map, const std::string& path, const std::string& file,
-                   hardware::DeviceSpec& out, Diagnostics& diags) {
-  hardware::ParseDevice(map, path, file, out, diags, PresetNamingKeys(DocKind::kDevice));
+namespace {
+
+// A chain of `like:` presets longer than this is refused (it is a cycle, or
+// a chain no reader could follow).
+constexpr int kMaxLikeDepth = 4;
+
+void LoadDeviceMapAt(const YAML::Node& map, const std::string& path, const std::string& file,
+                     hardware::DeviceSpec& out, Diagnostics& diags, const PresetStore* store,
+                     int depth);
+
+bool LoadDevicePresetAt(const std::string& name, const PresetStore& store, const SourceLocation& where,
+                        const std::string& path, hardware::DeviceSpec& out, Diagnostics& diags,
+                        int depth) {
+  return LoadPreset(DocKind::kDevice, name, store, where, path, out, diags,
+                    [&](const YAML::Node& m, const std::string& p, const std::string& f,
+                        hardware::DeviceSpec& o) { LoadDeviceMapAt(m, p, f, o, diags, &store, depth); });
+}
+
+// `like: PRESET` (a device that differs from a preset in a few figures: the
+// H800 is the H100 with fewer NVLink links): the preset's values first, then
+// the keys this map states. The naming keys (name, aliases,
+// reference_system) are never taken over: a derived device states its own
+// `name:`.
+void LoadDeviceMapAt(const YAML::Node& map, const std::string& path, const std::string& file,
+                     hardware::DeviceSpec& out, Diagnostics& diags, const PresetStore* store,
+                     int depth) {
+  bool over_base = false;
+  const YAML::Node like = map.IsMap() ? map["like"] : YAML::Node();
+  if (like) {
+    const SourceLocation at = base::LocationOf(like, file);
+    if (!like.IsScalar()) {
+      diags.Add(at, path + ".like", "", std::string("expected a device preset name, got a ") +
+                                            base::NodeKindName(like));
+    } else if (depth >= kMaxLikeDepth) {
+      diags.Add(at, path + ".like", like.Scalar(),
+                "more than " + std::to_string(kMaxLikeDepth) +
+                    " presets deep in `like:` (does a preset name itself through the chain?)");
+    } else {
+      const PresetStore fallback(store ? std::string() : PresetStore::DefaultConfigDir());
+      const size_t before = diags.size();
+      LoadDevicePresetAt(like.Scalar(), store ? *store : fallback, at, path + ".like", out, diags,
+                         depth + 1);
+      over_base = diags.size() == before;
+      if (over_base && !map["name"])
+        diags.Add(base::LocationOf(map, file), path + ".name", "",
+                  "a device written `like: " + like.Scalar() +
+                      "` states its own name (the preset's would be shown for it)");
+    }
+    if (!over_base) return;
+  }
+  std::vector<std::string> extra = PresetNamingKeys(DocKind::kDevice);
+  extra.emplace_back("like");
+  hardware::ParseDevice(map, path, file, out, diags, extra, over_base);
   CheckPresetNaming(map, DocKind::kDevice, path, file, diags);
   hardware::CheckDevice(out, path, base::LocationOf(map, file), diags);
+}
+
+}  // namespace
+
+void LoadDeviceMap(const YAML::Node& map, const std::string& path, const std::string& file,
+                   hardware::DeviceSpec& out, Diagnostics& diags, const PresetStore* store) {
+  LoadDeviceMapAt(map, path, file, out, diags, store, 0);
 }
 
 void LoadModelMap(const YAML::Node& map, const std::string& path, const std::string& file,
@@ -153,7 +210,7 @@ void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::st
     LoadDevicePreset(dev.Scalar(), store, base::LocationOf(dev, file), path + ".device",
                      out.device, diags);
   } else {
-    LoadDeviceMap(dev, path + ".device", file, out.device, diags);
+    LoadDeviceMap(dev, path + ".device", file, out.device, diags, &store);
   }
   // The devices of further pools (heterogeneous systems), as the system's own.
   if (const YAML::Node pools = map["pools"]; pools && pools.IsSequence()) {
@@ -170,7 +227,7 @@ void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::st
         LoadDevicePreset(pd.Scalar(), store, base::LocationOf(pd, file), at + ".device",
                          pool.device, diags);
       } else {
-        LoadDeviceMap(pd, at + ".device", file, pool.device, diags);
+        LoadDeviceMap(pd, at + ".device", file, pool.device, diags, &store);
       }
     }
   }
@@ -179,9 +236,7 @@ void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::st
 
 bool LoadDevicePreset(const std::string& name, const PresetStore& store, const SourceLocation& where,
                       const std::string& path, hardware::DeviceSpec& out, Diagnostics& diags) {
-  return LoadPreset(DocKind::kDevice, name, store, where, path, out, diags,
-                    [&](const YAML::Node& m, const std::string& p, const std::string& f,
-                        hardware::DeviceSpec& o) { LoadDeviceMap(m, p, f, o, diags); });
+  return LoadDevicePresetAt(name, store, where, path, out, diags, 0);
 }
 
 bool LoadSystemPreset(const std::string& name, const PresetStore& store, const SourceLocation& where,
@@ -676,7 +731,7 @@ std::optional<DocKind> CheckFile(const std::string& file, const PresetStore& sto
   std::optional<DocKind> kind;
   if (key == "device") {
     hardware::DeviceSpec d;
-    LoadDeviceMap(map, "device", file, d, diags);
+    LoadDeviceMap(map, "device", file, d, diags, &store);
     kind = DocKind::kDevice;
   } else if (key == "system") {
     hardware::SystemSpec s;

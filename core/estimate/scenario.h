@@ -113,8 +113,11 @@ void CheckPresetNaming(const YAML::Node& map, DocKind kind, const std::string& p
 
 // Loads a device/system/model document map (the value under its top-level
 // key). Presets named inside are resolved with `store`.
+// A device map may be written `like: PRESET` (that preset's values, then
+// the map's own keys); `store` resolves it (nullptr: the default folder).
 void LoadDeviceMap(const YAML::Node& map, const std::string& path, const std::string& file,
-                   hardware::DeviceSpec& out, base::Diagnostics& diags);
+                   hardware::DeviceSpec& out, base::Diagnostics& diags,
+                   const PresetStore* store = nullptr);
 void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::string& file,
                    const PresetStore& store, hardware::SystemSpec& out, base::Diagnostics& diags);
 void LoadModelMap(const YAML::Node& map, const std::string& path, const std::string& file,

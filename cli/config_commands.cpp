@@ -116,6 +116,8 @@ int RunPresets(const Args& args, std::ostream& out, std::ostream& err) {
     err << "error: " << r.reason << "\n";
     return kExitInvalid;
   }
+  if (r.preset != r.name)
+    err << "note: '" << r.name << "' is the " << r.kind << " preset " << r.preset << "\n";
   const auto& rows = r.rows;
   PrintRows(rows, fmt, out);
   return kExitOk;

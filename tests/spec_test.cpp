@@ -133,8 +133,18 @@ TEST(Check, SwappedLettersAndPrefixesGetEverySuggestionThatFits) {
                        "'dgx-h100-rail-only' or 'dgx-h100-superpod'?"),
             std::string::npos) << s.err;
   EXPECT_NE(s.err.find("(got 'sel'); did you mean 'selective'?"), std::string::npos) << s.err;
+  // `presets show` resolves a name as scenarios and measured runs do: 'H100'
+  // is one of h100-sxm's aliases, and the note says which preset it is.
   const VerbResult p = Verb(cli::RunPresets, {"show", "h100"});
-  EXPECT_EQ(p.err, "error: no preset named 'h100'; did you mean 'h100-sxm'?\n");
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(p.err, "note: 'h100' is the device preset h100-sxm\n");
+  EXPECT_NE(p.out.find("NVIDIA H100 SXM5 80GB"), std::string::npos) << p.out;
+  const VerbResult r1 = Verb(cli::RunPresets, {"show", "deepseek-ai/DeepSeek-R1"});
+  EXPECT_EQ(r1.code, 0) << r1.err;
+  EXPECT_EQ(r1.err, "note: 'deepseek-ai/DeepSeek-R1' is the model preset deepseek-v3\n");
+  const VerbResult none = Verb(cli::RunPresets, {"show", "h100-pcie-96"});
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.err.find("error: no preset named 'h100-pcie-96'"), std::string::npos) << none.err;
 }
 
 // Issue 15: a misspelt recompute mode ('ops' for torchtitan's op-level

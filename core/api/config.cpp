@@ -75,22 +75,35 @@ PresetShowResult ShowPreset(const std::string& name, const std::string& config_d
   r.name = name;
   const engine::PresetStore store = StoreFor(config_dir);
   const base::SourceLocation where{"<command line>", 0, 0};
-  if (!store.PathOf(DocKind::kDevice, name).empty()) {
+  r.preset = name;
+  bool by_file = false;
+  for (DocKind k : kAllKinds) by_file = by_file || !store.PathOf(k, name).empty();
+  if (!by_file) {
+    // A name as runs and users write it ("deepseek-ai/DeepSeek-R1", "H100"),
+    // resolved as scenarios and measured runs resolve it.
+    for (DocKind k : {DocKind::kDevice, DocKind::kSystem, DocKind::kModel})
+      if (const auto p = store.Resolve(k, name)) {
+        r.preset = p->preset;
+        break;
+      }
+  }
+  const std::string& file_name = r.preset;
+  if (!store.PathOf(DocKind::kDevice, file_name).empty()) {
     r.kind = "device";
     hardware::DeviceSpec d;
-    if (engine::LoadDevicePreset(name, store, where, "device", d, r.diagnostics)) AddDevice(d, "", r.rows);
-  } else if (!store.PathOf(DocKind::kSystem, name).empty()) {
+    if (engine::LoadDevicePreset(file_name, store, where, "device", d, r.diagnostics)) AddDevice(d, "", r.rows);
+  } else if (!store.PathOf(DocKind::kSystem, file_name).empty()) {
     r.kind = "system";
     hardware::SystemSpec s;
-    if (engine::LoadSystemPreset(name, store, where, "system", s, r.diagnostics)) AddSystem(s, "", r.rows);
-  } else if (!store.PathOf(DocKind::kModel, name).empty()) {
+    if (engine::LoadSystemPreset(file_name, store, where, "system", s, r.diagnostics)) AddSystem(s, "", r.rows);
+  } else if (!store.PathOf(DocKind::kModel, file_name).empty()) {
     r.kind = "model";
     models::ModelSpec m;
-    if (engine::LoadModelPreset(name, store, where, "model", m, r.diagnostics))
+    if (engine::LoadModelPreset(file_name, store, where, "model", m, r.diagnostics))
       AddFields(models::ModelSchema(), m, "", r.rows);
-  } else if (!store.PathOf(DocKind::kScenario, name).empty()) {
+  } else if (!store.PathOf(DocKind::kScenario, file_name).empty()) {
     r.kind = "scenario";
-    if (auto s = engine::LoadScenarioFile(name, store, r.diagnostics)) {
+    if (auto s = engine::LoadScenarioFile(file_name, store, r.diagnostics)) {
       AddFields(models::ModelSchema(), s->model, "model.", r.rows);
       AddSystem(s->system, "system.", r.rows);
       AddFields(parallelism::TrainingPlanSchema(), s->training, "training.", r.rows);

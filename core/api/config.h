@@ -32,8 +32,9 @@ PresetListResult ListPresets(const std::string& kind = {}, const std::string& co
 // kInvalidInput when the name matches no preset (reason with did-you-mean)
 // or the preset does not load (diagnostics).
 struct PresetShowResult : ResultBase {
-  std::string name;
-  std::string kind;  // "device", "system", "model", "scenario"
+  std::string name;    // as asked
+  std::string preset;  // the preset it resolved to (a file name of configs/<kind>s/)
+  std::string kind;    // "device", "system", "model", "scenario"
   std::vector<std::pair<std::string, std::string>> rows;
 };
 PresetShowResult ShowPreset(const std::string& name, const std::string& config_dir = {});

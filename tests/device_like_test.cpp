@@ -90,6 +90,15 @@ TEST(DeviceLike, StatedKeysReplaceTheBasesAndTheRestStays) {
   EXPECT_DOUBLE_EQ(Device("mi355x").peak_tf32, 0);
   EXPECT_DOUBLE_EQ(Device("b300").peak_fp4, 12600e12);
   EXPECT_EQ(Device("b300").gemm_efficiency_mxfp8.y, Device("b200").gemm_efficiency_mxfp8.y);
+
+  // The H20: the H100's curves on a sixth of its tensor rate. A 1 TFLOP
+  // GEMM at the curve's top point (0.70) takes 1e12 / (0.70 x 148e12) =
+  // 9.653 ms plus the 4 us floor on it, 1.444 ms on the H100.
+  const hardware::DeviceSpec h20 = Device("h20"), h100 = Device("h100-sxm");
+  EXPECT_EQ(h20.gemm_efficiency.y, h100.gemm_efficiency.y);
+  EXPECT_DOUBLE_EQ(h20.peak_bf16, 148e12);
+  EXPECT_NEAR(1e12 / (h20.gemm_efficiency.At(1e12) * h20.peak_bf16) * 1e3, 9.653, 1e-3);
+  EXPECT_NEAR(1e12 / (h100.gemm_efficiency.At(1e12) * h100.peak_bf16) * 1e3, 1.444, 1e-3);
 }
 
 TEST(DeviceLike, TheNewDevicesAnswerToTheNamesRunsUse) {
@@ -105,7 +114,9 @@ TEST(DeviceLike, TheNewDevicesAnswerToTheNamesRunsUse) {
   EXPECT_EQ(resolved("AMD Instinct MI325X"), "mi325x");
   EXPECT_EQ(resolved("MI355X"), "mi355x");
   EXPECT_EQ(resolved("NVIDIA B300"), "b300");
-  for (const char* d : {"h800", "a800-80gb", "gh200", "mi325x", "mi355x", "b300"})
+  EXPECT_EQ(resolved("NVIDIA H20"), "h20");
+  EXPECT_EQ(resolved("GB300 NVL72"), "gb300");
+  for (const char* d : {"h800", "a800-80gb", "gh200", "mi325x", "mi355x", "b300", "h20", "gb300"})
     EXPECT_FALSE(store.ReferenceSystem(d).empty()) << d;
 }
 

@@ -200,9 +200,9 @@ TEST_F(CalibrateTest, UsageAndInputErrors) {
   EXPECT_EQ(r.err,
             "error: --base is required for cuda records: a GPU probe measures efficiencies, not datasheet peaks "
             "(e.g. --base h200)\n");
-  r = Calibrate({"import", kH200 + "cuda_quick.json", "--base", "h20", "--out", Path("x.yaml")});
+  r = Calibrate({"import", kH200 + "cuda_quick.json", "--base", "h2000", "--out", Path("x.yaml")});
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("--base: unknown device preset (got 'h20'); did you mean 'h200'?"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--base: unknown device preset (got 'h2000'); did you mean 'h200'?"), std::string::npos) << r.err;
   r = Calibrate({"import", kH200 + "cuda_quick.json", "--base", "h200", "--statistic", "mean", "--out", Path("x.yaml")});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "error: --statistic: unknown statistic 'mean' (one of: median, min)\n");

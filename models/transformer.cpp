@@ -410,9 +410,14 @@ double ParameterCount(const ModelSpec& m, int64_t seq_len) {
 
 double ActivatedParameterCount(const ModelSpec& m, int64_t seq_len) {
   if (m.experts <= 1) return ParameterCount(m, seq_len);
-  ModelSpec active = m;
-  active.experts = m.top_k;
-  return ParameterCount(active, seq_len);
+  // Each MoE layer as if it had only its top-k experts and a k-wide router.
+  // (Not a model with experts = top_k: at top-1 that model has no MoE layer
+  // at all, MoeLayerCount being 0 for one expert, and loses the shared
+  // experts with them.)
+  const double per_expert = RoutedExpertParameters(m) / static_cast<double>(m.experts);
+  const double inactive = static_cast<double>(m.experts - std::min(m.top_k, m.experts)) *
+                          (per_expert + static_cast<double>(m.hidden));
+  return ParameterCount(m, seq_len) - static_cast<double>(MoeLayerCount(m)) * inactive;
 }
 
 double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq) {

@@ -355,6 +355,25 @@ TEST(Transformer, MoeActivatedParametersCountTopKExperts) {
   EXPECT_NEAR(ActivatedParameterCount(m, 4096) / 1e9, 12.9, 0.1);
 }
 
+// Top-1 routing with a shared expert (Llama 4 Scout, Meta's model card: 17B
+// active of 109B): every layer keeps its one routed expert and the shared
+// one. By hand, a layer: attention 5120 x (40 + 2 x 8) x 128 + 40 x 128 x
+// 5120 = 62,914,560; two RMSNorms 10,240; routed expert 3 x 5120 x 8192 =
+// 125,829,120; shared the same; a 1-wide router 5120: 314,588,160; x 48 =
+// 15,100,231,680; + embedding and output 2 x 202,048 x 5120 = 2,068,971,520
+// + the final norm 5120 = 17,169,208,320.
+TEST(Transformer, MoeActivatedParametersKeepTheSharedExpertAtTopOne) {
+  ModelSpec m = Llama(48, 5120, 40, 8, 8192, 202048);
+  m.head_dim = 128;
+  m.tied_embeddings = false;
+  m.experts = 16;
+  m.top_k = 1;
+  m.expert_ffn = 8192;
+  m.shared_experts = 1;
+  m.shared_expert_ffn = 8192;
+  EXPECT_DOUBLE_EQ(ActivatedParameterCount(m, 8192), 17169208320.0);
+}
+
 // Issue 15: torchtitan's op-level selective activation checkpointing
 // (parallelisms/parallelize_llama.py at commit 004b3148, _custom_policy:
 // every second aten.mm of a block is recomputed, the rest of the mm calls

@@ -93,8 +93,11 @@ TEST(PresetNames, ModelsDropOrganisationAndVariantWords) {
   // A number that is not a date is part of the name: "Llama-2-7B" does not
   // lose its "7B", nor "GPT 1.7B" anything.
   EXPECT_EQ(Resolved(DocKind::kModel, "Mistral-7B-1234x"), "<none>");
-  EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-40B"), "<none>");
-  EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-40B (tiiuae/falcon-40b)"), "<none>");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-7B"), "<none>");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-7B (tiiuae/falcon-7b)"), "<none>");
+  // With a preset, both spellings of the same model resolve to it.
+  EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-40B"), "falcon-40b");
+  EXPECT_EQ(Resolved(DocKind::kModel, "Falcon-40B (tiiuae/falcon-40b)"), "falcon-40b");
   // Words in parentheses that are not a checkpoint id qualify the name: the
   // measured-runs file's "GPT 1.7B (Megatron-LM README 2024)" is not the
   // preset "GPT 1.7B" (Narayanan et al. 2021's, hidden 2304).

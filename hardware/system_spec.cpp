@@ -191,20 +191,23 @@ const std::vector<std::string>& SystemSubsectionKeys() {
 
 void ParseSystem(const YAML::Node& map, const std::string& path, const std::string& file,
                  SystemSpec& out, base::Diagnostics& diags,
-                 const std::vector<std::string>& extra_keys) {
+                 const std::vector<std::string>& extra_keys, bool over_base) {
   std::vector<std::string> elsewhere = SystemSubsectionKeys();
   elsewhere.insert(elsewhere.end(), extra_keys.begin(), extra_keys.end());
-  SystemSchema().Parse(map, path, file, out, diags, elsewhere);
+  SystemSchema().Parse(map, path, file, out, diags, elsewhere, over_base);
   if (!map.IsMap()) return;
-  out.reliability = ReliabilitySpec{};
-  out.storage = StorageSpec{};
+  if (!over_base) {
+    out.reliability = ReliabilitySpec{};
+    out.storage = StorageSpec{};
+    out.host = HostSpec{};
+  }
   if (const YAML::Node rel = map["reliability"])
-    ReliabilitySchema().Parse(rel, path + ".reliability", file, out.reliability, diags);
+    ReliabilitySchema().Parse(rel, path + ".reliability", file, out.reliability, diags, {}, over_base);
   if (const YAML::Node sto = map["storage"])
-    StorageSchema().Parse(sto, path + ".storage", file, out.storage, diags);
-  out.host = HostSpec{};
-  if (const YAML::Node host = map["host"]) HostSchema().Parse(host, path + ".host", file, out.host, diags);
-  out.pools.clear();
+    StorageSchema().Parse(sto, path + ".storage", file, out.storage, diags, {}, over_base);
+  if (const YAML::Node host = map["host"])
+    HostSchema().Parse(host, path + ".host", file, out.host, diags, {}, over_base);
+  if (!over_base || map["pools"]) out.pools.clear();
   if (const YAML::Node pools = map["pools"]) {
     if (!pools.IsSequence()) {
       diags.Add(base::LocationOf(pools, file), path + ".pools", "",
@@ -220,8 +223,9 @@ void ParseSystem(const YAML::Node& map, const std::string& path, const std::stri
       }
     }
   }
-  out.network.clear();
   const YAML::Node net = map["network"];
+  if (over_base && !net) return;  // the base's tiers
+  out.network.clear();
   if (!net) {
     diags.Add(base::LocationOf(map, file), path + ".network", "",
               "required key is missing (a sequence of network tiers, innermost first)");

@@ -116,9 +116,12 @@ const base::Schema<HostSpec>& HostSchema();
 // Parses the system keys and the `network` sequence. The `device` key is the
 // caller's (a preset name or an inline map), listed in SystemSubsectionKeys().
 // `extra_keys` are keys the caller parses (a preset file's naming keys).
+// `over_base`: `out` holds the system the map is written `like:`; the map
+// changes the keys it states (a stated `network` or `pools` replaces the
+// base's whole; `reliability`, `storage` and `host` change key by key).
 void ParseSystem(const YAML::Node& map, const std::string& path, const std::string& file,
                  SystemSpec& out, base::Diagnostics& diags,
-                 const std::vector<std::string>& extra_keys = {});
+                 const std::vector<std::string>& extra_keys = {}, bool over_base = false);
 const std::vector<std::string>& SystemSubsectionKeys();
 // Keys of a network tier that hold curves (parsed by ParseSystem, not the schema).
 const std::vector<std::string>& NetworkTierCurveKeys();

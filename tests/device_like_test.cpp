@@ -10,6 +10,8 @@
 
 #include <unistd.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include "core/estimate/scenario.h"
 #include "hardware/device_spec.h"
 #include "hardware/network.h"
@@ -118,6 +120,53 @@ TEST(DeviceLike, TheNewDevicesAnswerToTheNamesRunsUse) {
   EXPECT_EQ(resolved("GB300 NVL72"), "gb300");
   for (const char* d : {"h800", "a800-80gb", "gh200", "mi325x", "mi355x", "b300", "h20", "gb300"})
     EXPECT_FALSE(store.ReferenceSystem(d).empty()) << d;
+}
+
+// A system written `like:` a preset: DeepSeek-V3's cluster (arXiv
+// 2412.19437 Sec. 3.1: 2048 H800, eight a node on NVLink and NVSwitch,
+// InfiniBand between nodes) as the DGX H100 SuperPOD with H800s and 256
+// nodes. The tiers are the base's; the NVLink tier is held to the H800's
+// 200 GB/s.
+TEST(SystemLike, TheBaseSystemWithTheKeysTheMapStates) {
+  const std::string yaml =
+      "system:\n  name: DeepSeek-V3 H800 cluster\n  like: dgx-h100-superpod\n  device: h800\n"
+      "  nodes: 256\n";
+  const YAML::Node root = YAML::Load(yaml);
+  hardware::SystemSpec base, sys;
+  base::Diagnostics diags;
+  const PresetStore store(kConfigs);
+  ASSERT_TRUE(LoadSystemPreset("dgx-h100-superpod", store, {}, "system", base, diags)) << diags.ToString();
+  LoadSystemMap(root["system"], "system", "s.yaml", store, sys, diags);
+  ASSERT_TRUE(diags.ok()) << diags.ToString();
+  EXPECT_EQ(sys.name, "DeepSeek-V3 H800 cluster");
+  EXPECT_EQ(sys.device_preset, "h800");
+  EXPECT_EQ(sys.nodes * sys.devices_per_node, 2048);
+  ASSERT_EQ(sys.network.size(), base.network.size());
+  EXPECT_EQ(sys.network[1].bandwidth, base.network[1].bandwidth);  // 400 Gb/s = DeepSeek's 50 GB/s
+  EXPECT_EQ(sys.host.op_launch_time, base.host.op_launch_time);
+  EXPECT_DOUBLE_EQ(hardware::AlphaBetaNetwork(sys).SendTime(0, 1, kGiB) -
+                       hardware::AlphaBetaNetwork(base).SendTime(0, 1, kGiB),
+                   kGiB / 0.68 * (1 / 200e9 - 1 / 450e9));
+  // A stated network replaces the base's whole; a stated host key changes
+  // that key only.
+  const YAML::Node two = YAML::Load(
+      "system:\n  name: One tier\n  like: dgx-h100-superpod\n  host: {cpu: Grace}\n"
+      "  network:\n    - {name: ib, domain: 0, topology: fat-tree, radix: 64, levels: 2, "
+      "bandwidth: 200 Gb/s, latency: 5 us}\n");
+  hardware::SystemSpec one;
+  LoadSystemMap(two["system"], "system", "t.yaml", store, one, diags);
+  ASSERT_TRUE(diags.ok()) << diags.ToString();
+  ASSERT_EQ(one.network.size(), 1u);
+  EXPECT_DOUBLE_EQ(one.network[0].bandwidth, 25e9);
+  EXPECT_EQ(one.host.cpu, "Grace");
+  EXPECT_EQ(one.host.op_launch_time, base.host.op_launch_time);
+  EXPECT_EQ(one.device_preset, "h100-sxm");
+  // Its own name is required, as a device's.
+  const YAML::Node nameless = YAML::Load("system:\n  like: dgx-h100-superpod\n  nodes: 4\n");
+  hardware::SystemSpec x;
+  LoadSystemMap(nameless["system"], "system", "u.yaml", store, x, diags);
+  EXPECT_NE(diags.ToString().find("system.name: a system written `like: dgx-h100-superpod` states its own name"),
+            std::string::npos) << diags.ToString();
 }
 
 // A scratch folder of device presets.

@@ -195,13 +195,59 @@ void LoadModelMap(const YAML::Node& map, const std::string& path, const std::str
   models::CheckModel(out, path, base::LocationOf(map, file), diags);
 }
 
-void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::string& file,
-                   const PresetStore& store, hardware::SystemSpec& out, Diagnostics& diags) {
-  hardware::ParseSystem(map, path, file, out, diags, PresetNamingKeys(DocKind::kSystem));
+namespace {
+
+void LoadSystemMapAt(const YAML::Node& map, const std::string& path, const std::string& file,
+                     const PresetStore& store, hardware::SystemSpec& out, Diagnostics& diags,
+                     int depth);
+
+// `like: PRESET` for a system (a cluster that is a preset with more nodes or
+// other NICs): that preset first, then the keys the map states; the naming
+// keys are never taken over, the map states its own `name:`.
+bool LikeBase(const YAML::Node& map, const std::string& path, const std::string& file,
+              const PresetStore& store, hardware::SystemSpec& out, Diagnostics& diags, int depth) {
+  const YAML::Node like = map.IsMap() ? map["like"] : YAML::Node();
+  const SourceLocation at = base::LocationOf(like, file);
+  if (!like.IsScalar()) {
+    diags.Add(at, path + ".like", "", std::string("expected a system preset name, got a ") +
+                                          base::NodeKindName(like));
+    return false;
+  }
+  if (depth >= kMaxLikeDepth) {
+    diags.Add(at, path + ".like", like.Scalar(),
+              "more than " + std::to_string(kMaxLikeDepth) +
+                  " presets deep in `like:` (does a preset name itself through the chain?)");
+    return false;
+  }
+  const size_t before = diags.size();
+  LoadPreset(DocKind::kSystem, like.Scalar(), store, at, path + ".like", out, diags,
+             [&](const YAML::Node& m, const std::string& p, const std::string& f, hardware::SystemSpec& o) {
+               LoadSystemMapAt(m, p, f, store, o, diags, depth + 1);
+             });
+  if (diags.size() != before) return false;
+  if (!map["name"]) {
+    diags.Add(base::LocationOf(map, file), path + ".name", "",
+              "a system written `like: " + like.Scalar() +
+                  "` states its own name (the preset's would be shown for it)");
+    return false;
+  }
+  return true;
+}
+
+void LoadSystemMapAt(const YAML::Node& map, const std::string& path, const std::string& file,
+                     const PresetStore& store, hardware::SystemSpec& out, Diagnostics& diags,
+                     int depth) {
+  const bool like = map.IsMap() && map["like"];
+  if (like && !LikeBase(map, path, file, store, out, diags, depth)) return;
+  std::vector<std::string> extra = PresetNamingKeys(DocKind::kSystem);
+  extra.emplace_back("like");
+  hardware::ParseSystem(map, path, file, out, diags, extra, like);
   CheckPresetNaming(map, DocKind::kSystem, path, file, diags);
   if (!map.IsMap()) return;
   const YAML::Node dev = map["device"];
-  if (!dev) {
+  if (!dev && like) {
+    // The base's device.
+  } else if (!dev) {
     diags.Add(base::LocationOf(map, file), path + ".device", "",
               "required key is missing (a device preset name or a device map)");
   } else if (dev.IsScalar()) {
@@ -232,6 +278,13 @@ void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::st
     }
   }
   hardware::CheckSystem(out, path, base::LocationOf(map, file), diags);
+}
+
+}  // namespace
+
+void LoadSystemMap(const YAML::Node& map, const std::string& path, const std::string& file,
+                   const PresetStore& store, hardware::SystemSpec& out, Diagnostics& diags) {
+  LoadSystemMapAt(map, path, file, store, out, diags, 0);
 }
 
 bool LoadDevicePreset(const std::string& name, const PresetStore& store, const SourceLocation& where,

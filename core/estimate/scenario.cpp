@@ -887,7 +887,14 @@ std::string ReferenceMarkdown() {
         "`system.device.flash2_attention_bwd_length_factor`) are `[sequence length, factor]` pairs, the "
         "length in tokens one kernel call attends over (the sequence over context parallelism), the "
         "factor (up to 2) multiplying the matching `flash*_attention_*efficiency`, interpolated in "
-        "log(length) and clamped at the ends.\n";
+        "log(length) and clamped at the ends.\n"
+     << "A preset file (`configs/devices/`, `configs/systems/`, `configs/models/`) may also carry "
+        "`aliases: [...]` (the other names it answers to) and, for a device, `reference_system:` "
+        "(the system a measured run naming only this device is placed in). A device or system map "
+        "may be written `like: PRESET`: that preset's values, then the keys the map states (its "
+        "own `name:` required; a stated curve, `network` or `pools` replaces the preset's whole; "
+        "`host`, `reliability` and `storage` change key by key); the naming keys are never taken "
+        "over.\n";
   for (const auto& sec : Registry()) {
     os << "\n## `" << sec.prefix << "`\n\n" << sec.help << "\n\n"
        << "| key | type and rule | default | meaning |\n|---|---|---|---|\n";

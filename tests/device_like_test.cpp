@@ -105,19 +105,17 @@ TEST(DeviceLike, StatedKeysReplaceTheBasesAndTheRestStays) {
 
 TEST(DeviceLike, TheNewDevicesAnswerToTheNamesRunsUse) {
   const PresetStore store(kConfigs);
-  auto resolved = [&](const char* name) {
+  // The names nvidia-smi, rocm-smi and vendors' tables write.
+  const std::pair<const char*, const char*> kNames[] = {
+      {"NVIDIA H800", "h800"},           {"H800 80GB HBM3", "h800"},
+      {"NVIDIA A800-SXM4-80GB", "a800-80gb"}, {"GH200 Grace Hopper Superchip", "gh200"},
+      {"AMD Instinct MI325X", "mi325x"}, {"MI355X", "mi355x"},
+      {"NVIDIA B300", "b300"},           {"NVIDIA H20", "h20"},
+      {"GB300 NVL72", "gb300"}};
+  for (const auto& [name, preset] : kNames) {
     const auto r = store.Resolve(DocKind::kDevice, name);
-    return r ? r->preset : std::string("<none>");
-  };
-  EXPECT_EQ(resolved("NVIDIA H800"), "h800");
-  EXPECT_EQ(resolved("H800 80GB HBM3"), "h800");
-  EXPECT_EQ(resolved("NVIDIA A800-SXM4-80GB"), "a800-80gb");
-  EXPECT_EQ(resolved("GH200 Grace Hopper Superchip"), "gh200");
-  EXPECT_EQ(resolved("AMD Instinct MI325X"), "mi325x");
-  EXPECT_EQ(resolved("MI355X"), "mi355x");
-  EXPECT_EQ(resolved("NVIDIA B300"), "b300");
-  EXPECT_EQ(resolved("NVIDIA H20"), "h20");
-  EXPECT_EQ(resolved("GB300 NVL72"), "gb300");
+    EXPECT_EQ(r ? r->preset : std::string("<none>"), preset) << name;
+  }
   for (const char* d : {"h800", "a800-80gb", "gh200", "mi325x", "mi355x", "b300", "h20", "gb300"})
     EXPECT_FALSE(store.ReferenceSystem(d).empty()) << d;
 }

@@ -20,11 +20,20 @@ AlphaBetaNetwork::AlphaBetaNetwork(const SystemSpec& system) {
     bandwidth_[k] = tier_[k]->bandwidth;
     inner = domain_[k];
   }
-  const double cap = system.device.scaleup_bandwidth;
-  if (tiers_ > 0 && cap > 0 && cap < bandwidth_[0]) {
-    geo_[0].link_bandwidth *= cap / bandwidth_[0];
-    bandwidth_[0] = cap;
+  if (tiers_ > 0) {
+    const double capped = DeviceTierBandwidth(system, 0);
+    if (capped < bandwidth_[0]) {
+      geo_[0].link_bandwidth *= capped / bandwidth_[0];
+      bandwidth_[0] = capped;
+    }
   }
+}
+
+double DeviceTierBandwidth(const SystemSpec& system, int tier) {
+  if (tier < 0 || tier >= static_cast<int>(system.network.size())) return 0;
+  const double b = system.network[static_cast<size_t>(tier)].bandwidth;
+  const double cap = system.device.scaleup_bandwidth;
+  return tier == 0 && cap > 0 && cap < b ? cap : b;
 }
 
 GroupPlacement AlphaBetaNetwork::Place(int64_t size, int64_t stride) const {

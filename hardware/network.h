@@ -89,6 +89,11 @@ class Network {
 // followed by a rail all-to-all among the n/k members of each rail; a
 // point-to-point send crosses the HB domain and then the rail, pipelined
 // (NCCL's PXN): max(S/B_hb, S/B_rail) + both alphas.
+// Per-device bandwidth of tier `tier` of `system`: the tier's, the innermost
+// held to the device's own scale-up links (DeviceSpec::scaleup_bandwidth,
+// when set): an H800's 200 GB/s in a DGX H100's 450 GB/s NVSwitch tier.
+double DeviceTierBandwidth(const SystemSpec& system, int tier);
+
 class AlphaBetaNetwork final : public Network {
  public:
   // Borrows `system`'s tiers: the system must outlive the network. The
@@ -114,6 +119,8 @@ class AlphaBetaNetwork final : public Network {
 
   int tiers() const { return tiers_; }
   int64_t domain(int tier) const { return domain_[static_cast<size_t>(tier)]; }
+  // Per-device bandwidth of a tier (DeviceTierBandwidth).
+  double bandwidth(int tier) const { return bandwidth_[static_cast<size_t>(tier)]; }
   const TierGeometry& geometry(int tier) const { return geo_[static_cast<size_t>(tier)]; }
 
  private:

@@ -62,6 +62,12 @@ TEST(DeviceLike, H800IsTheH100ButItsNvlinkAndName) {
   const double t800 = hardware::AlphaBetaNetwork(sys).SendTime(0, 1, kGiB);
   EXPECT_NEAR((t800 - t100) * 1e3, kGiB / 0.68 * (1 / 200e9 - 1 / 450e9) * 1e3, 1e-9);
   EXPECT_NEAR((t800 - t100) * 1e3, 4.3862, 1e-4);
+  // What a device moves on each tier, as the estimate's notes and `orrery
+  // network` print it: the H800's own 200 GB/s inside the node, the 400 Gb/s
+  // NIC (50 GB/s) between nodes.
+  EXPECT_DOUBLE_EQ(hardware::DeviceTierBandwidth(sys, 0), 200e9);
+  EXPECT_DOUBLE_EQ(hardware::DeviceTierBandwidth(sys, 1), 50e9);
+  EXPECT_DOUBLE_EQ(hardware::AlphaBetaNetwork(sys).bandwidth(0), 200e9);
   // Between nodes the NIC, not NVLink: the same on both.
   sys.device = h100;
   const double x100 = hardware::AlphaBetaNetwork(sys).SendTime(0, 8, kGiB);

@@ -4,6 +4,7 @@
 
 #include "core/base/format.h"
 #include "core/estimate/parallel_comm.h"
+#include "hardware/network.h"
 
 namespace orrery::engine {
 
@@ -29,8 +30,7 @@ std::string TierName(const hardware::SystemSpec& s, int tier) {
 }
 
 double TierBandwidth(const hardware::SystemSpec& s, int tier) {
-  if (tier < 0 || tier >= static_cast<int>(s.network.size())) return 0;
-  return s.network[static_cast<size_t>(tier)].bandwidth;
+  return hardware::DeviceTierBandwidth(s, tier);
 }
 
 std::string ExpertNote(const Scenario& s, const TrainingEstimate& e, const OperatorCosts& c,

@@ -19,6 +19,7 @@
 #include "core/estimate/training_estimator.h"
 #include "core/goodput/goodput.h"
 #include "core/report/report_format.h"
+#include "hardware/network.h"
 #include "core/search/result_store.h"
 #include "core/validation/validation.h"
 #include "models/transformer.h"
@@ -346,7 +347,8 @@ Sensitivity Sensitivities(const Scenario& s, double price_per_gpu_s) {
                    [](Scenario& x, double f) { x.system.device.memory_bandwidth *= f; }});
   if (!s.system.network.empty()) {
     const auto& in = s.system.network.front();
-    knobs.push_back({"scale-up bandwidth (" + in.name + ")", FormatBandwidth(in.bandwidth) + " per GPU",
+    knobs.push_back({"scale-up bandwidth (" + in.name + ")",
+                     FormatBandwidth(hardware::DeviceTierBandwidth(s.system, 0)) + " per GPU",
                      [](Scenario& x, double f) {
                        x.system.network.front().bandwidth *= f;
                        x.system.device.scaleup_bandwidth *= f;
@@ -495,12 +497,15 @@ void AddAssumptions(const Scenario& s, double price_per_gpu_s, std::vector<Assum
   a.push_back({"system", SystemFamily(sys.name), FormatCount(hardware::DeviceCount(sys)) + " GPUs, " +
                                        std::to_string(sys.devices_per_node) + " per node",
                sc});
-  for (const auto& t : sys.network)
+  for (size_t i = 0; i < sys.network.size(); ++i) {
+    const auto& t = sys.network[i];
     a.push_back({"system", "network tier " + t.name,
-                 FormatBandwidth(t.bandwidth) + " per GPU, " + hardware::TopologyName(t.topology) +
+                 FormatBandwidth(hardware::DeviceTierBandwidth(sys, static_cast<int>(i))) + " per GPU, " +
+                     hardware::TopologyName(t.topology) +
                      (t.domain > 0 ? ", " + std::to_string(t.domain) + " GPUs per domain" : ", all GPUs") +
                      ", latency " + base::FormatQuantity(t.latency, base::Dimension::kTime),
                  sc});
+  }
   a.push_back({"system", "PUE", FormatSig(sys.pue, 3),
                sys.pue == 1.0 ? "not published for this system; 1.0 means IT power only" : sc});
   a.push_back({"price", "price per GPU-hour",

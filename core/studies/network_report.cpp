@@ -164,7 +164,7 @@ bool BuildNetworkReport(const NetworkQuery& q, NetworkReport& out, base::Diagnos
     r.domain = net.domain(i);
     r.links_per_device = g.links;
     r.link_bandwidth = g.link_bandwidth;
-    r.bandwidth = t.bandwidth;
+    r.bandwidth = net.bandwidth(i);
     r.latency = t.latency;
     r.hop_latency = t.hop_latency;
     r.base_latency = t.base_latency;

@@ -165,6 +165,17 @@ TEST(SystemLike, TheBaseSystemWithTheKeysTheMapStates) {
   EXPECT_EQ(one.host.cpu, "Grace");
   EXPECT_EQ(one.host.op_launch_time, base.host.op_launch_time);
   EXPECT_EQ(one.device_preset, "h100-sxm");
+  // An inline device map replaces the base's device, and with it its preset
+  // name (a report would otherwise speak of the H100's measured runs).
+  const YAML::Node inl = YAML::Load(
+      "system:\n  name: Capped\n  like: dgx-h100-superpod\n"
+      "  device: {name: H100 at 500 W, like: h100-sxm, power_cap: 500 W}\n");
+  hardware::SystemSpec capped;
+  LoadSystemMap(inl["system"], "system", "v.yaml", store, capped, diags);
+  ASSERT_TRUE(diags.ok()) << diags.ToString();
+  EXPECT_EQ(capped.device_preset, "");
+  EXPECT_DOUBLE_EQ(capped.device.power_cap, 500);
+  EXPECT_DOUBLE_EQ(capped.device.peak_bf16, 989.4e12);
   // Its own name is required, as a device's.
   const YAML::Node nameless = YAML::Load("system:\n  like: dgx-h100-superpod\n  nodes: 4\n");
   hardware::SystemSpec x;

@@ -256,6 +256,7 @@ void LoadSystemMapAt(const YAML::Node& map, const std::string& path, const std::
     LoadDevicePreset(dev.Scalar(), store, base::LocationOf(dev, file), path + ".device",
                      out.device, diags);
   } else {
+    out.device_preset.clear();  // an inline device, not the base's preset
     LoadDeviceMap(dev, path + ".device", file, out.device, diags, &store);
   }
   // The devices of further pools (heterogeneous systems), as the system's own.

@@ -20,9 +20,10 @@ int RunEventBench(const Args& args, std::ostream& out, std::ostream& err) {
       "Times the event-driven engine on one core: builds the task graph of one iteration of a\n"
       "P-stage pipeline with M microbatches and V chunks per device, simulates it and analyses\n"
       "the timeline (busy/idle, bubble, in-flight activations per stage). Each pass is one\n"
-      "task (F 10 ms, B 20 ms per stage, split over the chunks; W = half of B for zb-h1 and\n"
-      "the V-shapes), each stage-to-stage send one task (50 us), plus 4 gradient buckets\n"
-      "overlapping the last backward and the optimizer step per stage. Prints the best of N\n"
+      "task (F 10 ms, B 20 ms per stage, split over the chunks but dualpipe's, whole stages;\n"
+      "W = half of B for zb-h1, the V-shapes and dualpipe's zero-bubble passes), each\n"
+      "stage-to-stage send one task (50 us), plus 4 gradient buckets overlapping the last\n"
+      "backward and the optimizer step per stage. Prints the best of N\n"
       "runs: tasks, events (task completions), wall time, simulated events per second, and\n"
       "the CPU time of that run (on a loaded machine wall time also counts other processes).");
   EventBenchRequest req;
@@ -32,7 +33,7 @@ int RunEventBench(const Args& args, std::ostream& out, std::ostream& err) {
       "stages", po::value(&req.stages), "pipeline stages P (default 64)")(
       "microbatches", po::value(&req.microbatches), "microbatches per iteration M (default 1024)")(
       "interleave", po::value(&req.interleave), "chunks per device V (default 2)")(
-      "schedule", po::value(&req.schedule), "gpipe | 1f1b | interleaved | zb-h1 | v-min | v-half | v-zb")(
+      "schedule", po::value(&req.schedule), "gpipe | 1f1b | interleaved | zb-h1 | v-min | v-half | v-zb | dualpipe")(
       "repeat", po::value(&req.repeat), "runs; the fastest is reported (default 3)");
   v.Examples(
       "\nExamples:\n"

@@ -26,12 +26,13 @@ int RunSearch(const Args& args, std::ostream& out, std::ostream& err) {
       "blocks of plans whose compute time alone is worse than the K-th best are skipped.\n"
       "Of the plans costed, the summary says how many fit, how many overflow memory with\n"
       "their activations and how many break a pipeline rule (interleaved 1F1B whose\n"
-      "microbatches are not a multiple of pp). Prints the top K with their breakdowns and\n"
-      "why #1 beats #2. The scenario's own plan only supplies what is not searched\n"
-      "(precision, attention kernel, optimizer, training.recompute_interval: which layers\n"
-      "a full-recompute plan recomputes, and the pipeline schedule: 1F1B and interleaved\n"
-      "1F1B are searched as one, by interleave; GPipe, ZB-H1 and the V-shapes are kept as\n"
-      "asked; a pipelined plan's line says its schedule).");
+      "microbatches are not a multiple of pp; DualPipe with an odd pp or fewer than 2 pp\n"
+      "microbatches). Prints the top K with their breakdowns and why #1 beats #2. The\n"
+      "scenario's own plan only supplies what is not searched (precision, attention kernel,\n"
+      "optimizer, training.recompute_interval: which layers a full-recompute plan\n"
+      "recomputes, and the pipeline schedule: 1F1B and interleaved 1F1B are searched as\n"
+      "one, by interleave; GPipe, ZB-H1, the V-shapes and DualPipe are kept as asked; a\n"
+      "pipelined plan's line says its schedule).");
   SearchRequest req;
   std::string objective = "time";
   v.Positional("scenario").Formats().Threads().Quiet().Set(

@@ -240,6 +240,10 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
   double in_flight;
   if (p.schedule == Schedule::kGpipe) {
     in_flight = mb;
+  } else if (p.schedule == Schedule::kDualPipe && p.pp > 1) {
+    // DualPipe: pp + 1 stage-microbatches on every device (DeepSeek-V3
+    // Table 2), of the two directions together.
+    in_flight = std::min(pp + 1, mb);
   } else {
     // Stage i of a 1F1B pipeline holds p - i microbatches at its peak.
     in_flight = std::min(pp - static_cast<double>(in.stage), mb);

@@ -110,7 +110,8 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          {"zb-h1", Schedule::kZeroBubbleH1},
                          {"v-min", Schedule::kVMin},
                          {"v-half", Schedule::kVHalf},
-                         {"v-zb", Schedule::kVZeroBubble}},
+                         {"v-zb", Schedule::kVZeroBubble},
+                         {"dualpipe", Schedule::kDualPipe}},
                         "1f1b",
                         "Pipeline schedule: 1f1b, interleaved (with interleave > 1), gpipe; zb-h1 "
                         "(backward split into input and weight gradients, Qi et al. 2024) and "
@@ -119,7 +120,12 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                         "`orrery estimate --engine event`; the closed form prices gpipe, 1f1b and zb-h1 "
                         "(with its B/W split) as the event engine does, refuses interleaved 1F1B "
                         "unless the microbatches are a multiple of pp, and prices the V-shapes as "
-                        "interleaved with v = 2.")
+                        "interleaved with v = 2. dualpipe: DeepSeek-V3's bidirectional pipeline "
+                        "(Sec. 3.2.1): half the microbatches enter at each end, every device holds "
+                        "its stage and the mirror stage (2x the weights), the expert all-to-alls "
+                        "hide under the paired chunk's compute (as ep_comm_overlap), bubble "
+                        "(pp/2 - 1)(F&B + B - 3W), pp + 1 microbatches of activations; needs an "
+                        "even pp and an even microbatch count of at least 2 pp; both engines.")
         .Int("straggler_stage", &TrainingPlan::straggler_stage, -1, 1e6, "-1",
              "Pipeline stage whose devices run slower than the rest (a straggler); -1 = none. "
              "Seen by the event engine only.")

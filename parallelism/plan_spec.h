@@ -30,7 +30,9 @@ inline const char* RecomputeName(Recompute r) {
 // kZeroBubbleH1 and the V-shape schedules are simulated by the event-driven
 // engine (parallelism/step_graph.h); the closed form (schedule.h) prices
 // ZB-H1 with its B/W split and the V-shapes as interleaved with v = 2.
-enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVHalf, kVZeroBubble };
+// kDualPipe: DeepSeek-V3's bidirectional pipeline (DeepSeek-AI 2024,
+// "DeepSeek-V3 Technical Report", Sec. 3.2.1, Table 2): both engines.
+enum class Schedule { kOneFOneB, kInterleaved, kGpipe, kZeroBubbleH1, kVMin, kVHalf, kVZeroBubble, kDualPipe };
 // 1F1B and interleaved 1F1B: one schedule at interleave 1 and above, whose
 // chunks the plan's interleave sets; GPipe, ZB-H1 and the V-shapes have
 // theirs fixed (ScheduleChunks).
@@ -45,6 +47,7 @@ inline const char* ScheduleName(Schedule s) {
     case Schedule::kVMin: return "v-min";
     case Schedule::kVHalf: return "v-half";
     case Schedule::kVZeroBubble: return "v-zb";
+    case Schedule::kDualPipe: return "dualpipe";
   }
   return "?";
 }

@@ -23,6 +23,25 @@
 //                    the paper's equal-pass picture: the last microbatch's
 //                    B' chain cannot be hidden (W > F), and with m < p only
 //                    m - 1 delayed W passes exist to fill the warm-up
+//   DualPipe         half the microbatches enter at each end of the pipeline
+//                    (DeepSeek-AI 2024, "DeepSeek-V3 Technical Report",
+//                    Sec. 3.2.1, Fig. 5, Table 2): device d runs stage d of
+//                    the one direction and stage p - 1 - d of the other, so
+//                    it holds two stages' weights, and pairs one
+//                    microbatch's forward chunk with another's backward so
+//                    that each hides the other's all-to-alls and sends:
+//                      bubble = (p/2 - 1)(F&B + B - 3W)
+//                    with F&B the paired chunks' time (F + B once their
+//                    communication is hidden), and at least (p - 2) F:
+//                    the forwards filling from both ends to the middle,
+//                    which W passes cannot fill. The event engine's replay
+//                    of dualpipe.py's order (parallelism/step_graph.h)
+//                    gives the table's figure at W = F, up to F less
+//                    at W < F, and the fill once the table's term falls
+//                    under it (p 8, F 1, B 3, W 2: 6, the table's 3).
+//                    Needs p and m even
+//                    and m >= 2p (deepseek-ai/DualPipe, dualpipe.py,
+//                    step()'s asserts)
 //   iteration        m T + bubble
 // The V-shape schedules (Qi et al. 2024, NeurIPS) are built greedily by the
 // event engine under a memory limit; their bubble has no closed form, so the
@@ -41,7 +60,8 @@ namespace orrery::parallelism {
 inline int64_t ScheduleChunks(const TrainingPlan& p) {
   switch (p.schedule) {
     case Schedule::kGpipe:
-    case Schedule::kZeroBubbleH1: return 1;
+    case Schedule::kZeroBubbleH1:
+    case Schedule::kDualPipe: return 1;
     case Schedule::kVMin:
     case Schedule::kVHalf:
     case Schedule::kVZeroBubble: return 2;
@@ -174,14 +194,30 @@ inline bool InterleaveNeedsMultiple(const TrainingPlan& p, int64_t microbatches)
   return interleaved && microbatches % p.pp != 0;
 }
 
+// DualPipe under a pipeline (pp > 1; with one stage there is nothing to pair).
+inline bool RunsDualPipe(const TrainingPlan& p) { return p.schedule == Schedule::kDualPipe && p.pp > 1; }
+
+// DualPipe needs an even pp and an even m of at least 2 pp: each direction
+// takes m / 2 microbatches, and its steady phase (step 4 of dualpipe.py,
+// m/2 - p + 1 rounds on the outermost devices) must run at least once.
+inline bool DualPipeShapeInvalid(const TrainingPlan& p, int64_t microbatches) {
+  return RunsDualPipe(p) && (p.pp % 2 != 0 || microbatches % 2 != 0 || microbatches < 2 * p.pp);
+}
+
+// Whether the expert all-to-alls run beside other compute: asked for
+// (ep_comm_overlap: Megatron-Core's 1F1B A2A overlap), or DualPipe, whose
+// paired forward and backward chunks exist to hide them (DeepSeek-V3
+// Sec. 3.2.1: "both all-to-all and PP communication can be fully hidden").
+inline bool OverlapsExpertComm(const TrainingPlan& p) { return p.ep_comm_overlap || RunsDualPipe(p); }
+
 // Bubble as a multiple of one microbatch's stage time, for the schedules
 // whose bubble does not depend on the split of the backward (GPipe, 1F1B,
 // interleaved, and the V-shapes as interleaved with v = 2). A lower bound
-// for ZB-H1 is 0; use PipelineBubble for it.
+// for ZB-H1 and DualPipe is 0; use PipelineBubble for them.
 inline double BubbleMicrobatches(const TrainingPlan& p) {
   if (p.pp <= 1) return 0;
   const double pp = static_cast<double>(p.pp);
-  if (p.schedule == Schedule::kZeroBubbleH1) return 0;
+  if (p.schedule == Schedule::kZeroBubbleH1 || p.schedule == Schedule::kDualPipe) return 0;
   return (pp - 1) / static_cast<double>(ScheduleChunks(p));
 }
 
@@ -191,6 +227,12 @@ inline double PipelineBubble(const TrainingPlan& p, int64_t microbatches, double
                              double weight_grad) {
   if (p.pp <= 1) return 0;
   const double pp = static_cast<double>(p.pp);
+  if (p.schedule == Schedule::kDualPipe) {
+    // F&B = stage (its communication already what the overlap leaves), B
+    // the backward side of it.
+    const double backward = stage - forward;
+    return std::max((pp / 2 - 1) * (stage + backward - 3 * weight_grad), (pp - 2) * forward);
+  }
   if (p.schedule != Schedule::kZeroBubbleH1) return BubbleMicrobatches(p) * stage;
   const double b_input = std::max(0.0, stage - forward - weight_grad);
   const double filled = static_cast<double>(std::min(microbatches, p.pp) - 1);
@@ -200,8 +242,11 @@ inline double PipelineBubble(const TrainingPlan& p, int64_t microbatches, double
 // Point-to-point transfers on the critical path of one iteration: each of the
 // v*m chunk-microbatches crosses a stage boundary forward and backward, and
 // the warm-up/cool-down adds p - 1 of each.
+// DualPipe sends beside the paired chunk's compute: only the chain of the
+// first microbatch to the far end and its gradient back, 2 (p - 1), waits.
 inline double CriticalPathTransfers(const TrainingPlan& p, int64_t microbatches) {
   if (p.pp <= 1) return 0;
+  if (p.schedule == Schedule::kDualPipe) return 2 * (static_cast<double>(p.pp) - 1);
   const double v = static_cast<double>(ScheduleChunks(p));
   return 2 * (v * static_cast<double>(microbatches) + static_cast<double>(p.pp) - 1);
 }

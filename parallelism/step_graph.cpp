@@ -17,6 +17,7 @@ const char* PipelineScheduleName(PipelineSchedule s) {
     case PipelineSchedule::kVMin: return "v-min";
     case PipelineSchedule::kVHalf: return "v-half";
     case PipelineSchedule::kVZeroBubble: return "v-zb";
+    case PipelineSchedule::kDualPipe: return "dualpipe";
   }
   return "?";
 }
@@ -31,6 +32,10 @@ bool IsVShape(PipelineSchedule s) {
   return s == PipelineSchedule::kVMin || s == PipelineSchedule::kVHalf ||
          s == PipelineSchedule::kVZeroBubble;
 }
+// Virtual stage g on device g going out and 2p-1-g coming back: the
+// V-shapes (one microbatch both ways) and DualPipe (each direction its own
+// microbatches).
+bool Mirrored(PipelineSchedule s) { return IsVShape(s) || s == PipelineSchedule::kDualPipe; }
 }  // namespace
 
 const char* TaskKindName(TaskKind k) {
@@ -68,6 +73,9 @@ const char* StepErrorText(StepError e) {
     case StepError::kInterleaveMultiple:
       return "the interleaved schedule needs the microbatches per iteration to be a multiple of pp "
              "(Megatron-LM's rule)";
+    case StepError::kDualPipeShape:
+      return "DualPipe places 2 stages on each device (chunks 2) and needs an even number of stages and an "
+             "even number of microbatches, at least twice the stages";
     case StepError::kVShapeChunks:
       return "the V-shape schedules place exactly 2 model chunks on each device (interleave 2)";
     case StepError::kDeadlock: return "the schedule deadlocks (an internal error)";
@@ -259,21 +267,107 @@ Sequences StaticOrder(const StepSpec& s) {
   return seq;
 }
 
+}  // namespace
+
+std::vector<std::vector<PassRef>> DualPipeOrder(int64_t p, int64_t m) {
+  Sequences seq(static_cast<size_t>(p));
+  const int64_t half_ranks = p / 2, half_m = m / 2;
+  for (int64_t d = 0; d < p; ++d) {
+    auto& o = seq[static_cast<size_t>(d)];
+    o.reserve(static_cast<size_t>(3 * m));
+    const int64_t h = std::min(d, p - 1 - d);
+    // Phase 0 is the direction that enters at this device's end of the
+    // pipeline (dualpipe.py: phase ^= is_in_second_half).
+    const bool second = d >= half_ranks;
+    const int64_t out_vs = d, back_vs = 2 * p - 1 - d;  // direction 0, direction 1
+    const int64_t vs[2] = {second ? back_vs : out_vs, second ? out_vs : back_vs};
+    const int64_t first_mb[2] = {second ? half_m : 0, second ? 0 : half_m};
+    int64_t next_f[2] = {0, 0}, next_b[2] = {0, 0};
+    std::deque<std::pair<int64_t, int64_t>> deferred_w;  // WeightGradStore's queue
+    auto f = [&](int ph, bool fused = false) {
+      o.push_back(Pass(TaskKind::kForward, vs[ph], first_mb[ph] + next_f[ph]++));
+      o.back().fused = fused;
+    };
+    auto b = [&](int ph, bool zero_bubble) {
+      const int64_t j = first_mb[ph] + next_b[ph]++;
+      if (!zero_bubble) {
+        o.push_back(Pass(TaskKind::kBackward, vs[ph], j));
+        return;
+      }
+      o.push_back(Pass(TaskKind::kBackwardInput, vs[ph], j));
+      deferred_w.emplace_back(vs[ph], j);
+    };
+    auto w = [&] {
+      const auto [g, j] = deferred_w.front();
+      deferred_w.pop_front();
+      o.push_back(Pass(TaskKind::kBackwardWeight, g, j));
+    };
+    const int64_t outer = half_ranks - h - 1;
+    for (int64_t i = 0; i < 2 * outer; ++i) f(0);  // 1: nF0
+    for (int64_t i = 0; i < h + 1; ++i) {           // 2: nF0F1
+      f(0);
+      f(1);
+    }
+    for (int64_t i = 0; i < outer; ++i) {  // 3: nB1W1F1, zero bubble
+      b(1, true);
+      w();
+      f(1);
+    }
+    // 4: nF0B1F1B0, the overlapped pairs; the middle devices run their first
+    // pair apart ("to further reduce bubble size").
+    const bool middle = d == half_ranks - 1 || d == half_ranks;
+    for (int64_t i = 0; i < half_m - p + h + 1; ++i) {
+      f(0, !(i == 0 && middle));
+      b(1, false);
+      f(1, true);
+      b(0, false);
+    }
+    for (int64_t i = 0; i < outer; ++i) {  // 5: nB1F1B0
+      b(1, false);
+      f(1, true);
+      b(0, false);
+    }
+    bool zero_bubble = false;  // 6: nB1B0, zero bubble from the middle on
+    for (int64_t i = 0; i < h + 1; ++i) {
+      if (i == (h + 1) / 2 && h % 2 == 1) zero_bubble = true;
+      b(1, zero_bubble);
+      if (i == (h + 1) / 2 && h % 2 == 0) zero_bubble = true;
+      b(0, zero_bubble);
+    }
+    for (int64_t i = 0; i < outer; ++i) {  // 7: nWB0
+      w();
+      b(0, true);
+    }
+    while (!deferred_w.empty()) w();  // 8: nW (h + 1 of them)
+  }
+  return seq;
+}
+
+namespace {
+
 struct Builder {
   const StepSpec& s;
   StepGraph& g;
   int64_t p, m, v, S;
   bool split;
-  bool vshape;
+  bool vshape;  // virtual stages placed as a V (Mirrored)
+  bool dualpipe;
   // Per (virtual stage, microbatch): the task that receives the pass's
   // cross-device inputs, and the task its consumers wait for (the send when
   // the consumer is on another device).
   std::vector<int32_t> f_entry, f_out, b_entry, b_out;
+  // DualPipe's fused pairs: (forward cell, backward virtual stage, backward
+  // microbatch); Wire() makes the forward wait for the backward's input.
+  struct Fused {
+    size_t forward;
+    int64_t vs, j;
+  };
+  std::vector<Fused> fused;
 
   Builder(const StepSpec& spec, StepGraph& out)
       : s(spec), g(out), p(spec.stages), m(spec.microbatches), v(spec.chunks),
         S(spec.stages * spec.chunks), split(SplitsBackward(spec.schedule)),
-        vshape(IsVShape(spec.schedule)) {}
+        vshape(Mirrored(spec.schedule)), dualpipe(spec.schedule == PipelineSchedule::kDualPipe) {}
 
   int64_t DeviceOf(int64_t vs) const {
     if (vshape) return vs < p ? vs : 2 * p - 1 - vs;
@@ -284,6 +378,9 @@ struct Builder {
     return vs / p;
   }
   size_t At(int64_t vs, int64_t j) const { return static_cast<size_t>(vs * m + j); }
+  // The first microbatch a virtual stage runs: DualPipe's coming-back
+  // direction starts at m/2.
+  int64_t FirstMicrobatch(int64_t vs) const { return dualpipe && vs >= p ? m / 2 : 0; }
   int32_t Resource(int64_t d, StreamKind k) const {
     return static_cast<int32_t>(d * kStreamsPerStage + static_cast<int>(k));
   }
@@ -331,6 +428,10 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
   }
 
   std::vector<int32_t> block;        // the next compute task waits for these
+  // A fused forward (PassRef::fused) whose output waits for the next backward.
+  struct PendingOut {
+    int64_t vs = -1, j = -1, c = 0;
+  } pending;
   std::vector<int32_t> reduces;      // gradient buckets of this device
   int32_t prev1 = -1;                // done task of the previous pass
   int32_t rec_entry = -1;            // entry of the recomputation before this backward
@@ -351,7 +452,7 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
   // gathers: every chunk's forwards run in microbatch order, 0 first.
   auto needs_gather = [&](const PassRef& r) {
     if (!s.zero3 || r.kind == TaskKind::kBackwardWeight) return false;
-    if (s.zero3_once_per_step) return r.kind == TaskKind::kForward && r.microbatch == 0;
+    if (s.zero3_once_per_step) return r.kind == TaskKind::kForward && r.microbatch == FirstMicrobatch(r.virtual_stage);
     return r.kind != TaskKind::kRecompute || s.zero3_gather_for_recompute;
   };
   std::vector<int32_t> z3_gather(seq.size(), -1), z3_gather_rest(seq.size(), -1);
@@ -476,9 +577,10 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
     switch (r.kind) {
       case TaskKind::kForward: {
         const auto& gb = gather[static_cast<size_t>(c)];
-        const bool gated = j == 0 && !gb.empty();
+        const bool first_mb = j == FirstMicrobatch(vs);
+        const bool gated = first_mb && !gb.empty();
         // The once-per-step copy-out runs with the first microbatch's forward.
-        const double copy_out = s.zero3_once_per_step && j == 0 ? w.zero3_copy_out : 0;
+        const double copy_out = s.zero3_once_per_step && first_mb ? w.zero3_copy_out : 0;
         e = pass(r.kind, w.forward + copy_out, w.forward_gemm, w.tp_forward, c, j, gated ? buckets_per_chunk : units,
                  w.forward_comm);
         if (gated)  // piece i waits for gather bucket i
@@ -553,16 +655,26 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
       b_entry[At(vs, j)] = rec_entry >= 0 ? rec_entry : e.entry;
       rec_entry = -1;
     }
-    if (fwd || bwd) {
-      int32_t out = e.done;
-      const int64_t to = fwd ? vs + 1 : vs - 1;
+    // The output of a pass (its send, when the consumer is on another
+    // device), once `done` is.
+    auto emit_out = [&](bool forward, int64_t g_vs, int64_t g_j, int64_t g_c, int32_t done) {
+      int32_t out = done;
+      const int64_t to = forward ? g_vs + 1 : g_vs - 1;
       if (to >= 0 && to < S && DeviceOf(to) != d && s.p2p > 0) {
-        out = Add(d, StreamKind::kPp, TaskKind::kSend, s.p2p, c, j);
-        g.graph.AddDependency(e.done, out);
+        out = Add(d, StreamKind::kPp, TaskKind::kSend, s.p2p, g_c, g_j);
+        g.graph.AddDependency(done, out);
         if (!s.p2p_overlap) block.push_back(out);  // synchronous p2p: the sender waits for it
       }
-      (fwd ? f_out : b_out)[At(vs, j)] = out;
+      (forward ? f_out : b_out)[At(g_vs, g_j)] = out;
+    };
+    if (bwd && pending.vs >= 0) {
+      // The fused pair is done: its forward's output leaves now.
+      fused.push_back(Fused{At(pending.vs, pending.j), vs, j});
+      emit_out(true, pending.vs, pending.j, pending.c, e.done);
+      pending = PendingOut{};
     }
+    if (fwd && r.fused) pending = PendingOut{vs, j, c};
+    else if (fwd || bwd) emit_out(fwd, vs, j, c, e.done);
   }
 
   // Gradient reduction without overlap: after the last pass.
@@ -595,11 +707,29 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
 void Builder::Wire() {
   for (int64_t vs = 0; vs < S; ++vs)
     for (int64_t j = 0; j < m; ++j) {
+      // A microbatch runs virtual stages lo..hi: all of them, or under
+      // DualPipe its direction's p.
+      int64_t lo = 0, hi = S - 1;
+      if (dualpipe) {
+        const bool back = j >= m / 2;
+        if ((vs >= p) != back) continue;
+        lo = back ? p : 0;
+        hi = lo + p - 1;
+      }
       const size_t i = At(vs, j);
-      if (vs > 0) g.graph.AddDependency(f_out[At(vs - 1, j)], f_entry[i]);
-      if (vs < S - 1) g.graph.AddDependency(b_out[At(vs + 1, j)], b_entry[i]);
+      if (vs > lo) g.graph.AddDependency(f_out[At(vs - 1, j)], f_entry[i]);
+      if (vs < hi) g.graph.AddDependency(b_out[At(vs + 1, j)], b_entry[i]);
       else g.graph.AddDependency(f_out[i], b_entry[i]);
     }
+  // A fused pair starts once both its inputs are in (dualpipe.py commits
+  // both receives before _forward_backward_chunk): the forward waits for
+  // the backward's too. A backward on the last virtual stage of its
+  // direction takes its own forward's output, already done before.
+  for (const Fused& f : fused) {
+    const bool back = f.j >= m / 2;
+    const int64_t hi = back ? S - 1 : p - 1;
+    if (f.vs < hi) g.graph.AddDependency(b_out[At(f.vs + 1, f.j)], f_entry[f.forward]);
+  }
 }
 
 }  // namespace
@@ -614,6 +744,9 @@ StepError BuildStepGraph(const StepSpec& s, StepGraph& out) {
   if (s.schedule == PipelineSchedule::kInterleaved && s.chunks > 1 && s.microbatches % s.stages != 0)
     return StepError::kInterleaveMultiple;
   if (IsVShape(s.schedule) && s.chunks != 2) return StepError::kVShapeChunks;
+  if (s.schedule == PipelineSchedule::kDualPipe &&
+      (s.chunks != 2 || s.stages % 2 != 0 || s.microbatches % 2 != 0 || s.microbatches < 2 * s.stages))
+    return StepError::kDualPipeShape;
 
   out.stages = s.stages;
   out.microbatches = s.microbatches;
@@ -646,6 +779,8 @@ StepError BuildStepGraph(const StepSpec& s, StepGraph& out) {
     size_t total = 0;
     for (const auto& o : seq) total += o.size();
     if (total != static_cast<size_t>(6 * s.stages * s.microbatches)) return StepError::kDeadlock;
+  } else if (s.schedule == PipelineSchedule::kDualPipe) {
+    seq = DualPipeOrder(s.stages, s.microbatches);
   } else {
     seq = StaticOrder(s);
   }

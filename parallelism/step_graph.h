@@ -41,6 +41,21 @@
 //                Memory", NeurIPS, Sec. 3-4, Table 1). Our greedy order is not
 //                the paper's hand-squeezed one: its bubble is the paper's at
 //                V-Min/V-Half and larger than the paper's near-zero at V-ZB.
+//   DualPipe     bidirectional: microbatches 0..m/2-1 enter at device 0 and
+//                run virtual stages 0..p-1 (device g), microbatches
+//                m/2..m-1 enter at device p-1 and run virtual stages
+//                p..2p-1 (device 2p-1-g), so device d holds stage d of the
+//                one direction (chunk 0) and stage p-1-d of the other
+//                (chunk 1); each device's order is the eight steps of
+//                deepseek-ai/DualPipe's step() (dualpipe.py: nF0, nF0F1,
+//                nB1W1F1, nF0B1F1B0, nB1F1B0, nB1B0, nWB0, nW), the
+//                zero-bubble backwards split into B and W; needs p and m
+//                even, m >= 2p (DeepSeek-V3 Technical Report, Sec. 3.2.1,
+//                Fig. 5; bubble (p/2-1)(F&B+B-3W), Table 2). A paired
+//                forward and backward run one after the other on the
+//                compute stream: their communication is what the caller
+//                leaves exposed after the overlap (forward_comm,
+//                backward_comm), and sends run beside the next passes.
 
 #include <cstdint>
 #include <string>
@@ -50,7 +65,7 @@
 
 namespace orrery::parallelism {
 
-enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubbleH1, kVMin, kVHalf, kVZeroBubble };
+enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubbleH1, kVMin, kVHalf, kVZeroBubble, kDualPipe };
 const char* PipelineScheduleName(PipelineSchedule s);
 // Whether the schedule runs the backward as separate B and W passes.
 bool SplitsBackward(PipelineSchedule s);
@@ -103,7 +118,7 @@ struct StageDp {
 struct StepSpec {
   int64_t stages = 1;
   int64_t microbatches = 1;
-  int64_t chunks = 1;                 // v; 2 for the V-shape schedules
+  int64_t chunks = 1;                 // v; 2 for the V-shape schedules and DualPipe
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   std::vector<ChunkWork> work;        // [stage * chunks + chunk]
   std::vector<StageDp> dp;            // [stage]; empty = no data-parallel work
@@ -161,6 +176,7 @@ enum class StepError {
   kBadShape,             // stages, microbatches or chunks < 1, or work of the wrong size
   kInterleaveMultiple,   // interleaved: m is not a multiple of p
   kVShapeChunks,         // V-shape schedules need exactly 2 chunks per device
+  kDualPipeShape,        // DualPipe needs 2 chunks, p and m even, m >= 2p
   kDeadlock,             // the order and the dependencies form a cycle (a bug)
 };
 const char* StepErrorText(StepError e);
@@ -200,10 +216,17 @@ struct PassRef {
   TaskKind kind;
   int32_t virtual_stage;
   int32_t microbatch;
+  // DualPipe's overlapped pair (dualpipe.py, _forward_backward_chunk): this
+  // forward runs fused with the backward after it, which it waits for the
+  // input of, and its output leaves when that backward is done.
+  bool fused = false;
 };
 std::vector<std::vector<PassRef>> VShapeOrder(int64_t p, int64_t m, int64_t cap,
                                               const std::vector<ChunkWork>& work);
 // The V-shape limit in chunk-microbatches for a schedule and p.
 int64_t VShapeCap(PipelineSchedule s, int64_t p);
+// Per-device pass order of DualPipe (exposed for tests), p and m even,
+// m >= 2p: virtual stages as StepSpec's DualPipe places them.
+std::vector<std::vector<PassRef>> DualPipeOrder(int64_t p, int64_t m);
 
 }  // namespace orrery::parallelism

@@ -651,6 +651,66 @@ TEST(Schedule, ZeroBubbleH1BubbleByHand) {
   EXPECT_FALSE(parallelism::InterleaveNeedsMultiple(p, 12));
 }
 
+// DualPipe's bubble (DeepSeek-V3 Technical Report, Table 2), by hand:
+//   p 16, stage 3 (F 1, B 2), W 0.5: (p/2 - 1)(F&B + B - 3W) = 7 x 3.5 = 24.5;
+//   W 2: the table's 7 x (3 + 2 - 6) < 0 is below the fill (p - 2) F = 14.
+TEST(Schedule, DualPipeBubbleByHand) {
+  parallelism::TrainingPlan p;
+  p.schedule = parallelism::Schedule::kDualPipe;
+  p.pp = 16;
+  EXPECT_DOUBLE_EQ(parallelism::PipelineBubble(p, 32, 3, 1, 0.5), 24.5);
+  EXPECT_DOUBLE_EQ(parallelism::PipelineBubble(p, 32, 3, 1, 2), 14);
+  EXPECT_EQ(parallelism::ScheduleChunks(p), 1);  // a microbatch runs one stage per device
+  EXPECT_DOUBLE_EQ(parallelism::CriticalPathTransfers(p, 32), 30);
+  // Shapes dualpipe.py refuses: odd m, m < 2p, odd p; with one stage it is no pipeline.
+  EXPECT_FALSE(parallelism::DualPipeShapeInvalid(p, 32));
+  EXPECT_TRUE(parallelism::DualPipeShapeInvalid(p, 33));
+  EXPECT_TRUE(parallelism::DualPipeShapeInvalid(p, 30));
+  p.pp = 3;
+  EXPECT_TRUE(parallelism::DualPipeShapeInvalid(p, 32));
+  p.pp = 1;
+  EXPECT_FALSE(parallelism::DualPipeShapeInvalid(p, 3));
+  EXPECT_FALSE(parallelism::OverlapsExpertComm(p));
+  p.pp = 2;
+  EXPECT_TRUE(parallelism::OverlapsExpertComm(p));  // the schedule is the overlap
+}
+
+// DualPipe's memory (Table 2: 2x the parameters, pp + 1 activations), on
+// Llama 3 8B over pp 2 (16 layers a stage), ZeRO 0, 8 microbatches: each
+// device holds both stages, so the whole model's bf16 weights,
+// 2 x 8,030,261,248 B; its activations are pp + 1 = 3 stage-microbatches
+// of 16 layers.
+TEST(Estimator, DualPipeHoldsBothStagesAndOneMoreMicrobatch) {
+  Scenario s = LoadScenario("llama3-8b-128k-h100");
+  s.training = parallelism::TrainingPlan{};
+  s.training.pp = 2;
+  s.training.dp = 0;
+  s.training.recompute = parallelism::Recompute::kFull;
+  s.workload.seq_len = 4096;
+  s.workload.global_batch = 256;
+  const TrainingEstimator est(s.model, s.system);
+  const TrainingEstimate one = est.Run(s.training, s.workload);
+  s.training.schedule = parallelism::Schedule::kDualPipe;
+  const TrainingEstimate dual = est.Run(s.training, s.workload);
+  ASSERT_EQ(one.microbatches, 8);
+  // 2 x (32 x 218,112,000 layer + 2 x 525,336,576 embedding and head + 4,096 norm).
+  EXPECT_DOUBLE_EQ(dual.memory.weights, 2.0 * 8030261248.0);
+  // 1F1B's fullest device is the last stage (16 layers, the head, the final norm).
+  EXPECT_DOUBLE_EQ(one.memory.weights, 2.0 * (16 * 218112000.0 + 525336576.0 + 4096.0));
+  // Full recompute keeps each layer's input, 2 s h = 2 x 4096 x 4096 B
+  // (Korthikanti et al. 2022, Sec. 5); 1F1B's last stage holds 1
+  // microbatch of its 16 layers, DualPipe's end devices 3: 32 layers' more.
+  EXPECT_DOUBLE_EQ(dual.memory.activations - one.memory.activations, 32 * 2.0 * 4096 * 4096);
+  // 2 microbatches (global batch 64 over dp 32): fewer than 2 pp, a result with its reason.
+  s.workload.global_batch = 64;
+  const TrainingEstimate few = est.Run(s.training, s.workload);
+  EXPECT_EQ(few.infeasible, Infeasible::kDualPipeShape);
+  EXPECT_EQ(ExplainInfeasible(few, s),
+            "DualPipe needs an even pp and an even number of microbatches, at least 2 x pp (here pp 2, 2 "
+            "microbatches per iteration; deepseek-ai/DualPipe asserts the same); change pp, micro_batch or the "
+            "global batch, or choose another training.schedule");
+}
+
 // Llama 2 7B's weights on the ZeRO-3 test plan (32 layers, the embedding
 // and the untied head, 4096 tokens) and their bf16 all-gather and
 // reduce-scatter over the 1,024 devices: what a ZeRO-3 microbatch moves.

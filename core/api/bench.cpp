@@ -100,7 +100,7 @@ EventBenchResult BenchEvent(const EventBenchRequest& req) {
   const PipelineSchedule all[] = {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB,
                                   PipelineSchedule::kInterleaved, PipelineSchedule::kZeroBubbleH1,
                                   PipelineSchedule::kVMin, PipelineSchedule::kVHalf,
-                                  PipelineSchedule::kVZeroBubble};
+                                  PipelineSchedule::kVZeroBubble, PipelineSchedule::kDualPipe};
   PipelineSchedule sched = PipelineSchedule::kInterleaved;
   bool known = false;
   std::vector<std::string> names;
@@ -132,7 +132,8 @@ EventBenchResult BenchEvent(const EventBenchRequest& req) {
                         sched == PipelineSchedule::kZeroBubbleH1
                     ? 1
                     : (sched == PipelineSchedule::kInterleaved ? req.interleave : 2);
-  const double v = static_cast<double>(spec.chunks);
+  // DualPipe's two chunks are whole stages, one for each direction.
+  const double v = sched == PipelineSchedule::kDualPipe ? 1.0 : static_cast<double>(spec.chunks);
   parallelism::ChunkWork w;
   w.forward = 10e-3 / v;
   w.backward = 20e-3 / v;

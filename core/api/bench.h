@@ -37,7 +37,7 @@ struct BenchResult : ResultBase {
 BenchResult Bench(const BenchRequest& req);
 
 struct EventBenchRequest {
-  std::string schedule = "interleaved";  // gpipe | 1f1b | interleaved | zb-h1 | v-min | v-half | v-zb
+  std::string schedule = "interleaved";  // gpipe | 1f1b | interleaved | zb-h1 | v-min | v-half | v-zb | dualpipe
   int64_t stages = 64, microbatches = 1024, interleave = 2, repeat = 3;
 };
 

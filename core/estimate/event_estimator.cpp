@@ -24,6 +24,8 @@ PipelineSchedule StepSchedule(const TrainingPlan& p) {
     case parallelism::Schedule::kVMin: return PipelineSchedule::kVMin;
     case parallelism::Schedule::kVHalf: return PipelineSchedule::kVHalf;
     case parallelism::Schedule::kVZeroBubble: return PipelineSchedule::kVZeroBubble;
+    // One stage has nothing to pair: plain 1F1B (parallelism::RunsDualPipe).
+    case parallelism::Schedule::kDualPipe: return p.pp > 1 ? PipelineSchedule::kDualPipe : PipelineSchedule::kOneFOneB;
     case parallelism::Schedule::kOneFOneB:
     case parallelism::Schedule::kInterleaved:
       break;
@@ -154,14 +156,22 @@ double ClosedFormStageTotal(const ChunkWork& w, const OperatorCosts& c) {
   return w.forward + w.backward + w.recompute + tp + w.forward_comm + w.backward_comm;
 }
 
-ChunkWork Scaled(ChunkWork w, double k) {
-  for (double* x : {&w.forward, &w.backward, &w.backward_weight, &w.recompute, &w.forward_gemm,
-                    &w.backward_gemm, &w.tp_forward, &w.tp_backward, &w.tp_recompute,
-                    &w.forward_comm, &w.backward_comm, &w.head_tp_comm, &w.activation_bytes, &w.param_gather,
-                    &w.grad_reduce, &w.zero3_units, &w.zero3_copy_out})
-    *x *= k;
-  return w;
+// a k + b l, member by member.
+ChunkWork Combined(ChunkWork a, double k, const ChunkWork& b, double l) {
+  ChunkWork bb = b;
+  double* xs[] = {&a.forward, &a.backward, &a.backward_weight, &a.recompute, &a.forward_gemm,
+                  &a.backward_gemm, &a.tp_forward, &a.tp_backward, &a.tp_recompute,
+                  &a.forward_comm, &a.backward_comm, &a.head_tp_comm, &a.activation_bytes, &a.param_gather,
+                  &a.grad_reduce, &a.zero3_units, &a.zero3_copy_out};
+  const double* ys[] = {&bb.forward, &bb.backward, &bb.backward_weight, &bb.recompute, &bb.forward_gemm,
+                        &bb.backward_gemm, &bb.tp_forward, &bb.tp_backward, &bb.tp_recompute,
+                        &bb.forward_comm, &bb.backward_comm, &bb.head_tp_comm, &bb.activation_bytes,
+                        &bb.param_gather, &bb.grad_reduce, &bb.zero3_units, &bb.zero3_copy_out};
+  for (size_t i = 0; i < std::size(xs); ++i) *xs[i] = *xs[i] * k + *ys[i] * l;
+  return a;
 }
+
+ChunkWork Scaled(const ChunkWork& w, double k) { return Combined(w, k, w, 0.0); }
 
 }  // namespace
 
@@ -178,9 +188,16 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   const int64_t inner = p.tp * p.pp * p.cp;
   const int64_t dp = p.dp > 0 ? p.dp : hardware::DeviceCount(system_) / inner;
   const bool vshape = IsV(schedule);
+  // DualPipe: device d runs stage d of the one direction (chunk 0) and
+  // stage pp-1-d of the other (chunk 1), placed as the V-shape's virtual
+  // stages; each is a whole stage, not a part of one.
+  const bool dualpipe = schedule == PipelineSchedule::kDualPipe;
+  const bool mirrored = vshape || dualpipe;
   int64_t v = p.interleave > 1 ? p.interleave : 1;
-  if (schedule == PipelineSchedule::kGpipe || schedule == PipelineSchedule::kZeroBubbleH1) v = 1;
-  if (vshape) v = 2;
+  if (schedule == PipelineSchedule::kGpipe || schedule == PipelineSchedule::kZeroBubbleH1 ||
+      schedule == PipelineSchedule::kOneFOneB)
+    v = 1;
+  if (mirrored) v = 2;
   if (p.straggler_stage >= pp) return EventError::kStraggler;
 
   out = parallelism::StepSpec{};
@@ -189,7 +206,8 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   out.chunks = v;
   out.schedule = schedule;
   out.p2p = c.p2p;
-  out.p2p_overlap = parallelism::OverlapsPipelineSends(p);
+  // DualPipe sends beside the paired chunk (DeepSeek-V3 Sec. 3.2.1).
+  out.p2p_overlap = parallelism::OverlapsPipelineSends(p) || dualpipe;
   out.tp_overlap = c.tp_overlap;
   out.dp_overlap = p.dp_overlap;
   out.zero3 = p.zero >= 3 && c.dense_dp > 1;
@@ -207,8 +225,14 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   // back. The embedding sits on virtual stage 0, the LM head on the last.
   const int64_t S = pp * v;
   const int64_t L = m.layers;
-  auto device_of = [&](int64_t g) { return vshape ? (g < pp ? g : 2 * pp - 1 - g) : g % pp; };
-  auto chunk_of = [&](int64_t g) { return vshape ? (g < pp ? 0 : 1) : g / pp; };
+  auto device_of = [&](int64_t g) { return mirrored ? (g < pp ? g : 2 * pp - 1 - g) : g % pp; };
+  auto chunk_of = [&](int64_t g) { return mirrored ? (g < pp ? 0 : 1) : g / pp; };
+  // The model stage a virtual stage runs (DualPipe: each direction all pp),
+  // and whether it holds the embedding or the LM head.
+  auto model_stage = [&](int64_t g) { return dualpipe ? g % pp : g; };
+  const int64_t model_stages = dualpipe ? pp : S;
+  auto has_embed = [&](int64_t g) { return model_stage(g) == 0; };
+  auto has_head = [&](int64_t g) { return model_stage(g) == model_stages - 1; };
   std::vector<double> vs_layers(static_cast<size_t>(S), 0.0);
   // First and last stage layers as the plan sets them, or as counting the
   // embedding and the loss as layers leaves them (parallelism::FirstStageLayers).
@@ -261,10 +285,13 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
         for (int64_t d = 1; d < pp - 1; ++d) dev_layers[static_cast<size_t>(d)] = mid[static_cast<size_t>(d - 1)];
       }
     }
-    // Each device's layers over its chunks, the remainder to earlier chunks.
+    // Each device's layers over its chunks, the remainder to earlier chunks;
+    // under DualPipe each virtual stage is its model stage, whole.
     std::vector<int64_t> chunk_order;
     for (int64_t k = 0; k < v; ++k) chunk_order.push_back(k);
-    for (int64_t d = 0; d < pp; ++d) {
+    for (int64_t g = 0; dualpipe && g < S; ++g)
+      vs_layers[static_cast<size_t>(g)] = dev_layers[static_cast<size_t>(g % pp)];
+    for (int64_t d = 0; !dualpipe && d < pp; ++d) {
       const auto per_chunk = Split(static_cast<int64_t>(dev_layers[static_cast<size_t>(d)]), v, chunk_order);
       for (int64_t k = 0; k < v; ++k) vs_layers[static_cast<size_t>(k * pp + d)] = per_chunk[static_cast<size_t>(k)];
     }
@@ -283,19 +310,19 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   for (int64_t g = 0; g < S; ++g) {
     const int64_t d = device_of(g), k = chunk_of(g);
     const double n = vs_layers[static_cast<size_t>(g)];
-    ChunkWork cw = StageWork(c, p, n, g == 0, g == S - 1);
+    ChunkWork cw = StageWork(c, p, n, has_embed(g), has_head(g));
     cw.activation_bytes = n * act_layer;
     out.work[static_cast<size_t>(d * v + k)] = cw;
     dev_layers[static_cast<size_t>(d)] += n;
     // A tied LM head keeps its own copy of the embedding on the last stage,
     // unless one device holds both (pp = 1).
-    double params = n * c.layer_params + (g == 0 ? c.embed_params : 0);
-    if (g == S - 1 && !(pp == 1 && m.tied_embeddings)) params += c.head_params;
+    double params = n * c.layer_params + (has_embed(g) ? c.embed_params : 0);
+    if (has_head(g) && !(pp == 1 && m.tied_embeddings)) params += c.head_params;
     AddGradAccumulation(c, system_.device, params, out.work[static_cast<size_t>(d * v + k)]);
     AddRecomputeRecast(c, system_.device, p, n, out.work[static_cast<size_t>(d * v + k)]);
     chunk_params[static_cast<size_t>(d)][static_cast<size_t>(k)] = params;
     dev_params[static_cast<size_t>(d)] += params;
-    const double expert = n * c.expert_layer_params + (g == S - 1 ? c.head_expert_params : 0);
+    const double expert = n * c.expert_layer_params + (has_head(g) ? c.head_expert_params : 0);
     chunk_expert[static_cast<size_t>(d)][static_cast<size_t>(k)] = expert;
     dev_expert[static_cast<size_t>(d)] += expert;
   }
@@ -313,7 +340,34 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     pace.activation_bytes = first_layers * act_layer;
     AddGradAccumulation(c, system_.device, first_params, pace);
     AddRecomputeRecast(c, system_.device, p, first_layers, pace);
-    if (pp > 1) {
+    if (dualpipe) {
+      // As the closed form: the end devices run the first and the last
+      // stage half the time each, the middle ones two middle stages; each
+      // holds both stages' weights.
+      ChunkWork last = StageWork(c, p, last_layers, false, true);
+      last.activation_bytes = last_layers * act_layer;
+      AddGradAccumulation(c, system_.device, last_params, last);
+      AddRecomputeRecast(c, system_.device, p, last_layers, last);
+      pace = Combined(pace, 0.5, last, 0.5);
+      double params = first_params + last_params;
+      double expert = (first_layers + last_layers) * c.expert_layer_params + c.head_expert_params;
+      if (pp > 2) {
+        ChunkWork mid = StageWork(c, p, mid_layers, false, false);
+        mid.activation_bytes = mid_layers * act_layer;
+        AddGradAccumulation(c, system_.device, mid_layers * c.layer_params, mid);
+        AddRecomputeRecast(c, system_.device, p, mid_layers, mid);
+        if (ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
+        if (2 * mid_layers * c.layer_params > params) {
+          params = 2 * mid_layers * c.layer_params;
+          expert = 2 * mid_layers * c.expert_layer_params;
+        }
+      }
+      std::fill(out.work.begin(), out.work.end(), pace);
+      std::fill(dev_params.begin(), dev_params.end(), params);
+      for (auto& row : chunk_params) std::fill(row.begin(), row.end(), params / 2);
+      std::fill(dev_expert.begin(), dev_expert.end(), expert);
+      for (auto& row : chunk_expert) std::fill(row.begin(), row.end(), expert / 2);
+    } else if (pp > 1) {
       ChunkWork last = StageWork(c, p, last_layers, false, true);
       last.activation_bytes = last_layers * act_layer;
       AddGradAccumulation(c, system_.device, last_params, last);
@@ -327,19 +381,21 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
         if (ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
       }
     }
-    const ChunkWork chunk = Scaled(pace, 1.0 / static_cast<double>(v));
-    std::fill(out.work.begin(), out.work.end(), chunk);
-    const double params = std::max({first_params, last_params, mid_layers * c.layer_params});
-    std::fill(dev_params.begin(), dev_params.end(), params);
-    for (auto& row : chunk_params) std::fill(row.begin(), row.end(), params / static_cast<double>(v));
-    // The routed experts of the stage whose parameters were taken, as the
-    // closed form picks them (TrainingEstimator::Evaluate: expert_dev).
-    const double first_expert = first_layers * c.expert_layer_params + (pp == 1 ? c.head_expert_params : 0);
-    const double last_expert = pp == 1 ? first_expert : last_layers * c.expert_layer_params + c.head_expert_params;
-    const double expert = params == first_params ? first_expert
-                          : params == last_params ? last_expert : mid_layers * c.expert_layer_params;
-    std::fill(dev_expert.begin(), dev_expert.end(), expert);
-    for (auto& row : chunk_expert) std::fill(row.begin(), row.end(), expert / static_cast<double>(v));
+    if (!dualpipe) {
+      const ChunkWork chunk = Scaled(pace, 1.0 / static_cast<double>(v));
+      std::fill(out.work.begin(), out.work.end(), chunk);
+      const double params = std::max({first_params, last_params, mid_layers * c.layer_params});
+      std::fill(dev_params.begin(), dev_params.end(), params);
+      for (auto& row : chunk_params) std::fill(row.begin(), row.end(), params / static_cast<double>(v));
+      // The routed experts of the stage whose parameters were taken, as the
+      // closed form picks them (TrainingEstimator::Evaluate: expert_dev).
+      const double first_expert = first_layers * c.expert_layer_params + (pp == 1 ? c.head_expert_params : 0);
+      const double last_expert = pp == 1 ? first_expert : last_layers * c.expert_layer_params + c.head_expert_params;
+      const double expert = params == first_params ? first_expert
+                            : params == last_params ? last_expert : mid_layers * c.expert_layer_params;
+      std::fill(dev_expert.begin(), dev_expert.end(), expert);
+      for (auto& row : chunk_expert) std::fill(row.begin(), row.end(), expert / static_cast<double>(v));
+    }
   }
 
   // --- data parallelism and the optimizer per device ------------------------------

@@ -5,6 +5,7 @@
 #include "core/base/format.h"
 #include "core/estimate/parallel_comm.h"
 #include "hardware/network.h"
+#include "parallelism/schedule.h"
 
 namespace orrery::engine {
 
@@ -71,7 +72,7 @@ std::string ExpertNote(const Scenario& s, const TrainingEstimate& e, const Opera
           FormatTime(one) + " (x" + base::FormatPlain(kExpertAllToAllsPerLayer) +
           " per layer, busiest rank at " + base::FormatPlain(load, 3) + "x the balanced load); " +
           FormatTime(e.time.ep_comm) +
-          (p.ep_comm_overlap ? " exposed per iteration after overlapping other microbatches' compute, "
+          (parallelism::OverlapsExpertComm(p) ? " exposed per iteration after overlapping other microbatches' compute, "
                              : " per iteration, ") +
           FormatPercent(e.iteration_s > 0 ? e.time.ep_comm / e.iteration_s : 0) + " of the step.";
   return line;

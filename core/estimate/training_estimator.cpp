@@ -1030,6 +1030,27 @@ parallelism::MemoryBreakdown FullestStageMemory(const models::ModelSpec& m, cons
   mi.layers_on_device = s.first_layers;
   mi.stage = 0;
   mi.last_stage = p.pp == 1;
+  if (parallelism::RunsDualPipe(p)) {
+    // DualPipe: the first and the last device each hold the first and the
+    // last stage (the embedding, the LM head and its logits), a middle
+    // device two middle stages; pp + 1 stage-microbatches of activations
+    // (DeviceMemory), of the fuller of its two stages.
+    mi.params_on_device = s.first_params + s.last_params;
+    mi.expert_params_on_device = s.expert_first + s.expert_last;
+    mi.layers_on_device = std::max(s.first_layers, s.last_layers);
+    mi.last_stage = true;
+    parallelism::MemoryBreakdown fullest = parallelism::DeviceMemory(p, mi, act);
+    if (p.pp > 2) {
+      mi.params_on_device = 2 * s.mid_params;
+      mi.expert_params_on_device = 2 * s.expert_mid;
+      mi.layers_on_device = s.mid_layers;
+      mi.stage = 1;
+      mi.last_stage = false;
+      const auto mid = parallelism::DeviceMemory(p, mi, act);
+      if (mid.total() > fullest.total()) fullest = mid;
+    }
+    return fullest;
+  }
   parallelism::MemoryBreakdown fullest = parallelism::DeviceMemory(p, mi, act);
   if (p.pp > 1) {
     mi.params_on_device = s.last_params;
@@ -1211,6 +1232,10 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     e.infeasible = Infeasible::kInterleaveMicrobatches;
     return e;
   }
+  if (parallelism::DualPipeShapeInvalid(p, mb_count)) {
+    e.infeasible = Infeasible::kDualPipeShape;
+    return e;
+  }
   // Memory needs only the per-stage layer and parameter counts: a caller that
   // drops a plan that does not fit (RunIfFits) learns it before any time term.
   const StageParams sp = StageParamsOf(m, p, w.seq_len, dense_layer_params_, moe_layer_params_);
@@ -1289,7 +1314,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // Dispatch and combine all-to-all, forward and backward, sized for the
     // busiest rank, and the etp gathers (ExpertLayerComm).
     ep_layer = ExpertLayerComm(network_, system_, m, p, st, tokens, act, shape.expert_load, nullptr, dp);
-    if (p.ep_comm_overlap) ep_layer = ExposedExpertComm(ep_layer, moe.fwd + moe.bwd, dev.overlap_slowdown);
+    if (parallelism::OverlapsExpertComm(p)) ep_layer = ExposedExpertComm(ep_layer, moe.fwd + moe.bwd, dev.overlap_slowdown);
   }
 
   // --- one stage, one microbatch --------------------------------------------
@@ -1389,7 +1414,29 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // The slowest stage sets the pace of the pipeline. With pp = 1 one device
   // runs the embedding, every layer and the LM head.
   StageTime pace = stage_time(first_layers, true, p.pp == 1, sp.first_params);
-  if (p.pp > 1) {
+  const bool dualpipe = parallelism::RunsDualPipe(p);
+  if (dualpipe) {
+    // DualPipe: the first device runs the first stage for one direction's
+    // microbatches and the last stage for the other's, half each, as the
+    // last device; the middle devices two middle stages.
+    const StageTime last_st = stage_time(last_layers, false, true, sp.last_params);
+    auto half = [](double a, double b) { return (a + b) / 2; };
+    pace.fwd = half(pace.fwd, last_st.fwd);
+    pace.bwd = half(pace.bwd, last_st.bwd);
+    pace.rec = half(pace.rec, last_st.rec);
+    pace.tp = half(pace.tp, last_st.tp);
+    pace.cp = half(pace.cp, last_st.cp);
+    pace.ep = half(pace.ep, last_st.ep);
+    pace.weight_grad = half(pace.weight_grad, last_st.weight_grad);
+    pace.copy_out_step += last_st.copy_out_step;
+    if (p.pp > 2) {
+      const StageTime mid_st = stage_time(mid_layers, false, false, sp.mid_params);
+      if (mid_st.total() > pace.total()) {
+        pace = mid_st;
+        pace.copy_out_step *= 2;
+      }
+    }
+  } else if (p.pp > 1) {
     const StageTime last_st = stage_time(last_layers, false, true, sp.last_params);
     if (last_st.total() > pace.total()) pace = last_st;
     if (p.pp > 2) {
@@ -1454,9 +1501,14 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   // --- parameters, data parallelism, optimizer -------------------------------
   // Parameters per device on each stage: StageParamsOf.
   const double tp_d = static_cast<double>(p.tp);
-  const double first_params = sp.first_params, last_params = sp.last_params, mid_params = sp.mid_params;
+  // DualPipe: every device holds its stage and the mirror one.
+  const double first_params = dualpipe ? sp.first_params + sp.last_params : sp.first_params;
+  const double last_params = dualpipe ? first_params : sp.last_params;
+  const double mid_params = dualpipe ? 2 * sp.mid_params : sp.mid_params;
   const double params_dev = std::max({first_params, last_params, mid_params});
-  const double expert_first = sp.expert_first, expert_last = sp.expert_last, expert_mid = sp.expert_mid;
+  const double expert_first = dualpipe ? sp.expert_first + sp.expert_last : sp.expert_first;
+  const double expert_last = dualpipe ? expert_first : sp.expert_last;
+  const double expert_mid = dualpipe ? 2 * sp.expert_mid : sp.expert_mid;
   const double expert_dev = params_dev == first_params ? expert_first
                             : params_dev == last_params ? expert_last : expert_mid;
 
@@ -1825,7 +1877,8 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   }
   if (m.experts > 1 && p.ep > 1) {
     c.ep_layer = ExpertLayerComm(network_, system_, m, p, st, tokens, act, shape.expert_load, &c.ep_group, dp);
-    if (p.ep_comm_overlap) c.ep_layer = ExposedExpertComm(c.ep_layer, c.moe.fwd + c.moe.bwd, dev.overlap_slowdown);
+    if (parallelism::OverlapsExpertComm(p))
+      c.ep_layer = ExposedExpertComm(c.ep_layer, c.moe.fwd + c.moe.bwd, dev.overlap_slowdown);
   }
   if (p.pp > 1)
     c.p2p = network_.Time(Collective::kSendRecv, layer_act_bytes / static_cast<double>(p.tp),
@@ -1919,6 +1972,11 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
              base::FormatQuantity(e.memory.host_optimizer, base::Dimension::kBytes) + " for each of its " +
              std::to_string(s.system.devices_per_node) + " devices) but system.host_memory is " +
              base::FormatQuantity(s.system.host_memory, base::Dimension::kBytes);
+    case Infeasible::kDualPipeShape:
+      return "DualPipe needs an even pp and an even number of microbatches, at least 2 x pp (here pp " +
+             std::to_string(p.pp) + ", " + std::to_string(e.microbatches) +
+             " microbatches per iteration; deepseek-ai/DualPipe asserts the same); change pp, micro_batch or "
+             "the global batch, or choose another training.schedule";
     case Infeasible::kInterleaveMicrobatches:
       return "interleaved 1F1B needs the " + std::to_string(e.microbatches) +
              " microbatches per iteration to be a multiple of pp = " + std::to_string(p.pp) +

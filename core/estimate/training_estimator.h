@@ -27,6 +27,7 @@ enum class Infeasible {
   kInvalidResult,    // the numbers broke an invariant (result_invariants.h): an internal error
   kInterleaveMicrobatches,  // interleaved 1F1B with m not a multiple of pp
   kHostOutOfMemory,  // offloaded optimizer states exceed the node's host memory
+  kDualPipeShape,    // DualPipe with an odd pp, an odd microbatch count or fewer than 2 pp
 };
 
 // Seconds of one iteration by cause. The parts add up to `total`.

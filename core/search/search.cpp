@@ -576,11 +576,14 @@ class Searcher {
                 // A hair below the bound, so that rounding never prunes a tie.
                 // With idle power in bubbles the score is scale x T - w x
                 // bubble. The estimator's bubble is at most u stage times (u =
-                // the schedule's bubble in microbatches; ZB-H1's at most pp - 1)
+                // the schedule's bubble in microbatches; ZB-H1's at most pp - 1,
+                // DualPipe's at most pp - 2: (pp/2 - 1)(F&B + B) or (pp - 2) F)
                 // and the rest of T at least m of them, so bubble <= T u /
                 // (m + u) and the score >= (scale - w u / (m + u)) x bound.
                 const double u = plan.schedule == parallelism::Schedule::kZeroBubbleH1
                                      ? static_cast<double>(plan.pp - 1)
+                                 : plan.schedule == parallelism::Schedule::kDualPipe
+                                     ? static_cast<double>(std::max<int64_t>(0, plan.pp - 2))
                                      : bubble;
                 const double per_s =
                     ctx.bubble_weight > 0 ? ctx.scale - ctx.bubble_weight * u / (static_cast<double>(m) + u)
@@ -776,7 +779,7 @@ std::string WhyNone(const SearchStats& st, const std::string& first_division_pro
   if (st.feasible == 0 && st.refused > 0)
     return "no plan runs: each of the " + std::to_string(st.refused) +
            " evaluated plans breaks a pipeline rule (interleaved 1F1B needs the microbatches to be a "
-           "multiple of pp; the stages must hold the stated layout and offload; see orrery check on "
+           "multiple of pp, DualPipe an even pp and an even count of at least 2 pp; the stages must hold the stated layout and offload; see orrery check on "
            "one of them)";
   return "no feasible plan";
 }

@@ -102,6 +102,26 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     if (m.norm == models::Norm::kRmsNorm) outside += 8 * sb * h;
     if (!models::UsesMla(m) && g < a) attention += 4 * (a - g) * d;
   }
+  if (p.precision == hardware::DataType::kFp8 && moe) {
+    // The same rule for a MoE layer: Transformer Engine's GroupedLinear
+    // (fc1 and fc2 of the routed experts) quantizes its input row-wise and
+    // column-wise and keeps the column-wise FP8 copy for its weight
+    // gradient (transformer_engine/pytorch/module/grouped_linear.py,
+    // _GroupedLinear.forward: split_quantize of the input), so each routed
+    // copy's permuted input (2 h) and its activation product (2 f_e) are
+    // kept in 1 byte an element; the shared experts' down projection the
+    // same (2 f_s -> f_s). The MLP's norm output stays BF16: the router, a
+    // BF16 or FP32 linear outside Transformer Engine's FP8 recipe, keeps
+    // it. The attention side as a dense layer's: its input projection's
+    // norm output halves and the output projection's FP8 input is kept
+    // beside the BF16 attention output.
+    const double copies = static_cast<double>(m.top_k) * ExpertLoadFactor(p);
+    const double dv = static_cast<double>(models::UsesMla(m) ? models::VHeadDim(m) : models::HeadDim(m));
+    outside -= sb * h;
+    mlp -= copies * (static_cast<double>(models::ExpertFfn(m)) + h) +
+           static_cast<double>(models::SharedExpertFfn(m));
+    attention += a * dv;
+  }
   if (p.precision == hardware::DataType::kFp8 && !moe) {
     // FP8 (Transformer Engine): a linear layer keeps for its weight-gradient
     // GEMM the FP8 copy of its input it cast in the forward pass, 1 byte per
@@ -111,8 +131,7 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     // Engine"). The QKV and MLP inputs (the norms' outputs, 2 sbh) and the
     // down projection's input (the activation's product, 2 sbf) halve; the
     // output projection's FP8 input is kept beside the BF16 attention output
-    // that FlashAttention's backward needs (+ sb a d_v). MoE layers keep
-    // their own accounting.
+    // that FlashAttention's backward needs (+ sb a d_v).
     const double dv = static_cast<double>(models::UsesMla(m) ? models::VHeadDim(m) : models::HeadDim(m));
     outside -= 2 * sb * h;
     mlp -= f;

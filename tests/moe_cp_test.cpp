@@ -1044,18 +1044,23 @@ TEST(Issue16, DroplessHostBoundInBothEngines) {
 // 41: tp 2 with sequence parallelism, pp 8 x interleave 4, ep 64, dp 64,
 // micro batch 1 of 4,096 tokens, force-balanced routing, recompute_modules
 // mla_up_proj). One MoE layer's activations per device, by hand
-// (parallelism/memory_model.cpp), s b = 4096, h = 7168, t = 2:
-//   outside TP: 8 s b h = 234,881,024 (DeepSeek-V3 does not drop: no
-//     residual dropout masks, issue 15); router logits 4 x 256 x 4096 =
-//     4,194,304; MLA latents 2 x (1536 + 512 + 64) x 4096 x t = 34,603,008;
-//     all / t = 136,839,168.
+// (parallelism/memory_model.cpp), s b = 4096, h = 7168, t = 2, FP8:
+//   outside TP: 8 s b h less the attention norm's output, which the FP8
+//     down projections keep in 1 byte (the MLP norm's output stays BF16
+//     for the router): 7 s b h = 205,520,896 (DeepSeek-V3 does not drop:
+//     no residual dropout masks, issue 15); router logits 4 x 256 x 4096
+//     = 4,194,304; MLA latents 2 x (1536 + 512 + 64) x 4096 x t =
+//     34,603,008; all / t = 122,159,104.
 //   inside TP, per token: Q and K 4 x 128 x 192 = 98,304, V and O 4 x 128 x
-//     128 = 65,536; routed experts 8 x (6 x 2048 + 2 x 7168) = 212,992;
-//     shared expert 6 x 2048 = 12,288: 389,120 x 4096 / t = 796,917,760.
-//   total 933,756,928 B. With the up projections recomputed only the
-//   attention output stays (2 x 128 x 128 = 32,768 per token): 258,048 x
-//   4096 / t = 528,482,304, total 665,321,472 B; 268,435,456 B (256 MiB)
-//   less per layer, dense layers too.
+//     128 = 65,536, the output projection's FP8 input 128 x 128 = 16,384;
+//     routed experts 8 x (6 x 2048 + 2 x 7168) = 212,992 less the FP8 copies
+//     GroupedLinear keeps of each copy's input and activation product,
+//     8 x (7168 + 2048) = 73,728: 139,264; shared expert 6 x 2048 less
+//     2048 = 10,240: 329,728 x 4096 / t = 675,282,944.
+//   total 797,442,048 B. With the up projections recomputed only the
+//   attention output and its FP8 copy stay (3 x 128 x 128 = 49,152 per
+//   token): 198,656 x 4096 / t = 406,847,488, total 529,006,592 B;
+//   268,435,456 B (256 MiB) less per layer, dense layers too.
 // The fullest stage (the first: 8 layers, 8 x (1 + 7/32) = 9.75 microbatches
 // in flight) holds 268,435,456 x 8 x 9.75 = 20,937,965,568 B less, which
 // takes the plan under the H100's 80 GB; the backward runs the up
@@ -1080,10 +1085,10 @@ TEST(Issue16, MlaUpProjRecomputeKeepsOnlyTheLatentsAndTheAttentionOutput) {
   // split would leave the 61 - 8 x 7 = 5 layers over to middle stages and
   // 7 on the first: parallelism::EvenSplitLayers).
   p.first_stage_layers = 8;
-  EXPECT_DOUBLE_EQ(parallelism::MoeLayerActivationBytes(m, p, 1, 4096), 933756928.0);
+  EXPECT_DOUBLE_EQ(parallelism::MoeLayerActivationBytes(m, p, 1, 4096), 797442048.0);
   parallelism::TrainingPlan up = p;
   up.recompute_mla_up_proj = true;
-  EXPECT_DOUBLE_EQ(parallelism::MoeLayerActivationBytes(m, up, 1, 4096), 665321472.0);
+  EXPECT_DOUBLE_EQ(parallelism::MoeLayerActivationBytes(m, up, 1, 4096), 529006592.0);
   EXPECT_DOUBLE_EQ(parallelism::LayerActivationBytes(m, p, 1, 4096) -
                        parallelism::LayerActivationBytes(m, up, 1, 4096),
                    268435456.0);

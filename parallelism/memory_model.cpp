@@ -225,8 +225,7 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
   const double w_bytes = hardware::BytesPer(p.precision == hardware::DataType::kFp8
                                                 ? hardware::DataType::kBf16
                                                 : p.precision);
-  const double opt_bytes = (p.optimizer == Optimizer::kAdam ? 8.0 : 4.0) +
-                           (p.fp32_master_weights && w_bytes < 4 ? 4.0 : 0.0);
+  const double opt_bytes = OptimizerStateBytesPerParam(p, w_bytes);
   // Dense weights shard over dp, routed experts over their own data-parallel
   // group (dp x cp / ep): each expert lives on dp x cp / ep devices only.
   const double edp = in.expert_dp > 0 ? static_cast<double>(in.expert_dp) : dp;

@@ -347,6 +347,14 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,
                          {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}}, "adam",
                          "Optimizer: adam (two fp32 moments) or sgd with momentum (one).")
+        .Enum<hardware::DataType>("optimizer_moments", &TrainingPlan::optimizer_moments,
+                                  {{"fp32", hardware::DataType::kFp32}, {"bf16", hardware::DataType::kBf16}},
+                                  "fp32",
+                                  "Datatype of the optimizer's moments (Adam's two, SGD's momentum): fp32, or "
+                                  "bf16 as DeepSeek-V3 keeps AdamW's (arXiv 2412.19437, Sec. 3.3.3, "
+                                  "\"Low-Precision Optimizer States\"). Halves their memory (8 -> 4 bytes a "
+                                  "parameter for Adam, beside the fp32 master weights) and the bytes the "
+                                  "optimizer step moves for them (38 -> 30 a parameter).")
         .Bool("offload_optimizer", &TrainingPlan::offload_optimizer, "false",
               "Keep optimizer states in host memory and run the step there (ZeRO-Offload).")
         .String("group_order", &TrainingPlan::group_order, "tp,cp,ep,dp,pp",

@@ -260,9 +260,24 @@ struct TrainingPlan {
   // core/estimate/training_estimator.cpp.
   bool grad_nan_check = false;
   Optimizer optimizer = Optimizer::kAdam;
+  // Datatype of the optimizer's moments (Adam's two, SGD's momentum):
+  // fp32, or bf16 as DeepSeek-V3 tracks AdamW's (arXiv 2412.19437,
+  // Sec. 3.3.3). OptimizerStateBytesPerParam.
+  hardware::DataType optimizer_moments = hardware::DataType::kFp32;
   bool offload_optimizer = false;
   std::string group_order = "tp,cp,ep,dp,pp";  // innermost first
 };
+
+// Bytes of optimizer state per parameter: the moments (Adam two, SGD with
+// momentum one) in optimizer_moments, plus an fp32 master copy of weights
+// narrower than 4 bytes (`w_bytes`) when the plan keeps one (Micikevicius
+// et al. 2018, Sec. 3.1): 12 for Adam in mixed precision, 8 with bf16
+// moments.
+inline double OptimizerMoments(const TrainingPlan& p) { return p.optimizer == Optimizer::kAdam ? 2.0 : 1.0; }
+inline double OptimizerStateBytesPerParam(const TrainingPlan& p, double w_bytes) {
+  return OptimizerMoments(p) * hardware::BytesPer(p.optimizer_moments) +
+         (p.fp32_master_weights && w_bytes < 4 ? 4.0 : 0.0);
+}
 
 struct Workload {
   int64_t global_batch = 0;    // sequences per iteration

@@ -443,6 +443,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"grad_scale_at_dp1", {"llama70b-dp1", "true"}},
       {"grad_nan_check", {"llama70b", "true"}},
       {"optimizer", {"llama70b", "sgd"}},
+      {"optimizer_moments", {"llama70b", "bf16"}},
       {"offload_optimizer", {"llama70b", "true"}},
       {"group_order", {"llama70b", "dp,tp,cp,ep,pp"}},
   };
@@ -534,6 +535,32 @@ TEST(PlanKeyAudit, NoMasterWeightsOptimizerStepMovesTenBytesAParameterLess) {
   const TrainingEstimate master = est.Run(fp32, sc.workload);
   fp32.fp32_master_weights = false;
   EXPECT_DOUBLE_EQ(est.Run(fp32, sc.workload).time.optimizer, master.time.optimizer);
+}
+
+// BF16 moments (training.optimizer_moments; DeepSeek-V3, arXiv 2412.19437,
+// Sec. 3.3.3): Adam's two moments take 2 x 2 bytes a parameter instead of
+// 2 x 4, so its states with the fp32 master are 8 bytes instead of 12 (SGD's
+// one moment: 6 instead of 8), and the step reads and writes each moment
+// once: 2 x 2 x 2 = 8 bytes a parameter less for Adam (38 -> 30), 4 for SGD
+// (30 -> 26).
+TEST(PlanKeyAudit, Bf16MomentsHalveTheMomentsBytes) {
+  Scenario sc = Llama70b();
+  sc.system.device.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
+  const double bw = 0.8 * sc.system.device.memory_bandwidth;
+  const TrainingEstimator est(sc.model, sc.system);
+  for (const auto& [optimizer, fp32_states, bf16_states, step_saved] :
+       {std::tuple{parallelism::Optimizer::kAdam, 12.0, 8.0, 8.0},
+        std::tuple{parallelism::Optimizer::kSgd, 8.0, 6.0, 4.0}}) {
+    parallelism::TrainingPlan p = sc.training;
+    p.optimizer = optimizer;
+    const TrainingEstimate fp32 = est.Run(p, sc.workload);
+    p.optimizer_moments = hardware::DataType::kBf16;
+    const TrainingEstimate bf16 = est.Run(p, sc.workload);
+    ASSERT_TRUE(fp32.feasible() && bf16.feasible());
+    EXPECT_NEAR(fp32.memory.optimizer / bf16.memory.optimizer, fp32_states / bf16_states, 1e-12);
+    const double opt_params = fp32.memory.optimizer / fp32_states;
+    EXPECT_NEAR((fp32.time.optimizer - bf16.time.optimizer) * bw / opt_params, step_saved, 1e-4);
+  }
 }
 
 }  // namespace

@@ -798,8 +798,12 @@ CopyOutBytes Zero3CopyOut(const models::ModelSpec& m, const TrainingPlan& p, int
 // parallelism/memory_model.cpp, then keeps none) the step reads and writes
 // the w-byte weights themselves, 2 w: 10 bytes less in bf16 or fp16, 28
 // and 20.
+// Each moment is read and written once: bf16 moments (training.
+// optimizer_moments) move 2 x 2 bytes of it less, Adam 30 and SGD 26 with
+// an fp32 master.
 double OptimizerStepBytesPerParam(const TrainingPlan& p, double w_bytes) {
-  const double with_master = p.optimizer == parallelism::Optimizer::kAdam ? 38.0 : 30.0;
+  const double with_master = (p.optimizer == parallelism::Optimizer::kAdam ? 38.0 : 30.0) -
+                             parallelism::OptimizerMoments(p) * 2 * (4 - hardware::BytesPer(p.optimizer_moments));
   if (p.fp32_master_weights || w_bytes >= 4) return with_master;
   return with_master - (12.0 + w_bytes) + 2.0 * w_bytes;
 }

@@ -177,8 +177,7 @@ double CheckpointBytes(double parameters, const parallelism::TrainingPlan& p) {
   const double w = hardware::BytesPer(p.precision == hardware::DataType::kFp8
                                           ? hardware::DataType::kBf16
                                           : p.precision);
-  const double opt = (p.optimizer == parallelism::Optimizer::kAdam ? 8.0 : 4.0) +
-                     (p.fp32_master_weights && w < 4 ? 4.0 : 0.0);
+  const double opt = parallelism::OptimizerStateBytesPerParam(p, w);
   return parameters * (w + opt);
 }
 

@@ -336,50 +336,37 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
     const double first_params = first_layers * c.layer_params + c.embed_params +
                                 (pp == 1 && !m.tied_embeddings ? c.head_params : 0);
     const double last_params = pp == 1 ? first_params : last_layers * c.layer_params + c.head_params;
-    ChunkWork pace = StageWork(c, p, first_layers, true, pp == 1);
-    pace.activation_bytes = first_layers * act_layer;
-    AddGradAccumulation(c, system_.device, first_params, pace);
-    AddRecomputeRecast(c, system_.device, p, first_layers, pace);
+    // One stage's work per microbatch, as the closed form prices it.
+    auto stage_work = [&](double layers, bool embed, bool head, double params) {
+      ChunkWork work = StageWork(c, p, layers, embed, head);
+      work.activation_bytes = layers * act_layer;
+      AddGradAccumulation(c, system_.device, params, work);
+      AddRecomputeRecast(c, system_.device, p, layers, work);
+      return work;
+    };
+    ChunkWork pace = stage_work(first_layers, true, pp == 1, first_params);
+    const ChunkWork last = pp > 1 ? stage_work(last_layers, false, true, last_params) : pace;
+    const ChunkWork mid = pp > 2 ? stage_work(mid_layers, false, false, mid_layers * c.layer_params) : pace;
     if (dualpipe) {
       // As the closed form: the end devices run the first and the last
       // stage half the time each, the middle ones two middle stages; each
       // holds both stages' weights.
-      ChunkWork last = StageWork(c, p, last_layers, false, true);
-      last.activation_bytes = last_layers * act_layer;
-      AddGradAccumulation(c, system_.device, last_params, last);
-      AddRecomputeRecast(c, system_.device, p, last_layers, last);
       pace = Combined(pace, 0.5, last, 0.5);
       double params = first_params + last_params;
       double expert = (first_layers + last_layers) * c.expert_layer_params + c.head_expert_params;
-      if (pp > 2) {
-        ChunkWork mid = StageWork(c, p, mid_layers, false, false);
-        mid.activation_bytes = mid_layers * act_layer;
-        AddGradAccumulation(c, system_.device, mid_layers * c.layer_params, mid);
-        AddRecomputeRecast(c, system_.device, p, mid_layers, mid);
-        if (ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
-        if (2 * mid_layers * c.layer_params > params) {
-          params = 2 * mid_layers * c.layer_params;
-          expert = 2 * mid_layers * c.expert_layer_params;
-        }
+      if (pp > 2 && ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
+      if (pp > 2 && 2 * mid_layers * c.layer_params > params) {
+        params = 2 * mid_layers * c.layer_params;
+        expert = 2 * mid_layers * c.expert_layer_params;
       }
       std::fill(out.work.begin(), out.work.end(), pace);
       std::fill(dev_params.begin(), dev_params.end(), params);
       for (auto& row : chunk_params) std::fill(row.begin(), row.end(), params / 2);
       std::fill(dev_expert.begin(), dev_expert.end(), expert);
       for (auto& row : chunk_expert) std::fill(row.begin(), row.end(), expert / 2);
-    } else if (pp > 1) {
-      ChunkWork last = StageWork(c, p, last_layers, false, true);
-      last.activation_bytes = last_layers * act_layer;
-      AddGradAccumulation(c, system_.device, last_params, last);
-      AddRecomputeRecast(c, system_.device, p, last_layers, last);
-      if (ClosedFormStageTotal(last, c) > ClosedFormStageTotal(pace, c)) pace = last;
-      if (pp > 2) {
-        ChunkWork mid = StageWork(c, p, mid_layers, false, false);
-        mid.activation_bytes = mid_layers * act_layer;
-        AddGradAccumulation(c, system_.device, mid_layers * c.layer_params, mid);
-        AddRecomputeRecast(c, system_.device, p, mid_layers, mid);
-        if (ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
-      }
+    } else {
+      if (pp > 1 && ClosedFormStageTotal(last, c) > ClosedFormStageTotal(pace, c)) pace = last;
+      if (pp > 2 && ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
     }
     if (!dualpipe) {
       const ChunkWork chunk = Scaled(pace, 1.0 / static_cast<double>(v));

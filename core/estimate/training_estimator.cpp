@@ -1028,52 +1028,32 @@ parallelism::MemoryBreakdown FullestStageMemory(const models::ModelSpec& m, cons
   mi.dp = dp;
   mi.microbatches = mb_count;
   mi.seq = seq_len;
-  mi.params_on_device = s.first_params;
-  mi.expert_params_on_device = s.expert_first;
   mi.expert_dp = edp;
-  mi.layers_on_device = s.first_layers;
-  mi.stage = 0;
-  mi.last_stage = p.pp == 1;
+  parallelism::MemoryBreakdown fullest;
+  // The device holding `params` (`expert` of them routed experts) and the
+  // activations of `layers` on pipeline stage `stage`; the fullest so far kept.
+  auto consider = [&](double params, double expert, double layers, int64_t stage, bool last_stage) {
+    mi.params_on_device = params;
+    mi.expert_params_on_device = expert;
+    mi.layers_on_device = layers;
+    mi.stage = stage;
+    mi.last_stage = last_stage;
+    const parallelism::MemoryBreakdown d = parallelism::DeviceMemory(p, mi, act);
+    if (stage == 0 || d.total() > fullest.total()) fullest = d;
+  };
   if (parallelism::RunsDualPipe(p)) {
     // DualPipe: the first and the last device each hold the first and the
     // last stage (the embedding, the LM head and its logits), a middle
     // device two middle stages; pp + 1 stage-microbatches of activations
     // (DeviceMemory), of the fuller of its two stages.
-    mi.params_on_device = s.first_params + s.last_params;
-    mi.expert_params_on_device = s.expert_first + s.expert_last;
-    mi.layers_on_device = std::max(s.first_layers, s.last_layers);
-    mi.last_stage = true;
-    parallelism::MemoryBreakdown fullest = parallelism::DeviceMemory(p, mi, act);
-    if (p.pp > 2) {
-      mi.params_on_device = 2 * s.mid_params;
-      mi.expert_params_on_device = 2 * s.expert_mid;
-      mi.layers_on_device = s.mid_layers;
-      mi.stage = 1;
-      mi.last_stage = false;
-      const auto mid = parallelism::DeviceMemory(p, mi, act);
-      if (mid.total() > fullest.total()) fullest = mid;
-    }
+    consider(s.first_params + s.last_params, s.expert_first + s.expert_last,
+             std::max(s.first_layers, s.last_layers), 0, true);
+    if (p.pp > 2) consider(2 * s.mid_params, 2 * s.expert_mid, s.mid_layers, 1, false);
     return fullest;
   }
-  parallelism::MemoryBreakdown fullest = parallelism::DeviceMemory(p, mi, act);
-  if (p.pp > 1) {
-    mi.params_on_device = s.last_params;
-    mi.expert_params_on_device = s.expert_last;
-    mi.layers_on_device = s.last_layers;
-    mi.stage = p.pp - 1;
-    mi.last_stage = true;
-    const auto last = parallelism::DeviceMemory(p, mi, act);
-    if (last.total() > fullest.total()) fullest = last;
-    if (p.pp > 2) {
-      mi.params_on_device = s.mid_params;
-      mi.expert_params_on_device = s.expert_mid;
-      mi.layers_on_device = s.mid_layers;
-      mi.stage = 1;
-      mi.last_stage = false;
-      const auto mid = parallelism::DeviceMemory(p, mi, act);
-      if (mid.total() > fullest.total()) fullest = mid;
-    }
-  }
+  consider(s.first_params, s.expert_first, s.first_layers, 0, p.pp == 1);
+  if (p.pp > 1) consider(s.last_params, s.expert_last, s.last_layers, p.pp - 1, true);
+  if (p.pp > 2) consider(s.mid_params, s.expert_mid, s.mid_layers, 1, false);
   return fullest;
 }
 

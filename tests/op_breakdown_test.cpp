@@ -176,4 +176,31 @@ TEST(OperatorBreakdown, EstimateCarriesItInJsonOnlyWhenAsked) {
 }
 
 }  // namespace
+// DualPipe hides the expert all-to-alls whatever ep_comm_overlap says; its
+// all-to-all line still shows their traffic. DeepSeek-V3 on 576 H100 at
+// pp 4 (ep 8 in a node): a layer's all-to-alls c are shorter than the
+// compute beside them, so the estimate leaves their contention exposed,
+// c s / (1 + s) with the H100's s = 0.189 (OverlapExposed), and the traffic
+// is (1 + s) / s = 6.291 times the exposed part, as under 1F1B with the
+// overlap asked for.
+TEST(OperatorBreakdown, DualPipeShowsTheAllToAllTrafficItHides) {
+  const Scenario s = test::LoadScenario("deepseek-v3-dgx-h100");
+  const TrainingEstimator est(s.model, s.system);
+  for (const auto schedule : {parallelism::Schedule::kDualPipe, parallelism::Schedule::kOneFOneB}) {
+    parallelism::TrainingPlan p = s.training;
+    p.pp = 4;
+    p.dp = 0;
+    p.schedule = schedule;
+    p.ep_comm_overlap = schedule == parallelism::Schedule::kOneFOneB;
+    const TrainingEstimate e = est.Run(p, s.workload);
+    const OperatorBreakdown b = est.Breakdown(p, s.workload, e);
+    const CommLine* ep = nullptr;
+    for (const CommLine& c : b.comm)
+      if (std::string(c.name) == "ep_all_to_all") ep = &c;
+    ASSERT_NE(ep, nullptr) << parallelism::ScheduleName(schedule);
+    EXPECT_GT(ep->exposed_s, 0);
+    EXPECT_NEAR(ep->traffic_s / ep->exposed_s, 1.189 / 0.189, 1e-9) << parallelism::ScheduleName(schedule);
+  }
+}
+
 }  // namespace orrery::engine

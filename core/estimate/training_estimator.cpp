@@ -2201,7 +2201,17 @@ OperatorBreakdown TrainingEstimator::Breakdown(const TrainingPlan& p, const para
   };
   add("tp_collectives", alone.time.tp_comm, t.tp_comm);
   add("cp_kv_exchange", t.cp_comm != 0 ? -1.0 : 0.0, t.cp_comm);
-  add("ep_all_to_all", alone.time.ep_comm, t.ep_comm);
+  // DualPipe overlaps the all-to-alls whatever the flags say
+  // (parallelism::OverlapsExpertComm): their traffic is the exposed time
+  // scaled by what one layer's all-to-alls take over what they leave exposed.
+  double ep_traffic = alone.time.ep_comm;
+  if (parallelism::RunsDualPipe(p) && t.ep_comm > 0) {
+    TrainingPlan plain = bare;
+    plain.schedule = parallelism::Schedule::kOneFOneB;
+    const double exposed_layer = Costs(p, w).ep_layer;
+    if (exposed_layer > 0) ep_traffic = t.ep_comm * Costs(plain, w).ep_layer / exposed_layer;
+  }
+  add("ep_all_to_all", ep_traffic, t.ep_comm);
   add("pp_point_to_point", t.pp_p2p, t.pp_p2p);
   add("dp_gradients_and_parameters", alone.time.dp_comm, t.dp_comm);
   return b;

@@ -202,7 +202,11 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
               ? " (folded: etp " + std::to_string(parallelism::ExpertTensorParallel(p)) + ")"
               : std::string())
       << ", micro-batch " << p.micro_batch << " x " << e.microbatches
-      << " microbatches, interleave " << p.interleave
+      << " microbatches, "
+      // A pipeline schedule that takes no interleave is named instead.
+      << (p.pp > 1 && !parallelism::TakesInterleave(p.schedule)
+              ? std::string("schedule ") + parallelism::ScheduleName(p.schedule)
+              : "interleave " + std::to_string(p.interleave))
       << (parallelism::OverlapsPipelineSends(p) ? " (sends overlapped)" : "") << ", recompute "
       << parallelism::RecomputeName(p.recompute)
       << (p.recompute == parallelism::Recompute::kFull && p.recompute_interval > 1

@@ -255,10 +255,13 @@ TEST_F(Api, OffloadedOptimizerStatesAreShownInHostMemory) {
 // The search's summary tells memory apart from the pipeline's rules, and a
 // plan line says the schedule it runs. Llama 3 70B on 128 H100: under
 // 1F1B the search also tries interleaved 1F1B, whose microbatches must be a
-// multiple of pp, and those it evaluates and refuses were counted "out of
-// memory" before; every evaluated plan is now exactly one of fit, out of
-// memory or refused. Under ZB-H1 in 32 GB the best plan pipelines (pp 2),
-// and its line says zb-h1 where it had read like a 1F1B plan.
+// multiple of pp. Those plans were once counted "out of memory", then
+// evaluated and refused one by one; the rule reads only the microbatch
+// count, pp and the interleave, so the search now sets their blocks aside
+// whole before any estimate (pruned_schedule), and no evaluated plan here
+// breaks a rule: every evaluated plan is exactly one of fit, out of memory
+// or refused. Under ZB-H1 in 32 GB the best plan pipelines (pp 2), and its
+// line says zb-h1 where it had read like a 1F1B plan.
 TEST_F(Api, SearchSaysWhyPlansWereRefusedAndWhichScheduleRuns) {
   SearchRequest req;
   req.scenario = ScenarioInput::File("llama3-70b-h100", {"system.nodes=16"});
@@ -269,14 +272,18 @@ TEST_F(Api, SearchSaysWhyPlansWereRefusedAndWhichScheduleRuns) {
   const SearchResult r = Search(req);
   ASSERT_TRUE(r.ok()) << r.reason;
   const engine::SearchStats& st = r.stats;
-  EXPECT_GT(st.refused, 0u);
+  EXPECT_GT(st.pruned_schedule, 0u);
+  EXPECT_EQ(st.refused, 0u);
   EXPECT_EQ(st.evaluated, st.feasible + st.out_of_memory + st.refused);
   std::ostringstream table;
   text::PrintSearchTable(r, "", table);
-  EXPECT_NE(table.str().find(" out of memory, " + base::FormatGrouped(st.refused) + " break a pipeline rule\n"),
+  EXPECT_NE(table.str().find(", microbatches the schedule cannot run " + base::FormatGrouped(st.pruned_schedule) +
+                             ", "),
             std::string::npos)
       << table.str();
-  EXPECT_EQ(ToJson(r)["stats"]["refused"].get<uint64_t>(), st.refused);
+  EXPECT_EQ(table.str().find("break a pipeline rule"), std::string::npos) << table.str();
+  EXPECT_EQ(ToJson(r)["stats"]["pruned_schedule"].get<uint64_t>(), st.pruned_schedule);
+  EXPECT_EQ(ToJson(r)["stats"]["refused"].get<uint64_t>(), 0u);
 
   req.scenario = ScenarioInput::File(
       "llama3-70b-h100", {"system.nodes=16", "training.schedule=zb-h1", "system.device.memory_capacity=32GB"});

@@ -48,7 +48,7 @@ void Strip(Json& j, bool in_stats = false) {
   static const std::set<std::string> kVolatile = {"wall_s", "simulate_s", "elapsed_s", "build_s",
                                                   "analyze_s", "events_per_s"};
   static const std::set<std::string> kOrderDependent = {
-      "pruned", "pruned_time_bound", "pruned_memory", "evaluated", "probes", "out_of_memory", "refused", "feasible", "threads"};
+      "pruned", "pruned_schedule", "pruned_time_bound", "pruned_memory", "evaluated", "probes", "out_of_memory", "refused", "feasible", "threads"};
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end();) {
       if (kVolatile.count(it.key()) != 0 || (in_stats && kOrderDependent.count(it.key()) != 0)) {

@@ -446,8 +446,9 @@ Json ToJson(const SearchResult& r) {
   doc["device"] = s.system.device.name;
   doc["objective"] = engine::ObjectiveName(r.objective);
   doc["stats"] = {{"candidates", st.candidates},
-                  {"pruned", st.pruned_divisibility + st.pruned_memory + st.pruned_time},
+                  {"pruned", st.pruned_divisibility + st.pruned_schedule + st.pruned_memory + st.pruned_time},
                   {"pruned_divisibility", st.pruned_divisibility},
+                  {"pruned_schedule", st.pruned_schedule},
                   {"pruned_memory", st.pruned_memory},
                   {"pruned_time_bound", st.pruned_time},
                   {"evaluated", st.evaluated},

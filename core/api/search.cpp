@@ -173,7 +173,10 @@ SearchResult Search(const SearchRequest& req, const Control& control) {
                FormatGrouped(r.stats.pruned_divisibility) + " do not divide the model, " +
                FormatGrouped(r.stats.pruned_memory) + " overflow memory before activations, " +
                FormatGrouped(r.stats.out_of_memory) + " overflow with activations, " +
-               FormatGrouped(r.stats.refused) + " break a pipeline rule)";
+               FormatGrouped(r.stats.refused) + " break a pipeline rule" +
+               (r.stats.pruned_schedule > 0
+                    ? ", " + FormatGrouped(r.stats.pruned_schedule) + " have a microbatch count the schedule cannot run)"
+                    : std::string(")"));
   }
   return r;
 }

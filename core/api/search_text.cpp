@@ -13,7 +13,7 @@ void PrintSearchTable(const SearchResult& r, const std::string& gpus, std::ostre
   if (r.hetero) return PrintHeteroSearch(r, out);
   const engine::Scenario& s = r.scenario;
   const engine::SearchStats& st = r.stats;
-  const uint64_t pruned = st.pruned_divisibility + st.pruned_memory + st.pruned_time;
+  const uint64_t pruned = st.pruned_divisibility + st.pruned_schedule + st.pruned_memory + st.pruned_time;
   out << "search     " << s.model.name << " on "
       << (r.device_counts.size() > 1 ? gpus : std::to_string(hardware::DeviceCount(s.system)))
       << " x " << s.system.device.name << ", global batch " << s.workload.global_batch
@@ -22,6 +22,7 @@ void PrintSearchTable(const SearchResult& r, const std::string& gpus, std::ostre
       << "space      " << FormatGrouped(st.candidates) << " candidates in " << FormatGrouped(st.shapes)
       << " shapes\n"
       << "pruned     " << FormatGrouped(pruned) << " (divisibility or stage layout " << FormatGrouped(st.pruned_divisibility)
+      << (st.pruned_schedule > 0 ? ", microbatches the schedule cannot run " + FormatGrouped(st.pruned_schedule) : "")
       << ", weights+optimizer memory " << FormatGrouped(st.pruned_memory) << ", time bound "
       << FormatGrouped(st.pruned_time) << ")\n"
       << "evaluated  " << FormatGrouped(st.evaluated) << " (+ " << FormatGrouped(st.probes)

@@ -374,6 +374,7 @@ class Searcher {
       stats.candidates += su.stats.candidates;
       stats.shapes += su.stats.shapes;
       stats.pruned_divisibility += su.stats.pruned_divisibility;
+      stats.pruned_schedule += su.stats.pruned_schedule;
       stats.pruned_memory += su.stats.pruned_memory;
       stats.probes += su.stats.probes;
       if (su.stats.min_states_bytes > 0 &&
@@ -558,6 +559,22 @@ class Searcher {
         for (int64_t v : axes.interleaves) {
           probe_k.interleave = v;
           ApplyKnobs(probe_k, plan);
+          // A microbatch count the schedule cannot run (interleaved 1F1B
+          // with m not a multiple of pp, DualPipe with m odd or under 2 pp)
+          // is refused by the estimator for every plan of these blocks: the
+          // rule reads only m, pp, v and the schedule, fixed here.
+          if (parallelism::InterleaveNeedsMultiple(plan, m) || parallelism::DualPipeShapeInvalid(plan, m)) {
+            const uint64_t per_v = static_cast<uint64_t>(axes.recomputes) * static_cast<uint64_t>(axes.tp_overlap) *
+                                   static_cast<uint64_t>(axes.orders.count);
+            for (int z = axes.zero_from; z < axes.zero_from + axes.zero; ++z) {
+              const uint64_t count = per_v * static_cast<uint64_t>(axes.DpOverlaps(shape.dp, z)) *
+                                     static_cast<uint64_t>(axes.offload);
+              n.pruned_schedule += count;
+              local += count;
+              slot += static_cast<uint32_t>(axes.recomputes * axes.offload);
+            }
+            continue;
+          }
           const double bubble = parallelism::BubbleMicrobatches(plan);
           for (int z = axes.zero_from; z < axes.zero_from + axes.zero; ++z) {
             for (int off = axes.offload_from; off < axes.offload_from + axes.offload; ++off) {
@@ -749,6 +766,7 @@ class Searcher {
 void AddStats(SearchStats& a, const SearchStats& b) {
   a.candidates += b.candidates;
   a.pruned_divisibility += b.pruned_divisibility;
+  a.pruned_schedule += b.pruned_schedule;
   a.pruned_memory += b.pruned_memory;
   a.pruned_time += b.pruned_time;
   a.evaluated += b.evaluated;
@@ -770,6 +788,10 @@ std::string WhyNone(const SearchStats& st, const std::string& first_division_pro
   if (st.pruned_divisibility == st.candidates)
     return "no plan divides the model: " +
            (first_division_problem.empty() ? std::string("see orrery check") : first_division_problem);
+  if (st.evaluated == 0 && st.pruned_memory == 0 && st.pruned_schedule > 0)
+    return "no plan runs: every microbatch count breaks the pipeline schedule's rule (interleaved 1F1B "
+           "needs the microbatches to be a multiple of pp, DualPipe an even pp and an even count of at "
+           "least 2 pp; a larger global batch, a smaller micro batch or fewer stages gives more)";
   if (st.evaluated == 0 && st.pruned_memory > 0)
     return "no plan fits: minimum weights+gradients+optimizer per GPU " + bytes(st.min_states_bytes) +
            " > " + bytes(st.capacity_bytes);
@@ -778,9 +800,8 @@ std::string WhyNone(const SearchStats& st, const std::string& first_division_pro
            " per GPU with activations > " + bytes(st.capacity_bytes);
   if (st.feasible == 0 && st.refused > 0)
     return "no plan runs: each of the " + std::to_string(st.refused) +
-           " evaluated plans breaks a pipeline rule (interleaved 1F1B needs the microbatches to be a "
-           "multiple of pp, DualPipe an even pp and an even count of at least 2 pp; the stages must hold the stated layout and offload; see orrery check on "
-           "one of them)";
+           " evaluated plans breaks a pipeline rule (the stages must hold the stated layout and offload; "
+           "see orrery check on one of them)";
   return "no feasible plan";
 }
 
@@ -1083,10 +1104,10 @@ std::string CandidatesToText(const SearchResult& r) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-                " %" PRIu64 " %" PRIu64 " %" PRIu64 " %a %a %a %d %a\n",
+                " %" PRIu64 " %" PRIu64 " %" PRIu64 " %a %a %a %d %a %" PRIu64 "\n",
                 s.candidates, s.pruned_divisibility, s.pruned_memory, s.pruned_time, s.evaluated,
                 s.probes, s.out_of_memory, s.refused, s.feasible, s.shapes, s.min_states_bytes,
-                s.min_total_bytes, s.capacity_bytes, s.threads, s.wall_s);
+                s.min_total_bytes, s.capacity_bytes, s.threads, s.wall_s, s.pruned_schedule);
   os << buf;
   for (const SearchCandidate& c : r.top) {
     const PlanKnobs& k = c.knobs;
@@ -1115,11 +1136,11 @@ bool CandidatesFromText(const std::string& text, SearchResult& out) {
       SearchStats& s = out.stats;
       if (std::sscanf(line.c_str(),
                       "s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-                      " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %la %la %la %d %la",
+                      " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %la %la %la %d %la %" SCNu64,
                       &s.candidates, &s.pruned_divisibility, &s.pruned_memory, &s.pruned_time,
                       &s.evaluated, &s.probes, &s.out_of_memory, &s.refused, &s.feasible, &s.shapes,
                       &s.min_states_bytes, &s.min_total_bytes, &s.capacity_bytes, &s.threads,
-                      &s.wall_s) != 15)
+                      &s.wall_s, &s.pruned_schedule) != 16)
         return false;
       continue;
     }

@@ -132,15 +132,19 @@ struct EventDisagreement {
 struct SearchStats {
   uint64_t candidates = 0;            // size of the enumerated space
   uint64_t pruned_divisibility = 0;
+  // Whole blocks whose microbatch count the schedule cannot run: interleaved
+  // 1F1B with m not a multiple of pp, DualPipe with m odd or under 2 pp
+  // (parallelism/schedule.h), known before any estimate.
+  uint64_t pruned_schedule = 0;
   uint64_t pruned_memory = 0;         // weights + gradients + optimizer over capacity, or the
                                       // rest of a block whose first plan does not fit
   uint64_t pruned_time = 0;           // time lower bound above the K-th best
   uint64_t evaluated = 0;             // full estimates of candidates
   uint64_t probes = 0;                // estimates made for the time bound
   uint64_t out_of_memory = 0;         // evaluated, did not fit with activations (or host memory)
-  // Evaluated and refused for a reason other than memory: interleaved 1F1B
-  // whose microbatches are not a multiple of pp, a stage layout or an
-  // activation offload the stages cannot hold, a group with no network tier.
+  // Evaluated and refused for a reason other than memory: a stage layout or
+  // an activation offload the stages cannot hold, a group with no network
+  // tier (a microbatch count the schedule cannot run is pruned_schedule).
   uint64_t refused = 0;
   uint64_t feasible = 0;
   double min_states_bytes = 0;        // smallest weights+grads+optimizer seen (per device)

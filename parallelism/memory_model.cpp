@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "parallelism/schedule.h"
+
 namespace orrery::parallelism {
 
 namespace {
@@ -258,7 +260,7 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
   double in_flight;
   if (p.schedule == Schedule::kGpipe) {
     in_flight = mb;
-  } else if (p.schedule == Schedule::kDualPipe && p.pp > 1) {
+  } else if (RunsDualPipe(p)) {
     // DualPipe: pp + 1 stage-microbatches on every device (DeepSeek-V3
     // Table 2), of the two directions together.
     in_flight = std::min(pp + 1, mb);

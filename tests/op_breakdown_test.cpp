@@ -203,4 +203,48 @@ TEST(OperatorBreakdown, DualPipeShowsTheAllToAllTrafficItHides) {
   }
 }
 
+// The pipeline sends' line shows their traffic beside what the schedule
+// leaves exposed. Llama 3 70B on 512 H100 at tp 8, pp 4, dp 16 (1,024 x
+// 8,192 tokens, micro batch 1: m = 64): interleaved 1F1B at v 4 with
+// pp_comm_overlap hides the steady phase's sends, so its traffic is the same
+// plan's with the sends blocking (every send exposed). DualPipe exposes
+// 2 (pp - 1) = 6 of one chunk's 2 (m + pp - 1) = 518 sends a device.
+TEST(OperatorBreakdown, PipelineSendsShowTheTrafficTheScheduleHides) {
+  const Scenario s = test::LoadScenario("llama3-70b-h100");
+  const TrainingEstimator est(s.model, s.system);
+  parallelism::TrainingPlan p = s.training;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 16;
+  p.cp = 1;
+  p.micro_batch = 1;
+  p.interleave = 4;
+  p.pp_comm_overlap = true;
+  const parallelism::Workload w = s.workload;
+  ASSERT_EQ(w.global_batch, 1024);
+  const auto line = [&](const parallelism::TrainingPlan& plan) {
+    const TrainingEstimate e = est.Run(plan, w);
+    EXPECT_TRUE(e.feasible()) << static_cast<int>(e.infeasible);
+    const OperatorBreakdown b = est.Breakdown(plan, w, e);
+    for (const CommLine& c : b.comm)
+      if (std::string(c.name) == "pp_point_to_point") return c;
+    ADD_FAILURE() << "no pp_point_to_point line";
+    return CommLine{};
+  };
+  const CommLine hidden = line(p);
+  parallelism::TrainingPlan blocking = p;
+  blocking.pp_comm_overlap = false;
+  const CommLine exposed = line(blocking);
+  EXPECT_LT(hidden.exposed_s, 0.5 * hidden.traffic_s);
+  EXPECT_DOUBLE_EQ(hidden.traffic_s, exposed.exposed_s);
+  EXPECT_DOUBLE_EQ(exposed.traffic_s, exposed.exposed_s);
+
+  parallelism::TrainingPlan dual = p;
+  dual.schedule = parallelism::Schedule::kDualPipe;
+  dual.interleave = 1;
+  const CommLine d = line(dual);
+  EXPECT_GT(d.exposed_s, 0);
+  EXPECT_NEAR(d.traffic_s / d.exposed_s, 134.0 / 6.0, 1e-9);
+}
+
 }  // namespace orrery::engine

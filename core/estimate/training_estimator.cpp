@@ -2194,6 +2194,7 @@ OperatorBreakdown TrainingEstimator::Breakdown(const TrainingPlan& p, const para
   bare.tp_comm_overlap = false;
   bare.ep_comm_overlap = false;
   bare.dp_overlap = false;
+  bare.pp_comm_overlap = false;
   const TrainingEstimate alone = Run(bare, w);
   const TimeBreakdown& t = e.time;
   auto add = [&](const char* name, double traffic, double exposed) {
@@ -2212,7 +2213,19 @@ OperatorBreakdown TrainingEstimator::Breakdown(const TrainingPlan& p, const para
     if (exposed_layer > 0) ep_traffic = t.ep_comm * Costs(plain, w).ep_layer / exposed_layer;
   }
   add("ep_all_to_all", ep_traffic, t.ep_comm);
-  add("pp_point_to_point", t.pp_p2p, t.pp_p2p);
+  // The pipeline sends likewise: with the overlapped interleaved sends off
+  // they are all exposed (alone); DualPipe's wait only on the first
+  // microbatch's chain (parallelism::CriticalPathTransfers), and move what
+  // 1F1B would send at one chunk a device.
+  double pp_traffic = alone.time.pp_p2p;
+  if (parallelism::RunsDualPipe(p) && t.pp_p2p > 0) {
+    TrainingPlan plain = p;
+    plain.schedule = parallelism::Schedule::kOneFOneB;
+    plain.interleave = 1;
+    pp_traffic = t.pp_p2p * parallelism::CriticalPathTransfers(plain, e.microbatches) /
+                 parallelism::CriticalPathTransfers(p, e.microbatches);
+  }
+  add("pp_point_to_point", pp_traffic, t.pp_p2p);
   add("dp_gradients_and_parameters", alone.time.dp_comm, t.dp_comm);
   return b;
 }

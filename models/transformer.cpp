@@ -257,7 +257,9 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // copy of the attention output's shape).
   out.Add(Counted(Gemm("out_proj", tokens, h, heads * dv, e), mm));
   out.Add(Elementwise(mask > 0 ? "dropout_residual" : "residual_add", norm_tokens * h * (3 * e + mask)));
-  out.Add(NormOp("post_attention_norm", m, s.eager, norm_tokens * h, e));
+  Op mlp_norm = NormOp("post_attention_norm", m, s.eager, norm_tokens * h, e);
+  mlp_norm.dense_mlp = !moe;
+  out.Add(mlp_norm);
   const bool swiglu = m.activation == Activation::kSwiglu;
   const double up_n = swiglu ? 2 : 1;
   if (moe) {
@@ -308,9 +310,14 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // Gated: w1 then w3, two mm calls of equal width (transformer.h).
     Op up = Gemm("mlp_up", tokens, up_n * ft, h, e);
     up.op_sac_recompute = swiglu ? MmRecomputeShare(mm, {ft, ft}) : MmRecomputeShare(mm, {ft});
+    up.dense_mlp = true;
     out.Add(up);
-    out.Add(Elementwise(swiglu ? "swiglu" : "gelu", tokens * ft * ActivationPasses(swiglu, s.eager) * e));
-    out.Add(Counted(Gemm("mlp_down", tokens, h, ft, e), mm));
+    Op act = Elementwise(swiglu ? "swiglu" : "gelu", tokens * ft * ActivationPasses(swiglu, s.eager) * e);
+    act.dense_mlp = true;
+    out.Add(act);
+    Op down = Counted(Gemm("mlp_down", tokens, h, ft, e), mm);
+    down.dense_mlp = true;
+    out.Add(down);
   }
   out.Add(Elementwise(mask > 0 ? "dropout_residual" : "residual_add", norm_tokens * h * (3 * e + mask)));
   // A checkpoint stopping early (OpList::early_stop_tail): the residual add

@@ -29,6 +29,11 @@ enum class OpKind : uint8_t {
 struct Op {
   const char* name = "";
   OpKind kind = OpKind::kElementwise;
+  // Part of a dense layer's MLP block as Megatron-Core checkpoints it under
+  // --recompute-modules mlp (TrainingPlan::recompute_mlp): the MLP's norm
+  // (fused into its first linear), the up projection, the activation and the
+  // down projection. Beside `kind`, in what would be padding.
+  bool dense_mlp = false;
   // The part of an element-wise operator's traffic that PyTorch moves with
   // its non-vectorized element-wise kernels, and the elements those kernels
   // process, forward and backward (a part of bytes / of the backward's

@@ -139,6 +139,16 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     mlp -= f;
     attention += a * dv;
   }
+  if (!moe && RecomputesMlp(p)) {
+    // The MLP block under its checkpoint (RecomputesMlp): its input, the
+    // residual stream, is already counted as the norm's input; the norm's
+    // output (2 sbh, 1 in FP8 as the up projection's FP8 copy; eager
+    // RMSNorm's fp32 upcast, 4 sbh more) and the MLP's activations are not
+    // kept.
+    outside -= (p.precision == hardware::DataType::kFp8 ? 1 : 2) * sb * h;
+    if (p.elementwise == Elementwise::kEager && m.norm == models::Norm::kRmsNorm) outside -= 4 * sb * h;
+    mlp = 0;
+  }
   const double inside = sb * (attention + mlp);
   // Attention scores: softmax output (2), dropout mask (1), dropout output (2)
   // per element of the b a s^2 score tensor (Korthikanti et al. 2022, Sec.
@@ -187,6 +197,13 @@ ActivationTerms StageActivationTerms(const models::ModelSpec& m, const TrainingP
     // (RecomputesMlaUpProj is false under recompute full: nothing else to
     // switch off).
     a.recomputing_layer = ActivationBytes(m, p, p.micro_batch, local_seq, moe_share > 0, Recompute::kNone);
+  } else if (RecomputesMlp(p) && moe_share < 1) {
+    // A dense layer in its backward pass holds its MLP block's rebuilt
+    // activations beside what it kept.
+    TrainingPlan kept_all = p;
+    kept_all.recompute_mlp = false;
+    a.recomputing_layer = std::max(0.0, ActivationBytes(m, kept_all, p.micro_batch, local_seq, false, p.recompute) -
+                                            ActivationBytes(m, p, p.micro_batch, local_seq, false, p.recompute));
   } else if (p.recompute == Recompute::kOp) {
     // The layer in its backward pass holds what it recomputed beside what
     // it kept: its full activations less the kept part already counted.
@@ -280,7 +297,8 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
   const double offloaded = std::min(static_cast<double>(p.offload_activation_layers), in.layers_on_device);
   r.activations = a.per_layer * (in.layers_on_device - offloaded) * in_flight;
   r.host_activations = a.per_layer * offloaded * in_flight;
-  if (p.recompute == Recompute::kFull || p.recompute == Recompute::kOp) r.activations += a.recomputing_layer;
+  if (p.recompute == Recompute::kFull || p.recompute == Recompute::kOp || RecomputesMlp(p))
+    r.activations += a.recomputing_layer;
   if (in.last_stage) r.temporary = a.logits;
   return r;
 }

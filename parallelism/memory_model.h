@@ -63,6 +63,20 @@ inline bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& 
   return p.recompute_mla_up_proj && p.recompute != Recompute::kFull && models::UsesMla(m);
 }
 
+// Whether the plan recomputes the dense layers' MLP blocks (TrainingPlan::
+// recompute_mlp, Megatron-Core --recompute-modules mlp): below full
+// recompute, and not under torchtitan's op-level policy, which is its own.
+// Megatron-Core's TransformerLayer then runs its MLP under a checkpoint
+// whose saved input is the block's input, the residual stream the norm
+// reads (its norm is fused into the first linear as TE LayerNormLinear),
+// so a dense layer keeps neither the norm's output (the up projection's
+// input) nor the MLP's activations; it rebuilds them before the block's
+// backward. A MoE layer's MLP is a MoELayer, which the mlp module leaves
+// alone (transformer_layer.py: recompute_mlp only for a dense MLP).
+inline bool RecomputesMlp(const TrainingPlan& p) {
+  return p.recompute_mlp && (p.recompute == Recompute::kNone || p.recompute == Recompute::kSelective);
+}
+
 // Bytes of one gradient as the data-parallel gradient buffer holds it and
 // the ZeRO-0/1/2 reduction moves it (TrainingPlan::grad_reduce_fp32). fp32
 // by default for bf16 (and FP8) training: Megatron-LM forces it ("bfloat16
@@ -122,7 +136,7 @@ MemoryBreakdown DeviceMemory(const models::ModelSpec& m, const TrainingPlan& p,
 // through the terms only).
 struct ActivationTerms {
   double per_layer = 0;          // bytes per layer and microbatch in flight
-  double recomputing_layer = 0;  // bytes, added once with recompute full
+  double recomputing_layer = 0;  // bytes, added once (recompute full or op, or recompute_mlp)
   double logits = 0;             // bytes, on the last stage
 };
 ActivationTerms StageActivationTerms(const models::ModelSpec& m, const TrainingPlan& p, int64_t seq);

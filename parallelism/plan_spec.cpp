@@ -177,6 +177,12 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "(Megatron-Core --recompute-modules mla_up_proj): saves their activation memory "
               "for the up-projection GEMMs run once more. Only for MLA models (kv_lora_rank "
               "> 0); with recompute full it changes nothing.")
+        .Bool("recompute_mlp", &TrainingPlan::recompute_mlp, "false",
+              "Recompute each dense layer's MLP block (its norm, up projection, activation and "
+              "down projection) in the backward pass, keeping only the block's input "
+              "(Megatron-Core --recompute-modules mlp): saves the block's activations for its "
+              "forward run once more. MoE layers are not touched. Read with recompute none or "
+              "selective; with full or op it changes nothing.")
         .Enum<Attention>("attention", &TrainingPlan::attention,
                          {{"flash", Attention::kFlash},
                           {"flash2", Attention::kFlash2},

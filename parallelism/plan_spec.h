@@ -167,6 +167,13 @@ struct TrainingPlan {
   // pass but rebuilt from the latents; read only for MLA models and below
   // full recompute (parallelism/memory_model.h).
   bool recompute_mla_up_proj = false;
+  // Megatron-Core's fine-grained recompute of each dense layer's MLP block
+  // (--recompute-modules mlp): the block keeps only its input and runs its
+  // forward once more before its backward; a MoE layer's MLP is not touched
+  // (Megatron-Core's moe module is another switch). Read below full
+  // recompute and with recompute none or selective (RecomputesMlp,
+  // parallelism/memory_model.h).
+  bool recompute_mlp = false;
   // Transformer layers per pipeline stage whose activations go to host
   // memory after their forward and come back before their backward
   // (Megatron-Core --cpu-offloading with --cpu-offloading-num-layers N and

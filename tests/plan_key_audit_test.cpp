@@ -29,6 +29,7 @@
 #include "core/estimate/event_estimator.h"
 #include "core/estimate/scenario.h"
 #include "core/estimate/training_estimator.h"
+#include "parallelism/memory_model.h"
 #include "parallelism/plan_spec.h"
 #include "tests/support/presets.h"
 
@@ -415,6 +416,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"recompute_interval", {"llama70b-full-recompute", "2"}},
       {"checkpoint_early_stop", {"llama70b-full-recompute", "true"}},
       {"recompute_mla_up_proj", {"deepseek-v3", "true"}},
+      {"recompute_mlp", {"llama70b", "true"}},
       // 19 of a stage's 20 layers: every copy beside one layer's compute.
       {"offload_activation_layers", {"llama70b", "19"}},
       // Kernels and datatypes.
@@ -561,6 +563,59 @@ TEST(PlanKeyAudit, Bf16MomentsHalveTheMomentsBytes) {
     const double opt_params = fp32.memory.optimizer / fp32_states;
     EXPECT_NEAR((fp32.time.optimizer - bf16.time.optimizer) * bw / opt_params, step_saved, 1e-4);
   }
+}
+
+// Megatron-Core's mlp recompute module (training.recompute_mlp) on Llama 3
+// 70B (h 8192, SwiGLU f 28672) at micro batch 1 x 8,192 tokens, tp 8 with
+// sequence parallelism: a dense layer no longer keeps the MLP's norm output
+// (2 sbh / t, the SP shard) nor its gate, up and product (6 sbf / t):
+//   2 x 8192 x 8192 / 8 + 6 x 8192 x 28672 / 8 = 16,777,216 + 176,160,768
+//   = 192,937,984 bytes.
+// In FP8 the up projection keeps its FP8 input (1 sbh) and the down
+// projection its FP8 product (5 sbf kept of 6): 8,388,608 + 146,800,640 =
+// 155,189,248 bytes. The step pays it back in time: every microbatch of
+// the pace stage's 20 layers runs the block's forward once more, the norm,
+// mlp_up, the activation and mlp_down as the operator breakdown prices them.
+TEST(PlanKeyAudit, MlpRecomputeKeepsOnlyTheBlocksInputAndRunsItsForwardAgain) {
+  Scenario sc = Llama70b();
+  parallelism::TrainingPlan p = sc.training;
+  p.micro_batch = 1;
+  p.sequence_parallel = true;
+  p.recompute = parallelism::Recompute::kNone;
+  ASSERT_EQ(p.tp, 8);
+  ASSERT_EQ(sc.workload.seq_len, 8192);
+  for (const auto& [dt, saved] : {std::pair{hardware::DataType::kBf16, 192937984.0},
+                                  std::pair{hardware::DataType::kFp8, 155189248.0}}) {
+    p.precision = dt;
+    p.recompute_mlp = false;
+    const double kept = parallelism::LayerActivationBytes(sc.model, p, 1, 8192);
+    p.recompute_mlp = true;
+    EXPECT_DOUBLE_EQ(kept - parallelism::LayerActivationBytes(sc.model, p, 1, 8192), saved);
+  }
+  p.precision = hardware::DataType::kBf16;
+  const TrainingEstimator est(sc.model, sc.system);
+  p.recompute_mlp = false;
+  const TrainingEstimate plain = est.Run(p, sc.workload);
+  p.recompute_mlp = true;
+  const TrainingEstimate rec = est.Run(p, sc.workload);
+  ASSERT_TRUE(plain.feasible() && rec.feasible());
+  const OperatorBreakdown b = est.Breakdown(p, sc.workload, rec);
+  double block_fwd = 0;
+  for (const OperatorLine& l : b.dense.ops)
+    if (l.name == "post_attention_norm" || l.name == "mlp_up" || l.name == "swiglu" || l.name == "mlp_down")
+      block_fwd += l.fwd_s;
+  ASSERT_GT(block_fwd, 0);
+  EXPECT_NEAR(rec.time.recompute - plain.time.recompute,
+              static_cast<double>(rec.microbatches) * 20 * block_fwd, 1e-9 * rec.time.recompute);
+  EXPECT_GT(rec.hardware_flops, plain.hardware_flops);
+  EXPECT_EQ(rec.model_flops, plain.model_flops);
+  // Under full recompute the key changes nothing.
+  p.recompute = parallelism::Recompute::kFull;
+  const TrainingEstimate full_rec = est.Run(p, sc.workload);
+  p.recompute_mlp = false;
+  const TrainingEstimate full = est.Run(p, sc.workload);
+  EXPECT_EQ(full_rec.iteration_s, full.iteration_s);
+  EXPECT_EQ(full_rec.memory.activations, full.memory.activations);
 }
 
 }  // namespace

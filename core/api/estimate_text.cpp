@@ -214,6 +214,7 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
               : std::string())
       << (p.recompute == parallelism::Recompute::kFull && p.checkpoint_early_stop ? " stopping early" : "")
       << (parallelism::RecomputesMlaUpProj(s.model, p) ? " + MLA up projections" : "")
+      << (parallelism::RecomputesMlp(p) && models::MoeFraction(s.model) < 1 ? " + dense MLPs" : "")
       << (p.sequence_parallel ? ", sequence parallel" : "")
       << ", ZeRO " << p.zero << "\n";
   if (!e.feasible()) {

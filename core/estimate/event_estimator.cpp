@@ -105,6 +105,8 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   // The MLA up projections once more (parallelism::RecomputesMlaUpProj;
   // mla_up_fwd is 0 for a model without MLA).
   if (p.recompute != Recompute::kFull && p.recompute_mla_up_proj) w.recompute += mix(&LayerCosts::mla_up_fwd);
+  // The dense layers' MLP blocks once more (parallelism::RecomputesMlp).
+  if (parallelism::RecomputesMlp(p)) w.recompute += mix(&LayerCosts::mlp_fwd);
   // FSDP2's copy-out of each gathered unit on the compute stream, as the
   // closed form (Zero3CopyOutBytes, parallel_comm.h).
   // Under a pipeline once per step, before the first microbatch's forward

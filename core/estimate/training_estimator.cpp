@@ -251,6 +251,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
     t.bwd += b;
     if (op.attention_core) t.attention_fwd += f;
     if (op.mla_up) t.mla_up_fwd += f;
+    if (op.dense_mlp) t.mlp_fwd += f;
     t.op_sac_fwd += op.op_sac_recompute * f;
     if (SkippedByEarlyStop(ops, i, dt)) t.early_stop_fwd += f;
     if (routed) t.after_router_fwd += f;
@@ -472,6 +473,7 @@ void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTim
   head.bwd += k * (block.bwd + one.bwd);
   head.attention_fwd += k * block.attention_fwd;
   head.mla_up_fwd += k * block.mla_up_fwd;
+  head.mlp_fwd += k * block.mlp_fwd;
   head.op_sac_fwd += k * block.op_sac_fwd;
   head.early_stop_fwd += k * block.early_stop_fwd;
   head.gemm += k * (block.gemm + one.gemm);
@@ -1108,11 +1110,13 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.layer_flops = Sum(ops, &Op::flops);
   out.attention_core_flops = 0;
   out.mla_up_flops = 0;
+  out.mlp_flops = 0;
   out.op_sac_flops = 0;
   for (int i = 0; i < ops.count; ++i) {
     const Op& op = ops.ops[static_cast<size_t>(i)];
     if (op.attention_core) out.attention_core_flops += op.flops;
     if (op.mla_up) out.mla_up_flops += op.flops;
+    if (op.dense_mlp) out.mlp_flops += op.flops;
     // torchtitan's op-level SAC (models::LayerOps' policy).
     out.op_sac_flops += op.op_sac_recompute * op.flops;
   }
@@ -1373,6 +1377,10 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // Megatron-Core's mla_up_proj recompute runs the up projections once
     // more before the attention's backward (RecomputesMlaUpProj).
     if (parallelism::RecomputesMlaUpProj(m, p)) st_.rec += mix(n, &OpTimes::mla_up_fwd);
+    // Its mlp recompute runs each dense layer's MLP block once more before
+    // that block's backward (RecomputesMlp; a MoE layer has no dense MLP:
+    // mlp_fwd is 0 there).
+    if (parallelism::RecomputesMlp(p)) st_.rec += mix(n, &OpTimes::mlp_fwd);
     const double copy_out = n * copy_layer + (has_embed ? copy_embed : 0) + (has_head ? copy_head : 0);
     if (z3_once) {
       st_.copy_out_step = copy_out;
@@ -1723,7 +1731,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   const double devices = static_cast<double>(devices_);
   e.model_flops = prepared->model_flops;
   double rec_flops = 0;
-  if (p.recompute != Recompute::kNone || parallelism::RecomputesMlaUpProj(m, p)) {
+  if (p.recompute != Recompute::kNone || parallelism::RecomputesMlaUpProj(m, p) || parallelism::RecomputesMlp(p)) {
     const double per_layer_dev =
         (p.recompute == Recompute::kFull
              ? (prepared->layer_flops - (p.checkpoint_early_stop ? prepared->early_stop_flops : 0.0)) *
@@ -1732,8 +1740,12 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
          : p.recompute == Recompute::kOp        ? prepared->op_sac_flops
                                                 : 0.0) +
         (parallelism::RecomputesMlaUpProj(m, p) ? prepared->mla_up_flops : 0.0);
-    rec_flops = per_layer_dev * static_cast<double>(m.layers) * tp_d * static_cast<double>(p.cp) *
-                static_cast<double>(w.global_batch) / static_cast<double>(p.micro_batch);
+    // The MLP recompute redoes the dense layers' MLP only.
+    const double dense_layers = static_cast<double>(m.layers) * (1 - models::MoeFraction(m));
+    const double per_dense_layer = parallelism::RecomputesMlp(p) ? prepared->mlp_flops : 0.0;
+    rec_flops = (per_layer_dev * static_cast<double>(m.layers) + per_dense_layer * dense_layers) * tp_d *
+                static_cast<double>(p.cp) * static_cast<double>(w.global_batch) /
+                static_cast<double>(p.micro_batch);
   }
   e.hardware_flops = e.model_flops + rec_flops;
   const double peak = hardware::PeakFlops(dev, dt) * devices;
@@ -1793,6 +1805,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.bwd = t.bwd;
     l.attention_fwd = t.attention_fwd;
     l.mla_up_fwd = t.mla_up_fwd;
+    l.mlp_fwd = t.mlp_fwd;
     l.op_sac_fwd = t.op_sac_fwd;
     l.early_stop_fwd = t.early_stop_fwd;
     l.gemm = t.gemm;

@@ -80,6 +80,7 @@ struct OpTimes {
   double bwd = 0;
   double attention_fwd = 0;  // attention-core part of fwd (selective recompute)
   double mla_up_fwd = 0;     // MLA up-projection part of fwd (recompute_mla_up_proj)
+  double mlp_fwd = 0;        // dense MLP block part of fwd (recompute_mlp; Op::dense_mlp)
   double op_sac_fwd = 0;     // part of fwd op-level SAC runs again (Op::op_sac_recompute)
   double early_stop_fwd = 0; // part of fwd a checkpoint stopping early skips (OpList::early_stop_tail)
   double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
@@ -102,6 +103,7 @@ struct PreparedWorkload {
   double layer_flops = 0;           // one dense layer per device per microbatch (full recompute)
   double attention_core_flops = 0;  // its attention core (selective recompute)
   double mla_up_flops = 0;          // its MLA up projections (recompute_mla_up_proj)
+  double mlp_flops = 0;             // its MLP block (recompute_mlp)
   double op_sac_flops = 0;          // what op-level SAC recomputes of it (Recompute::kOp)
   double early_stop_flops = 0;      // what full recompute stopping early skips of it
   double model_flops = 0;           // per iteration, no recompute
@@ -139,6 +141,7 @@ struct LayerCosts {
   double bwd_weight = 0;   // the weight-gradient GEMMs of `bwd` (a W pass)
   double attention_fwd = 0;  // attention core of `fwd` (what selective recompute redoes)
   double mla_up_fwd = 0;     // MLA up projections of `fwd` (what recompute_mla_up_proj redoes)
+  double mlp_fwd = 0;        // dense MLP block of `fwd` (what recompute_mlp redoes)
   double op_sac_fwd = 0;     // what op-level SAC redoes of `fwd` (Recompute::kOp)
   double early_stop_fwd = 0; // what full recompute stopping early does not redo (checkpoint_early_stop)
   double gemm = 0;         // GEMM time of fwd + bwd (what TP overlap hides behind)

@@ -210,11 +210,13 @@ namespace {
 // The closed vocabularies of validation/training_runs.csv (validation/README.md
 // documents each column). A blank cell means the source did not state it.
 // mla_up_proj: Megatron-Core selective recompute of the MLA up projections
-// alone (--recompute-modules mla_up_proj), no attention-core recompute.
+// alone (--recompute-modules mla_up_proj), no attention-core recompute;
+// mla_up_proj+mlp: those and the dense layers' MLP blocks
+// (--recompute-modules mla_up_proj mlp).
 // `layers/N` (every N-th layer fully recomputed) is read beside these words.
 // op: torchtitan's op-level selective activation checkpointing
 // (selective_ac_option = "op"; parallelism::Recompute::kOp).
-const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj", "op"};
+const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj", "mla_up_proj+mlp", "op"};
 const std::vector<std::string> kYesNo = {"yes", "no"};
 // fp8 runs Transformer Engine's default delayed scaling; fp8-cs current
 // scaling, fp8-block 1x128 / 128x128 block scaling, fp8-mx MXFP8
@@ -1081,7 +1083,8 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     }
     p.zero = fixed.zero >= 0 ? fixed.zero : 0;
     p.recompute = static_cast<parallelism::Recompute>(std::max(0, fixed.recompute));
-    p.recompute_mla_up_proj = recompute == "mla_up_proj";
+    p.recompute_mla_up_proj = recompute == "mla_up_proj" || recompute == "mla_up_proj+mlp";
+    p.recompute_mlp = recompute == "mla_up_proj+mlp";
     p.recompute_interval = recompute_interval;
     p.offload_activation_layers = offload_layers;
     p.sequence_parallel = fixed.sequence_parallel == 1 && p.tp > 1;

@@ -548,7 +548,7 @@ TEST(ValidationCsv, BadValueIsALocatedErrorNamingTheAllowedWords) {
   ASSERT_EQ(r.rows.size(), 3u);
   ASSERT_EQ(d.size(), 3u) << d.ToString();
   const std::string expected[] = {
-      file + ":2: column 'recompute': got 'partial': must be one of none, selective, full, mla_up_proj, op (blank: not stated)",
+      file + ":2: column 'recompute': got 'partial': must be one of none, selective, full, mla_up_proj, mla_up_proj+mlp, op (blank: not stated)",
       file + ":3: column 'flops_metric': got 'hfu': must be one of model, hardware (blank: not stated)",
       file + ":4: column 'hidden': got '4096': the model 'Megatron-22B' is preset 'megatron-22b', whose "
              "hidden is 6144 (leave the cell blank, or name a model no preset answers to)"};
@@ -1765,13 +1765,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 11.49 -> 11.65 % (11.6480 %), 25.11 13.35 -> 13.47 % (13.4678 %), 26.02
   // 16.88 -> 16.98 % (16.9722 %): rows predicted fast, faster by half their
   // gradient bytes.
+  // Megatron-Bridge 26.02, 16.97 -> 16.94 % (16.9445 %), by the GB200
+  // FP8-MX recipe's mlp recompute module (recompute mla_up_proj+mlp,
+  // training.recompute_mlp: the three dense layers' MLP blocks run their
+  // forward twice): line 100 -5.0 -> -4.6 %; the H100 recipe's row (line
+  // 41) -1.8 -> -1.6 %.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 9.56},
            {"NVIDIA NeMo 25.02", 8.78},
            {"NVIDIA NeMo 25.04", 6.29},
            {"NVIDIA Megatron-Bridge 25.09", 11.65},
            {"NVIDIA Megatron-Bridge 25.11", 13.47},
-           {"NVIDIA Megatron-Bridge 26.02", 16.98},
+           {"NVIDIA Megatron-Bridge 26.02", 16.95},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 3.59}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

@@ -102,7 +102,9 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // A fused norm reads its input and writes its output once; an eager
   // RMSNorm makes the passes EagerNormBytesPerElement counts
   // (NormBytesPerElement: an eager LayerNorm is one kernel).
-  out.Add(NormOp("input_norm", m, s.eager, norm_tokens * h, e));
+  Op input_norm = NormOp("input_norm", m, s.eager, norm_tokens * h, e);
+  input_norm.module_norm = UsesMla(m);
+  out.Add(input_norm);
   // Per-head query/key and value sizes (equal to d without MLA).
   const double dqk = static_cast<double>(QkHeadDim(m));
   const double dv = static_cast<double>(VHeadDim(m));
@@ -259,6 +261,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   out.Add(Elementwise(mask > 0 ? "dropout_residual" : "residual_add", norm_tokens * h * (3 * e + mask)));
   Op mlp_norm = NormOp("post_attention_norm", m, s.eager, norm_tokens * h, e);
   mlp_norm.dense_mlp = !moe;
+  mlp_norm.module_norm = moe;
   out.Add(mlp_norm);
   const bool swiglu = m.activation == Activation::kSwiglu;
   const double up_n = swiglu ? 2 : 1;
@@ -288,7 +291,9 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     up.expert = true;
     up.op_sac_recompute = 1;  // grouped, not aten.mm (transformer.h)
     out.Add(up);
-    out.Add(Elementwise(swiglu ? "swiglu" : "gelu", routed * fe * ActivationPasses(swiglu, s.eager) * e));
+    Op expert_act = Elementwise(swiglu ? "swiglu" : "gelu", routed * fe * ActivationPasses(swiglu, s.eager) * e);
+    expert_act.expert_act = true;
+    out.Add(expert_act);
     Op down = Gemm("expert_down", routed, h, fe, e);
     down.bytes = (routed * fe + routed * h) * e + local_experts * fe * h * e;
     down.expert = true;

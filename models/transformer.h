@@ -34,6 +34,15 @@ struct Op {
   // (fused into its first linear), the up projection, the activation and the
   // down projection. Beside `kind`, in what would be padding.
   bool dense_mlp = false;
+  // A norm Megatron-Core builds as a module of its own (TENorm), which its
+  // layernorm recompute module reruns (TrainingPlan::recompute_layernorm):
+  // a MoE layer's pre-MLP norm (the router reads its output) and MLA's input
+  // norm (its down projections are plain linears). Norms fused into a TE
+  // LayerNormLinear are not.
+  bool module_norm = false;
+  // The routed experts' activation, which its moe_act recompute module
+  // reruns (TrainingPlan::recompute_moe_act).
+  bool expert_act = false;
   // The part of an element-wise operator's traffic that PyTorch moves with
   // its non-vectorized element-wise kernels, and the elements those kernels
   // process, forward and backward (a part of bytes / of the backward's

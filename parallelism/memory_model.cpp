@@ -149,6 +149,19 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     if (p.elementwise == Elementwise::kEager && m.norm == models::Norm::kRmsNorm) outside -= 4 * sb * h;
     mlp = 0;
   }
+  const bool fp8 = p.precision == hardware::DataType::kFp8;
+  if (RecomputesLayernorm(p)) {
+    // A MoE layer's pre-MLP norm output (2 sbh, bf16 in FP8 too: the
+    // router keeps it) and MLA's input norm output (2 sbh; in FP8 the down
+    // projections' FP8 copy, 1 sbh, stays); a fused norm keeps nothing of
+    // its own to free.
+    if (moe) outside -= 2 * sb * h;
+    if (models::UsesMla(m) && !fp8) outside -= 2 * sb * h;
+  }
+  if (moe && RecomputesMoeAct(p) && !fp8) {
+    // The activation's product, 2 bytes an element of each routed copy.
+    mlp -= static_cast<double>(m.top_k) * ExpertLoadFactor(p) * 2 * static_cast<double>(models::ExpertFfn(m));
+  }
   const double inside = sb * (attention + mlp);
   // Attention scores: softmax output (2), dropout mask (1), dropout output (2)
   // per element of the b a s^2 score tensor (Korthikanti et al. 2022, Sec.

@@ -77,6 +77,25 @@ inline bool RecomputesMlp(const TrainingPlan& p) {
   return p.recompute_mlp && (p.recompute == Recompute::kNone || p.recompute == Recompute::kSelective);
 }
 
+// Whether the plan recomputes the norms that are modules of their own
+// (TrainingPlan::recompute_layernorm, Megatron-Core --recompute-modules
+// layernorm) and the routed experts' activation (recompute_moe_act,
+// --recompute-modules moe_act), under the same rule as RecomputesMlp. Both
+// run under Megatron-Core's output-discarding checkpoint
+// (tensor_parallel.CheckpointWithoutOutput): the module's output is freed
+// once the next module has read it, whatever saved it, and rebuilt from
+// the module's input before that module's backward. What the next module
+// keeps of its own stays: Transformer Engine's FP8 linears keep the FP8
+// copy of their input they cast, so in FP8 only the BF16 outputs go (the
+// MoE pre-MLP norm's, which the router reads; nothing of the activation,
+// whose product the down projection keeps in FP8).
+inline bool RecomputesLayernorm(const TrainingPlan& p) {
+  return p.recompute_layernorm && (p.recompute == Recompute::kNone || p.recompute == Recompute::kSelective);
+}
+inline bool RecomputesMoeAct(const TrainingPlan& p) {
+  return p.recompute_moe_act && (p.recompute == Recompute::kNone || p.recompute == Recompute::kSelective);
+}
+
 // Bytes of one gradient as the data-parallel gradient buffer holds it and
 // the ZeRO-0/1/2 reduction moves it (TrainingPlan::grad_reduce_fp32). fp32
 // by default for bf16 (and FP8) training: Megatron-LM forces it ("bfloat16

@@ -183,6 +183,19 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "(Megatron-Core --recompute-modules mlp): saves the block's activations for its "
               "forward run once more. MoE layers are not touched. Read with recompute none or "
               "selective; with full or op it changes nothing.")
+        .Bool("recompute_layernorm", &TrainingPlan::recompute_layernorm, "false",
+              "Recompute the norms that are modules of their own (a MoE layer's pre-MLP norm, "
+              "whose output the router reads; the input norm of multi-head latent attention) "
+              "in the backward pass instead of keeping their bf16 outputs (Megatron-Core "
+              "--recompute-modules layernorm). Norms fused into their first linear are not "
+              "touched, nor the FP8 copies Transformer Engine's linears keep of their inputs. "
+              "Read with recompute none or selective.")
+        .Bool("recompute_moe_act", &TrainingPlan::recompute_moe_act, "false",
+              "Recompute the routed experts' activation (SwiGLU or GeLU) in the backward pass "
+              "instead of keeping its output, the down projection's input (Megatron-Core "
+              "--recompute-modules moe_act). In bf16 it saves that product for every routed "
+              "copy of a token; in FP8 the down projection keeps its own FP8 copy and nothing "
+              "is saved. Read with recompute none or selective.")
         .Enum<Attention>("attention", &TrainingPlan::attention,
                          {{"flash", Attention::kFlash},
                           {"flash2", Attention::kFlash2},

@@ -174,6 +174,14 @@ struct TrainingPlan {
   // recompute and with recompute none or selective (RecomputesMlp,
   // parallelism/memory_model.h).
   bool recompute_mlp = false;
+  // Megatron-Core's layernorm and moe_act recompute modules
+  // (--recompute-modules layernorm moe_act): the norms built as modules of
+  // their own (a MoE layer's pre-MLP norm, MLA's input norm) and the routed
+  // experts' activation discard their outputs once the next module has read
+  // them and rerun before its backward (RecomputesLayernorm,
+  // RecomputesMoeAct, parallelism/memory_model.h).
+  bool recompute_layernorm = false;
+  bool recompute_moe_act = false;
   // Transformer layers per pipeline stage whose activations go to host
   // memory after their forward and come back before their backward
   // (Megatron-Core --cpu-offloading with --cpu-offloading-num-layers N and

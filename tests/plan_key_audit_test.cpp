@@ -417,6 +417,8 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"checkpoint_early_stop", {"llama70b-full-recompute", "true"}},
       {"recompute_mla_up_proj", {"deepseek-v3", "true"}},
       {"recompute_mlp", {"llama70b", "true"}},
+      {"recompute_layernorm", {"deepseek-v3", "true"}},
+      {"recompute_moe_act", {"deepseek-v3", "true"}},
       // 19 of a stage's 20 layers: every copy beside one layer's compute.
       {"offload_activation_layers", {"llama70b", "19"}},
       // Kernels and datatypes.
@@ -616,6 +618,58 @@ TEST(PlanKeyAudit, MlpRecomputeKeepsOnlyTheBlocksInputAndRunsItsForwardAgain) {
   const TrainingEstimate full = est.Run(p, sc.workload);
   EXPECT_EQ(full_rec.iteration_s, full.iteration_s);
   EXPECT_EQ(full_rec.memory.activations, full.memory.activations);
+}
+
+// Megatron-Core's layernorm and moe_act recompute modules on DeepSeek-V3
+// (h 7168, MLA, 8 routed experts of width 2048 a token) at micro batch 1 x
+// 4,096 tokens, tp 1, ep 8, balanced routing (8 routed copies a token):
+//   layernorm, bf16: a MoE layer frees its pre-MLP norm output and MLA's
+//     input norm output, 2 x 2 sbh = 4 x 4096 x 7168 = 117,440,512 bytes; a
+//     dense layer the MLA norm's alone, 58,720,256;
+//   layernorm, FP8: the MoE pre-MLP norm's bf16 output alone (the router
+//     keeps it; MLA's down projections keep their FP8 copy), 58,720,256 in
+//     a MoE layer and nothing in a dense one;
+//   moe_act, bf16: the product of every routed copy, 8 x 2 x 2048 x 4096 =
+//     134,217,728 bytes; FP8: nothing (the down projection keeps its FP8
+//     copy). The step runs each module's forward kernels once more.
+TEST(PlanKeyAudit, LayernormAndMoeActRecomputeFreeWhatNoOtherModuleKeeps) {
+  const Scenario sc = DeepSeekV3();
+  parallelism::TrainingPlan p = sc.training;
+  p.tp = 1;
+  p.sequence_parallel = false;
+  p.ep = 8;
+  p.expert_imbalance = 0;
+  p.recompute = parallelism::Recompute::kNone;
+  p.recompute_mla_up_proj = false;
+  struct Case {
+    hardware::DataType dt;
+    bool layernorm;
+    double moe_saved, dense_saved;
+  };
+  for (const Case& c : {Case{hardware::DataType::kBf16, true, 117440512.0, 58720256.0},
+                        Case{hardware::DataType::kFp8, true, 58720256.0, 0.0},
+                        Case{hardware::DataType::kBf16, false, 134217728.0, 0.0},
+                        Case{hardware::DataType::kFp8, false, 0.0, 0.0}}) {
+    p.precision = c.dt;
+    p.recompute_layernorm = false;
+    p.recompute_moe_act = false;
+    const double moe_kept = parallelism::MoeLayerActivationBytes(sc.model, p, 1, 4096);
+    const double dense_kept = parallelism::LayerActivationBytes(sc.model, p, 1, 4096);
+    (c.layernorm ? p.recompute_layernorm : p.recompute_moe_act) = true;
+    EXPECT_DOUBLE_EQ(moe_kept - parallelism::MoeLayerActivationBytes(sc.model, p, 1, 4096), c.moe_saved);
+    EXPECT_DOUBLE_EQ(dense_kept - parallelism::LayerActivationBytes(sc.model, p, 1, 4096), c.dense_saved);
+  }
+  // Time: the kernels once more, on the scenario's own plan.
+  const TrainingEstimator est(sc.model, sc.system);
+  parallelism::TrainingPlan q = sc.training;
+  q.recompute = parallelism::Recompute::kNone;
+  const TrainingEstimate plain = est.Run(q, sc.workload);
+  q.recompute_layernorm = true;
+  q.recompute_moe_act = true;
+  const TrainingEstimate rec = est.Run(q, sc.workload);
+  EXPECT_GT(rec.time.recompute, plain.time.recompute);
+  EXPECT_EQ(rec.model_flops, plain.model_flops);
+  EXPECT_LT(rec.memory.activations, plain.memory.activations);
 }
 
 }  // namespace

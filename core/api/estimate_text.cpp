@@ -215,6 +215,10 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
       << (p.recompute == parallelism::Recompute::kFull && p.checkpoint_early_stop ? " stopping early" : "")
       << (parallelism::RecomputesMlaUpProj(s.model, p) ? " + MLA up projections" : "")
       << (parallelism::RecomputesMlp(p) && models::MoeFraction(s.model) < 1 ? " + dense MLPs" : "")
+      << (parallelism::RecomputesLayernorm(p) && (models::MoeFraction(s.model) > 0 || models::UsesMla(s.model))
+              ? " + norms"
+              : "")
+      << (parallelism::RecomputesMoeAct(p) && models::MoeFraction(s.model) > 0 ? " + expert activations" : "")
       << (p.sequence_parallel ? ", sequence parallel" : "")
       << ", ZeRO " << p.zero << "\n";
   if (!e.feasible()) {

@@ -107,6 +107,10 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
   if (p.recompute != Recompute::kFull && p.recompute_mla_up_proj) w.recompute += mix(&LayerCosts::mla_up_fwd);
   // The dense layers' MLP blocks once more (parallelism::RecomputesMlp).
   if (parallelism::RecomputesMlp(p)) w.recompute += mix(&LayerCosts::mlp_fwd);
+  // The module norms and the routed experts' activation once more
+  // (parallelism::RecomputesLayernorm, RecomputesMoeAct).
+  if (parallelism::RecomputesLayernorm(p)) w.recompute += mix(&LayerCosts::norm_fwd);
+  if (parallelism::RecomputesMoeAct(p)) w.recompute += mix(&LayerCosts::moe_act_fwd);
   // FSDP2's copy-out of each gathered unit on the compute stream, as the
   // closed form (Zero3CopyOutBytes, parallel_comm.h).
   // Under a pipeline once per step, before the first microbatch's forward

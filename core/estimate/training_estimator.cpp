@@ -252,6 +252,8 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
     if (op.attention_core) t.attention_fwd += f;
     if (op.mla_up) t.mla_up_fwd += f;
     if (op.dense_mlp) t.mlp_fwd += f;
+    if (op.module_norm) t.norm_fwd += f;
+    if (op.expert_act) t.moe_act_fwd += f;
     t.op_sac_fwd += op.op_sac_recompute * f;
     if (SkippedByEarlyStop(ops, i, dt)) t.early_stop_fwd += f;
     if (routed) t.after_router_fwd += f;
@@ -474,6 +476,8 @@ void AddMtpModules(const models::ModelSpec& m, const OpTimes& dense, const OpTim
   head.attention_fwd += k * block.attention_fwd;
   head.mla_up_fwd += k * block.mla_up_fwd;
   head.mlp_fwd += k * block.mlp_fwd;
+  head.norm_fwd += k * block.norm_fwd;
+  head.moe_act_fwd += k * block.moe_act_fwd;
   head.op_sac_fwd += k * block.op_sac_fwd;
   head.early_stop_fwd += k * block.early_stop_fwd;
   head.gemm += k * (block.gemm + one.gemm);
@@ -1381,6 +1385,11 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     // that block's backward (RecomputesMlp; a MoE layer has no dense MLP:
     // mlp_fwd is 0 there).
     if (parallelism::RecomputesMlp(p)) st_.rec += mix(n, &OpTimes::mlp_fwd);
+    // Its layernorm and moe_act modules rerun the norms built as modules of
+    // their own and the routed experts' activation (RecomputesLayernorm,
+    // RecomputesMoeAct): memory-bound kernels, no FLOPs counted.
+    if (parallelism::RecomputesLayernorm(p)) st_.rec += mix(n, &OpTimes::norm_fwd);
+    if (parallelism::RecomputesMoeAct(p)) st_.rec += mix(n, &OpTimes::moe_act_fwd);
     const double copy_out = n * copy_layer + (has_embed ? copy_embed : 0) + (has_head ? copy_head : 0);
     if (z3_once) {
       st_.copy_out_step = copy_out;
@@ -1806,6 +1815,8 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.attention_fwd = t.attention_fwd;
     l.mla_up_fwd = t.mla_up_fwd;
     l.mlp_fwd = t.mlp_fwd;
+    l.norm_fwd = t.norm_fwd;
+    l.moe_act_fwd = t.moe_act_fwd;
     l.op_sac_fwd = t.op_sac_fwd;
     l.early_stop_fwd = t.early_stop_fwd;
     l.gemm = t.gemm;

@@ -104,7 +104,8 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     if (m.norm == models::Norm::kRmsNorm) outside += 8 * sb * h;
     if (!models::UsesMla(m) && g < a) attention += 4 * (a - g) * d;
   }
-  if (p.precision == hardware::DataType::kFp8 && moe) {
+  const bool fp8 = p.precision == hardware::DataType::kFp8;
+  if (fp8 && moe) {
     // The same rule for a MoE layer: Transformer Engine's GroupedLinear
     // (fc1 and fc2 of the routed experts) quantizes its input row-wise and
     // column-wise and keeps the column-wise FP8 copy for its weight
@@ -124,7 +125,7 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
            static_cast<double>(models::SharedExpertFfn(m));
     attention += a * dv;
   }
-  if (p.precision == hardware::DataType::kFp8 && !moe) {
+  if (fp8 && !moe) {
     // FP8 (Transformer Engine): a linear layer keeps for its weight-gradient
     // GEMM the FP8 copy of its input it cast in the forward pass, 1 byte per
     // element instead of the BF16 input's 2 (TE Linear / LayerNormLinear save
@@ -145,11 +146,10 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     // output (2 sbh, 1 in FP8 as the up projection's FP8 copy; eager
     // RMSNorm's fp32 upcast, 4 sbh more) and the MLP's activations are not
     // kept.
-    outside -= (p.precision == hardware::DataType::kFp8 ? 1 : 2) * sb * h;
+    outside -= (fp8 ? 1 : 2) * sb * h;
     if (p.elementwise == Elementwise::kEager && m.norm == models::Norm::kRmsNorm) outside -= 4 * sb * h;
     mlp = 0;
   }
-  const bool fp8 = p.precision == hardware::DataType::kFp8;
   if (RecomputesLayernorm(p)) {
     // A MoE layer's pre-MLP norm output (2 sbh, bf16 in FP8 too: the
     // router keeps it) and MLA's input norm output (2 sbh; in FP8 the down
@@ -310,8 +310,8 @@ MemoryBreakdown DeviceMemory(const TrainingPlan& p, const MemoryInputs& in, cons
   const double offloaded = std::min(static_cast<double>(p.offload_activation_layers), in.layers_on_device);
   r.activations = a.per_layer * (in.layers_on_device - offloaded) * in_flight;
   r.host_activations = a.per_layer * offloaded * in_flight;
-  if (p.recompute == Recompute::kFull || p.recompute == Recompute::kOp || RecomputesMlp(p))
-    r.activations += a.recomputing_layer;
+  // Zero unless the plan recomputes something (StageActivationTerms).
+  r.activations += a.recomputing_layer;
   if (in.last_stage) r.temporary = a.logits;
   return r;
 }

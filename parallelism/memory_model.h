@@ -73,9 +73,13 @@ inline bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& 
 // input) nor the MLP's activations; it rebuilds them before the block's
 // backward. A MoE layer's MLP is a MoELayer, which the mlp module leaves
 // alone (transformer_layer.py: recompute_mlp only for a dense MLP).
-inline bool RecomputesMlp(const TrainingPlan& p) {
-  return p.recompute_mlp && (p.recompute == Recompute::kNone || p.recompute == Recompute::kSelective);
+// Whether the plan's recompute leaves room for Megatron-Core's recompute
+// modules (--recompute-modules): none or selective; full and op recompute
+// have their own rules, which keep less.
+inline bool RunsRecomputeModules(const TrainingPlan& p) {
+  return p.recompute == Recompute::kNone || p.recompute == Recompute::kSelective;
 }
+inline bool RecomputesMlp(const TrainingPlan& p) { return p.recompute_mlp && RunsRecomputeModules(p); }
 
 // Whether the plan recomputes the norms that are modules of their own
 // (TrainingPlan::recompute_layernorm, Megatron-Core --recompute-modules
@@ -89,12 +93,8 @@ inline bool RecomputesMlp(const TrainingPlan& p) {
 // copy of their input they cast, so in FP8 only the BF16 outputs go (the
 // MoE pre-MLP norm's, which the router reads; nothing of the activation,
 // whose product the down projection keeps in FP8).
-inline bool RecomputesLayernorm(const TrainingPlan& p) {
-  return p.recompute_layernorm && (p.recompute == Recompute::kNone || p.recompute == Recompute::kSelective);
-}
-inline bool RecomputesMoeAct(const TrainingPlan& p) {
-  return p.recompute_moe_act && (p.recompute == Recompute::kNone || p.recompute == Recompute::kSelective);
-}
+inline bool RecomputesLayernorm(const TrainingPlan& p) { return p.recompute_layernorm && RunsRecomputeModules(p); }
+inline bool RecomputesMoeAct(const TrainingPlan& p) { return p.recompute_moe_act && RunsRecomputeModules(p); }
 
 // Bytes of one gradient as the data-parallel gradient buffer holds it and
 // the ZeRO-0/1/2 reduction moves it (TrainingPlan::grad_reduce_fp32). fp32

@@ -11,6 +11,7 @@
 #include "cli/cli_common.h"
 #include "core/api/estimate.h"
 #include "core/api/json.h"
+#include "core/validation/validation.h"
 #include "core/api/text.h"
 #include "core/api/validate.h"
 #include "cli/verb_options.h"
@@ -169,11 +170,12 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   if (fmt == Format::kJson) {
     out << ToJson(res).dump(2) << "\n";
   } else if (fmt == Format::kCsv) {
-    out << "line,model,metric,measured,predicted,error_pct,skipped,assumptions\n";
+    out << "line,model,metric,measured,predicted,error_pct,speed_error_pct,skipped,assumptions\n";
     for (const auto& r : report.rows)
       out << r.line << ",\"" << r.model << "\"," << r.metric << "," << r.measured << ","
           << (r.error_pct ? std::to_string(r.predicted) : "") << ","
-          << (r.error_pct ? std::to_string(*r.error_pct) : "") << ",\"" << r.skipped << "\",\""
+          << (r.error_pct ? std::to_string(*r.error_pct) : "") << ","
+          << (r.error_pct ? std::to_string(engine::SpeedBiasPct(r)) : "") << ",\"" << r.skipped << "\",\""
           << r.assumptions << "\"\n";
   } else {
     // Columns as wide as their longest entry (the model's capped at 36, cut
@@ -191,15 +193,20 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
               tw = static_cast<int>(metric_w + 2);
     out << std::left << std::setw(6) << "line" << std::setw(mw) << "model" << std::setw(dw) << "device"
         << std::setw(tw) << "metric" << std::right << std::setw(10) << "measured" << std::setw(11)
-        << "predicted" << std::setw(9) << "error" << "\n";
+        << "predicted" << std::setw(9) << "error" << std::setw(10) << "speed" << "\n";
     for (const auto& r : report.rows) {
       out << std::left << std::setw(6) << r.line << std::setw(mw) << cut(r.model) << std::setw(dw)
           << (r.device.empty() ? "-" : r.device) << std::setw(tw) << (r.metric.empty() ? "-" : r.metric)
           << std::right;
       if (r.error_pct) {
         const int digits = r.metric == "mfu" ? 3 : 2;
+        // The error is the metric's own (a time's is negative when the
+        // prediction is fast, a rate's positive); the speed column says the
+        // same in one direction for every row: + = predicted faster.
+        const double speed = engine::SpeedBiasPct(r);
         out << std::setw(10) << Fixed(r.measured, digits) << std::setw(11)
-            << Fixed(r.predicted, digits) << std::setw(8) << Fixed(*r.error_pct, 1) << "%"
+            << Fixed(r.predicted, digits) << std::setw(8) << Fixed(*r.error_pct, 1) << "%" << std::setw(9)
+            << ((speed >= 0 ? "+" : "") + Fixed(speed, 1)) << "%"
             << (r.predicted_oom ? "  (memory model: does not fit)" : "") << "\n";
       } else {
         out << "   skipped: " << r.skipped << "\n";
@@ -231,7 +238,8 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       out << "\nall: no data, ";
     out << report.evaluated << " evaluated, " << report.skipped << " skipped\n";
     if (report.evaluated > 0)
-      out << "(bias: the mean of predicted over measured speed, less 1; + = predicted faster than measured)\n";
+      out << "(error: predicted over measured metric, less 1; speed: predicted over measured speed, less 1,\n"
+             " + = predicted faster than measured, a time's speed being its inverse; bias: the mean speed)\n";
   }
   for (const auto& f : res.failures) err << "validate: " << f << "\n";
   return static_cast<int>(res.status);

@@ -268,11 +268,32 @@ TEST(GoldenVerbs, ValidateByGroupsTheRowsByWhatTheyRanWith) {
   ASSERT_TRUE(j.contains("by_facet")) << j.dump().substr(0, 400);
   int evaluated = 0, grouped = 0;
   std::map<std::string, int> per_mode;
+  int times = 0, rates = 0;
+  double speed_sum = 0;
   for (const auto& row : j["rows"])
     if (!row["error_pct"].is_null()) {
       ++evaluated;
       ++per_mode[row["recompute"].get<std::string>()];
+      // speed_error_pct says the error in one direction: a rate's equals
+      // its error; a time's speed is the inverse, (1 + e)(1 + s) = 1
+      // (line 110: 28.19 s measured, 12.06 s predicted: e -57.2 %, s +133.7 %).
+      const double e = row["error_pct"].get<double>() / 100, sp = row["speed_error_pct"].get<double>() / 100;
+      if (row["metric"] == "iteration_s") {
+        ++times;
+        EXPECT_NEAR((1 + e) * (1 + sp), 1.0, 1e-12) << row["line"];
+        EXPECT_TRUE((e < 0) == (sp > 0)) << row["line"];
+      } else {
+        ++rates;
+        EXPECT_NEAR(sp, e, 1e-12) << row["line"];
+      }
+      speed_sum += sp;
+    } else {
+      EXPECT_TRUE(row["speed_error_pct"].is_null()) << row["line"];
     }
+  EXPECT_GT(times, 0);
+  EXPECT_GT(rates, 0);
+  // The file's bias is the mean of the rows' speed errors.
+  EXPECT_NEAR(j["speed_bias_pct"].get<double>(), 100 * speed_sum / evaluated, 1e-9);
   for (const auto& [mode, g] : j["by_facet"].items()) {
     grouped += g["evaluated"].get<int>();
     EXPECT_EQ(g["evaluated"].get<int>(), per_mode[mode]) << mode;
@@ -284,8 +305,11 @@ TEST(GoldenVerbs, ValidateByGroupsTheRowsByWhatTheyRanWith) {
   const std::string text = RunVerb({"validate", csv, "--by", "device"}, code, err);
   EXPECT_NE(text.find("\nby device:\n"), std::string::npos);
   EXPECT_NE(text.find("  a100-80gb "), std::string::npos);
-  EXPECT_NE(text.find("(bias: the mean of predicted over measured speed, less 1; + = predicted faster"),
+  EXPECT_NE(text.find("speed: predicted over measured speed, less 1,\n + = predicted faster than measured"),
             std::string::npos);
+  // The table's speed column: line 2 (Megatron-22B) is a time.
+  const std::string row2 = text.substr(text.find("\n2 "), text.find("\n3 ") - text.find("\n2 "));
+  EXPECT_NE(row2.find("%"), row2.rfind("%")) << row2;  // error and speed
 
   RunVerb({"validate", csv, "--by", "colour"}, code, err);
   EXPECT_EQ(code, 2);

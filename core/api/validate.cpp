@@ -160,6 +160,7 @@ nlohmann::ordered_json ToJson(const ValidateResult& res) {
     row["measured"] = r.measured;
     row["predicted"] = r.error_pct ? J(r.predicted) : J();
     row["error_pct"] = r.error_pct ? J(*r.error_pct) : J();
+    row["speed_error_pct"] = r.error_pct ? J(engine::SpeedBiasPct(r)) : J();
     row["skipped"] = r.skipped.empty() ? J() : J(r.skipped);
     row["assumptions"] = r.assumptions;
     row["predicted_out_of_memory"] = r.predicted_oom;

@@ -5,6 +5,7 @@
 
 #include "core/api/text.h"
 #include "core/base/format.h"
+#include "core/validation/validation.h"
 
 namespace orrery::text {
 
@@ -29,7 +30,10 @@ void PrintValidationRow(const engine::ValidationRow& r, const ValidationRowEstim
     out << "skipped    " << r.skipped << "\n";
     return;
   }
+  const double speed = engine::SpeedBiasPct(r);
   out << "predicted  " << shown(r.predicted) << ", error " << base::FormatPercent(*r.error_pct / 100)
+      << " (predicted " << (speed >= 0 ? "faster" : "slower") << " than measured: speed "
+      << (speed >= 0 ? "+" : "") << base::FormatPercent(speed / 100) << ")"
       << (r.predicted_oom ? "  (memory model: does not fit)" : "") << "\n";
   if (!r.assumptions.empty()) out << "assumed    " << r.assumptions << "\n";
   if (!e.estimate.has_estimate) return;

@@ -225,6 +225,12 @@ TEST_F(SmallReport, ConfidenceComesFromTheNearestMeasuredH100Runs) {
         found = true;
         EXPECT_DOUBLE_EQ(*row.error_pct, r.error_pct);
         EXPECT_DOUBLE_EQ(row.predicted, r.predicted);
+        // The speed error: a rate's is its error, a time's the inverse
+        // ratio's, (1 + e)(1 + s) = 1.
+        if (row.metric == "iteration_s")
+          EXPECT_NEAR((1 + r.error_pct / 100) * (1 + r.speed_error_pct / 100), 1.0, 1e-12) << r.model;
+        else
+          EXPECT_DOUBLE_EQ(r.speed_error_pct, r.error_pct) << r.model;
       }
     EXPECT_TRUE(found) << r.model;
     mx = std::max(mx, std::fabs(r.error_pct));

@@ -412,7 +412,7 @@ Confidence ConfidenceFor(const Scenario& s, const std::string& csv_file,
   for (const auto& r : v.rows) {
     if (!r.error_pct || !by_line.count(r.line)) continue;
     const auto& [gpu, gpus] = by_line[r.line];
-    MeasuredRun m{r.model, gpu, gpus, r.metric, r.measured, r.predicted, *r.error_pct,
+    MeasuredRun m{r.model, gpu, gpus, r.metric, r.measured, r.predicted, *r.error_pct, engine::SpeedBiasPct(r),
                   engine::SourceGroup(r.source)};
     const engine::GpuPlacement p = engine::PlaceGpu(gpu, store);
     all.push_back(m);

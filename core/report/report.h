@@ -161,6 +161,9 @@ struct MeasuredRun {
   double measured = 0;
   double predicted = 0;
   double error_pct = 0;
+  // Predicted over measured speed, less 1, in percent: > 0 when the
+  // prediction is the faster, whatever the metric (engine::SpeedBiasPct).
+  double speed_error_pct = 0;
   std::string source;
 };
 struct Confidence {

@@ -491,15 +491,20 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
     << "</div>";
   if (!m.confidence.runs.empty()) {
     o << "<p class=\"note\">Basis: " << E(m.confidence.basis)
-      << ", each predicted by <code>orrery validate</code> with the same model and presets.</p>"
+      << ", each predicted by <code>orrery validate</code> with the same model and presets. The error is "
+         "the metric's own; the speed is the predicted over the measured speed, less 1 (+ = predicted faster, "
+         "whatever the metric).</p>"
          "<table><thead><tr><th>measured run</th><th>GPU</th><th class=\"n\">GPUs</th><th>metric</th>"
-         "<th class=\"n\">measured</th><th class=\"n\">predicted</th><th class=\"n\">error</th><th>source</th></tr>"
+         "<th class=\"n\">measured</th><th class=\"n\">predicted</th><th class=\"n\">error</th>"
+         "<th class=\"n\" title=\"predicted over measured speed, less 1: + = predicted faster\">speed</th>"
+         "<th>source</th></tr>"
          "</thead><tbody>";
     for (const auto& r : m.confidence.runs)
       o << "<tr><td>" << E(r.model) << "</td><td>" << E(r.gpu) << "</td><td class=\"n\">" << FormatCount(r.gpus)
         << "</td><td>" << E(r.metric) << "</td><td class=\"n\">" << FormatSig(r.measured, 3) << "</td><td class=\"n\">"
         << FormatSig(r.predicted, 3) << "</td><td class=\"n\">" << (r.error_pct >= 0 ? "+" : "")
-        << FormatSig(r.error_pct, 2) << " %</td><td>" << E(r.source) << "</td></tr>";
+        << FormatSig(r.error_pct, 2) << " %</td><td class=\"n\">" << (r.speed_error_pct >= 0 ? "+" : "")
+        << FormatSig(r.speed_error_pct, 2) << " %</td><td>" << E(r.source) << "</td></tr>";
     o << "</tbody></table>";
   }
   o << "</section>\n";

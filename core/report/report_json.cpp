@@ -115,6 +115,7 @@ std::string ReportJson(const ReportModel& m) {
                     {"measured", r.measured},
                     {"predicted", r.predicted},
                     {"error_pct", r.error_pct},
+                    {"speed_error_pct", r.speed_error_pct},
                     {"source", r.source}});
   j["confidence"] = {{"basis", m.confidence.basis},
                      {"statement", m.confidence.statement},

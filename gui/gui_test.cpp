@@ -379,6 +379,24 @@ class GuiTest : public QObject {
     for (auto* series : w.validation()->MainChart()->chart()->series())
       if (auto* scatter = qobject_cast<QScatterSeries*>(series)) points += static_cast<int>(scatter->count());
     QCOMPARE(points, lib.report.evaluated);
+    // The runs table: each run's speed error (column 7) leans as the chart
+    // plots it, + = predicted faster; for a time it has the error's other
+    // sign (line 2: a step time).
+    QTableWidget* rows = w.validation()->MainTable();
+    QCOMPARE(rows->horizontalHeaderItem(7)->text(), QString("speed"));
+    for (const auto& run : lib.report.rows)
+      if (run.line == 2 && run.error_pct) {
+        const double speed = engine::SpeedBiasPct(run);
+        QVERIFY((speed > 0) == (*run.error_pct < 0));
+        bool shown = false;
+        for (int r = 0; r < rows->rowCount(); ++r)
+          if (rows->item(r, 0)->text() == "2") {
+            shown = true;
+            QCOMPARE(rows->item(r, 7)->text(),
+                     (speed >= 0 ? "+" : "") + QString::number(speed, 'f', 1) + " %");
+          }
+        QVERIFY(shown);
+      }
 
     // A click on a run shows it as `orrery validate --row` prints it.
     w.validation()->SelectLine(2);

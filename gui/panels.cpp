@@ -1279,7 +1279,7 @@ ValidationPanel::ValidationPanel(QWidget* parent) : ExportablePanel(parent) {
   groups_->setSortingEnabled(true);
   groups_->sortItems(0, Qt::AscendingOrder);
   v->addWidget(groups_, 1);
-  rows_ = NewTable({"line", "model", "device", "group", "measured", "predicted", "error", "assumed"});
+  rows_ = NewTable({"line", "model", "device", "group", "measured", "predicted", "error", "speed", "assumed"});
   rows_->setSortingEnabled(true);
   rows_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   rows_->setWordWrap(false);
@@ -1463,6 +1463,12 @@ void ValidationPanel::Redraw() {
     rows_->setItem(ri, c++, new NumberItem(MetricText(r.metric, r.predicted), r.predicted));
     rows_->setItem(ri, c++, new NumberItem((*r.error_pct >= 0 ? "+" : "") + QString::number(*r.error_pct, 'f', 1) + " %",
                                            *r.error_pct));
+    // The error is the metric's own; the speed leans the same way for
+    // every metric (+ = predicted faster), as the chart plots it.
+    const double speed = engine::SpeedBiasPct(r);
+    auto* speed_item = new NumberItem((speed >= 0 ? "+" : "") + QString::number(speed, 'f', 1) + " %", speed);
+    speed_item->setToolTip("predicted over measured speed, less 1: + = predicted faster than measured");
+    rows_->setItem(ri, c++, speed_item);
     auto* assumed = new QTableWidgetItem(QString::fromStdString(r.assumptions));
     assumed->setToolTip(QString::fromStdString(r.assumptions));
     rows_->setItem(ri, c++, assumed);
@@ -1472,7 +1478,7 @@ void ValidationPanel::Redraw() {
   rows_->sortItems(0, Qt::AscendingOrder);
   rows_->resizeColumnsToContents();
   rows_->setColumnWidth(1, std::min(rows_->columnWidth(1), 220));
-  rows_->setColumnWidth(7, 600);
+  rows_->setColumnWidth(8, 600);
 }
 
 }  // namespace orrery::gui

@@ -1276,6 +1276,9 @@ ValidationPanel::ValidationPanel(QWidget* parent) : ExportablePanel(parent) {
   chart_->setMinimumHeight(260);
   v->addWidget(chart_, 3);
   groups_ = NewTable({"group", "runs", "MAPE", "bias", "largest error"});
+  // Columns as wide as their figures, side by side: a stretched last column
+  // put the largest error a screen's width from its group's name.
+  groups_->horizontalHeader()->setStretchLastSection(false);
   groups_->setSortingEnabled(true);
   groups_->sortItems(0, Qt::AscendingOrder);
   v->addWidget(groups_, 1);

@@ -278,6 +278,11 @@ void TrainingPanel::Redraw() {
     tc->addAxis(x, Qt::AlignBottom);
     series->attachAxis(y);
     series->attachAxis(x);
+    // Ticks at round seconds (0, 5, 10 ...), not at fifths of the longest
+    // bar (4.33, 8.67 ...); the legend beside the bars, where up to eleven
+    // parts keep their names whole (below them they were cut to "backw...").
+    x->applyNiceNumbers();
+    tc->legend()->setAlignment(Qt::AlignRight);
   }
   {
     auto* series = new QHorizontalStackedBarSeries;
@@ -308,6 +313,8 @@ void TrainingPanel::Redraw() {
     mc->addAxis(x, Qt::AlignBottom);
     series->attachAxis(y);
     series->attachAxis(x);
+    x->applyNiceNumbers();  // 0, 20, 40 ... GB, not 20.4, 40.8 ...
+    x->setLabelFormat("%g");
   }
 }
 

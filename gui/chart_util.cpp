@@ -12,6 +12,7 @@
 #include <QPalette>
 #include <QSvgGenerator>
 #include <QTextStream>
+#include <QValueAxis>
 #include <QLocale>
 #include <algorithm>
 #include <cmath>
@@ -39,6 +40,22 @@ QString AxisLabelFormat(double lo, double hi, int ticks) {
   if (!std::isfinite(step) || step <= 0) return "%.3g";
   const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step))), 0, 6);
   return QString("%.%1f").arg(decimals);
+}
+double NiceTickStep(double span, int ticks) {
+  const double raw = span / std::max(1, ticks);
+  if (!std::isfinite(raw) || raw <= 0) return 0;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / magnitude;
+  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * magnitude;
+}
+void RoundTicks(QValueAxis* axis) {
+  const double step = NiceTickStep(axis->max() - axis->min());
+  if (step <= 0) return;
+  axis->setTickType(QValueAxis::TicksDynamic);
+  axis->setTickAnchor(0);
+  axis->setTickInterval(step);
+  const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6);
+  axis->setLabelFormat(QString("%.%1f").arg(decimals));
 }
 QString Percent(double fraction) { return QString::number(100 * fraction, 'f', 1) + " %"; }
 QString Usd(double usd) {

@@ -11,6 +11,7 @@ class QAbstractItemModel;
 class QWidget;
 class QChart;
 class QChartView;
+class QValueAxis;
 
 namespace orrery::gui {
 
@@ -25,6 +26,15 @@ QString Grouped(uint64_t n);    // "2,637,558"
 // steps 0.075, so "%.2f" (11.10, 11.18, 11.25, ...), where "%.3g" printed
 // 11.2 twice.
 QString AxisLabelFormat(double lo, double hi, int ticks = 5);
+// A round tick step (1, 2 or 5 times a power of ten) that cuts `span` into
+// about `ticks` intervals: 17.7 s -> 5 s (0, 5, 10, 15), 81.6 GB -> 20 GB,
+// 0.9 -> 0.2. 0 for a span that is not positive and finite.
+double NiceTickStep(double span, int ticks = 5);
+// Ticks `axis` (a QValueAxis over [0, max] or [min, max]) at multiples of
+// NiceTickStep of its range, labelled with the decimals that step needs,
+// without widening the range as QValueAxis::applyNiceNumbers does (0..22.4
+// became 0..30, a quarter of the chart empty).
+void RoundTicks(QValueAxis* axis);
 
 // True when the application palette's window colour is dark (the system's
 // dark theme).

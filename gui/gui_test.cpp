@@ -11,6 +11,7 @@
 #include <QScatterSeries>
 #include <QSettings>
 #include <QTabWidget>
+#include <QValueAxis>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QValueAxis>
@@ -346,6 +347,27 @@ class GuiTest : public QObject {
   // grouped as chosen. Korthikanti et al. 2022 Table 5 alone has selective
   // recompute rows (4 of its 8); every evaluated run is one point of the
   // chart and counted once in the groups.
+  // Axis ticks at 1, 2 or 5 times a power of ten, about five to a range.
+  void NiceTicksAreRoundSteps() {
+    QCOMPARE(gui::NiceTickStep(17.7), 5.0);   // a 17.7 s step: 0, 5, 10, 15
+    QCOMPARE(gui::NiceTickStep(81.6), 20.0);  // an 80 GB device: 0, 20 ... 80
+    QCOMPARE(gui::NiceTickStep(22.4), 5.0);   // 22.4 req/s
+    QCOMPARE(gui::NiceTickStep(1000), 200.0);
+    QCOMPARE(gui::NiceTickStep(0.9), 0.2);
+    QCOMPARE(gui::NiceTickStep(0), 0.0);
+    QCOMPARE(gui::NiceTickStep(-3), 0.0);
+    QValueAxis axis;
+    axis.setRange(0, 22.4);
+    gui::RoundTicks(&axis);
+    QCOMPARE(axis.tickType(), QValueAxis::TicksDynamic);
+    QCOMPARE(axis.tickInterval(), 5.0);
+    QCOMPARE(axis.max(), 22.4);  // the range stays as it was
+    QCOMPARE(axis.labelFormat(), QString("%.0f"));
+    axis.setRange(0, 0.9);
+    gui::RoundTicks(&axis);
+    QCOMPARE(axis.labelFormat(), QString("%.1f"));
+  }
+
   void ValidationTabGroupsTheMeasuredRuns() {
     qputenv("ORRERY_VALIDATION_DIR", ORRERY_TEST_SOURCE_DIR "/validation");
     gui::MainWindow w;

@@ -279,9 +279,9 @@ void TrainingPanel::Redraw() {
     series->attachAxis(y);
     series->attachAxis(x);
     // Ticks at round seconds (0, 5, 10 ...), not at fifths of the longest
-    // bar (4.33, 8.67 ...); the legend beside the bars, where up to eleven
+    // bar (4.33, 8.67 ...) (RoundTicks); the legend beside the bars, where up to eleven
     // parts keep their names whole (below them they were cut to "backw...").
-    x->applyNiceNumbers();
+    RoundTicks(x);
     tc->legend()->setAlignment(Qt::AlignRight);
   }
   {
@@ -313,8 +313,7 @@ void TrainingPanel::Redraw() {
     mc->addAxis(x, Qt::AlignBottom);
     series->attachAxis(y);
     series->attachAxis(x);
-    x->applyNiceNumbers();  // 0, 20, 40 ... GB, not 20.4, 40.8 ...
-    x->setLabelFormat("%g");
+    RoundTicks(x);  // 0, 20, 40 ... GB, not 20.4, 40.8 ...
   }
 }
 
@@ -555,6 +554,7 @@ void SearchPanel::Show(const SearchOutcome& o) {
   const double pad = std::max(hi - lo, hi * 0.01) * 0.05, mpad = std::max(mhi - mlo, mhi * 0.01) * 0.05;
   x->setRange(lo - pad, hi + pad);
   y->setRange(std::max(0.0, mlo - mpad), mhi + mpad);
+  y->applyNiceNumbers();  // memory ticks at round GB (64, 68, 72 ...), not 65, 69, 73, 77, 80
   x->setLabelFormat(AxisLabelFormat(x->min(), x->max(), x->tickCount()));
   y->setLabelFormat(AxisLabelFormat(y->min(), y->max(), y->tickCount()));
 }
@@ -1053,6 +1053,7 @@ void InferencePanel::Show(const InferenceOutcome& o) {
   }
   y->setRange(lo / 1.5, hi * 1.5);
   x->setRange(0, o.curve.back().rate * 1.02);
+  RoundTicks(x);  // ticks at round rates (0, 5, 10 ...), not 5.61, 11.2 ...
   if (o.max_rate_found) {
     auto* mark = new QLineSeries;
     mark->setName(QString("max rate meeting the SLO: %1 req/s").arg(Number(o.max_rate)));

@@ -861,6 +861,10 @@ void SweepPanel::Redraw() {
   const double ypad = (yhi - ylo) * 0.08 + (yhi == ylo ? std::abs(yhi) * 0.1 + 1e-9 : 0);
   x->setRange(xlo - xpad, xhi + xpad);
   y->setRange(std::max(0.0, ylo - ypad), yhi + ypad);
+  // Ticks at round values of the swept key and the metric (25, 50 ... GB/s;
+  // 13.20, 13.25 ... s), not at fifths of the padded range (19.75, 66.13).
+  RoundTicks(x);
+  RoundTicks(y);
 }
 
 namespace {
@@ -1144,6 +1148,7 @@ NetworkPanel::NetworkPanel(ScenarioSource source, QWidget* parent)
   v->addWidget(diagram_, 2);
   parts_ = NewTable({"tier", "topology", "domain", "bandwidth", "latency", "switch levels",
                      "switches", "links", "transceivers", "NIC ports", "cost", "power"});
+  parts_->horizontalHeader()->setStretchLastSection(false);  // the power beside the cost, not a screen away
   v->addWidget(parts_, 1);
   totals_ = new QLabel;
   totals_->setWordWrap(true);
@@ -1234,11 +1239,13 @@ void NetworkPanel::Refresh() {
   auto* x = new QBarCategoryAxis;
   x->append({"network cost", "network power", "step time"});
   auto* y = new QValueAxis;
-  y->setTitleText("% of the current system");
-  y->setLabelFormat("%.0f");
+  // Short enough to stand whole beside the bars ("% of the current syst..."
+  // was cut); the chart's title names the current system.
+  y->setTitleText("% of current");
   double top = 100;
   for (int i = 0; i < sb->count(); ++i) top = std::max(top, sb->at(i));
   y->setRange(0, top * 1.15);
+  RoundTicks(y);  // 0, 20 ... 100 %, not 0, 29, 57, 86
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);

@@ -58,6 +58,9 @@ void RoundTicks(QValueAxis* axis) {
   axis->setLabelFormat(QString("%.%1f").arg(decimals));
 }
 QString Percent(double fraction) { return QString::number(100 * fraction, 'f', 1) + " %"; }
+QString SignedPercent(double pct, int decimals) {
+  return (pct >= 0 ? "+" : "") + QString::number(pct, 'f', decimals) + " %";
+}
 QString Usd(double usd) {
   if (usd >= 1e9) return "$" + Number(usd / 1e9, 4) + " B";
   if (usd >= 1e6) return "$" + Number(usd / 1e6, 4) + " M";

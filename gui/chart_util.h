@@ -19,6 +19,8 @@ QString Seconds(double s);      // "12.34 s", "1.5 ms"
 QString Bytes(double b);        // "80 GB", decimal units always
 QString Number(double v, int digits = 4);
 QString Percent(double fraction);
+// A signed percentage with its sign always shown: "+12.3 %", "-4.0 %".
+QString SignedPercent(double pct, int decimals = 1);
 QString Usd(double usd);        // "$1.23 M"
 QString Grouped(uint64_t n);    // "2,637,558"
 // A printf format for a value axis over [lo, hi] with `ticks` ticks, with

@@ -11,7 +11,6 @@
 #include <QScatterSeries>
 #include <QSettings>
 #include <QTabWidget>
-#include <QValueAxis>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QValueAxis>
@@ -343,10 +342,6 @@ class GuiTest : public QObject {
     QVERIFY(banner->text().contains("broken.config.json"));
   }
 
-  // The Validation tab: the library's validation of the measured runs,
-  // grouped as chosen. Korthikanti et al. 2022 Table 5 alone has selective
-  // recompute rows (4 of its 8); every evaluated run is one point of the
-  // chart and counted once in the groups.
   // Axis ticks at 1, 2 or 5 times a power of ten, about five to a range.
   void NiceTicksAreRoundSteps() {
     QCOMPARE(gui::NiceTickStep(17.7), 5.0);   // a 17.7 s step: 0, 5, 10, 15
@@ -368,6 +363,18 @@ class GuiTest : public QObject {
     QCOMPARE(axis.labelFormat(), QString("%.1f"));
   }
 
+  // A signed cell always shows its sign, so a column of errors reads for
+  // direction at a glance.
+  void SignedPercentShowsItsSign() {
+    QCOMPARE(gui::SignedPercent(12.345), QString("+12.3 %"));
+    QCOMPARE(gui::SignedPercent(-4, 2), QString("-4.00 %"));
+    QCOMPARE(gui::SignedPercent(0), QString("+0.0 %"));
+  }
+
+  // The Validation tab: the library's validation of the measured runs,
+  // grouped as chosen. Korthikanti et al. 2022 Table 5 alone has selective
+  // recompute rows (4 of its 8); every evaluated run is one point of the
+  // chart and counted once in the groups.
   void ValidationTabGroupsTheMeasuredRuns() {
     qputenv("ORRERY_VALIDATION_DIR", ORRERY_TEST_SOURCE_DIR "/validation");
     gui::MainWindow w;
@@ -415,7 +422,7 @@ class GuiTest : public QObject {
           if (rows->item(r, 0)->text() == "2") {
             shown = true;
             QCOMPARE(rows->item(r, 7)->text(),
-                     (speed >= 0 ? "+" : "") + QString::number(speed, 'f', 1) + " %");
+                     gui::SignedPercent(speed));
           }
         QVERIFY(shown);
       }

@@ -1397,12 +1397,12 @@ void ValidationPanel::Redraw() {
   const std::map<std::string, engine::ValidationReport> groups = GroupValidationRows(res.report.rows, by);
   const engine::ValidationReport& all = res.report;
   summary_->setText(QString("%1 measured runs predicted (%2 skipped, listed by orrery validate): mean "
-                            "absolute error %3 %, bias %4 % (the mean of predicted over measured speed, "
+                            "absolute error %3 %, bias %4 (the mean of predicted over measured speed, "
                             "less 1: + means the predictions run faster than the measured runs). Source: %5")
                         .arg(all.evaluated)
                         .arg(all.skipped)
                         .arg(all.mape_pct, 0, 'f', 2)
-                        .arg((all.speed_bias_pct >= 0 ? "+" : "") + QString::number(all.speed_bias_pct, 'f', 2))
+                        .arg(SignedPercent(all.speed_bias_pct, 2))
                         .arg(QString::fromStdString(std::filesystem::path(DefaultValidationCsv()).filename().string())));
 
   // One scatter series a group, at x = the group's position (runs spread
@@ -1456,9 +1456,7 @@ void ValidationPanel::Redraw() {
     groups_->setItem(gi, c++, new QTableWidgetItem(QString::fromStdString(name)));
     groups_->setItem(gi, c++, new NumberItem(QString::number(g.evaluated), g.evaluated));
     groups_->setItem(gi, c++, new NumberItem(QString::number(g.mape_pct, 'f', 2) + " %", g.mape_pct));
-    groups_->setItem(gi, c++, new NumberItem((g.speed_bias_pct >= 0 ? "+" : "") +
-                                                 QString::number(g.speed_bias_pct, 'f', 2) + " %",
-                                             g.speed_bias_pct));
+    groups_->setItem(gi, c++, new NumberItem(SignedPercent(g.speed_bias_pct, 2), g.speed_bias_pct));
     groups_->setItem(gi, c++, new NumberItem(QString::number(g.max_abs_error_pct, 'f', 2) + " %",
                                              g.max_abs_error_pct));
     ++gi;
@@ -1479,12 +1477,11 @@ void ValidationPanel::Redraw() {
     rows_->setItem(ri, c++, new QTableWidgetItem(QString::fromStdString(ValidationGroupOf(r, by))));
     rows_->setItem(ri, c++, new NumberItem(MetricText(r.metric, r.measured), r.measured));
     rows_->setItem(ri, c++, new NumberItem(MetricText(r.metric, r.predicted), r.predicted));
-    rows_->setItem(ri, c++, new NumberItem((*r.error_pct >= 0 ? "+" : "") + QString::number(*r.error_pct, 'f', 1) + " %",
-                                           *r.error_pct));
+    rows_->setItem(ri, c++, new NumberItem(SignedPercent(*r.error_pct), *r.error_pct));
     // The error is the metric's own; the speed leans the same way for
     // every metric (+ = predicted faster), as the chart plots it.
     const double speed = engine::SpeedBiasPct(r);
-    auto* speed_item = new NumberItem((speed >= 0 ? "+" : "") + QString::number(speed, 'f', 1) + " %", speed);
+    auto* speed_item = new NumberItem(SignedPercent(speed), speed);
     speed_item->setToolTip("predicted over measured speed, less 1: + = predicted faster than measured");
     rows_->setItem(ri, c++, speed_item);
     auto* assumed = new QTableWidgetItem(QString::fromStdString(r.assumptions));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "core/estimate/inference_estimator.h"
@@ -295,7 +296,12 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
       row.metric = metric;
       row.measured = measured;
       row.predicted = predicted;
-      row.error_pct = (predicted - measured) / measured * 100;
+      // A prediction that is not a positive, finite figure has no error (a
+      // time of 0 would make its speed error infinite): the row says why.
+      if (std::isfinite(predicted) && predicted > 0)
+        row.error_pct = (predicted - measured) / measured * 100;
+      else
+        row.skipped = std::string("the estimator predicted no positive ") + metric;
       report.rows.push_back(row);
     };
     const bool per_gpu = Contains(notes, "tok/s/GPU") || Contains(notes, "per GPU");

@@ -28,6 +28,7 @@
 #include <QPushButton>
 #include <QScatterSeries>
 #include <QSpinBox>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QValueAxis>
@@ -82,6 +83,27 @@ QTableWidget* NewTable(const QStringList& header) {
   t->setAlternatingRowColors(true);
   return t;
 }
+
+// While alive, the table's columns keep their widths as its cells are set,
+// and take their contents' widths once at the end: under ResizeToContents
+// each setItem measured the whole column again, a quadratic fill (16 s for
+// the Validation tab's 291 runs in a visible window).
+class TableFill {
+ public:
+  explicit TableFill(QTableWidget* t)
+      : t_(t), fit_(t->horizontalHeader()->sectionResizeMode(0) == QHeaderView::ResizeToContents) {
+    if (fit_) t_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  }
+  ~TableFill() {
+    if (fit_) t_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  }
+  TableFill(const TableFill&) = delete;
+  TableFill& operator=(const TableFill&) = delete;
+
+ private:
+  QTableWidget* t_;
+  bool fit_;
+};
 
 // Replaces the view's chart by an empty one with the same title: each draw
 // starts from a clean chart, with no axis or series left from the last one.
@@ -503,6 +525,7 @@ void SearchPanel::Show(const SearchOutcome& o) {
   status_->setText(counts + QString("; %1 s. Click a row to load that plan into the scenario.")
                                 .arg(Number(o.wall_s, 3)));
   table_->setSortingEnabled(false);
+  const TableFill fill(table_);
   table_->setRowCount(static_cast<int>(o.rows.size()));
   for (int i = 0; i < static_cast<int>(o.rows.size()); ++i) {
     const SearchRow& r = o.rows[static_cast<size_t>(i)];
@@ -789,6 +812,7 @@ void SweepPanel::Redraw() {
   std::vector<std::pair<std::string, QLineSeries*>> series;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
   bool x_numeric = true;
+  const TableFill fill(table_);
   table_->setRowCount(static_cast<int>(data_.rows.size()));
   int row = 0;
   for (const SweepRow& r : data_.rows) {
@@ -1289,19 +1313,28 @@ ValidationPanel::ValidationPanel(QWidget* parent) : ExportablePanel(parent) {
   v->addWidget(summary_);
   chart_ = NewChartView("Each measured run: predicted over measured speed, less 1 (+ = predicted faster)");
   chart_->setMinimumHeight(260);
-  v->addWidget(chart_, 3);
-  groups_ = NewTable({"group", "runs", "MAPE", "bias", "largest error"});
+  groups_ = NewTable({"group", "runs", "MAPE", "bias", "max |error|"});
+  groups_->setObjectName("validationGroups");
   // Columns as wide as their figures, side by side: a stretched last column
   // put the largest error a screen's width from its group's name.
   groups_->horizontalHeader()->setStretchLastSection(false);
   groups_->setSortingEnabled(true);
   groups_->sortItems(0, Qt::AscendingOrder);
-  v->addWidget(groups_, 1);
+  // Beside the chart, as tall as it: every group's row in view (under the
+  // chart it showed two of seven device groups at a time).
+  auto* top = new QHBoxLayout;
+  top->addWidget(chart_, 1);
+  top->addWidget(groups_, 0);
+  v->addLayout(top, 3);
   rows_ = NewTable({"line", "model", "device", "group", "measured", "predicted", "error", "speed", "assumed"});
   rows_->setSortingEnabled(true);
   rows_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   rows_->setWordWrap(false);
-  rows_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // One line a run, a fixed height: ResizeToContents measured every row
+  // again at each of the table's 2,600 cells as it filled, a minute of a
+  // visible window's time.
+  rows_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  rows_->verticalHeader()->setDefaultSectionSize(rows_->fontMetrics().height() + 4);
   rows_->setToolTip("Click a run to see the estimate behind its prediction below (orrery validate --row)");
   detail_ = new QPlainTextEdit;
   detail_->setObjectName("validationDetail");
@@ -1410,6 +1443,11 @@ void ValidationPanel::Redraw() {
   QChart* chart = FreshChart(chart_);
   auto* x = new QCategoryAxis;
   x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+  // Group names whole under their columns (a100-40gb, mi250x-gcd): the
+  // axis elides a label wider than its column.
+  QFont small = x->labelsFont();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  x->setLabelsFont(small);
   auto* y = new QValueAxis;
   y->setTitleText("speed bias (%)");
   chart->addAxis(x, Qt::AlignBottom);
@@ -1462,6 +1500,10 @@ void ValidationPanel::Redraw() {
     ++gi;
   }
   groups_->setSortingEnabled(true);
+  // As wide as its columns (they size to their contents), so the chart
+  // takes the rest of the row.
+  groups_->setFixedWidth(groups_->horizontalHeader()->length() + 2 * groups_->frameWidth() +
+                         groups_->verticalScrollBar()->sizeHint().width());
 
   rows_->setSortingEnabled(false);
   rows_->setRowCount(all.evaluated);

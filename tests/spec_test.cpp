@@ -166,6 +166,35 @@ TEST(Check, RecomputeModeMisspeltIsALocatedErrorWithTheNearestMode) {
   EXPECT_NE(text.find("did you mean 'op'?"), std::string::npos) << text;
 }
 
+// A key put one section off (the global batch under training; it is the
+// workload's) is pointed to its home, in a file and on the command line,
+// where edit distance over the section's own keys has nothing to offer; a
+// typo keeps its in-section suggestion.
+TEST(Check, AKeyInTheWrongSectionNamesItsHome) {
+  const std::string f = (fs::path(testing::TempDir()) / "orrery_key_section.yaml").string();
+  std::ofstream(f) << "scenario:\n"
+                      "  model: gpt3-175b\n"
+                      "  system: {device: a100-80gb, nodes: 1, devices_per_node: 8}\n"
+                      "  training:\n"
+                      "    global_batch: 64\n";
+  base::Diagnostics d;
+  EXPECT_FALSE(engine::CheckFile(f, Store(), d).has_value());
+  EXPECT_NE(d.ToString().find(f + ":5:5: error: scenario.training.global_batch: unknown key in training; did "
+                                  "you mean 'workload.global_batch'?"),
+            std::string::npos)
+      << d.ToString();
+  base::Diagnostics o;
+  auto s = engine::LoadScenarioFile("gpt3-175b-a100", Store(), o);
+  ASSERT_TRUE(s) << o.ToString();
+  EXPECT_FALSE(engine::ApplyOverride(*s, "workload.tp=2", o));
+  EXPECT_FALSE(engine::ApplyOverride(*s, "system.memory_capacity=141 GB", o));
+  EXPECT_FALSE(engine::ApplyOverride(*s, "training.micro_bach=2", o));
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o.items()[0].hint, "did you mean 'training.tp'?");
+  EXPECT_EQ(o.items()[1].hint, "did you mean 'system.device.memory_capacity'?");
+  EXPECT_EQ(o.items()[2].hint, "did you mean 'micro_batch'?");
+}
+
 // Issue 15: training.recompute_interval below 1 is a located error (file,
 // line, column, key path, the rule and the value).
 TEST(Check, RecomputeIntervalBelowOneIsALocatedError) {

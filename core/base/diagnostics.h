@@ -38,6 +38,9 @@ class Diagnostics {
   bool ok() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
   const std::vector<Diagnostic>& items() const { return items_; }
+  // For a pass that knows more than the one that reported (a hint added
+  // once every section has been read).
+  std::vector<Diagnostic>& items() { return items_; }
   void Append(const Diagnostics& other);
   // All messages, one per line.
   std::string ToString() const;

@@ -329,6 +329,37 @@ const std::vector<std::string>& ScenarioKeys() {
   return keys;
 }
 
+// Where `key` lives when it is not in `section` but in another section of
+// the registry ("workload.global_batch" for training.global_batch), or
+// empty. A key one section off is a common slip that edit distance over
+// the section's own keys cannot catch.
+std::string OtherSectionPath(const std::string& section, const std::string& key) {
+  for (const auto& sec : Registry()) {
+    if (sec.prefix == section) continue;
+    for (const auto& p : sec.params)
+      if (p.key == key) {
+        std::string prefix = sec.prefix;
+        if (const size_t i = prefix.find("[i]"); i != std::string::npos) prefix.replace(i, 3, "[0]");
+        return prefix + "." + key;
+      }
+  }
+  return "";
+}
+
+// The same for a diagnostic "unknown key in SECTION" at PATH (YAML path
+// "scenario.training.global_batch" or --set path "training.global_batch")
+// that has no hint: the key's home, when another section has it.
+void HintOtherSection(base::Diagnostic& d) {
+  const std::string lead = "unknown key in ";
+  if (!d.hint.empty() || d.message.rfind(lead, 0) != 0) return;
+  std::string path = d.path;
+  if (path.rfind("scenario.", 0) == 0) path = path.substr(9);
+  const size_t dot = path.rfind('.');
+  if (dot == std::string::npos) return;
+  const std::string other = OtherSectionPath(path.substr(0, dot), path.substr(dot + 1));
+  if (!other.empty()) d.hint = "did you mean '" + other + "'?";
+}
+
 void LoadScenarioMap(const YAML::Node& map, const std::string& file, const PresetStore& store,
                      Scenario& s, Diagnostics& diags) {
   s.file = file;
@@ -366,6 +397,7 @@ void LoadScenarioMap(const YAML::Node& map, const std::string& file, const Prese
   }
   // `training` and `workload` may be left out of a serving scenario (`inference:`).
   s.has_training = !(map["inference"] && !map["training"]);
+  const size_t plan_diags = diags.size();
   if (s.has_training) {
     if (const YAML::Node m = section("training"))
       parallelism::TrainingPlanSchema().Parse(m, "scenario.training", file, s.training, diags);
@@ -379,6 +411,7 @@ void LoadScenarioMap(const YAML::Node& map, const std::string& file, const Prese
     parallelism::InferenceDeploymentSchema().Parse(m, "scenario.inference", file, *s.inference,
                                                    diags);
   }
+  for (size_t i = plan_diags; i < diags.size(); ++i) HintOtherSection(diags.items()[i]);
   // `set:` adjusts presets in place, with the same paths as --set, e.g.
   //   set: {system.nodes: 128, system.device.memory_capacity: 141 GB}
   if (const YAML::Node set = map["set"]) {
@@ -482,6 +515,13 @@ bool IsPresetPath(const std::string& path) {
   return path == "model" || path == "system" || path == "system.device";
 }
 
+namespace {
+// One PATH=VALUE into its section's schema (ApplyOverride, after the checks
+// of the whole assignment).
+bool ApplySectionOverride(Scenario& s, const std::string& path, const std::string& value,
+                          const SourceLocation& where, Diagnostics& diags);
+}  // namespace
+
 bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diags,
                    const SourceLocation* at) {
   if (const size_t bad = base::FindInvalidUtf8(assignment); bad != std::string_view::npos) {
@@ -502,6 +542,16 @@ bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diag
   // `system.device=H200` (any name or alias the presets declare; a sweep can
   // run over them). Later overrides adjust the new preset.
   if (IsPresetPath(path)) return SwapPreset(s, path, value, where, diags);
+  const size_t before = diags.size();
+  const bool ok = ApplySectionOverride(s, path, value, where, diags);
+  for (size_t i = before; i < diags.size(); ++i) HintOtherSection(diags.items()[i]);
+  return ok;
+}
+
+namespace {
+
+bool ApplySectionOverride(Scenario& s, const std::string& path, const std::string& value,
+                          const SourceLocation& where, Diagnostics& diags) {
   const size_t dot = path.rfind('.');
   const std::string section = dot == std::string::npos ? "" : path.substr(0, dot);
   const std::string key = dot == std::string::npos ? path : path.substr(dot + 1);
@@ -576,6 +626,8 @@ bool ApplyOverride(Scenario& s, const std::string& assignment, Diagnostics& diag
   diags.Add(where, path, "", "unknown parameter path", base::DidYouMean(path, known));
   return false;
 }
+
+}  // namespace
 
 namespace {
 

@@ -1,5 +1,6 @@
 #include "scaling_laws/compute_optimal.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -54,8 +55,15 @@ base::Result<ComputeOptimum> ComputeOptimalNumeric(const ChinchillaParams& law, 
   if (auto ok = CheckLaw(law); !ok) return ok.error();
   if (!(compute_flops > 0 && k > 0)) return base::Error{"compute-optimal: budget and k must be positive"};
   const double log_budget = std::log(compute_flops / k);  // = log N + log D
+  // The log of the reducible loss A/N^alpha + B/D^beta, which has the
+  // loss's minimum: E only adds rounding, and beyond about 1e70 FLOP the
+  // reducible part fell below E's last bit, the loss read flat and the
+  // search wandered (1e300 FLOP gave N = 8e232 for the closed form's 1.8e135).
+  const double log_a = std::log(law.A), log_b = std::log(law.B);
   auto loss_at = [&](double log_n) {
-    return law.Loss(std::exp(log_n), std::exp(log_budget - log_n));
+    const double x = log_a - law.alpha * log_n, y = log_b - law.beta * (log_budget - log_n);
+    const double m = std::max(x, y);
+    return m + std::log(std::exp(x - m) + std::exp(y - m));
   };
   // N from 1 parameter to C/k (one token): the optimum lies inside.
   const double log_n = GoldenSection(loss_at, 0.0, log_budget, 1e-12);

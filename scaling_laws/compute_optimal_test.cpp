@@ -73,7 +73,9 @@ TEST(ComputeOptimal, ClosedFormMatchesHoffmannEquationFour) {
   ASSERT_TRUE(chinchilla.ok());
   EXPECT_LT(RelErr(chinchilla->params_n, 3.218986e10), 1e-6);
   EXPECT_LT(RelErr(chinchilla->loss, 1.930748), 1e-6);
-  for (double c : {1e21, 5.76e23}) {
+  // Budgets far beyond any run too, where the reducible loss is below the
+  // last bit of E (the closed form: 1e300 FLOP -> N = 1.82e135).
+  for (double c : {1e21, 5.76e23, 1e100, 1e300}) {
     auto closed = ComputeOptimalClosedForm(law, c).value();
     auto n = ComputeOptimalNumeric(law, c);
     ASSERT_TRUE(n.ok());

@@ -31,10 +31,10 @@ std::string Fixed(double v, int digits) {
 // `orrery validate --row N`: the row, then its prediction as `orrery
 // estimate` prints it (with --ops, where each operator's time goes), and
 // with --set PATH=VALUE the prediction of the row's scenario so changed.
-int PrintRow(const ValidateResult& res, const std::vector<std::string>& sets, bool ops, Format fmt,
-             std::ostream& out, std::ostream& err) {
+int PrintRow(const ValidateResult& res, const std::vector<std::string>& sets, bool ops, EstimateEngine engine,
+             Format fmt, std::ostream& out, std::ostream& err) {
   const engine::ValidationRow& r = res.report.rows.front();
-  const ValidationRowEstimate row_estimate = EstimateValidationRow(r, sets, ops);
+  const ValidationRowEstimate row_estimate = EstimateValidationRow(r, sets, ops, engine);
   const EstimateResult& e = row_estimate.estimate;
   if (!r.error_pct) return PrintFailure(row_estimate, err);
   if (!e.has_estimate) {
@@ -44,8 +44,9 @@ int PrintRow(const ValidateResult& res, const std::vector<std::string>& sets, bo
   if (fmt == Format::kJson) {
     auto j = ToJson(res);
     j["estimate"] = ToJson(e);
-    if (!sets.empty()) {
-      j["set"] = sets;
+    if (!sets.empty() || engine == EstimateEngine::kEvent) {
+      if (!sets.empty()) j["set"] = sets;
+      j["engine"] = EstimateEngineName(engine);
       j["predicted_with_set"] = row_estimate.predicted;
       j["error_pct_with_set"] = row_estimate.error_pct;
     }
@@ -85,9 +86,13 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "(--assumptions, or the JSON field `assumptions`).\n\n"
       "--row N shows one training row: measured, predicted, what was assumed, and\n"
       "its prediction as `orrery estimate` prints it (--ops: per operator); with\n"
-      "--set PATH=VALUE, the row's scenario so changed and its error then, e.g.\n"
+      "--set PATH=VALUE, the row's scenario so changed and its error then; with\n"
+      "--engine event, the row's plan replayed on the event engine (the closed form\n"
+      "validates every row; a large gap between the two on a row says its plan\n"
+      "leans on what the closed form assumes), e.g.\n"
       "  orrery validate --row 162 --ops\n"
-      "  orrery validate --row 36 --set training.interleave=1\n\n"
+      "  orrery validate --row 36 --set training.interleave=1\n"
+      "  orrery validate --row 36 --engine event\n\n"
       "Per source (and with --by, per device, framework, precision, recompute mode or\n"
       "metric) it prints the MAPE, the largest error and the bias: the mean of\n"
       "predicted over measured speed, less 1, > 0 when the predictions are faster\n"
@@ -100,6 +105,7 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   bool ops = false;
   std::vector<std::string> sets;
   std::string by;
+  std::string engine_name = "closed";
   opts.add_options()("help,h", "show this help")("format", po::value(&format), "table | json | csv")(
       "max-mape", po::value(&max_mape), "fail (exit 1) when the MAPE exceeds P percent")(
       "max-error", po::value(&max_error), "fail (exit 1) when any row's |error| exceeds P percent")(
@@ -110,6 +116,9 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "ops", po::bool_switch(&ops), "with --row: add the per-operator breakdown (as orrery estimate --ops)")(
       "set", po::value(&sets)->composing()->value_name("PATH=VALUE"),
       "with --row: change the row's scenario (repeatable), e.g. training.micro_batch=1")(
+      "engine", po::value(&engine_name)->value_name("closed|event"),
+      "with --row: predict the row's plan with this engine (event: the schedule's own bubble and "
+      "overlap, as orrery estimate --engine event) and give its error too")(
       "by", po::value(&by)->value_name("FACET"),
       "also group the rows by device, framework, precision, recompute or metric (what each was "
       "predicted with)")(
@@ -148,8 +157,13 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
     err << "error: --row " << row_line << ": a row's line is 2 or more (line 1 is the header)\n";
     return kExitUsage;
   }
-  if (row_line == 0 && (ops || !sets.empty())) {
-    err << "error: --ops and --set apply to one row: give --row N (see orrery validate --help)\n";
+  if (row_line == 0 && (ops || !sets.empty() || vm.count("engine"))) {
+    err << "error: --ops, --set and --engine apply to one row: give --row N (see orrery validate --help)\n";
+    return kExitUsage;
+  }
+  EstimateEngine engine = EstimateEngine::kClosed;
+  if (!ParseEstimateEngine(engine_name, engine)) {
+    err << "error: --engine '" << engine_name << "': must be closed or event (see orrery validate --help)\n";
     return kExitUsage;
   }
   ValidateRequest req;
@@ -167,7 +181,7 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       err << "error: --row prints a table or JSON (--format table|json)\n";
       return kExitUsage;
     }
-    return PrintRow(res, sets, ops, fmt, out, err);
+    return PrintRow(res, sets, ops, engine, fmt, out, err);
   }
   const engine::ValidationReport& report = res.report;
   if (fmt == Format::kJson) {

@@ -244,6 +244,26 @@ TEST(GoldenVerbs, ValidateRowShowsTheRowAndTheEstimateBehindIt) {
   EXPECT_EQ(j["rows"][0]["line"], 2);
   EXPECT_EQ(j["rows"][0]["predicted"], j["estimate"]["iteration_s"]);
 
+  // --engine event: the row's plan replayed on the event engine, its error
+  // beside the closed form's, and the estimate shown is the event engine's.
+  const std::string event = RunVerb({"validate", csv, "--row", "2", "--engine", "event"}, code, err);
+  ASSERT_EQ(code, 0) << err;
+  const std::string event_lead = "with the event engine: predicted ";
+  const size_t ev = event.find(event_lead);
+  ASSERT_NE(ev, std::string::npos) << event;
+  const size_t ev_from = ev + event_lead.size();
+  EXPECT_NE(event.find("iteration  " + event.substr(ev_from, event.find(',', ev_from) - ev_from) + "\n"),
+            std::string::npos)
+      << event;
+  const nlohmann::json je = nlohmann::json::parse(
+      RunVerb({"validate", csv, "--row", "2", "--engine", "event", "--format", "json"}, code, err));
+  EXPECT_EQ(je["engine"], "event");
+  EXPECT_EQ(je["predicted_with_set"], je["estimate"]["iteration_s"]);
+  EXPECT_EQ(je["estimate"]["engine"], "event");
+  RunVerb({"validate", csv, "--row", "2", "--engine", "evnt"}, code, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("must be closed or event"), std::string::npos) << err;
+
   RunVerb({"validate", csv, "--row", "99999"}, code, err);
   EXPECT_EQ(code, 1);
   EXPECT_NE(err.find("no measured run on line 99999"), std::string::npos) << err;

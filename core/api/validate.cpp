@@ -32,7 +32,8 @@ std::string Number(double v) {
 }  // namespace
 
 ValidationRowEstimate EstimateValidationRow(const engine::ValidationRow& row,
-                                            const std::vector<std::string>& overrides, bool operator_breakdown) {
+                                            const std::vector<std::string>& overrides, bool operator_breakdown,
+                                            EstimateEngine engine) {
   ValidationRowEstimate r;
   if (!row.error_pct || !row.scenario) {
     r.status = Status::kInvalidInput;
@@ -43,6 +44,7 @@ ValidationRowEstimate EstimateValidationRow(const engine::ValidationRow& row,
   EstimateRequest req;
   req.scenario = ScenarioInput::Loaded(*row.scenario, overrides);
   req.operator_breakdown = operator_breakdown;
+  req.engine = engine;
   r.estimate = Estimate(req);
   r.status = r.estimate.status;
   r.reason = r.estimate.reason;

@@ -61,9 +61,13 @@ struct ValidationRowEstimate : ResultBase {
   double predicted = 0;  // the estimate in the row's metric
   double error_pct = 0;  // (predicted - measured) / measured x 100
 };
+// `engine`: kEvent replays the row's step on the event engine (the
+// schedule's real bubble and overlap) instead of the closed form it was
+// validated with, to see whether the two agree on it.
 ValidationRowEstimate EstimateValidationRow(const engine::ValidationRow& row,
                                             const std::vector<std::string>& overrides = {},
-                                            bool operator_breakdown = false);
+                                            bool operator_breakdown = false,
+                                            EstimateEngine engine = EstimateEngine::kClosed);
 
 // The rows grouped and each group summarised: by "source" (SourceGroup;
 // every row, skipped ones counted as such) or by a facet of what the

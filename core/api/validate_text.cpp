@@ -37,9 +37,11 @@ void PrintValidationRow(const engine::ValidationRow& r, const ValidationRowEstim
       << (r.predicted_oom ? "  (memory model: does not fit)" : "") << "\n";
   if (!r.assumptions.empty()) out << "assumed    " << r.assumptions << "\n";
   if (!e.estimate.has_estimate) return;
-  if (!overrides.empty()) {
+  const bool event = e.estimate.engine == EstimateEngine::kEvent;
+  if (!overrides.empty() || event) {
     out << "with";
     for (const auto& s : overrides) out << " --set " << s;
+    if (event) out << " the event engine";
     out << ": predicted " << shown(e.predicted) << ", error " << base::FormatPercent(e.error_pct / 100)
         << (e.estimate.status == Status::kInfeasible ? " (infeasible: " + e.estimate.reason + ")" : "") << "\n";
   }

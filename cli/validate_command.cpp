@@ -46,7 +46,7 @@ int PrintRow(const ValidateResult& res, const std::vector<std::string>& sets, bo
     j["estimate"] = ToJson(e);
     if (!sets.empty() || engine == EstimateEngine::kEvent) {
       if (!sets.empty()) j["set"] = sets;
-      j["engine"] = EstimateEngineName(engine);
+      j["engine_with_set"] = EstimateEngineName(engine);
       j["predicted_with_set"] = row_estimate.predicted;
       j["error_pct_with_set"] = row_estimate.error_pct;
     }
@@ -87,9 +87,10 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "--row N shows one training row: measured, predicted, what was assumed, and\n"
       "its prediction as `orrery estimate` prints it (--ops: per operator); with\n"
       "--set PATH=VALUE, the row's scenario so changed and its error then; with\n"
-      "--engine event, the row's plan replayed on the event engine (the closed form\n"
-      "validates every row; a large gap between the two on a row says its plan\n"
-      "leans on what the closed form assumes), e.g.\n"
+      "--engine event, the row's plan replayed on the event engine too (a large gap\n"
+      "between the two on a row says its plan leans on what the closed form\n"
+      "assumes); without --row, --engine event predicts every training row's plan\n"
+      "on the event engine and reports its errors, e.g.\n"
       "  orrery validate --row 162 --ops\n"
       "  orrery validate --row 36 --set training.interleave=1\n"
       "  orrery validate --row 36 --engine event\n\n"
@@ -117,8 +118,9 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
       "set", po::value(&sets)->composing()->value_name("PATH=VALUE"),
       "with --row: change the row's scenario (repeatable), e.g. training.micro_batch=1")(
       "engine", po::value(&engine_name)->value_name("closed|event"),
-      "with --row: predict the row's plan with this engine (event: the schedule's own bubble and "
-      "overlap, as orrery estimate --engine event) and give its error too")(
+      "event: predict each row's plan (the one the closed form's search chose) on the event engine, "
+      "the schedule's own bubble and overlap as orrery estimate --engine event; with --row, give "
+      "that prediction and its error beside the closed form's")(
       "by", po::value(&by)->value_name("FACET"),
       "also group the rows by device, framework, precision, recompute or metric (what each was "
       "predicted with)")(
@@ -157,8 +159,8 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
     err << "error: --row " << row_line << ": a row's line is 2 or more (line 1 is the header)\n";
     return kExitUsage;
   }
-  if (row_line == 0 && (ops || !sets.empty() || vm.count("engine"))) {
-    err << "error: --ops, --set and --engine apply to one row: give --row N (see orrery validate --help)\n";
+  if (row_line == 0 && (ops || !sets.empty())) {
+    err << "error: --ops and --set apply to one row: give --row N (see orrery validate --help)\n";
     return kExitUsage;
   }
   EstimateEngine engine = EstimateEngine::kClosed;
@@ -172,6 +174,7 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
   req.max_error_pct = max_error;
   req.line = row_line;
   req.by = by;
+  if (row_line == 0) req.engine = engine;
   const ValidateResult res = Validate(req);
   if (res.status == Status::kUsage) return PrintFailure(res, err, "orrery validate --help");
   if (!res.diagnostics.ok()) return PrintFailure(res, err);
@@ -253,7 +256,8 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
           << Fixed(report.max_abs_error_pct, 2) << " %, bias " << Signed(report.speed_bias_pct) << " %, ";
     else
       out << "\nall: no data, ";
-    out << report.evaluated << " evaluated, " << report.skipped << " skipped\n";
+    out << report.evaluated << " evaluated, " << report.skipped << " skipped"
+        << (res.engine == EstimateEngine::kEvent ? " (training rows on the event engine)" : "") << "\n";
     if (report.evaluated > 0)
       out << "(error: predicted over measured metric, less 1; speed: predicted over measured speed, less 1,\n"
              " + = predicted faster than measured, a time's speed being its inverse; bias: the mean speed)\n";

@@ -1,6 +1,7 @@
 #include "core/api/validate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <iomanip>
 #include <sstream>
@@ -55,6 +56,32 @@ ValidationRowEstimate EstimateValidationRow(const engine::ValidationRow& row,
   r.error_pct = (r.predicted - row.measured) / row.measured * 100;
   return r;
 }
+
+namespace {
+
+// Each predicted row of `report` again, its plan replayed on the event
+// engine: predicted and error become that engine's, the scenario is
+// dropped; a row the event engine does not run is skipped with its reason.
+void PredictOnTheEventEngine(engine::ValidationReport& report, const Control& control) {
+  uint64_t done = 0;
+  for (auto& row : report.rows) {
+    if (control.Cancelled()) return;
+    control.Report(done++, report.rows.size(), "rows on the event engine");
+    if (!row.error_pct || !row.scenario) continue;
+    const ValidationRowEstimate e = EstimateValidationRow(row, {}, false, EstimateEngine::kEvent);
+    row.scenario.reset();
+    if (e.status != Status::kOk || !e.estimate.has_estimate || !(e.predicted > 0) || !std::isfinite(e.error_pct)) {
+      row.error_pct.reset();
+      row.skipped = "the event engine does not run this plan: " +
+                    (e.reason.empty() ? std::string("no estimate") : e.reason);
+      continue;
+    }
+    row.predicted = e.predicted;
+    row.error_pct = e.error_pct;
+  }
+}
+
+}  // namespace
 
 std::string DefaultValidationCsv() {
   const char* env = std::getenv("ORRERY_VALIDATION_DIR");
@@ -114,8 +141,10 @@ ValidateResult Validate(const ValidateRequest& request, const Control& control) 
       r.diagnostics.Add({f, 0, 0}, "", "", "a row by line is for training-run CSVs; this one holds inference runs");
       continue;
     }
+    const bool event = request.engine == EstimateEngine::kEvent && request.line == 0;
     auto part = inference ? engine::ValidateInferenceCsv(f, store, r.diagnostics)
-                          : engine::ValidateTrainingCsv(f, store, r.diagnostics, request.line);
+                          : engine::ValidateTrainingCsv(f, store, r.diagnostics, request.line, event);
+    if (event && !inference) PredictOnTheEventEngine(part, control);
     r.report.rows.insert(r.report.rows.end(), part.rows.begin(), part.rows.end());
     control.Report(++done, files.size(), "files");
   }
@@ -130,6 +159,12 @@ ValidateResult Validate(const ValidateRequest& request, const Control& control) 
                " (line 1 is the header; `orrery validate` lists every row's line)";
     return r;
   }
+  if (control.Cancelled()) {
+    r.status = Status::kCancelled;
+    r.reason = "cancelled";
+    return r;
+  }
+  if (request.line == 0) r.engine = request.engine;
   engine::Summarise(r.report);
   r.by_source = GroupValidationRows(r.report.rows, "source");
   if (!request.by.empty()) r.by_facet = GroupValidationRows(r.report.rows, request.by);
@@ -151,6 +186,7 @@ nlohmann::ordered_json ToJson(const ValidateResult& res) {
   const engine::ValidationReport& report = res.report;
   J j;
   j["schema_version"] = kSchemaVersion;
+  j["engine"] = EstimateEngineName(res.engine);
   j["rows"] = J::array();
   for (const auto& r : report.rows) {
     J row;

@@ -35,6 +35,12 @@ struct ValidateRequest {
   // "device", "framework", "precision", "recompute" or "metric" (empty:
   // by source only). kUsage for another word.
   std::string by;
+  // kEvent: each predicted training row's plan (the one the closed form's
+  // search chose) is predicted again on the event engine, and its error is
+  // that prediction's; a row the event engine refuses is skipped with the
+  // reason. The line mode (`line` > 0) keeps the closed form; its caller
+  // asks EstimateValidationRow for the event engine's figure.
+  EstimateEngine engine = EstimateEngine::kClosed;
 };
 
 struct ValidateResult : ResultBase {
@@ -42,6 +48,7 @@ struct ValidateResult : ResultBase {
   std::map<std::string, engine::ValidationReport> by_source;  // per source group, summarised
   std::map<std::string, engine::ValidationReport> by_facet;   // per value of request.by, summarised
   std::vector<std::string> failures;                        // the tolerances exceeded
+  EstimateEngine engine = EstimateEngine::kClosed;          // what predicted the training rows
 };
 
 // Rows that cannot be modelled are skipped rows with the reason; file-level

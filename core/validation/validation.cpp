@@ -265,7 +265,7 @@ double PredictedMetric(const TrainingEstimate& e, const std::string& metric, dou
 }
 
 ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetStore& store,
-                                     base::Diagnostics& diags, int only_line) {
+                                     base::Diagnostics& diags, int only_line, bool keep_scenarios) {
   ValidationReport report;
   auto table = base::ReadCsvFile(csv_file);
   if (!table) {
@@ -1195,7 +1195,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     row.framework = framework;
     row.recompute = parallelism::RecomputeName(p.recompute);
     row.precision = PrecisionWord(p);
-    if (only_line > 0) row.scenario = std::make_shared<const Scenario>(s);
+    if (only_line > 0 || keep_scenarios) row.scenario = std::make_shared<const Scenario>(s);
     report.rows.push_back(row);
   }
   Summarise(report);

@@ -58,8 +58,10 @@ struct ValidationReport {
 // missing columns) go to `diags`; row-level ones become skipped rows.
 // `only_line` > 0: only the row on that line of the file, with its scenario
 // kept (ValidationRow::scenario); no row when the line holds none.
+// `keep_scenarios`: every predicted row keeps its scenario (for a caller
+// that predicts them again, e.g. on the event engine).
 ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetStore& store,
-                                     base::Diagnostics& diags, int only_line = 0);
+                                     base::Diagnostics& diags, int only_line = 0, bool keep_scenarios = false);
 
 // An estimate in a row's metric ("iteration_s", "hardware_tflops_per_gpu",
 // "model_tflops_per_gpu", else MFU): what the harness compares with the

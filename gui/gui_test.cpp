@@ -451,6 +451,19 @@ class GuiTest : public QObject {
                              expected);
     QCOMPARE(w.validation()->detail(), QString::fromStdString(expected.str()));
     QVERIFY(w.validation()->detail().contains("Megatron-22B"));
+
+    // Predicted with the event engine: the library's figures on it (a run
+    // the event engine does not run is counted as skipped), and a clicked
+    // run shows both engines' predictions.
+    ValidateRequest on_event;
+    on_event.engine = EstimateEngine::kEvent;
+    const ValidateResult ev = Validate(on_event);
+    QVERIFY(ev.report.evaluated > 0 && ev.report.evaluated < lib.report.evaluated);
+    w.validation()->SetEngine("event");
+    QTRY_VERIFY_WITH_TIMEOUT(w.validation()->runs() == ev.report.evaluated, 120000);
+    w.validation()->ShowRow(2);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.validation()->detail_busy() && w.validation()->detail().contains("with the event engine"),
+                             60000);
   }
 
   // File > Export report: the capacity-planning document of the scenario as

@@ -1306,6 +1306,15 @@ ValidationPanel::ValidationPanel(QWidget* parent) : ExportablePanel(parent) {
   for (const auto& f : ValidationFacets())
     if (f != "metric") group_->addItem(QString::fromStdString(f), QString::fromStdString(f));
   row->addWidget(group_);
+  row->addSpacing(16);
+  row->addWidget(new QLabel("predicted with"));
+  engine_ = new QComboBox;
+  engine_->setObjectName("validationEngine");
+  engine_->setToolTip("The closed form (what search and sweeps run), or each run's plan replayed on the event "
+                      "engine with the schedule's own bubble and overlap (orrery validate --engine event)");
+  engine_->addItem("the closed form", "closed");
+  engine_->addItem("the event engine", "event");
+  row->addWidget(engine_);
   row->addStretch(1);
   v->addLayout(row);
   summary_ = new QLabel("Predicting the measured runs…");
@@ -1349,6 +1358,12 @@ ValidationPanel::ValidationPanel(QWidget* parent) : ExportablePanel(parent) {
   split->setStretchFactor(1, 2);
   v->addWidget(split, 5);
   connect(group_, &QComboBox::currentIndexChanged, this, &ValidationPanel::Redraw);
+  connect(engine_, &QComboBox::currentIndexChanged, this, [this] {
+    result_.reset();
+    busy_ = false;
+    summary_->setText("Predicting the measured runs…");
+    Refresh();
+  });
   connect(rows_, &QTableWidget::itemSelectionChanged, this, [this] {
     const auto picked = rows_->selectedItems();
     if (picked.isEmpty()) return;
@@ -1378,7 +1393,7 @@ void ValidationPanel::ShowRow(int line) {
   detail_->setPlainText(QString("Predicting line %1 again…").arg(line));
   RunAsync<std::string>(
       this,
-      [line] {
+      [line, engine = Engine()] {
         ValidateRequest req;
         req.line = line;
         const ValidateResult r = Validate(req);
@@ -1387,7 +1402,7 @@ void ValidationPanel::ShowRow(int line) {
           text << (r.reason.empty() ? "no measured run on that line" : r.reason) << "\n";
         } else {
           const engine::ValidationRow& row = r.report.rows.front();
-          text::PrintValidationRow(row, EstimateValidationRow(row, {}, true), {}, text);
+          text::PrintValidationRow(row, EstimateValidationRow(row, {}, true, engine), {}, text);
         }
         return text.str();
       },
@@ -1403,15 +1418,28 @@ void ValidationPanel::SetGroup(const QString& by) {
   if (i >= 0) group_->setCurrentIndex(i);
 }
 
+void ValidationPanel::SetEngine(const QString& engine) {
+  const int i = engine_->findData(engine);
+  if (i >= 0) engine_->setCurrentIndex(i);
+}
+
+EstimateEngine ValidationPanel::Engine() const {
+  return engine_->currentData().toString() == "event" ? EstimateEngine::kEvent : EstimateEngine::kClosed;
+}
+
 void ValidationPanel::Refresh() {
   if (result_ || busy_) {
     Redraw();
     return;
   }
   busy_ = true;
+  const int gen = ++result_generation_;
+  ValidateRequest req;
+  req.engine = Engine();
   RunAsync<std::shared_ptr<const ValidateResult>>(
-      this, [] { return std::make_shared<const ValidateResult>(Validate(ValidateRequest{})); },
-      [this](const std::shared_ptr<const ValidateResult>& r) {
+      this, [req] { return std::make_shared<const ValidateResult>(Validate(req)); },
+      [this, gen](const std::shared_ptr<const ValidateResult>& r) {
+        if (gen != result_generation_) return;  // the engine changed since
         busy_ = false;
         result_ = r;
         Redraw();
@@ -1429,14 +1457,15 @@ void ValidationPanel::Redraw() {
   const std::string by = group_->currentData().toString().toStdString();
   const std::map<std::string, engine::ValidationReport> groups = GroupValidationRows(res.report.rows, by);
   const engine::ValidationReport& all = res.report;
-  summary_->setText(QString("%1 measured runs predicted (%2 skipped, listed by orrery validate): mean "
+  summary_->setText(QString("%1 measured runs predicted%6 (%2 skipped, listed by orrery validate): mean "
                             "absolute error %3 %, bias %4 (the mean of predicted over measured speed, "
                             "less 1: + means the predictions run faster than the measured runs). Source: %5")
                         .arg(all.evaluated)
                         .arg(all.skipped)
                         .arg(all.mape_pct, 0, 'f', 2)
                         .arg(SignedPercent(all.speed_bias_pct, 2))
-                        .arg(QString::fromStdString(std::filesystem::path(DefaultValidationCsv()).filename().string())));
+                        .arg(QString::fromStdString(std::filesystem::path(DefaultValidationCsv()).filename().string()))
+                        .arg(res.engine == EstimateEngine::kEvent ? " on the event engine" : ""));
 
   // One scatter series a group, at x = the group's position (runs spread
   // across it in file order), y = the run's bias; a line at 0.

@@ -248,6 +248,9 @@ class ValidationPanel : public ExportablePanel {
   int runs() const;  // evaluated runs shown, 0 before the first result
   // Groups by "source", "device", "framework", "precision" or "recompute".
   void SetGroup(const QString& by);
+  // "closed" (the default) or "event": which engine predicts the runs
+  // (orrery validate --engine); a change predicts them again.
+  void SetEngine(const QString& engine);
   QTableWidget* groups() const { return groups_; }
   // Shows one run in full below the table, as `orrery validate --row LINE`
   // prints it (the estimate behind its prediction); what a click on a row
@@ -263,7 +266,9 @@ class ValidationPanel : public ExportablePanel {
 
  private:
   void Redraw();
+  EstimateEngine Engine() const;
   QComboBox* group_ = nullptr;
+  QComboBox* engine_ = nullptr;
   QLabel* summary_ = nullptr;
   QChartView* chart_ = nullptr;
   QTableWidget* groups_ = nullptr;
@@ -273,6 +278,7 @@ class ValidationPanel : public ExportablePanel {
   bool busy_ = false;
   bool detail_busy_ = false;
   int detail_generation_ = 0;
+  int result_generation_ = 0;  // the prediction asked for last; older ones are dropped
 };
 
 }  // namespace orrery::gui

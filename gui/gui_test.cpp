@@ -433,8 +433,7 @@ class GuiTest : public QObject {
         for (int r = 0; r < rows->rowCount(); ++r)
           if (rows->item(r, 0)->text() == "2") {
             shown = true;
-            QCOMPARE(rows->item(r, 7)->text(),
-                     gui::SignedPercent(speed));
+            QCOMPARE(rows->item(r, 7)->text(), (speed >= 0 ? "+" : "") + QString::number(speed, 'f', 1) + " %");
           }
         QVERIFY(shown);
       }

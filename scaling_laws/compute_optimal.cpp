@@ -60,13 +60,13 @@ base::Result<ComputeOptimum> ComputeOptimalNumeric(const ChinchillaParams& law, 
   // reducible part fell below E's last bit, the loss read flat and the
   // search wandered (1e300 FLOP gave N = 8e232 for the closed form's 1.8e135).
   const double log_a = std::log(law.A), log_b = std::log(law.B);
-  auto loss_at = [&](double log_n) {
+  auto log_reducible = [&](double log_n) {
     const double x = log_a - law.alpha * log_n, y = log_b - law.beta * (log_budget - log_n);
     const double m = std::max(x, y);
     return m + std::log(std::exp(x - m) + std::exp(y - m));
   };
   // N from 1 parameter to C/k (one token): the optimum lies inside.
-  const double log_n = GoldenSection(loss_at, 0.0, log_budget, 1e-12);
+  const double log_n = GoldenSection(log_reducible, 0.0, log_budget, 1e-12);
   ComputeOptimum o;
   o.compute_flops = compute_flops;
   o.params_n = std::exp(log_n);

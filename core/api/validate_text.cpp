@@ -41,7 +41,7 @@ void PrintValidationRow(const engine::ValidationRow& r, const ValidationRowEstim
   if (!overrides.empty() || event) {
     out << "with";
     for (const auto& s : overrides) out << " --set " << s;
-    if (event) out << " the event engine";
+    if (event) out << (overrides.empty() ? " the event engine" : ", on the event engine");
     out << ": predicted " << shown(e.predicted) << ", error " << base::FormatPercent(e.error_pct / 100)
         << (e.estimate.status == Status::kInfeasible ? " (infeasible: " + e.estimate.reason + ")" : "") << "\n";
   }

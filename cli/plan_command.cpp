@@ -38,7 +38,10 @@ The chain, printed step by step:
                 compute-optimal model trains in exactly that many days there.
   3 model       the --family shape (configs/families/: llama, gpt; or a YAML
                 file) whose parameter count is nearest N: layers from the aspect
-                ratio, heads of head_dim, GQA groups, the MLP rule
+                ratio, heads of head_dim, GQA groups, the MLP rule. A shape
+                more than 2x from N (a budget below the family's smallest), or
+                a global batch of more than 2x D, answers another question:
+                no plan, the reason printed, exit status 3
   4 plan        `orrery search` for the built model (objective time, top 1): tp,
                 pp, interleaving, micro-batch (up to 8), recompute, sequence
                 parallelism, TP overlap, ZeRO stage, DP overlap; no context

@@ -357,6 +357,37 @@ TEST(Plan, UnreachableLossAndBadGpuCountsAreReasons) {
   EXPECT_NE(g.error.find("12 GPUs cannot be laid out on nodes of 8"), std::string::npos) << g.error;
 }
 
+// A budget the family cannot answer is a result with its reason, not another
+// model. Chinchilla's law at 1e10 FLOP asks for N = 1.965e4 parameters; the
+// llama family's smallest shape (4 layers, d_model 1024, a 128,256-token
+// vocabulary) has 3.235e8, 16,000x more. At 1e19 FLOP (N = 2.28e8, within 2x
+// of that shape, D = 7.311e9 tokens) a batch of 2e10 tokens would train
+// 2e10 / 7.311e9 = 2.74x the data asked for.
+TEST(Plan, ABudgetNoShapeOrBatchAnswersIsAReason) {
+  const LawWithUncertainty law = Law("chinchilla");
+  PlanRequest req;
+  req.goal = PlanGoal::kBudget;
+  req.budget_flops = 1e10;
+  const PlanResult tiny = Plan(law, Family("llama"), System("dgx-h100-superpod"), req);
+  ASSERT_TRUE(tiny.error.empty()) << tiny.error;
+  EXPECT_FALSE(tiny.point.best.found);
+  EXPECT_NEAR(tiny.point.params_n, 1.965e4, 1e1);
+  EXPECT_NE(tiny.point.infeasible.find("nearest llama shape 3.235e+08 (4 layers, d_model 1024)"),
+            std::string::npos)
+      << tiny.point.infeasible;
+  EXPECT_TRUE(std::isinf(tiny.point.effective_days));
+
+  req.budget_flops = 1e19;
+  const PlanResult fits = Plan(law, Family("llama"), System("dgx-h100-superpod"), req);
+  ASSERT_TRUE(fits.point.best.found) << fits.point.infeasible;  // 3.235e8 vs 2.28e8: within 2x
+  req.batch_tokens = 2e10;
+  const PlanResult big_batch = Plan(law, Family("llama"), System("dgx-h100-superpod"), req);
+  EXPECT_FALSE(big_batch.point.best.found);
+  EXPECT_NE(big_batch.point.infeasible.find("one step would train 2.74x the tokens asked for"),
+            std::string::npos)
+      << big_batch.point.infeasible;
+}
+
 // Replicates carried through: three laws whose E differs by +-0.01. A higher
 // E needs a bigger run for the same loss, so the point sits inside the range
 // of every figure.

@@ -331,6 +331,34 @@ TEST(ReportPlan, NamesAScheduleOtherThan1F1B) {
   EXPECT_NE(r.model->plans[0].plan.find("PP 2 (zb-h1)"), std::string::npos) << r.model->plans[0].plan;
 }
 
+// A plan question no model of the family answers (1e10 FLOP: Chinchilla's N
+// is 1.965e4 parameters, the llama family's smallest shape 3.235e8) is
+// reported with its reason, and the sections that describe a plan say there
+// is none instead of drawing empty tables and charts.
+TEST(ReportPlan, AQuestionWithoutAPlanSaysWhyInEverySection) {
+  ReportRequest req;
+  PlanQuestion q;
+  q.request.goal = engine::PlanGoal::kBudget;
+  q.request.budget_flops = 1e10;
+  q.system = "dgx-h100-superpod";
+  req.plan = q;
+  req.config_dir = kConfigs;
+  req.validation_csv = kValidation + "/training_runs.csv";
+  req.threads = 1;
+  const ReportResult r = Report(req);
+  ASSERT_TRUE(r.model.has_value()) << r.diagnostics.ToString() << r.reason;
+  EXPECT_NE(r.reason.find("nearest llama shape 3.235e+08"), std::string::npos) << r.reason;
+  const std::string& h = r.html;
+  EXPECT_NE(h.find("N = 19.6 k parameters"), std::string::npos);
+  size_t no_plan = 0;
+  for (size_t at = h.find("No plan to show: section 1 says why."); at != std::string::npos;
+       at = h.find("No plan to show: section 1 says why.", at + 1))
+    ++no_plan;
+  EXPECT_EQ(no_plan, 6u);  // sections 2, 3, 4, 5, 6 and 8
+  EXPECT_EQ(h.find("<table"), std::string::npos);
+  EXPECT_EQ(h.find("<canvas"), std::string::npos);
+}
+
 TEST(ReportInput, BadScenarioIsADiagnosticNotACrash) {
   ReportRequest r;
   r.scenario = std::string(ORRERY_TEST_SOURCE_DIR) + "/tests/data/misspelled_key.yaml";

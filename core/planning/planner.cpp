@@ -467,6 +467,36 @@ ChainPoint Evaluate(const Context& ctx, const Allocation& a) {
   cp.tokens_trained = static_cast<double>(cp.steps) * batch_tokens;
   const parallelism::Workload w{ctx.global_batch, ctx.seq_len, 0};
 
+  // The chain answers the question only while the built model is the law's N
+  // and the steps train its D. A budget below the family's smallest shape
+  // (its embeddings alone can exceed N) or below one global batch of tokens
+  // would otherwise plan another model or another amount of data than asked:
+  // such a point is a result with its reason, not a silent substitute.
+  constexpr double kOffByAtMost = 2.0;
+  const double shape_ratio = cp.model_params / a.n;
+  const bool shape_off = !(shape_ratio <= kOffByAtMost && shape_ratio >= 1 / kOffByAtMost);
+  const bool data_off = !(cp.tokens_trained <= kOffByAtMost * a.d);
+  if (shape_off || data_off) {
+    cp.days = cp.effective_days = kInf;
+    cp.gpus = hardware::DeviceCount(ctx.system);
+    if (shape_off)
+      cp.infeasible = "the compute-optimal model has " + base::FormatNumber(a.n, 4) +
+                      " parameters and the nearest " + ctx.family.name + " shape " +
+                      base::FormatNumber(cp.model_params, 4) + " (" +
+                      std::to_string(cp.model.layers) + " layers, d_model " +
+                      std::to_string(cp.model.hidden) +
+                      "), more than 2x off: no model of this family answers the question "
+                      "(ask for a larger budget or loss, or a --family with smaller shapes)";
+    else
+      cp.infeasible = "the compute-optimal data, " + base::FormatNumber(a.d, 4) +
+                      " tokens, is less than half of one global batch (" +
+                      std::to_string(ctx.global_batch) + " x " + std::to_string(ctx.seq_len) +
+                      " tokens): one step would train " +
+                      base::FormatNumber(cp.tokens_trained / a.d, 3) +
+                      "x the tokens asked for (--batch-tokens sets a smaller batch)";
+    return cp;
+  }
+
   auto run_on = [&](const hardware::SystemSpec& sys) {
     cp.best = FindBestPlan(cp.model, sys, w, ctx.req.space);
     cp.gpus = hardware::DeviceCount(sys);

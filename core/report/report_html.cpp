@@ -35,6 +35,13 @@ std::string Seconds(double s) {
   return FormatSig(s * 1e6, 3) + " us";
 }
 
+// A parameter count in the unit that reads at its size (19.6 k, 80.6 M, 70.6 B).
+std::string ParamCount(double n) {
+  if (n < 1e6) return FormatSig(n / 1e3, 3) + " k";
+  if (n < 1e9) return FormatSig(n / 1e6, 3) + " M";
+  return FormatSig(n / 1e9, 3) + " B";
+}
+
 std::string Cost(double usd, double price) { return price > 0 ? FormatMoney(usd, 2) : "not priced"; }
 
 const char kStyle[] = R"CSS(
@@ -363,7 +370,7 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
   if (m.law) {
     const LawSummary& l = *m.law;
     o << "<p class=\"note\">Scaling law " << E(l.name) << ": " << E(l.formula) << " (" << E(l.source)
-      << "). Compute-optimal split: N = " << FormatSig(l.params_n / 1e9, 3) << " B parameters, D = "
+      << "). Compute-optimal split: N = " << E(ParamCount(l.params_n)) << " parameters, D = "
       << E(FormatTokens(l.tokens_d)) << ", C = " << E(FormatFlopCount(l.compute_flops)) << ".";
     if (l.has_range)
       o << " With the law's uncertainty (" << FormatSig(100 * l.level, 2) << " % interval): " << FormatSig(l.days_lo, 3)
@@ -375,9 +382,16 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
   o << "</section>\n";
 
   // 2. Recommended plan and the runners-up.
-  o << "<section id=\"plans\"><h2>2 · Recommended plan and the runners-up</h2><p class=\"note\">"
-    << E(m.search_summary) << "</p>";
-  PlansTable(o, m.plans, price, true);
+  // Without a plan the answer (section 1) says why; the sections that
+  // describe a plan say so in one line instead of showing empty tables.
+  const bool planned = !m.plans.empty() && m.plans.front().feasible;
+  constexpr const char* kNoPlan = "<p class=\"note\">No plan to show: section 1 says why.</p>";
+  o << "<section id=\"plans\"><h2>2 · Recommended plan and the runners-up</h2>";
+  if (!m.search_summary.empty()) o << "<p class=\"note\">" << E(m.search_summary) << "</p>";
+  if (m.plans.empty())
+    o << kNoPlan;
+  else
+    PlansTable(o, m.plans, price, true);
   if (!m.why_first.empty())
     o << "<div class=\"why\"><b>Why #1 wins:</b> " << E(m.why_first) << ".</div>";
   bool any_why = false;
@@ -398,7 +412,8 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
 
   // 3. Where the time goes.
   o << "<section id=\"time\"><h2>3 · Where the time goes</h2>";
-  if (!m.plans.empty() && m.plans.front().feasible) {
+  if (!planned && !m.timeline.simulated) o << kNoPlan;
+  if (planned) {
     Figure(o, "breakdown", "h260",
            "Exposed time of one training step by cause for each ranked plan; communication hidden behind compute is not "
            "counted.");
@@ -430,7 +445,11 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
   o << "</section>\n";
 
   // 4. Scaling.
-  o << "<section id=\"scaling\"><h2>4 · Scaling</h2><p class=\"note\">" << E(m.scaling.note) << "</p>";
+  o << "<section id=\"scaling\"><h2>4 · Scaling</h2>";
+  if (!m.scaling.note.empty()) o << "<p class=\"note\">" << E(m.scaling.note) << "</p>";
+  if (m.scaling.points.empty()) {
+    o << kNoPlan;
+  } else {
   o << "<div class=\"two\">";
   Figure(o, "scaling", "h260", "Days to train (log scale) and cost against GPU count (doubling), best plan at each count.");
   Figure(o, "efficiency", "h260",
@@ -451,6 +470,7 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
       << "</td><td class=\"n\">" << FormatSig(100 * p.comm_fraction, 2) << " %</td></tr>";
   }
   o << "</tbody></table>";
+  }
   if (m.sweep) {
     const SweepSection& sw = *m.sweep;
     o << "<h3>What-if sweep " << E(sw.name) << "</h3><p class=\"note\">" << FormatCount(sw.points) << " points ("
@@ -471,6 +491,7 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
 
   // 5. Sensitivity.
   o << "<section id=\"sensitivity\"><h2>5 · Sensitivity</h2>";
+  if (m.sensitivity.rows.empty() && m.sensitivity.notes.empty()) o << kNoPlan;
   if (!m.sensitivity.rows.empty()) {
     Figure(o, "tornado", "h260",
            "Change of the " + m.sensitivity.metric + " of the recommended plan when one input moves by 20 %; the "
@@ -487,8 +508,11 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
   o << "</section>\n";
 
   // 6. Confidence.
-  o << "<section id=\"confidence\"><h2>6 · Confidence</h2><div class=\"why\">" << E(m.confidence.statement)
-    << "</div>";
+  o << "<section id=\"confidence\"><h2>6 · Confidence</h2>";
+  if (m.confidence.statement.empty())
+    o << kNoPlan;
+  else
+    o << "<div class=\"why\">" << E(m.confidence.statement) << "</div>";
   if (!m.confidence.runs.empty()) {
     o << "<p class=\"note\">Basis: " << E(m.confidence.basis)
       << ", each predicted by <code>orrery validate</code> with the same model and presets. The error is "
@@ -547,12 +571,17 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
   o << "</section>\n";
 
   // 8. Assumptions and sources.
-  o << "<section id=\"assumptions\"><h2>8 · Assumptions and sources</h2><table><thead><tr><th>what</th><th>item</th>"
-       "<th>value used</th><th>source</th></tr></thead><tbody>";
-  for (const auto& a : m.assumptions)
-    o << "<tr><td>" << E(a.group) << "</td><td>" << E(a.item) << "</td><td>" << E(a.value) << "</td><td>"
-      << E(a.source) << "</td></tr>";
-  o << "</tbody></table><p class=\"note\">Orrery " << E(m.version) << ". This document is regenerated by:</p><pre>"
+  o << "<section id=\"assumptions\"><h2>8 · Assumptions and sources</h2>";
+  if (m.assumptions.empty()) {
+    o << kNoPlan;
+  } else {
+    o << "<table><thead><tr><th>what</th><th>item</th><th>value used</th><th>source</th></tr></thead><tbody>";
+    for (const auto& a : m.assumptions)
+      o << "<tr><td>" << E(a.group) << "</td><td>" << E(a.item) << "</td><td>" << E(a.value) << "</td><td>"
+        << E(a.source) << "</td></tr>";
+    o << "</tbody></table>";
+  }
+  o << "<p class=\"note\">Orrery " << E(m.version) << ". This document is regenerated by:</p><pre>"
     << E(m.command) << "</pre></section>\n";
 
   o << "<script type=\"application/json\" id=\"report-model\">" << ScriptSafe(ReportJson(m)) << "</script>\n";

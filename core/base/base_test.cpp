@@ -122,6 +122,11 @@ TEST(DidYouMean, WhatPeopleType) {
             "did you mean 'memory_bandwidth' or 'scaleup_bandwidth'?");
   // A typo inside one word of a name.
   EXPECT_EQ(DidYouMean("capcity", device), "did you mean 'memory_capacity'?");
+  // Every word of a name, with one more typed: 6 letters from peak_bf16, 6
+  // from peak_fp8, beyond a typo of 15 / 3 = 5 letters.
+  EXPECT_EQ(DidYouMean("peak_flops_bf16", device), "did you mean 'peak_bf16'?");
+  EXPECT_EQ(DidYouMean("tdp_watts", device), "did you mean 'tdp'?");
+  EXPECT_EQ(DidYouMean("bf16_flops", device), "");  // 'peak' not typed: not every word of peak_bf16
   // A whole-name typo beats a partial fit.
   EXPECT_EQ(DidYouMean("memory_bandwith", device), "did you mean 'memory_bandwidth'?");
   EXPECT_EQ(DidYouMean("Peak-BF16", device), "did you mean 'peak_bf16'?");

@@ -71,6 +71,19 @@ std::string Normalise(std::string_view s) {
 // How well `candidate_as_given` fits `word_as_given`; lower is better, kNoFit
 // when it does not fit at all (scores in diagnostics.h).
 constexpr double kNoFit = 1e9;
+// The '_'-separated words of a normalised name (empty ones dropped).
+std::vector<std::string_view> Words(std::string_view name) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find('_', start);
+    if (end == std::string_view::npos) end = name.size();
+    if (end > start) out.push_back(name.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 double FitScore(std::string_view word_as_given, std::string_view candidate_as_given) {
   const std::string word = Normalise(word_as_given);
   const std::string candidate = Normalise(candidate_as_given);
@@ -102,6 +115,16 @@ double FitScore(std::string_view word_as_given, std::string_view candidate_as_gi
     start = end + 1;
   }
   if (best <= limit) score = std::min(score, 2.0 + static_cast<double>(best));
+  // Every word of the name is among the words typed, and more were typed
+  // ("peak_flops_bf16" -> peak_bf16, "tdp_watts" -> tdp; a one-word name of
+  // 3 letters or more): 3, plus one for each word typed beyond the name's.
+  const std::vector<std::string_view> typed = Words(word), named = Words(candidate);
+  if (!named.empty() && candidate.size() >= 3 && typed.size() > named.size()) {
+    bool all = true;
+    for (std::string_view n : named)
+      all = all && std::find(typed.begin(), typed.end(), n) != typed.end();
+    if (all) score = std::min(score, 3.0 + static_cast<double>(typed.size() - named.size()));
+  }
   return score;
 }
 

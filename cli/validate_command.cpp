@@ -2,14 +2,17 @@
 // validate.h, over core/validation/), presents the rows and the summary.
 
 #include <algorithm>
+#include <cmath>
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "cli/api_support.h"
 #include "cli/cli_common.h"
 #include "core/api/estimate.h"
+#include "core/base/quantity.h"
 #include "core/api/json.h"
 #include "core/validation/validation.h"
 #include "core/api/text.h"
@@ -155,6 +158,12 @@ int RunValidate(const Args& args, std::ostream& out, std::ostream& err) {
     err << "error: --by needs a facet: one of " << facets << " (see orrery validate --help)\n";
     return kExitUsage;
   }
+  for (const auto& [name, value] : {std::pair<const char*, double>{"max-mape", max_mape}, {"max-error", max_error}})
+    if (vm.count(name) && !(value >= 0 && std::isfinite(value))) {
+      err << "error: --" << name << " " << base::FormatNumber(value)
+          << ": a tolerance is a percentage >= 0 (see orrery validate --help)\n";
+      return kExitUsage;
+    }
   if (vm.count("row") && row_line < 2) {
     err << "error: --row " << row_line << ": a row's line is 2 or more (line 1 is the header)\n";
     return kExitUsage;

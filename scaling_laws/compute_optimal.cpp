@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 
+#include "core/base/quantity.h"
+
 namespace orrery::scaling_laws {
 namespace {
 
@@ -81,8 +83,9 @@ base::Result<InferenceAwareOptimum> InferenceAwareOptimal(const ChinchillaParams
                                                     double k_inf) {
   if (auto ok = CheckLaw(law); !ok) return ok.error();
   if (!(target_loss > law.E)) {
-    return base::Error{"inference-aware optimum: target loss " + std::to_string(target_loss) +
-                 " is not above the irreducible loss E = " + std::to_string(law.E)};
+    return base::Error{"target loss " + base::FormatNumber(target_loss, 5) +
+                       " is not above the law's irreducible loss E = " + base::FormatNumber(law.E, 5) +
+                       ": no finite model and data reach it"};
   }
   if (!(tokens_inference >= 0)) return base::Error{"inference-aware optimum: inference tokens must be >= 0"};
   if (!(k_train > 0 && k_inf >= 0)) return base::Error{"inference-aware optimum: FLOP factors must be positive"};

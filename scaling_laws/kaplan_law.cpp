@@ -7,6 +7,8 @@
 #include <exception>
 #include <limits>
 
+#include "core/base/quantity.h"
+
 namespace orrery::scaling_laws {
 
 double PowerLaw1D::Loss(double x) const { return std::pow(scale / x, exponent); }
@@ -47,7 +49,7 @@ base::Result<KaplanFit1D> Fit1D(const RunTable& table, bool use_n) {
   fit.law.scale = fit.law.exponent != 0 ? std::exp(intercept / fit.law.exponent) : kInf;
   if (!std::isfinite(fit.law.scale) || !(fit.law.scale > 0)) {
     return base::Error{std::string("Kaplan L(") + axis + ") fit: loss does not follow a power law in " +
-                       axis + " (fitted exponent " + std::to_string(fit.law.exponent) +
+                       axis + " (fitted exponent " + base::FormatNumber(fit.law.exponent, 4) +
                        "): the scale " + axis + "_c is out of range"};
   }
   double ss = 0;

@@ -206,6 +206,28 @@ TEST(GoldenVerbs, ValidateSourceWithNoEvaluatedRowSaysNoData) {
 // predicted, the error) and then the estimate it was predicted with, the
 // same time in both; --set changes the row's scenario and says the error
 // then; a line without a row, or --set without --row, is refused.
+// A tolerance below 0 (or not a number) is a usage error: -1 had been taken
+// as "no tolerance" and the run passed. A loss target at or below a law's
+// irreducible loss names both, without the solver's name or six decimals.
+TEST(GoldenVerbs, ToleranceAndLossTargetsOutOfRangeAreRefused) {
+  setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
+  const std::string csv = kSource + "/validation/training_runs.csv";
+  int code = -1;
+  std::string err;
+  RunVerb({"validate", csv, "--max-mape", "-1"}, code, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("--max-mape -1: a tolerance is a percentage >= 0"), std::string::npos) << err;
+  RunVerb({"validate", csv, "--max-error", "nan"}, code, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("--max-error nan"), std::string::npos) << err;
+  RunVerb({"fit", "--preset", "chinchilla", "--target-loss", "1.0"}, code, err);
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find("target loss 1 is not above the law's irreducible loss E = 1.69: no finite "
+                     "model and data reach it"),
+            std::string::npos)
+      << err;
+}
+
 TEST(GoldenVerbs, ValidateRowShowsTheRowAndTheEstimateBehindIt) {
   setenv("ORRERY_CONFIG_DIR", ORRERY_TEST_CONFIG_DIR, 1);
   const std::string csv = kSource + "/validation/training_runs.csv";

@@ -459,7 +459,12 @@ class GuiTest : public QObject {
     const ValidateResult ev = Validate(on_event);
     QVERIFY(ev.report.evaluated > 0 && ev.report.evaluated < lib.report.evaluated);
     w.validation()->SetEngine("event");
+    // Until the event engine's runs arrive, none of the closed form's stay.
+    QCOMPARE(w.validation()->MainTable()->rowCount(), 0);
+    QVERIFY(w.validation()->MainChart()->chart()->series().isEmpty());
+    QVERIFY(w.validation()->detail().isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(w.validation()->runs() == ev.report.evaluated, 120000);
+    QCOMPARE(w.validation()->MainTable()->rowCount(), ev.report.evaluated);
     w.validation()->ShowRow(2);
     QTRY_VERIFY_WITH_TIMEOUT(!w.validation()->detail_busy() && w.validation()->detail().contains("with the event engine"),
                              60000);

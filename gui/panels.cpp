@@ -1359,9 +1359,17 @@ ValidationPanel::ValidationPanel(QWidget* parent) : ExportablePanel(parent) {
   v->addWidget(split, 5);
   connect(group_, &QComboBox::currentIndexChanged, this, &ValidationPanel::Redraw);
   connect(engine_, &QComboBox::currentIndexChanged, this, [this] {
+    // The other engine's runs go at once: a chart or table left standing
+    // while the new prediction runs would read as this engine's.
     result_.reset();
     busy_ = false;
-    summary_->setText("Predicting the measured runs…");
+    summary_->setText(QString("Predicting the measured runs on %1…").arg(engine_->currentText()));
+    FreshChart(chart_);
+    groups_->setRowCount(0);
+    rows_->setRowCount(0);
+    ++detail_generation_;
+    detail_busy_ = false;
+    detail_->clear();
     Refresh();
   });
   connect(rows_, &QTableWidget::itemSelectionChanged, this, [this] {

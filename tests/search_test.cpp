@@ -305,6 +305,35 @@ TEST(Search, WhyTheBestBeatsTheNext) {
   EXPECT_EQ(WhyBetter(a, b), "smaller bubble (pp_bubble 1.5 s vs 3.5 s): pp 8 -> 4");
 }
 
+// An exact tie of the objective goes to the plan with less memory per
+// device. Llama 3.1 8B at 131,072 tokens on 64 H100 (tp 2, cp 8, dp 4): ZeRO-1
+// and ZeRO-2 take the same time, their gradient traffic hidden alike, and
+// ZeRO-2 keeps 1/dp of the 16 GB of bf16 gradients: 50.75 GB against 66.31
+// (the enumeration order had put ZeRO-1 first, "no breakdown item larger").
+TEST(Search, AnExactTieGoesToThePlanWithLessMemory) {
+  const Scenario s = LoadScenario("llama3-8b-128k-h100");
+  SearchOptions o;
+  o.top = 3;
+  o.threads = 1;
+  o.space.offload = false;
+  o.space.all_group_orders = false;
+  const SearchResult r = engine::Search(s, o);
+  ASSERT_GE(r.top.size(), 2u);
+  const SearchCandidate& a = r.top[0];
+  const SearchCandidate& b = r.top[1];
+  ASSERT_EQ(a.score, b.score);  // the tie this test is about
+  EXPECT_EQ(a.knobs.zero, 2);
+  EXPECT_EQ(b.knobs.zero, 1);
+  EXPECT_LT(a.estimate.memory.total(), b.estimate.memory.total());
+  EXPECT_EQ(WhyBetter(a, b),
+            "the same iteration time with less memory per device (50.75 GB vs 66.31 GB); zero 1 -> 2");
+  for (size_t i = 1; i < r.top.size(); ++i) {
+    if (r.top[i].score == r.top[i - 1].score) {
+      EXPECT_LE(r.top[i - 1].estimate.memory.total(), r.top[i].estimate.memory.total()) << i;
+    }
+  }
+}
+
 // `search --format csv` writes a header and a row per plan. It had written
 // one empty line: the rows were read from ToJson(r)["top"] in a range-for,
 // a reference into a document destroyed before the loop ran.

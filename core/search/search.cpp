@@ -14,6 +14,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "core/base/format.h"
 #include "hardware/device_model.h"
 #include "core/estimate/event_estimator.h"
 #include "core/goodput/goodput.h"
@@ -162,8 +163,13 @@ struct DeviceContext {
   double bubble_weight = 0;  // objective saved per second of pipeline bubble (idle power)
 };
 
+// Best first: the objective; on an exact tie of it (ZeRO-1 and ZeRO-2 when
+// the gradient traffic of both hides alike), the plan that needs less memory
+// per device, the one with headroom; then the enumeration order.
 bool Better(const SearchCandidate& a, const SearchCandidate& b) {
   if (a.score != b.score) return a.score < b.score;
+  const double ma = a.estimate.memory.total(), mb = b.estimate.memory.total();
+  if (ma != mb) return ma < mb;
   return a.ordinal < b.ordinal;
 }
 
@@ -1084,7 +1090,11 @@ std::string WhyBetter(const SearchCandidate& a, const SearchCandidate& b) {
       "tp_comm_overlap offload group_order";
   std::string line;
   if (item == nullptr) {
-    line = "no breakdown item of #1 is larger than #2's";
+    const double ma = a.estimate.memory.total(), mb = b.estimate.memory.total();
+    line = a.estimate.time.total == b.estimate.time.total && ma < mb
+               ? "the same iteration time with less memory per device (" + base::FormatBytes(ma) + " vs " +
+                     base::FormatBytes(mb) + ")"
+               : "no breakdown item of #1 is larger than #2's";
     const std::string d = Differences(b.knobs, a.knobs, all);
     return d.empty() ? line : line + "; " + d;
   }

@@ -14,6 +14,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/fit_command.h"
+#include "core/base/quantity.h"
 #include "core/planning/planner.h"
 #include "models/transformer.h"
 #include "scaling_laws/compute_optimal.h"
@@ -388,6 +389,48 @@ TEST(Plan, ABudgetNoShapeOrBatchAnswersIsAReason) {
       << big_batch.point.infeasible;
 }
 
+// A plan whose N or D lies beyond the runs its law was fitted on says so.
+// Hoffmann et al. 2022 fitted 70 M to 16 B parameters on 5 to 500 B tokens
+// (abstract; the preset's n_min .. d_max). Chinchilla's law at 1e24 FLOP
+// splits (Eq. 4) into 4.13e10 parameters and 4.04e12 tokens, 2.58x and 8.07x
+// past the largest runs; at 1e21 FLOP (1.82e9 parameters, 9.14e10 tokens)
+// both lie inside and nothing is said.
+TEST(Plan, AnNOrDBeyondTheFittedRunsIsAnExtrapolation) {
+  const LawWithUncertainty law = Law("chinchilla");
+  EXPECT_DOUBLE_EQ(law.n_min, 7e7);
+  EXPECT_DOUBLE_EQ(law.n_max, 1.6e10);
+  EXPECT_DOUBLE_EQ(law.d_min, 5e9);
+  EXPECT_DOUBLE_EQ(law.d_max, 5e11);
+  PlanRequest req;
+  req.goal = PlanGoal::kBudget;
+  req.budget_flops = 1e24;
+  const PlanResult big = Plan(law, Family("llama"), System("dgx-h100-superpod"), req);
+  ASSERT_TRUE(big.error.empty()) << big.error;
+  const auto note_of = [](const PlanResult& r, const std::string& start) {
+    for (const auto& n : r.notes)
+      if (n.rfind(start, 0) == 0) return n;
+    return std::string();
+  };
+  const double n = big.point.params_n, d = big.point.tokens_d;
+  ASSERT_GT(n / 1.6e10, 1.5);
+  ASSERT_GT(d / 5e11, 1.5);
+  EXPECT_EQ(note_of(big, "N = "), "N = " + base::FormatNumber(n, 4) + " parameters is " +
+                                      base::FormatNumber(n / 1.6e10, 3) +
+                                      "x above the largest of the runs the law was fitted on (7e+07 "
+                                      "to 1.6e+10 parameters): an extrapolation of the law");
+  EXPECT_EQ(note_of(big, "D = "), "D = " + base::FormatNumber(d, 4) + " tokens is " +
+                                      base::FormatNumber(d / 5e11, 3) +
+                                      "x above the largest of the runs the law was fitted on (5e+09 "
+                                      "to 5e+11 tokens): an extrapolation of the law");
+  req.budget_flops = 1e21;
+  const PlanResult inside = Plan(law, Family("llama"), System("dgx-h100-superpod"), req);
+  ASSERT_TRUE(inside.error.empty()) << inside.error;
+  EXPECT_GT(inside.point.params_n, 7e7);
+  EXPECT_LT(inside.point.params_n, 1.6e10);
+  EXPECT_EQ(note_of(inside, "N = "), "");
+  EXPECT_EQ(note_of(inside, "D = "), "");
+}
+
 // Replicates carried through: three laws whose E differs by +-0.01. A higher
 // E needs a bigger run for the same loss, so the point sits inside the range
 // of every figure.
@@ -459,6 +502,11 @@ TEST(FitOutput, YamlHasResidualsWarningsAndFeedsPlan) {
   ASSERT_TRUE(law.has_value()) << d.ToString();
   EXPECT_EQ(law->samples.size(), y["bootstrap"]["resamples"].as<size_t>());
   EXPECT_DOUBLE_EQ(law->point.alpha, y["parameters"]["alpha"].as<double>());
+  // The runs it was fitted on, from its residuals: N 1e9 to 3e9, D 1e10 to 1e12.
+  EXPECT_DOUBLE_EQ(law->n_min, 1e9);
+  EXPECT_DOUBLE_EQ(law->n_max, 3e9);
+  EXPECT_DOUBLE_EQ(law->d_min, 1e10);
+  EXPECT_DOUBLE_EQ(law->d_max, 1e12);
 
   // The same fit as JSON reads the same.
   ASSERT_EQ(Cli(cli::RunFitCommand, {runs, "--starts", "40", "--format", "json"}, out, err), 0) << err;

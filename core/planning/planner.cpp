@@ -261,6 +261,30 @@ bool ReadPositive(const YAML::Node& map, const char* key, const std::string& pat
   return true;
 }
 
+// The range of N and D of the runs a fit file was fitted on, from its
+// residuals (one {N, D, ...} a run, as `orrery fit` writes them). The range
+// only informs a note: an entry that is not a positive N and D is passed over.
+void ReadFittedRange(const YAML::Node& residuals, LawWithUncertainty& law) {
+  if (!residuals || !residuals.IsSequence()) return;
+  double n_lo = std::numeric_limits<double>::infinity(), n_hi = 0;
+  double d_lo = std::numeric_limits<double>::infinity(), d_hi = 0;
+  for (const auto& r : residuals) {
+    if (!r.IsMap() || !r["N"] || !r["D"] || !r["N"].IsScalar() || !r["D"].IsScalar()) continue;
+    double n = 0, d = 0;
+    if (!base::ParseDouble(r["N"].Scalar(), &n) || !base::ParseDouble(r["D"].Scalar(), &d)) continue;
+    if (!(n > 0 && d > 0 && std::isfinite(n) && std::isfinite(d))) continue;
+    n_lo = std::min(n_lo, n);
+    n_hi = std::max(n_hi, n);
+    d_lo = std::min(d_lo, d);
+    d_hi = std::max(d_hi, d);
+  }
+  if (n_hi == 0) return;
+  law.n_min = n_lo;
+  law.n_max = n_hi;
+  law.d_min = d_lo;
+  law.d_max = d_hi;
+}
+
 std::optional<LawWithUncertainty> LoadLawFile(const std::string& file, Diagnostics& diags) {
   const size_t before = diags.size();
   auto doc = base::LoadYamlFile(file, diags);
@@ -294,6 +318,7 @@ std::optional<LawWithUncertainty> LoadLawFile(const std::string& file, Diagnosti
   ReadPositive(params, "alpha", "parameters", file, false, p.alpha, diags);
   ReadPositive(params, "beta", "parameters", file, false, p.beta, diags);
   if (diags.size() != before) return std::nullopt;
+  ReadFittedRange((*doc)["residuals"], law);
 
   const YAML::Node boot = (*doc)["bootstrap"];
   if (!boot) return law;
@@ -380,6 +405,14 @@ std::optional<LawWithUncertainty> LoadLaw(const std::string& name_or_file,
   law.name = preset->name;
   law.source = preset->source;
   law.point = *params;
+  const auto param = [&](const char* key) {
+    const auto it = preset->parameters.find(key);
+    return it == preset->parameters.end() ? 0.0 : it->second;
+  };
+  law.n_min = param("n_min");
+  law.n_max = param("n_max");
+  law.d_min = param("d_min");
+  law.d_max = param("d_max");
   return law;
 }
 
@@ -730,6 +763,26 @@ PlanResult Plan(const LawWithUncertainty& law, const FamilySpec& family,
                       base::FormatNumber(p.model_params / 1e9, 4) + "B parameters, " +
                       base::FormatNumber(100 * (p.model_params / p.params_n - 1), 3) +
                       " % from N");
+  // Beyond the runs the law was fitted on the loss, and so N and D, are an
+  // extrapolation of the fitted form: said, with how far.
+  const auto outside = [&](double v, double lo, double hi, const char* what, const char* unit) {
+    std::string side;
+    double factor = 1;
+    if (hi > 0 && v > hi) {
+      side = "above the largest";
+      factor = v / hi;
+    } else if (lo > 0 && v < lo) {
+      side = "below the smallest";
+      factor = lo / v;
+    }
+    if (factor < 1.5) return;  // within the spread of the runs' own sizes
+    r.notes.push_back(std::string(what) + " = " + base::FormatNumber(v, 4) + " " + unit + " is " +
+                      base::FormatNumber(factor, 3) + "x " + side + " of the runs the law was fitted on (" +
+                      base::FormatNumber(lo, 3) + " to " + base::FormatNumber(hi, 3) + " " + unit +
+                      "): an extrapolation of the law");
+  };
+  outside(p.params_n, law.n_min, law.n_max, "N", "parameters");
+  outside(p.tokens_d, law.d_min, law.d_max, "D", "tokens");
   if (r.system.price_per_device_hour <= 0)
     r.notes.push_back("no price: the system preset has none; give --price-per-gpu-hour");
   if (req.goal == PlanGoal::kGpuDays && p.effective_days < 0.98 * req.days)

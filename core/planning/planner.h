@@ -126,6 +126,11 @@ struct LawWithUncertainty {
   scaling_laws::ChinchillaParams point;
   std::vector<scaling_laws::ChinchillaParams> samples;  // bootstrap replicates (may be empty)
   double level = 0.95;                                  // their interval level
+  // The runs the law was fitted on, where known (0: not stated): a preset's
+  // n_min/n_max/d_min/d_max, a fit file's residuals. Plan notes an N or D
+  // outside them as an extrapolation.
+  double n_min = 0, n_max = 0;  // parameters
+  double d_min = 0, d_max = 0;  // tokens
 };
 
 // `name_or_file`: a chinchilla-kind preset of the catalogue at

@@ -52,6 +52,28 @@ TEST(LawPresets, MissingCatalogNamesTheFile) {
   EXPECT_NE(cat.error().message.find("/nonexistent/laws.csv"), std::string::npos);
 }
 
+// The runs the Hoffmann-data presets were fitted on (Hoffmann et al. 2022,
+// abstract: 70 M to 16 B parameters, 5 to 500 B tokens), and the note for a
+// value outside them: 3.305e11 parameters is 3.305e11 / 1.6e10 = 20.66x the
+// largest; 3e7 is 7e7 / 3e7 = 2.33x below the smallest; 2e10 is 1.25x the
+// largest, within the runs' own spread (1.5x), so nothing is said.
+TEST(LawPresets, FittedRangeAndTheNoteBeyondIt) {
+  const FittedRange r = FittedRangeOf(Catalog().Find("epoch").value());
+  EXPECT_DOUBLE_EQ(r.n_min, 7e7);
+  EXPECT_DOUBLE_EQ(r.n_max, 1.6e10);
+  EXPECT_DOUBLE_EQ(r.d_min, 5e9);
+  EXPECT_DOUBLE_EQ(r.d_max, 5e11);
+  EXPECT_EQ(FittedRangeOf(Catalog().Find("kaplan").value()).n_max, 0.0);  // not stated
+  EXPECT_EQ(ExtrapolationNote("N", 3.305e11, r.n_min, r.n_max, "parameters"),
+            "N = 3.305e+11 parameters is 20.7x above the largest of the runs the law was fitted on (7e+07 "
+            "to 1.6e+10 parameters): an extrapolation of the law");
+  EXPECT_EQ(ExtrapolationNote("N", 3e7, r.n_min, r.n_max, "parameters"),
+            "N = 3e+07 parameters is 2.33x below the smallest of the runs the law was fitted on (7e+07 "
+            "to 1.6e+10 parameters): an extrapolation of the law");
+  EXPECT_EQ(ExtrapolationNote("N", 2e10, r.n_min, r.n_max, "parameters"), "");
+  EXPECT_EQ(ExtrapolationNote("N", 1e15, 0, 0, "parameters"), "");
+}
+
 // Hoffmann et al. 2022 Eq. 4 on their Approach 3 law (Eq. 10, rounded: E
 // 1.69, A 406.4, B 410.7, alpha 0.34, beta 0.28): N_opt = G (C/6)^a with a =
 // beta / (alpha + beta) = 0.451613 and G = (alpha A / (beta B))^(1 / (alpha +

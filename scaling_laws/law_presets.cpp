@@ -1,6 +1,8 @@
 #include "core/base/diagnostics.h"
 #include "scaling_laws/law_presets.h"
 
+#include "core/base/quantity.h"
+
 #include <cmath>
 #include <cstdlib>
 
@@ -174,6 +176,31 @@ std::string DefaultPresetCatalogPath() {
     return std::string(dir) + "/scaling_laws/published_laws.csv";
   }
   return ORRERY_SCALING_LAWS_DEFAULT_CATALOG;
+}
+
+FittedRange FittedRangeOf(const LawPreset& preset) {
+  const auto param = [&](const char* key) {
+    const auto it = preset.parameters.find(key);
+    return it == preset.parameters.end() ? 0.0 : it->second;
+  };
+  return {param("n_min"), param("n_max"), param("d_min"), param("d_max")};
+}
+
+std::string ExtrapolationNote(const char* what, double value, double lo, double hi, const char* unit) {
+  std::string side;
+  double factor = 1;
+  if (hi > 0 && value > hi) {
+    side = "above the largest";
+    factor = value / hi;
+  } else if (lo > 0 && value < lo) {
+    side = "below the smallest";
+    factor = lo / value;
+  }
+  if (!(factor >= 1.5)) return {};
+  return std::string(what) + " = " + base::FormatNumber(value, 4) + " " + unit + " is " +
+         base::FormatNumber(factor, 3) + "x " + side + " of the runs the law was fitted on (" +
+         base::FormatNumber(lo, 3) + " to " + base::FormatNumber(hi, 3) + " " + unit +
+         "): an extrapolation of the law";
 }
 
 }  // namespace orrery::scaling_laws

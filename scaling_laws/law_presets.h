@@ -49,6 +49,21 @@ struct PresetCatalog {
   std::vector<std::string> Names() const;
 };
 
+// The runs a law was fitted on, where its source states them (0: not
+// stated): a chinchilla preset's n_min, n_max (parameters), d_min, d_max
+// (tokens).
+struct FittedRange {
+  double n_min = 0, n_max = 0;
+  double d_min = 0, d_max = 0;
+};
+FittedRange FittedRangeOf(const LawPreset& preset);
+
+// "N = 4.13e+10 parameters is 2.58x above the largest of the runs the law
+// was fitted on (7e+07 to 1.6e+10 parameters): an extrapolation of the law",
+// or empty when `value` lies within [lo, hi] up to a factor 1.5 (the spread
+// of the runs' own sizes); lo or hi 0 means that side is not stated.
+std::string ExtrapolationNote(const char* what, double value, double lo, double hi, const char* unit);
+
 // Parses the catalogue. Errors name the file, line and the bad field
 // (unknown kind, "key=value" not parseable, missing parameter for the kind).
 base::Result<PresetCatalog> LoadPresetCatalog(const std::string& path);

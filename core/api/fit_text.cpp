@@ -93,6 +93,11 @@ void PrintFitTable(const FitResult& r, std::ostream& out) {
           << "tokens/param     " << Num(c.tokens_per_param) << "\n"
           << "loss             " << Num(c.loss, 5) << "\n"
           << "N_opt ~ C^a      a = " << Num(c.exponent_a) << "\n";
+      const sl::FittedRange range = sl::FittedRangeOf(a.preset);
+      for (const std::string& note :
+           {sl::ExtrapolationNote("N_opt", c.params_n, range.n_min, range.n_max, "parameters"),
+            sl::ExtrapolationNote("D_opt", c.tokens_d, range.d_min, range.d_max, "tokens")})
+        if (!note.empty()) out << "note: " << note << "\n";
     }
     if (a.inference_aware) {
       const auto& ia = *a.inference_aware;

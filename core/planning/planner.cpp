@@ -405,14 +405,11 @@ std::optional<LawWithUncertainty> LoadLaw(const std::string& name_or_file,
   law.name = preset->name;
   law.source = preset->source;
   law.point = *params;
-  const auto param = [&](const char* key) {
-    const auto it = preset->parameters.find(key);
-    return it == preset->parameters.end() ? 0.0 : it->second;
-  };
-  law.n_min = param("n_min");
-  law.n_max = param("n_max");
-  law.d_min = param("d_min");
-  law.d_max = param("d_max");
+  const sl::FittedRange range = sl::FittedRangeOf(*preset);
+  law.n_min = range.n_min;
+  law.n_max = range.n_max;
+  law.d_min = range.d_min;
+  law.d_max = range.d_max;
   return law;
 }
 
@@ -765,24 +762,10 @@ PlanResult Plan(const LawWithUncertainty& law, const FamilySpec& family,
                       " % from N");
   // Beyond the runs the law was fitted on the loss, and so N and D, are an
   // extrapolation of the fitted form: said, with how far.
-  const auto outside = [&](double v, double lo, double hi, const char* what, const char* unit) {
-    std::string side;
-    double factor = 1;
-    if (hi > 0 && v > hi) {
-      side = "above the largest";
-      factor = v / hi;
-    } else if (lo > 0 && v < lo) {
-      side = "below the smallest";
-      factor = lo / v;
-    }
-    if (factor < 1.5) return;  // within the spread of the runs' own sizes
-    r.notes.push_back(std::string(what) + " = " + base::FormatNumber(v, 4) + " " + unit + " is " +
-                      base::FormatNumber(factor, 3) + "x " + side + " of the runs the law was fitted on (" +
-                      base::FormatNumber(lo, 3) + " to " + base::FormatNumber(hi, 3) + " " + unit +
-                      "): an extrapolation of the law");
-  };
-  outside(p.params_n, law.n_min, law.n_max, "N", "parameters");
-  outside(p.tokens_d, law.d_min, law.d_max, "D", "tokens");
+  for (const std::string& note :
+       {sl::ExtrapolationNote("N", p.params_n, law.n_min, law.n_max, "parameters"),
+        sl::ExtrapolationNote("D", p.tokens_d, law.d_min, law.d_max, "tokens")})
+    if (!note.empty()) r.notes.push_back(note);
   if (r.system.price_per_device_hour <= 0)
     r.notes.push_back("no price: the system preset has none; give --price-per-gpu-hour");
   if (req.goal == PlanGoal::kGpuDays && p.effective_days < 0.98 * req.days)

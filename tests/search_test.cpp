@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <sstream>
 #include <string>
@@ -303,6 +304,13 @@ TEST(Search, WhyTheBestBeatsTheNext) {
   a.estimate.time.dp_comm = 0.5;
   b.estimate.time.dp_comm = 0.25;
   EXPECT_EQ(WhyBetter(a, b), "smaller bubble (pp_bubble 1.5 s vs 3.5 s): pp 8 -> 4");
+  // Equal in every part, time and memory: equivalent plans, said so.
+  SearchCandidate c = a, e = a;
+  std::snprintf(c.knobs.group_order.data(), c.knobs.group_order.size(), "%s", "tp,dp,ep,pp,cp");
+  std::snprintf(e.knobs.group_order.data(), e.knobs.group_order.size(), "%s", "tp,pp,dp,ep,cp");
+  EXPECT_EQ(WhyBetter(c, e),
+            "nothing: the same iteration time and memory per device (an equivalent plan, ranked by the order "
+            "of the search); group_order tp,pp,dp,ep,cp -> tp,dp,ep,pp,cp");
 }
 
 // An exact tie of the objective goes to the plan with less memory per

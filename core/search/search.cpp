@@ -1091,9 +1091,13 @@ std::string WhyBetter(const SearchCandidate& a, const SearchCandidate& b) {
   std::string line;
   if (item == nullptr) {
     const double ma = a.estimate.memory.total(), mb = b.estimate.memory.total();
-    line = a.estimate.time.total == b.estimate.time.total && ma < mb
+    const bool same_time = a.estimate.time.total == b.estimate.time.total;
+    line = same_time && ma < mb
                ? "the same iteration time with less memory per device (" + base::FormatBytes(ma) + " vs " +
                      base::FormatBytes(mb) + ")"
+           : same_time && ma == mb
+               ? "nothing: the same iteration time and memory per device (an equivalent plan, ranked by the "
+                 "order of the search)"
                : "no breakdown item of #1 is larger than #2's";
     const std::string d = Differences(b.knobs, a.knobs, all);
     return d.empty() ? line : line + "; " + d;

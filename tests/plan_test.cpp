@@ -397,10 +397,10 @@ TEST(Plan, ABudgetNoShapeOrBatchAnswersIsAReason) {
 // both lie inside and nothing is said.
 TEST(Plan, AnNOrDBeyondTheFittedRunsIsAnExtrapolation) {
   const LawWithUncertainty law = Law("chinchilla");
-  EXPECT_DOUBLE_EQ(law.n_min, 7e7);
-  EXPECT_DOUBLE_EQ(law.n_max, 1.6e10);
-  EXPECT_DOUBLE_EQ(law.d_min, 5e9);
-  EXPECT_DOUBLE_EQ(law.d_max, 5e11);
+  EXPECT_DOUBLE_EQ(law.fitted.n_min, 7e7);
+  EXPECT_DOUBLE_EQ(law.fitted.n_max, 1.6e10);
+  EXPECT_DOUBLE_EQ(law.fitted.d_min, 5e9);
+  EXPECT_DOUBLE_EQ(law.fitted.d_max, 5e11);
   PlanRequest req;
   req.goal = PlanGoal::kBudget;
   req.budget_flops = 1e24;
@@ -503,10 +503,10 @@ TEST(FitOutput, YamlHasResidualsWarningsAndFeedsPlan) {
   EXPECT_EQ(law->samples.size(), y["bootstrap"]["resamples"].as<size_t>());
   EXPECT_DOUBLE_EQ(law->point.alpha, y["parameters"]["alpha"].as<double>());
   // The runs it was fitted on, from its residuals: N 1e9 to 3e9, D 1e10 to 1e12.
-  EXPECT_DOUBLE_EQ(law->n_min, 1e9);
-  EXPECT_DOUBLE_EQ(law->n_max, 3e9);
-  EXPECT_DOUBLE_EQ(law->d_min, 1e10);
-  EXPECT_DOUBLE_EQ(law->d_max, 1e12);
+  EXPECT_DOUBLE_EQ(law->fitted.n_min, 1e9);
+  EXPECT_DOUBLE_EQ(law->fitted.n_max, 3e9);
+  EXPECT_DOUBLE_EQ(law->fitted.d_min, 1e10);
+  EXPECT_DOUBLE_EQ(law->fitted.d_max, 1e12);
 
   // The same fit as JSON reads the same.
   ASSERT_EQ(Cli(cli::RunFitCommand, {runs, "--starts", "40", "--format", "json"}, out, err), 0) << err;

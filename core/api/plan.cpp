@@ -80,9 +80,9 @@ nlohmann::ordered_json ToJson(const PlanResult& res) {
   // The runs the law was fitted on, where known: [smallest, largest] N and D
   // (null for a side the source does not state).
   const auto side = [](double v) { return v > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
-  if (law.n_max > 0 || law.d_max > 0 || law.n_min > 0 || law.d_min > 0)
-    j["law"]["fitted_runs"] = {{"N", {side(law.n_min), side(law.n_max)}},
-                               {"D", {side(law.d_min), side(law.d_max)}}};
+  const scaling_laws::FittedRange& f = law.fitted;
+  if (f.n_max > 0 || f.d_max > 0 || f.n_min > 0 || f.d_min > 0)
+    j["law"]["fitted_runs"] = {{"N", {side(f.n_min), side(f.n_max)}}, {"D", {side(f.d_min), side(f.d_max)}}};
   nlohmann::ordered_json target;
   switch (req.goal) {
     case engine::PlanGoal::kLoss:

@@ -279,10 +279,7 @@ void ReadFittedRange(const YAML::Node& residuals, LawWithUncertainty& law) {
     d_hi = std::max(d_hi, d);
   }
   if (n_hi == 0) return;
-  law.n_min = n_lo;
-  law.n_max = n_hi;
-  law.d_min = d_lo;
-  law.d_max = d_hi;
+  law.fitted = {n_lo, n_hi, d_lo, d_hi};
 }
 
 std::optional<LawWithUncertainty> LoadLawFile(const std::string& file, Diagnostics& diags) {
@@ -405,11 +402,7 @@ std::optional<LawWithUncertainty> LoadLaw(const std::string& name_or_file,
   law.name = preset->name;
   law.source = preset->source;
   law.point = *params;
-  const sl::FittedRange range = sl::FittedRangeOf(*preset);
-  law.n_min = range.n_min;
-  law.n_max = range.n_max;
-  law.d_min = range.d_min;
-  law.d_max = range.d_max;
+  law.fitted = sl::FittedRangeOf(*preset);
   return law;
 }
 
@@ -763,8 +756,8 @@ PlanResult Plan(const LawWithUncertainty& law, const FamilySpec& family,
   // Beyond the runs the law was fitted on the loss, and so N and D, are an
   // extrapolation of the fitted form: said, with how far.
   for (const std::string& note :
-       {sl::ExtrapolationNote("N", p.params_n, law.n_min, law.n_max, "parameters"),
-        sl::ExtrapolationNote("D", p.tokens_d, law.d_min, law.d_max, "tokens")})
+       {sl::ExtrapolationNote("N", p.params_n, law.fitted.n_min, law.fitted.n_max, "parameters"),
+        sl::ExtrapolationNote("D", p.tokens_d, law.fitted.d_min, law.fitted.d_max, "tokens")})
     if (!note.empty()) r.notes.push_back(note);
   if (r.system.price_per_device_hour <= 0)
     r.notes.push_back("no price: the system preset has none; give --price-per-gpu-hour");

@@ -26,6 +26,7 @@
 #include "models/model_spec.h"
 #include "parallelism/plan_spec.h"
 #include "scaling_laws/chinchilla_law.h"
+#include "scaling_laws/law_presets.h"
 
 namespace orrery::engine {
 
@@ -127,10 +128,9 @@ struct LawWithUncertainty {
   std::vector<scaling_laws::ChinchillaParams> samples;  // bootstrap replicates (may be empty)
   double level = 0.95;                                  // their interval level
   // The runs the law was fitted on, where known (0: not stated): a preset's
-  // n_min/n_max/d_min/d_max, a fit file's residuals. Plan notes an N or D
-  // outside them as an extrapolation.
-  double n_min = 0, n_max = 0;  // parameters
-  double d_min = 0, d_max = 0;  // tokens
+  // (scaling_laws::FittedRangeOf), a fit file's residuals. Plan notes an N or
+  // D outside them as an extrapolation.
+  scaling_laws::FittedRange fitted;
 };
 
 // `name_or_file`: a chinchilla-kind preset of the catalogue at

@@ -305,17 +305,40 @@ double AlphaBetaNetwork::TimeFrom(Collective c, double bytes, const GroupPlaceme
     outer.per_domain[static_cast<size_t>(i)] =
         std::max<int64_t>(1, g.per_domain[static_cast<size_t>(i)] / k);
   const double kk = static_cast<double>(k);
+  // The phases pipeline: the collective moves in chunks, and while the outer
+  // tier carries one chunk the inner links carry the next, so the bandwidth
+  // parts overlap and the slowest tier paces the whole, while the latencies
+  // add (the pipeline fills). This is NCCL's own cost model of a ring that
+  // spans nodes (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel: bus
+  // bandwidth = channels x the ring's inter-node speed, latency = intra steps x
+  // intraLat + inter steps x interLat), not a sum of phase times; on two DGX
+  // H100 nodes it gives a bus bandwidth near the eight NICs' (NVIDIA's "46-48
+  // GB/s per NIC" for NDR in a two-node ring: nccl-tests issue 290, 2025),
+  // where the phases in sequence gave about half.
+  // A phase's latency is its time for one byte (Single and TimeFrom price
+  // zero bytes at zero).
+  constexpr double kOneByte = 1;
+  const auto pipelined = [](double in, double in_latency, double out, double out_latency) {
+    return in_latency + out_latency + std::max(in - in_latency, out - out_latency);
+  };
   switch (c) {
-    case Collective::kAllReduce:
-      return Single(Collective::kReduceScatter, bytes, k, g.stride, tier, r) +
-             TimeFrom(Collective::kAllReduce, bytes / kk, outer, tier + 1, r) +
-             Single(Collective::kAllGather, bytes, k, g.stride, tier, nullptr);
+    case Collective::kAllReduce: {
+      const double in = Single(Collective::kReduceScatter, bytes, k, g.stride, tier, r) +
+                        Single(Collective::kAllGather, bytes, k, g.stride, tier, nullptr);
+      const double in_lat = Single(Collective::kReduceScatter, kOneByte, k, g.stride, tier, nullptr) +
+                            Single(Collective::kAllGather, kOneByte, k, g.stride, tier, nullptr);
+      const double out = TimeFrom(Collective::kAllReduce, bytes / kk, outer, tier + 1, r);
+      const double out_lat = TimeFrom(Collective::kAllReduce, kOneByte, outer, tier + 1, nullptr);
+      return pipelined(in, in_lat, out, out_lat);
+    }
     case Collective::kReduceScatter:
-      return Single(Collective::kReduceScatter, bytes, k, g.stride, tier, r) +
-             TimeFrom(Collective::kReduceScatter, bytes / kk, outer, tier + 1, r);
-    case Collective::kAllGather:
-      return TimeFrom(Collective::kAllGather, bytes / kk, outer, tier + 1, r) +
-             Single(Collective::kAllGather, bytes, k, g.stride, tier, r);
+    case Collective::kAllGather: {
+      const double in = Single(c, bytes, k, g.stride, tier, r);
+      const double in_lat = Single(c, kOneByte, k, g.stride, tier, nullptr);
+      const double out = TimeFrom(c, bytes / kk, outer, tier + 1, r);
+      const double out_lat = TimeFrom(c, kOneByte, outer, tier + 1, nullptr);
+      return pipelined(in, in_lat, out, out_lat);
+    }
     default: break;
   }
   return Single(c, bytes, g.size, g.stride, top, r);

@@ -77,7 +77,9 @@ class Network {
 //
 // Across tiers, hierarchical: reduce-scatter inside the inner domain, the
 // collective on 1/k of the data across domains, all-gather back (the
-// two-level scheme NCCL and Megatron use; Jia et al. 2018, arXiv 1807.11205).
+// two-level scheme; Jia et al. 2018, arXiv 1807.11205), its phases pipelined
+// as NCCL runs them: the slowest tier's bandwidth time plus every phase's
+// latency (NCCL src/graph/tuning.cc prices a ring over nodes so).
 // Its outer phase pairs members of equal local rank, so it stays on their rail.
 // All-to-all across tiers: the inner share ((k-1)/n S) and the outer share
 // ((n-k)/n S) move at once on different links: max of the two. On a rail-only

@@ -239,9 +239,9 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                             {{"hierarchical", DpCollective::kHierarchical},
                              {"flat", DpCollective::kFlat}},
                             "hierarchical",
-                            "Data-parallel and ZeRO collectives: hierarchical (inside the node, "
-                            "then across, as NCCL does) or a flat ring whose whole volume crosses "
-                            "each device's scale-out link (non-topology-aware implementations).")
+                            "Data-parallel and ZeRO collectives: hierarchical (inside the node and "
+                            "across, pipelined, as NCCL runs them) or a flat ring whose whole volume "
+                            "crosses each device's scale-out link (non-topology-aware implementations).")
         .Bool("zero3_recompute_gather", &TrainingPlan::zero3_recompute_gather, "true",
               "ZeRO-3 with full recompute: gather each layer's weights a third time for its "
               "recomputed forward (DeepSpeed, whose checkpointing re-runs the layer and its "

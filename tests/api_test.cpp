@@ -343,13 +343,26 @@ TEST_F(Api, SearchSaysWhyPlansWereRefusedAndWhichScheduleRuns) {
   text::PrintSearchTable(zb, "", zt);
   EXPECT_NE(zt.str().find(" schedule=zb-h1\n"), std::string::npos) << zt.str();
   EXPECT_EQ(ToJson(zb)["top"][0]["plan"]["schedule"], "zb-h1");
-  // The 1F1B scenario's best plan pipelines too, on interleaved 1F1B (pp 2,
-  // interleave 4), and says so; the same plan without a pipeline would have
-  // no schedule to say.
-  ASSERT_EQ(r.top.size(), 1u);
-  ASSERT_GT(r.top[0].candidate.knobs.interleave, 1);
-  EXPECT_NE(table.str().find(" schedule=interleaved\n"), std::string::npos) << table.str();
-  SearchResult flat = r;
+  // The 1F1B scenario's two best plans: one without a pipeline (tp 4, cp 2),
+  // whose line names no schedule, and 0.1 % behind it one on interleaved 1F1B
+  // (pp 2, interleave 4), which says so; the same plan without its pipeline
+  // would have no schedule to say.
+  req.scenario = ScenarioInput::File("llama3-70b-h100", {"system.nodes=16"});
+  req.top = 2;
+  const SearchResult two = Search(req);
+  std::ostringstream tt;
+  text::PrintSearchTable(two, "", tt);
+  const std::string both = tt.str();
+  ASSERT_EQ(two.top.size(), 2u) << both;
+  ASSERT_EQ(two.top[0].candidate.knobs.pp, 1) << both;
+  ASSERT_GT(two.top[1].candidate.knobs.pp, 1) << both;
+  ASSERT_GT(two.top[1].candidate.knobs.interleave, 1) << both;
+  const size_t second = both.find("\n#2 ");
+  ASSERT_NE(second, std::string::npos) << both;
+  EXPECT_EQ(both.substr(0, second).find(" schedule="), std::string::npos) << both;
+  EXPECT_NE(both.find(" schedule=interleaved\n", second), std::string::npos) << both;
+  SearchResult flat = two;
+  flat.top.erase(flat.top.begin());
   flat.top[0].candidate.knobs.pp = 1;
   std::ostringstream ft;
   text::PrintSearchTable(flat, "", ft);

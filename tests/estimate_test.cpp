@@ -2027,7 +2027,9 @@ TEST(Validation, AllTrainingRows) {
   // (docs/hopper-dense.md section 9).
   // Lowered to 7.81 % (7.8132 %) by Megatron-LM of 2024's NaN check of the
   // gradient buffer (training.grad_nan_check) on the README rows.
-  EXPECT_LE(tuned.mape_pct, 7.82);
+  // Raised to 7.99 % (7.9820 %) by collectives across tiers priced pipelined,
+  // as NCCL runs them (hardware/network.cpp; validation_test.cpp says more).
+  EXPECT_LE(tuned.mape_pct, 7.99);
   EXPECT_GE(tuned.evaluated, 33);
   // The file: 22.50 -> 22.52 %: token-dropping rows at capacity factor 1.0
   // and the dropless host-launch bound (validation_test.cpp,
@@ -2180,7 +2182,11 @@ TEST(Validation, AllTrainingRows) {
   // row's PyTorch does (training.checkpoint_early_stop; torchtitan and this
   // repository's H200 steps): H200 checkpointed +5.26 -> +1.89 %,
   // torchtitan's four full-recompute rows 2-5 points faster.
-  EXPECT_LE(r.mape_pct, 11.59);
+  // Raised to 12.06 % (12.0512 %) by collectives across tiers priced
+  // pipelined, as NCCL runs them (hardware/network.cpp): multi-node
+  // data-parallel traffic costs about half what the phases in sequence did;
+  // the rows were predicted fast already (validation_test.cpp says more).
+  EXPECT_LE(r.mape_pct, 12.06);
   for (const auto& row : r.rows)
     if (!row.skipped.empty()) std::cout << "[ skipped  ] line " << row.line << ": " << row.skipped << "\n";
   std::cout << "[ measured ] issue 3 rows: MAPE " << tuned.mape_pct << " %, max "

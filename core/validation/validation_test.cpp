@@ -1593,8 +1593,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // the default order, pp outermost, the pipelines would cross pods at a
   // seventh of the bandwidth and read +1.4 / +2.6 / +33.8 %: a right answer
   // for a layout the paper says it did not run.)
-  EXPECT_LE(file.mape_pct, 11.59);
-  EXPECT_LE(file_hb.mape_pct, 10.61);
+  // Raised to 12.06 % and 11.00 % (12.0512 / 10.9962 %) by collectives
+  // across tiers priced as NCCL runs them, pipelined (the slowest tier's
+  // bandwidth time plus every latency, hardware/network.cpp), not as phases
+  // one after another: a 16-GPU DGX H100 all-reduce's bus bandwidth 216 ->
+  // 327 GB/s. Every multi-node row with data-parallel traffic moves faster;
+  // the rows were fast already. The llm-foundry mpt-13b rows at 8/16/32/64
+  // GPUs, whose measured MFU is flat (39.6-40.0 %), now are too: -16.0 /
+  // -10.8 / -7.2 / -6.0 -> -16.0 / -17.7 / -17.6 / -18.1 %.
+  EXPECT_LE(file.mape_pct, 12.06);
+  EXPECT_LE(file_hb.mape_pct, 11.00);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken
@@ -1770,12 +1778,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // training.recompute_mlp: the three dense layers' MLP blocks run their
   // forward twice): line 100 -5.0 -> -4.6 %; the H100 recipe's row (line
   // 41) -1.8 -> -1.6 %.
+  // Raised by the pipelined collectives across tiers (above): NeMo 24.07
+  // 9.56 -> 9.61 % (9.6026 %), 25.02 8.78 -> 8.93 % (8.9230 %),
+  // Megatron-Bridge 25.09 11.65 -> 11.73 % (11.7269 %), 25.11 13.47 ->
+  // 13.49 % (13.4817 %): their data-parallel reductions cross nodes.
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 9.56},
-           {"NVIDIA NeMo 25.02", 8.78},
+           {"NVIDIA NeMo 24.07", 9.61},
+           {"NVIDIA NeMo 25.02", 8.93},
            {"NVIDIA NeMo 25.04", 6.29},
-           {"NVIDIA Megatron-Bridge 25.09", 11.65},
-           {"NVIDIA Megatron-Bridge 25.11", 13.47},
+           {"NVIDIA Megatron-Bridge 25.09", 11.73},
+           {"NVIDIA Megatron-Bridge 25.11", 13.49},
            {"NVIDIA Megatron-Bridge 26.02", 16.95},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 3.59}}) {
     const char* source = prefix;
@@ -1835,7 +1847,11 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   const ValidationReport torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"torchtitan"}); });
   ASSERT_EQ(torchtitan.evaluated, 8);
-  EXPECT_LE(torchtitan.mape_pct, 6.28);
+  // Raised to 8.50 % (8.4944 %) by the pipelined collectives across tiers
+  // (above): FSDP2's gathers and reduce-scatters over 16 to 128 GPUs cross
+  // nodes; every row was predicted fast and is faster (line 126 -9.6 ->
+  // -13.4 %).
+  EXPECT_LE(torchtitan.mape_pct, 8.50);
   // Gemstones (McLeish et al. 2025) on Frontier MI250X GCDs: 54.27 %, every
   // row still predicted fast (-40 to -64 %): 67.83 % as GPT-shaped models
   // with fused element-wise kernels, 63.44 % with Gemma's architecture
@@ -1876,7 +1892,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // moves faster (Gemstone-768x3 -30.9 -> -36.8 %).
   // Lowered to 42.94 % (42.936 %): the memory of eager code's saved
   // tensors moves Gemstone-512x16 to a plan that fits (-50.1 -> -49.5 %).
-  EXPECT_LE(gemstones.mape_pct, 42.94);
+  // Raised to 43.34 % (43.3353 %) by the pipelined collectives across
+  // tiers (above): RCCL runs NCCL's rings; each row 0.1-0.9 points faster.
+  EXPECT_LE(gemstones.mape_pct, 43.34);
   // The one other measured run on MI250X GCDs that states its set-up: the
   // frontier-torchtitan README's replication of torchtitan's Llama 3 8B
   // benchmark (FSDP2 over 64 GCDs, op-level selective checkpointing, local
@@ -1899,7 +1917,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   const ValidationReport frontier_torchtitan =
       subset(file, [&](const ValidationRow& row) { return prefixed(row, {"frontier-torchtitan README"}); });
   ASSERT_EQ(frontier_torchtitan.evaluated, 1);
-  EXPECT_LE(frontier_torchtitan.mape_pct, 13.96);
+  // Raised to 15.92 % (15.9180 %) by the pipelined collectives across
+  // tiers (above): its FSDP traffic crosses Frontier's nodes.
+  EXPECT_LE(frontier_torchtitan.mape_pct, 15.92);
   ASSERT_EQ(korthikanti.evaluated, 8);
   ASSERT_EQ(narayanan.evaluated, 22);
   ASSERT_EQ(readme.evaluated, 9);
@@ -1946,7 +1966,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // (docs/hopper-dense.md section 9).
   // Lowered to 7.81 % (7.8132 %): Megatron-LM of 2024's NaN check of the
   // gradient buffer (training.grad_nan_check) on the README rows.
-  EXPECT_LE(all.mape_pct, 7.82);
+  // Raised to 7.99 % (7.9820 %) by the pipelined collectives across tiers
+  // (above): the README's pp 1 rows reduce across nodes, fast already
+  // (1.7B +25.5 -> +27.1 %).
+  EXPECT_LE(all.mape_pct, 7.99);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -2051,8 +2074,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // buffer every step: 4 B a parameter, 2.5 ms of the 1.7B row's step
   // (+26.4 -> +25.5 %), 0.8-0.9 points on the pp 1 rows, 0.1-0.5 on the
   // others.
-  EXPECT_LE(hb.mape_pct, 18.42);
-  EXPECT_LE(readme.mape_pct, 20.27);
+  // Raised to 18.82 % and the README rows 20.73 % (18.8126 / 20.7244 %) by
+  // the pipelined collectives across tiers (above).
+  EXPECT_LE(hb.mape_pct, 18.82);
+  EXPECT_LE(readme.mape_pct, 20.73);
   EXPECT_LE(bridge.mape_pct, 1.83);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
@@ -2074,7 +2099,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 2022): the Megatron rows, predicted fast, slower (GPT 1008.0B +11.4 ->
   // +3.7 %, GPT 174.6B at dp 16 +11.5 -> +5.3 %); the DeepSpeed rows do not
   // move.
-  EXPECT_LE(narayanan.mape_pct, 5.26);
+  // Raised to 5.38 % (5.3753 %) by the pipelined collectives across tiers
+  // (above): the Megatron rows' data-parallel all-reduce (GPT 1.7B to 7.5B,
+  // Table 1) crosses nodes.
+  EXPECT_LE(narayanan.mape_pct, 5.38);
 }
 
 }  // namespace

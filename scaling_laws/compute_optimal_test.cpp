@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "scaling_laws/law_presets.h"
+#include "scaling_laws/run_table.h"
+#include "scaling_laws/test_support.h"
 
 namespace orrery::scaling_laws {
 namespace {
@@ -72,6 +75,35 @@ TEST(LawPresets, FittedRangeAndTheNoteBeyondIt) {
             "to 1.6e+10 parameters): an extrapolation of the law");
   EXPECT_EQ(ExtrapolationNote("N", 2e10, r.n_min, r.n_max, "parameters"), "");
   EXPECT_EQ(ExtrapolationNote("N", 1e15, 0, 0, "parameters"), "");
+}
+
+// The Gemstones preset fitted on checkpoints to 100 B tokens states the range
+// of the file it was fitted on, which ships here: its smallest and largest N
+// and D must be that file's (22 models of 48.4 M to 2.008 B parameters,
+// checkpoints from 10.0 B to 100.0 B tokens).
+TEST(LawPresets, GemstonesRangeIsTheShippedRunsRange) {
+  const FittedRange r = FittedRangeOf(Catalog().Find("gemstones2025_hot_delta1e-3").value());
+  RunColumns cols;
+  cols.params = "params_active_precise";
+  const auto runs = LoadRuns(testing::DataFile("gemstones/gemstones_hot.csv"), cols);
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  ASSERT_EQ(runs->points.size(), 220u);
+  double n_min = 1e300, n_max = 0, d_min = 1e300, d_max = 0;
+  for (const RunPoint& p : runs->points) {
+    n_min = std::min(n_min, p.params_n);
+    n_max = std::max(n_max, p.params_n);
+    d_min = std::min(d_min, p.tokens_d);
+    d_max = std::max(d_max, p.tokens_d);
+  }
+  EXPECT_DOUBLE_EQ(r.n_min, n_min);
+  EXPECT_DOUBLE_EQ(r.n_max, n_max);
+  EXPECT_DOUBLE_EQ(r.d_min, d_min);
+  EXPECT_DOUBLE_EQ(r.d_max, d_max);
+  EXPECT_DOUBLE_EQ(r.n_max, 2007837696);
+  // The preset fitted on all checkpoints, to 350 B tokens: the same models.
+  const FittedRange all = FittedRangeOf(Catalog().Find("gemstones2025_hot_100b_plus_delta1e-3").value());
+  EXPECT_DOUBLE_EQ(all.n_min, n_min);
+  EXPECT_DOUBLE_EQ(all.d_max, 350119526400);
 }
 
 // Hoffmann et al. 2022 Eq. 4 on their Approach 3 law (Eq. 10, rounded: E

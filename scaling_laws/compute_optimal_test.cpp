@@ -75,6 +75,13 @@ TEST(LawPresets, FittedRangeAndTheNoteBeyondIt) {
             "to 1.6e+10 parameters): an extrapolation of the law");
   EXPECT_EQ(ExtrapolationNote("N", 2e10, r.n_min, r.n_max, "parameters"), "");
   EXPECT_EQ(ExtrapolationNote("N", 1e15, 0, 0, "parameters"), "");
+  // One side stated: the note says which, not "0 to".
+  EXPECT_EQ(ExtrapolationNote("D", 1e12, 0, 5e11, "tokens"),
+            "D = 1e+12 tokens is 2x above the largest of the runs the law was fitted on (up to 5e+11 "
+            "tokens): an extrapolation of the law");
+  EXPECT_EQ(ExtrapolationNote("D", 1e9, 5e9, 0, "tokens"),
+            "D = 1e+09 tokens is 5x below the smallest of the runs the law was fitted on (from 5e+09 "
+            "tokens): an extrapolation of the law");
 }
 
 // The Gemstones preset fitted on checkpoints to 100 B tokens states the range

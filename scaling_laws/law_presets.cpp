@@ -197,10 +197,13 @@ std::string ExtrapolationNote(const char* what, double value, double lo, double 
     factor = lo / value;
   }
   if (!(factor >= 1.5)) return {};
+  // A range stated on one side only reads as such, not as "0 to ...".
+  const std::string range = lo > 0 && hi > 0 ? base::FormatNumber(lo, 3) + " to " + base::FormatNumber(hi, 3)
+                            : hi > 0         ? "up to " + base::FormatNumber(hi, 3)
+                                             : "from " + base::FormatNumber(lo, 3);
   return std::string(what) + " = " + base::FormatNumber(value, 4) + " " + unit + " is " +
-         base::FormatNumber(factor, 3) + "x " + side + " of the runs the law was fitted on (" +
-         base::FormatNumber(lo, 3) + " to " + base::FormatNumber(hi, 3) + " " + unit +
-         "): an extrapolation of the law";
+         base::FormatNumber(factor, 3) + "x " + side + " of the runs the law was fitted on (" + range + " " +
+         unit + "): an extrapolation of the law";
 }
 
 }  // namespace orrery::scaling_laws

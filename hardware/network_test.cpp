@@ -335,10 +335,13 @@ TEST(NcclMeasured, DgxAllReduceWithin15Percent) {
 // Across nodes: "On an Nvidia DGX-A100 system we have 8x200Gbit/s IB cards
 // and we measure 192GB/s AllReduce BusBW" (NVIDIA's NCCL team, NVIDIA/nccl
 // issue 812, 2023). A ring over nodes is paced by its slowest links, the
-// eight NICs of 25 GB/s (200 GB/s a node), whatever the node count; the
-// preset, its phases pipelined as NCCL runs them, gives 191.0 GB/s for 8 GB
-// over 64 GPUs (8 nodes). The phases one after the other gave 103.9 GB/s,
-// half the measurement.
+// eight NICs of 25 GB/s (200 GB/s a node), whatever the node count. The
+// preset, its phases pipelined as NCCL runs them, is paced by the rail phase:
+// an all-reduce of 8e9 / 8 = 1e9 bytes over the 8 nodes, 2 x 7/8 x 1e9 /
+// (25e9 x 0.85, the tier's efficiency at and above 256 MiB) = 82.35 ms plus
+// 14 steps of 5 us and the small latencies of the node's phases, 82.48 ms:
+// a bus bandwidth of 2 x 63/64 x 8e9 / 82.48 ms = 191.0 GB/s. The phases one
+// after the other gave 103.9 GB/s, half the measurement.
 TEST(NcclMeasured, DgxA100AllReduceAcrossNodesAtItsNics) {
   const SystemSpec a100 = Preset("dgx-a100-superpod");
   const AlphaBetaNetwork a(a100);

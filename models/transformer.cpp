@@ -45,6 +45,13 @@ Op Counted(Op op, int& mm_count) {
   op.op_sac_recompute = MmRecomputeShare(mm_count, {op.n});
   return op;
 }
+// Sets a linear layer's GEMM's bias-gradient bytes, `rows` tokens of its
+// output width (Op::bias_grad_bytes), where the framework reduces them in a
+// kernel of its own. In place: LayerOps runs on the estimator's hot path,
+// and an operator copied by value costs its 104 bytes each time.
+void SetBiasGrad(Op& op, bool bias_grad, double rows) {
+  if (bias_grad && op.m > 0) op.bias_grad_bytes = static_cast<float>(rows / op.m * op.out_bytes);
+}
 
 // A norm over `elements` activation elements: fused, or as eager code runs
 // it (NormBytesPerElement), with its non-vectorized passes
@@ -98,6 +105,11 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // writes their sum (3e), with dropout it also writes the mask (3e + 1).
   const double mask = s.dropout && m.hidden_dropout > 0 ? 1 : 0;
   int mm = 0;  // aten.mm calls so far (op-level SAC, see transformer.h)
+  // The linear layers that carry biases (LayerParameters: the Q, K, V and
+  // output projections outside MLA, the MLP's, experts' and shared experts'
+  // matrices; not the router) reduce their output gradients into the bias
+  // gradients in kernels of their own where the framework does so.
+  const bool bias_grad = m.bias && s.separate_bias_grad;
 
   // A fused norm reads its input and writes its output once; an eager
   // RMSNorm makes the passes EagerNormBytesPerElement counts
@@ -134,6 +146,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // wq, wk, wv: three mm calls (transformer.h).
     Op qkv = Gemm("qkv_proj", tokens, (heads + 2 * kv) * d, h, e);
     qkv.op_sac_recompute = MmRecomputeShare(mm, {heads * d, kv * d, kv * d});
+    SetBiasGrad(qkv, bias_grad, tokens);
     out.Add(qkv);
   }
   if (s.eager && m.position == Position::kRope) {
@@ -195,7 +208,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     op.m = seq;
     op.n = kv_len;
     op.k = 0.5 * (dqk + dv);
-    op.batch = b * heads;
+    op.batch = static_cast<float>(b * heads);
     op.attention_core = true;
     // Kept by op-level SAC (aten._scaled_dot_product_flash_attention is in
     // torchtitan's _save_list): its output O and its fp32 logsumexp, one
@@ -213,7 +226,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     qk.m = seq;
     qk.n = kv_len;
     qk.k = dqk;
-    qk.batch = b * heads;
+    qk.batch = static_cast<float>(b * heads);
     qk.flops = 2 * scores * dqk;
     qk.bytes = (b * heads * seq * dqk + b * kv_att * kv_len * dqk) * e + scores * e;
     qk.attention_core = true;
@@ -244,7 +257,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     av.m = seq;
     av.n = dv;
     av.k = kv_len;
-    av.batch = b * heads;
+    av.batch = static_cast<float>(b * heads);
     av.flops = 2 * scores * dv;
     av.bytes = scores * e + (b * kv_att * kv_len * dv + b * heads * seq * dv) * e;
     av.attention_core = true;
@@ -257,7 +270,9 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // heads, dv) and return a transposed view of it, so the reshape finds it
   // contiguous (the H200 profile, validation/gpu_step/h200/shapes/, has no
   // copy of the attention output's shape).
-  out.Add(Counted(Gemm("out_proj", tokens, h, heads * dv, e), mm));
+  Op out_proj = Counted(Gemm("out_proj", tokens, h, heads * dv, e), mm);
+  SetBiasGrad(out_proj, bias_grad && !UsesMla(m), norm_tokens);
+  out.Add(out_proj);
   out.Add(Elementwise(mask > 0 ? "dropout_residual" : "residual_add", norm_tokens * h * (3 * e + mask)));
   Op mlp_norm = NormOp("post_attention_norm", m, s.eager, norm_tokens * h, e);
   mlp_norm.dense_mlp = !moe;
@@ -290,6 +305,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     up.bytes = (routed * h + routed * up_n * fe) * e + local_experts * up_n * fe * h * e;
     up.expert = true;
     up.op_sac_recompute = 1;  // grouped, not aten.mm (transformer.h)
+    SetBiasGrad(up, bias_grad, routed);
     out.Add(up);
     Op expert_act = Elementwise(swiglu ? "swiglu" : "gelu", routed * fe * ActivationPasses(swiglu, s.eager) * e);
     expert_act.expert_act = true;
@@ -298,6 +314,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     down.bytes = (routed * fe + routed * h) * e + local_experts * fe * h * e;
     down.expert = true;
     down.op_sac_recompute = 1;
+    SetBiasGrad(down, bias_grad, routed);
     out.Add(down);
     if (m.shared_experts > 0) {
       // Shared experts (DeepSeekMoE, arXiv 2401.06066, Sec. 3.2, Eq. 9): a
@@ -306,9 +323,12 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
       const double fs = static_cast<double>(SharedExpertFfn(m)) / t;
       Op shared_up = Gemm("shared_up", tokens, up_n * fs, h, e);
       shared_up.op_sac_recompute = swiglu ? MmRecomputeShare(mm, {fs, fs}) : MmRecomputeShare(mm, {fs});
+      SetBiasGrad(shared_up, bias_grad, tokens);
       out.Add(shared_up);
       out.Add(Elementwise(swiglu ? "shared_swiglu" : "shared_gelu", tokens * fs * ActivationPasses(swiglu, s.eager) * e));
-      out.Add(Counted(Gemm("shared_down", tokens, h, fs, e), mm));
+      Op shared_down = Counted(Gemm("shared_down", tokens, h, fs, e), mm);
+      SetBiasGrad(shared_down, bias_grad, norm_tokens);
+      out.Add(shared_down);
     }
   } else {
     const double ft = f / t;
@@ -316,12 +336,14 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     Op up = Gemm("mlp_up", tokens, up_n * ft, h, e);
     up.op_sac_recompute = swiglu ? MmRecomputeShare(mm, {ft, ft}) : MmRecomputeShare(mm, {ft});
     up.dense_mlp = true;
+    SetBiasGrad(up, bias_grad, tokens);
     out.Add(up);
     Op act = Elementwise(swiglu ? "swiglu" : "gelu", tokens * ft * ActivationPasses(swiglu, s.eager) * e);
     act.dense_mlp = true;
     out.Add(act);
     Op down = Counted(Gemm("mlp_down", tokens, h, ft, e), mm);
     down.dense_mlp = true;
+    SetBiasGrad(down, bias_grad, norm_tokens);
     out.Add(down);
   }
   out.Add(Elementwise(mask > 0 ? "dropout_residual" : "residual_add", norm_tokens * h * (3 * e + mask)));

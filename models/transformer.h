@@ -71,8 +71,18 @@ struct Op {
   // activations' datatype (router.py, Router.gating: router_dtype =
   // input.dtype unless moe_router_dtype is fp32 or fp64).
   bool router = false;
+  // A linear layer with a bias whose gradient the backward computes in a
+  // reduction kernel of its own (LayerShape::separate_bias_grad): the bytes
+  // of the output gradient it reads, over the tokens the bias is added on
+  // (a row-parallel layer's 1/tp of them under sequence parallelism, where
+  // the bias is added after the reduce-scatter); 0 = none. Single
+  // precision, in what would be padding, as unvec_bytes.
+  float bias_grad_bytes = 0;
+  // Independent GEMMs (kBatchedGemm): batch x heads, an integer well within
+  // single precision's exact range; beside bias_grad_bytes in what would be
+  // padding.
+  float batch = 1;
   double m = 0, n = 0, k = 0;  // GEMM shape (per device)
-  double batch = 1;            // independent GEMMs (kBatchedGemm)
   double flops = 0;            // forward FLOP on this device
   double bytes = 0;            // forward bytes moved to/from device memory
   // Backward bytes of a memory-bound operator whose backward kernel's traffic
@@ -130,6 +140,13 @@ struct LayerShape {
   // attention_dropout); an inference pass drops nothing and writes no masks
   // (PyTorch's Dropout is the identity in eval mode).
   bool dropout = true;
+  // The backward reduces each biased linear layer's output gradient over the
+  // tokens into its bias gradient in a kernel of its own, as PyTorch autograd
+  // and Megatron-LM's own layers do, rather than in the weight-gradient
+  // GEMM's epilogue, as Transformer Engine does
+  // (parallelism::TrainingPlan::separate_bias_grad). Read only where the
+  // model has biases (ModelSpec::bias).
+  bool separate_bias_grad = false;
 };
 
 // Bytes one eager RMSNorm moves per activation element of `act_bytes`,

@@ -133,6 +133,59 @@ TEST(Transformer, TensorParallelSplitsGemmsButNotSequenceParallelNorms) {
   }
 }
 
+// The bias gradients a framework reduces in kernels of its own
+// (LayerShape::separate_bias_grad): each biased linear layer reads its
+// output gradient once more. GPT with h = 1024 on tp 2 with sequence
+// parallelism, 2 x 512 = 1,024 tokens of 2 B: the column-parallel layers see
+// every token (QKV 3h / 2 = 1,536 wide: 1,024 x 1,536 x 2 = 3,145,728 B; the
+// MLP's up projection 4h / 2 = 2,048 wide: 4,194,304 B), the row-parallel
+// ones add their bias after the reduce-scatter, on 512 tokens of h = 1,024
+// (1,048,576 B each). Nothing without the flag, nothing for a model without
+// biases, nothing for a GEMM that has none (the attention's score GEMMs
+// are inside FlashAttention here; the LM head has no bias).
+TEST(Transformer, BiasGradientsReadEachBiasedLayersOutputGradient) {
+  ModelSpec m = Gpt(1, 1024, 16);
+  ASSERT_TRUE(m.bias);
+  LayerShape s;
+  s.micro_batch = 2;
+  s.seq = 512;
+  s.full_seq = 512;
+  s.tp = 2;
+  s.sequence_parallel = true;
+  auto bias_bytes = [](const OpList& ops, const char* name) {
+    for (int i = 0; i < ops.count; ++i)
+      if (std::string(ops.ops[static_cast<size_t>(i)].name) == name)
+        return static_cast<double>(ops.ops[static_cast<size_t>(i)].bias_grad_bytes);
+    return -1.0;
+  };
+  auto total = [](const OpList& ops) {
+    double t = 0;
+    for (int i = 0; i < ops.count; ++i) t += ops.ops[static_cast<size_t>(i)].bias_grad_bytes;
+    return t;
+  };
+  OpList ops;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_DOUBLE_EQ(total(ops), 0.0);
+  s.separate_bias_grad = true;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_DOUBLE_EQ(bias_bytes(ops, "qkv_proj"), 3145728.0);
+  EXPECT_DOUBLE_EQ(bias_bytes(ops, "out_proj"), 1048576.0);
+  EXPECT_DOUBLE_EQ(bias_bytes(ops, "mlp_up"), 4194304.0);
+  EXPECT_DOUBLE_EQ(bias_bytes(ops, "mlp_down"), 1048576.0);
+  EXPECT_DOUBLE_EQ(total(ops), 9437184.0);
+  // Without sequence parallelism the row-parallel biases see all 1,024 tokens.
+  s.sequence_parallel = false;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_DOUBLE_EQ(bias_bytes(ops, "out_proj"), 2097152.0);
+  EXPECT_DOUBLE_EQ(total(ops), 11534336.0);
+  OpList head;
+  HeadOps(m, s, head);
+  EXPECT_DOUBLE_EQ(total(head), 0.0);
+  m.bias = false;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_DOUBLE_EQ(total(ops), 0.0);
+}
+
 TEST(Transformer, MaterialisedAttentionMovesTheScoreMatrix) {
   const ModelSpec m = Gpt(1, 4096, 32);
   OpList ops;

@@ -277,6 +277,14 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "before its backward (PyTorch FSDP2, fully_shard: foreach_all_gather_copy_out, "
               "torchtitan). false: the gather writes the weights in place (FSDP1's "
               "FlatParameter, DeepSpeed).")
+        .Bool("zero3_flat_grad", &TrainingPlan::zero3_flat_grad, "false",
+              "ZeRO-3: every microbatch's backward concatenates each unit's parameter gradients into "
+              "the unit's flat gradient on the compute stream, reading and writing each gradient once "
+              "in the weights' datatype (PyTorch FSDP1: a module's parameters are views split off the "
+              "FlatParameter, torch/distributed/fsdp/_flat_param.py _get_unflat_views, and the split's "
+              "backward is a concatenation, tools/autograd/derivatives.yaml split_with_sizes; "
+              "llm-foundry's Composer). false: each gradient is reduced from its own tensor, or copied "
+              "on the reduction's stream beside the compute (FSDP2, DeepSpeed).")
         .Bool("tp_comm_overlap", &TrainingPlan::tp_comm_overlap, "false",
               "Overlap tensor-parallel collectives with GEMMs (Megatron-Core --tp-comm-overlap).")
         .Bool("pp_comm_overlap", &TrainingPlan::pp_comm_overlap, "false",
@@ -363,6 +371,15 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "megatron/core/distributed/param_and_grad_buffer.py, start_grad_sync / check_grads at "
               "00119989), reading the whole gradient buffer once more every step, g bytes a parameter. "
               "ZeRO-3 keeps no buffer: nothing either way.")
+        .Bool("separate_bias_grad", &TrainingPlan::separate_bias_grad, "false",
+              "Compute each biased linear layer's bias gradient in a reduction kernel of its own, one more "
+              "read of the layer's output gradient per microbatch in the backward (PyTorch autograd: "
+              "F.linear's addmm gradient summed to the bias's shape, tools/autograd/derivatives.yaml; "
+              "Megatron-LM's own layers: grad_bias = grad_output.sum(dim=0), and the bias gradients of its "
+              "fused bias-GeLU and bias-dropout-add reduced by autograd), as llm-foundry, DeepSpeed and "
+              "Megatron-LM before Transformer Engine run. false: in the weight-gradient GEMM's epilogue "
+              "(Transformer Engine's Linear backward, cuBLASLt's bias-gradient epilogue; Megatron-Core with "
+              "TE, NeMo). Read only for a model with biases (model.bias).")
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,
                          {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}}, "adam",
                          "Optimizer: adam (two fp32 moments) or sgd with momentum (one).")

@@ -228,6 +228,12 @@ struct TrainingPlan {
   // layer (an FSDP unit) at a time.
   bool zero3_matrix_prefetch = false;
   bool zero3_copy_out = false;
+  // Whether a ZeRO-3 unit's parameter gradients are concatenated into the
+  // unit's flat gradient on the compute stream every microbatch (PyTorch
+  // FSDP1: the module's parameters are views split off the FlatParameter,
+  // whose split's backward concatenates their gradients); see
+  // GradAccumulationBytesPerParam, core/estimate/training_estimator.cpp.
+  bool zero3_flat_grad = false;
   bool tp_comm_overlap = false;  // TP collectives overlapped with GEMMs
   // Whether an interleaved pipeline's sends and receives run beside the
   // computation of other model chunks in the steady 1F1B phase (Megatron-
@@ -274,6 +280,13 @@ struct TrainingPlan {
   // of the gradient buffer every step. See GradBufferBytesPerParam,
   // core/estimate/training_estimator.cpp.
   bool grad_nan_check = false;
+  // Whether the backward computes each biased linear layer's bias gradient
+  // in a reduction kernel of its own, reading the layer's output gradient
+  // once more (PyTorch autograd's addmm backward summed to the bias's shape;
+  // Megatron-LM's own layers, grad_output.sum(dim=0)), or inside the
+  // weight-gradient GEMM's epilogue (Transformer Engine). Read only where
+  // the model has biases (models::LayerShape::separate_bias_grad).
+  bool separate_bias_grad = false;
   Optimizer optimizer = Optimizer::kAdam;
   // Datatype of the optimizer's moments (Adam's two, SGD's momentum):
   // fp32, or bf16 as DeepSeek-V3 tracks AdamW's (arXiv 2412.19437,

@@ -152,6 +152,9 @@ void PrintOperatorGroup(const char* title, const engine::OperatorGroup& g, std::
     if (l.fp8_cast_fwd_s > 0 || l.fp8_cast_bwd_s > 0)
       out << "    " << PadRight("of which FP8 casts", 20) << Pad(FormatTime(l.fp8_cast_fwd_s), 11)
           << Pad(FormatTime(l.fp8_cast_bwd_s), 11) << "\n";
+    if (l.bias_grad_bwd_s > 0)
+      out << "    " << PadRight("of which bias grad", 20) << Pad("-", 11) << Pad(FormatTime(l.bias_grad_bwd_s), 11)
+          << "\n";
   }
   out << "  " << PadRight("total", 22) << Pad(FormatTime(g.fwd_s), 11) << Pad(FormatTime(g.bwd_s), 11) << "\n";
 }

@@ -214,7 +214,8 @@ Json OperatorGroupJson(const engine::OperatorGroup& g) {
                    {"fwd_bound", engine::OpBoundName(l.fwd_bound)},
                    {"bwd_bound", engine::OpBoundName(l.bwd_bound)},
                    {"fp8_cast_fwd_s", l.fp8_cast_fwd_s},
-                   {"fp8_cast_bwd_s", l.fp8_cast_bwd_s}});
+                   {"fp8_cast_bwd_s", l.fp8_cast_bwd_s},
+                   {"bias_grad_bwd_s", l.bias_grad_bwd_s}});
   return {{"fwd_s", g.fwd_s}, {"bwd_s", g.bwd_s}, {"ops", ops}};
 }
 

@@ -113,8 +113,11 @@ GemmPassTimes OpGemmPassTimes(const hardware::DeviceSpec& d, hardware::DataType 
   }
   return t;
 }
-// hardware::MemoryTime, through `memo` when there is one.
-double OpMemoryTime(const hardware::DeviceSpec& d, double bytes, KernelMemo* memo) {
+// hardware::MemoryTime, through `memo` when there is one. Inlined at every
+// call: Times() calls it for each memory-bound operator and bias gradient,
+// and GCC, left to itself, calls it out of line there (about 280
+// instructions an estimate from scratch).
+[[gnu::always_inline]] inline double OpMemoryTime(const hardware::DeviceSpec& d, double bytes, KernelMemo* memo) {
   return memo != nullptr ? memo->Memory(bytes) : hardware::MemoryTime(d, bytes);
 }
 
@@ -192,6 +195,16 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         b = g.dgrad + wgrad;
         t.gemm += f + b;
         if (op.kind == OpKind::kGemm) t.weight_grad += wgrad;
+        // A bias gradient reduced in a kernel of its own
+        // (Op::bias_grad_bytes): the backward sums the layer's output
+        // gradient over the tokens, reading it once and writing one row,
+        // memory-bound; a parameter gradient, so it goes with the weight
+        // gradients.
+        if (op.bias_grad_bytes > 0) {
+          const double bias = OpMemoryTime(d, static_cast<double>(op.bias_grad_bytes), memo);
+          b += bias;
+          t.weight_grad += bias;
+        }
         // An FP8 linear layer casts its input forward and its output
         // gradient backward (Fp8LinearCastTimes, step_kernels.h): memory-bound
         // kernels beside the GEMM, not part of what TP overlap hides behind.
@@ -432,6 +445,7 @@ models::LayerShape ShapeOf(const TrainingPlan& p, const parallelism::Workload& w
   shape.expert_load = parallelism::ExpertLoadFactor(p);
   shape.etp = p.etp;
   shape.eager = p.elementwise == parallelism::Elementwise::kEager;
+  shape.separate_bias_grad = p.separate_bias_grad;
   return shape;
 }
 
@@ -873,7 +887,16 @@ double GradBytes(const TrainingPlan& p) { return parallelism::GradientBytes(p); 
 // issue 1314 and PR 1317, 2022-03-02; on by default, "supported only with
 // fp32 gradient accumulation", megatron/arguments.py at 00129014; in
 // Megatron-Core and Transformer Engine alike) accumulates inside the GEMM:
-// 0. ZeRO-3 keeps no buffer: 0.
+// 0. ZeRO-3 keeps no buffer: 0, unless the framework concatenates a unit's
+// parameter gradients into one flat gradient on the compute stream
+// (training.zero3_flat_grad, PyTorch FSDP1): the module's parameters are
+// views split off the unit's FlatParameter (torch/distributed/fsdp/
+// _flat_param.py, _get_unflat_views: torch.split of the flat tensor), the
+// split's backward concatenates their gradients (tools/autograd/
+// derivatives.yaml, split_with_sizes: split_with_sizes_backward, a cat),
+// and AccumulateGrad takes the result as the flat gradient the
+// reduce-scatter reads: each gradient read and written once, 2 w_bytes a
+// parameter a microbatch over the gathered (unsharded) stage.
 // PyTorch's automatic mixed precision on fp32 parameters
 // (training.autocast_fp32_weights) has no fused path: autocast casts each
 // weight to bf16 at its use every microbatch (aten::_to_copy, 4 read + 2
@@ -889,7 +912,7 @@ double GradBytes(const TrainingPlan& p) { return parallelism::GradientBytes(p); 
 // forward's casts are priced with the backward's pass (the step's sum is
 // the same).
 double GradAccumulationBytesPerParam(const TrainingPlan& p, double w_bytes, double grad_bytes) {
-  if (p.zero >= 3) return 0.0;
+  if (p.zero >= 3) return p.zero3_flat_grad ? 2.0 * w_bytes : 0.0;
   if (p.autocast_fp32_weights) return 24.0;
   if (p.grad_accumulation_fusion) return 0.0;
   return w_bytes + 2.0 * grad_bytes;
@@ -1095,6 +1118,7 @@ bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workloa
          p.host_te_module == host_te_module && p.host_te_split == host_te_split &&
          (p.expert_capacity_factor > 0) == capacity_bound &&
          p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
+         p.separate_bias_grad == separate_bias_grad &&
          p.loss_kernel == loss_kernel &&
          p.precision == precision && p.fp8_recipe == fp8_recipe && w.seq_len == seq_len &&
          w.global_batch == global_batch;
@@ -1153,6 +1177,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.sequence_parallel = p.sequence_parallel;
   out.attention = p.attention;
   out.elementwise = p.elementwise;
+  out.separate_bias_grad = p.separate_bias_grad;
   out.loss_kernel = p.loss_kernel;
   out.precision = p.precision;
   out.fp8_recipe = p.fp8_recipe;
@@ -2051,8 +2076,10 @@ OperatorLine LineOf(const hardware::DeviceSpec& d, hardware::DataType dt, parall
         l.fp8_cast_fwd_s = cast.fwd;
         l.fp8_cast_bwd_s = cast.bwd;
       }
+      if (op.bias_grad_bytes > 0) l.bias_grad_bwd_s = hardware::MemoryTime(d, static_cast<double>(op.bias_grad_bytes));
       const double peak = hardware::PeakFlops(d, gemm_dt);
-      const double gemm_fwd = l.fwd_s - l.fp8_cast_fwd_s, gemm_bwd = l.bwd_s - l.fp8_cast_bwd_s;
+      const double gemm_fwd = l.fwd_s - l.fp8_cast_fwd_s,
+                   gemm_bwd = l.bwd_s - l.fp8_cast_bwd_s - l.bias_grad_bwd_s;
       l.fwd_fraction = gemm_fwd > 0 ? l.fwd_flops / (gemm_fwd * peak) : 0;
       l.bwd_fraction = gemm_bwd > 0 ? l.bwd_flops / (gemm_bwd * peak) : 0;
       const hardware::GemmParts parts =

@@ -92,7 +92,8 @@ struct OpTimes {
 
 // The part of an estimate that depends only on the model, the workload
 // (global batch, sequence) and the plan's per-layer shape (micro_batch, tp,
-// cp, ep, sequence_parallel, attention, elementwise, precision, fp8_recipe): the operator lists,
+// cp, ep, sequence_parallel, attention, elementwise, separate_bias_grad,
+// precision, fp8_recipe): the operator lists,
 // their times and FLOPs. A search prepares it once per block of plans and
 // runs every plan of the block (recompute, overlaps, ZeRO stage, offload,
 // interleave, group order) against it. Valid for the estimator that made
@@ -120,6 +121,7 @@ struct PreparedWorkload {
   bool sequence_parallel = false;
   parallelism::Attention attention = parallelism::Attention::kFlash;
   parallelism::Elementwise elementwise = parallelism::Elementwise::kFused;
+  bool separate_bias_grad = false;
   parallelism::LossKernel loss_kernel = parallelism::LossKernel::kMegatronFp32;
   hardware::DataType precision = hardware::DataType::kBf16;
   parallelism::Fp8Recipe fp8_recipe = parallelism::Fp8Recipe::kDelayed;
@@ -226,6 +228,7 @@ struct OperatorLine {
   double fwd_fraction = 0, bwd_fraction = 0;
   OpBound fwd_bound = OpBound::kCompute, bwd_bound = OpBound::kCompute;
   double fp8_cast_fwd_s = 0, fp8_cast_bwd_s = 0;  // part of fwd_s / bwd_s: the FP8 casts of a linear layer
+  double bias_grad_bwd_s = 0;  // part of bwd_s: a linear layer's bias-gradient reduction (Op::bias_grad)
 };
 // A layer's (or the head's, or the embedding's) operators; fwd_s and bwd_s
 // are the estimator's times of the whole (PreparedWorkload's OpTimes): the

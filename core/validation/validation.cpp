@@ -881,6 +881,11 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (framework == "llm-foundry") {
       p.zero3_backward_prefetch = false;
       assume("FSDP1 BACKWARD_POST: each backward gather waits exposed (Composer's default)");
+      // FSDP1's parameters are views of the unit's FlatParameter, so the
+      // backward concatenates their gradients into the flat gradient
+      // (training.zero3_flat_grad).
+      p.zero3_flat_grad = true;
+      assume("FSDP1 flat gradients: each unit's parameter gradients concatenated on the compute stream");
     }
     // torchtitan's data parallelism is FSDP2 (fully_shard; Liang et al. 2024,
     // arXiv 2410.06511, Sec. 2.1), which copies every gather out of its flat
@@ -922,6 +927,25 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // norm over the whole gradient buffer every step (GradBufferBytesPerParam,
     // core/estimate/training_estimator.cpp). Rows of other frameworks keep it
     // off: NeMo and Megatron-Bridge build their own DDP config.
+    // A linear layer's bias gradient: PyTorch autograd sums F.linear's
+    // output gradient to the bias's shape in a reduction of its own (addmm's
+    // gradient for self, tools/autograd/derivatives.yaml), and Megatron-LM's
+    // own layers do the same (megatron/core/tensor_parallel/layers.py,
+    // LinearWithGradAccumulationAndAsyncCommunication.backward: grad_bias =
+    // grad_output.sum(dim=0); its fused bias-GeLU and bias-dropout-add leave
+    // the bias's share to autograd's reduction too); Transformer Engine
+    // computes it in the weight-gradient GEMM's epilogue (its Linear
+    // backward's gemm(..., grad=True, use_bias=True), cuBLASLt's bias-gradient
+    // epilogue), which Megatron-LM runs from 2024 and Megatron-Core's
+    // recipes (NeMo, Megatron-Bridge) always. Only a model with biases has
+    // any (training.separate_bias_grad).
+    const bool own_bias_grad = framework == "llm-foundry" || framework == "deepspeed" ||
+                               (framework == "megatron-lm" && year > 0 && year < 2024) ||
+                               plain_pytorch || framework == "torchtitan" || framework.rfind("litgpt", 0) == 0;
+    if (own_bias_grad && s.model.bias) {
+      p.separate_bias_grad = true;
+      assume("bias gradients reduced in kernels of their own (" + framework + ": not in a GEMM epilogue)");
+    }
     if (framework == "megatron-lm" && year >= 2024) {
       p.grad_nan_check = true;
       assume("a NaN check of the gradient buffer before its reduction (Megatron-LM --check-for-nan-in-loss-and-grad, default on)");

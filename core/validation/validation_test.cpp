@@ -21,6 +21,7 @@
 #include "core/estimate/training_estimator.h"
 #include "core/search/search.h"
 #include "core/validation/validation.h"
+#include "hardware/device_model.h"
 #include "models/transformer.h"
 #include "tests/support/presets.h"
 
@@ -752,9 +753,14 @@ TEST(ValidationCsv, ArchitectureColumnsReplaceTheGptDefaults) {
 // vocabulary-parallel fp32 loss (the default) for the Megatron frameworks
 // and a row that names none. Korthikanti's 22B row (every plan field
 // stated, ZeRO 0, materialised attention) under llm-foundry differs from the
-// same row under no framework in its loss alone: 4 x 2048 tokens x 51,200 / 8
+// same row under no framework in its loss: 4 x 2048 tokens x 51,200 / 8
 // logits on the A100, LossTimes(fused_bf16) against LossTimes(megatron_fp32)
-// (tests/estimate_test.cpp works both by hand).
+// (tests/estimate_test.cpp works both by hand), and in its bias gradients,
+// which PyTorch reduces in kernels of its own (training.separate_bias_grad:
+// 9.090 ms over the 48 layers, tests/estimate_test.cpp,
+// SeparateBiasGradientsReadEachOutputGradientOnceMore); a row naming no
+// framework is taken as Transformer Engine's, which reduces them in its
+// GEMM's epilogue.
 TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   base::Diagnostics d;
   const ValidationReport r = ValidateFile(
@@ -774,7 +780,15 @@ TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   const hardware::DeviceSpec a100 = test::System("selene", 1).device;
   const engine::PassTimes fp32 = engine::LossTimes(a100, 8192, 6400, parallelism::LossKernel::kMegatronFp32);
   const engine::PassTimes bf16 = engine::LossTimes(a100, 8192, 6400, parallelism::LossKernel::kFusedBf16);
-  EXPECT_NEAR(r.rows[4].predicted - r.rows[0].predicted, fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd, 1e-12);
+  const double bias_grads = 48 * (hardware::MemoryTime(a100, 37748736.0) + 2 * hardware::MemoryTime(a100, 100663296.0) +
+                                  hardware::MemoryTime(a100, 50331648.0));
+  EXPECT_NEAR(bias_grads, 9.090e-3, 0.001e-3);
+  EXPECT_NEAR(r.rows[4].predicted - r.rows[0].predicted, fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd - bias_grads,
+              1e-12);
+  const std::string own_bias = "bias gradients reduced in kernels of their own";
+  for (size_t i : {0u, 1u, 2u, 3u})
+    EXPECT_NE(r.rows[i].assumptions.find(own_bias), std::string::npos) << r.rows[i].assumptions;
+  EXPECT_EQ(r.rows[4].assumptions.find(own_bias), std::string::npos) << r.rows[4].assumptions;
 }
 
 // The Megatron-LM README 2024 rows state only `tied_embeddings no` among the
@@ -962,7 +976,12 @@ TEST(ValidationCsv, ReduceDtypeColumnSetsTheFsdpReduceScatterDatatype) {
 // (2,759,282,688 parameters x 10 B) + 13.043 ms (x 8 B) slower than the
 // Megatron-Core row, dated 2022 13.043 ms, dated 2024 6.522 ms (x 4 B), at
 // the A100 80GB's 1.692 TB/s (tests/estimate_test.cpp,
-// UnfusedGradientAccumulationPassesOverTheParametersEveryMicrobatch).
+// UnfusedGradientAccumulationPassesOverTheParametersEveryMicrobatch). The
+// rows before 2024 also reduce their bias gradients in kernels of their own,
+// Megatron-LM's layers before Transformer Engine (training.
+// separate_bias_grad): 9.090 ms more (SeparateBiasGradientsReadEachOutput-
+// GradientOnceMore); the 2024 row and the Megatron-Core row do it in the
+// GEMM's epilogue.
 TEST(ValidationCsv, MegatronLmOf2021AccumulatesGradientsUnfused) {
   base::Diagnostics d;
   const ValidationReport r = ValidateFile(
@@ -985,8 +1004,11 @@ TEST(ValidationCsv, MegatronLmOf2021AccumulatesGradientsUnfused) {
   const std::string nan_check = "a NaN check of the gradient buffer";
   EXPECT_TRUE(has(2, nan_check)) << r.rows[2].assumptions;
   for (size_t i : {0u, 1u, 3u}) EXPECT_FALSE(has(i, nan_check)) << r.rows[i].assumptions;
-  EXPECT_NEAR(r.rows[0].predicted - r.rows[3].predicted, 16.308e-3 + 13.043e-3, 0.002e-3);
-  EXPECT_NEAR(r.rows[1].predicted - r.rows[3].predicted, 13.043e-3, 0.001e-3);
+  const std::string own_bias = "bias gradients reduced in kernels of their own";
+  for (size_t i : {0u, 1u}) EXPECT_TRUE(has(i, own_bias)) << r.rows[i].assumptions;
+  for (size_t i : {2u, 3u}) EXPECT_FALSE(has(i, own_bias)) << r.rows[i].assumptions;
+  EXPECT_NEAR(r.rows[0].predicted - r.rows[3].predicted, 16.308e-3 + 13.043e-3 + 9.090e-3, 0.002e-3);
+  EXPECT_NEAR(r.rows[1].predicted - r.rows[3].predicted, 13.043e-3 + 9.090e-3, 0.001e-3);
   EXPECT_NEAR(r.rows[2].predicted - r.rows[3].predicted, 6.522e-3, 0.001e-3);
 }
 
@@ -1601,8 +1623,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // the rows were fast already. The llm-foundry mpt-13b rows at 8/16/32/64
   // GPUs, whose measured MFU is flat (39.6-40.0 %), now are too: -16.0 /
   // -10.8 / -7.2 / -6.0 -> -16.0 / -17.7 / -17.6 / -18.1 %.
-  EXPECT_LE(file.mape_pct, 12.06);
-  EXPECT_LE(file_hb.mape_pct, 11.00);
+  // Lowered to 11.59 % and 10.48 % (11.5851 / 10.4784 %) by two backward
+  // kernels the frameworks run (docs/hopper-dense.md section 14): bias
+  // gradients reduced in kernels of their own (training.separate_bias_grad:
+  // llm-foundry, DeepSpeed, Megatron-LM before 2024) and FSDP1's flat
+  // gradients concatenated on the compute stream (training.zero3_flat_grad:
+  // llm-foundry). The mpt-13b rows -16.0 / -17.7 / -17.6 / -18.1 -> -13.1 /
+  // -14.8 / -14.7 / -15.2 %; every moved row moved slower.
+  EXPECT_LE(file.mape_pct, 11.59);
+  EXPECT_LE(file_hb.mape_pct, 10.48);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken
@@ -1969,7 +1998,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Raised to 7.99 % (7.9820 %) by the pipelined collectives across tiers
   // (above): the README's pp 1 rows reduce across nodes, fast already
   // (1.7B +25.5 -> +27.1 %).
-  EXPECT_LE(all.mape_pct, 7.99);
+  // Lowered to 7.86 % (7.8540 %) by the bias gradients Megatron-LM's own
+  // layers reduce in kernels of their own (training.separate_bias_grad) on
+  // the rows before 2024 (Narayanan, Korthikanti).
+  EXPECT_LE(all.mape_pct, 7.86);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -2009,7 +2041,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // taken as fused, as the release of their features (--sequence-parallel)
   // turned it on; priced unfused (16.3 ms a microbatch on the 22B) it would
   // be 6.19 %, lines 4-9 +4.3 to +12.5 % (docs/korthikanti-layer.md).
-  EXPECT_LE(korthikanti.mape_pct, 1.63);
+  // Lowered to 1.55 % (1.5438 %, bias +0.19 -> -0.13 %): Megatron-LM's
+  // layers reduce their bias gradients in kernels of their own
+  // (training.separate_bias_grad), 9.09 ms a microbatch on the 22B node.
+  EXPECT_LE(korthikanti.mape_pct, 1.55);
   // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
   // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
   // attention runs in BF16 as Transformer Engine's FP8 recipes do, 14.88 %
@@ -2102,7 +2137,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Raised to 5.38 % (5.3753 %) by the pipelined collectives across tiers
   // (above): the Megatron rows' data-parallel all-reduce (GPT 1.7B to 7.5B,
   // Table 1) crosses nodes.
-  EXPECT_LE(narayanan.mape_pct, 5.38);
+  // Lowered to 5.17 % (5.1675 %) by the bias gradients reduced in kernels
+  // of their own (training.separate_bias_grad), Megatron-LM's and
+  // Megatron-DeepSpeed's alike.
+  EXPECT_LE(narayanan.mape_pct, 5.17);
 }
 
 }  // namespace

@@ -391,6 +391,19 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                                   "\"Low-Precision Optimizer States\"). Halves their memory (8 -> 4 bytes a "
                                   "parameter for Adam, beside the fp32 master weights) and the bytes the "
                                   "optimizer step moves for them (38 -> 30 a parameter).")
+        .Enum<OptimizerStep>("optimizer_step", &TrainingPlan::optimizer_step,
+                             {{"fused", OptimizerStep::kFused}, {"pytorch", OptimizerStep::kPytorch}}, "fused",
+                             "How the optimizer step runs. fused: one fused update kernel (apex / Transformer "
+                             "Engine FusedAdam), the low-precision weights copied from the master in a pass of "
+                             "their own, and gradient clipping that reads the norm and rescales only past the "
+                             "limit (Megatron-LM, Megatron-Core): 38 B a parameter for Adam. pytorch: PyTorch's "
+                             "own step, the update as separate element-wise passes over each parameter "
+                             "(torch.optim's foreach path, or a per-parameter loop as Composer's DecoupledAdamW "
+                             "runs it: the moments scaled and added into, the square root, the division and the "
+                             "epsilon each a pass of their own, then the parameter's addcdiv), and "
+                             "torch.nn.utils.clip_grad_norm_ (FSDP's clip_grad_norm_ too), which always "
+                             "multiplies the gradients by the clamped coefficient: 92 B a parameter for Adam "
+                             "with fp32 states (80 + 12), 44 for SGD with momentum.")
         .Bool("offload_optimizer", &TrainingPlan::offload_optimizer, "false",
               "Keep optimizer states in host memory and run the step there (ZeRO-Offload).")
         .String("group_order", &TrainingPlan::group_order, "tp,cp,ep,dp,pp",

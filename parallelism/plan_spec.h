@@ -83,6 +83,16 @@ enum class Elementwise { kFused, kEager };
 // loss_fn: fused_crossentropy; 6 B per logit).
 enum class LossKernel { kMegatronFp32, kTorchFp32, kFusedBf16 };
 enum class Optimizer { kAdam, kSgd };
+// How the optimizer step runs (core/estimate/training_estimator.cpp,
+// OptimizerStepBytesPerParam): kFused, one fused update kernel, the
+// low-precision copy of the weights as a pass of its own, and gradient
+// clipping that reads the norm and rescales only past the limit (Megatron-LM,
+// Megatron-Core, NeMo); kPytorch, PyTorch's own step: the optimizer's update
+// as separate element-wise passes over each parameter (torch.optim's
+// foreach path, or a per-parameter loop such as Composer's DecoupledAdamW),
+// and torch's clip_grad_norm_ (FSDP's too), which always multiplies the
+// gradients by the clamped coefficient.
+enum class OptimizerStep { kFused, kPytorch };
 // How the FP8 GEMM operands of a linear layer are scaled (read only when
 // precision is fp8; core/estimate/step_kernels.h prices each one's casts):
 // kDelayed, one per-tensor scale from an amax history (Transformer Engine
@@ -292,6 +302,7 @@ struct TrainingPlan {
   // fp32, or bf16 as DeepSeek-V3 tracks AdamW's (arXiv 2412.19437,
   // Sec. 3.3.3). OptimizerStateBytesPerParam.
   hardware::DataType optimizer_moments = hardware::DataType::kFp32;
+  OptimizerStep optimizer_step = OptimizerStep::kFused;
   bool offload_optimizer = false;
   std::string group_order = "tp,cp,ep,dp,pp";  // innermost first
 };

@@ -457,6 +457,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"separate_bias_grad", {"gpt3", "true"}},
       {"optimizer", {"llama70b", "sgd"}},
       {"optimizer_moments", {"llama70b", "bf16"}},
+      {"optimizer_step", {"llama70b", "pytorch"}},
       {"offload_optimizer", {"llama70b", "true"}},
       {"group_order", {"llama70b", "dp,tp,cp,ep,pp"}},
   };

@@ -821,7 +821,35 @@ CopyOutBytes Zero3CopyOut(const models::ModelSpec& m, const TrainingPlan& p, int
 // Each moment is read and written once: bf16 moments (training.
 // optimizer_moments) move 2 x 2 bytes of it less, Adam 30 and SGD 26 with
 // an fp32 master.
+//
+// PyTorch's own step (training.optimizer_step = pytorch) runs the update as
+// separate element-wise passes. Composer's DecoupledAdamW (llm-foundry's
+// decoupled_adamw; composer/optim/decoupled_weight_decay.py, adamw): per
+// parameter exp_avg.mul_(beta1).add_(grad), exp_avg_sq.mul_(beta2).
+// addcmul_(grad, grad), denom = (exp_avg_sq.sqrt() / sqrt(bc2)).add_(eps),
+// param.addcdiv_(exp_avg, denom), the weight decay's param.mul_ skipped at
+// weight_decay 0 (the mpt yamls' value); torch.optim.AdamW's foreach path
+// issues the same passes over lists of tensors. Each moment is touched five
+// times (two read-writes and a read), the denominator's temporaries six
+// (written by the square root, read and written by the division and by the
+// epsilon, read by addcdiv), the gradient read twice and the parameter read
+// and written: 16 m + 2 g + 2 p bytes with m, g and p the moments',
+// gradients' and parameters' bytes, 80 in fp32. SGD with momentum:
+// buf.mul_(momentum).add_(grad), param.add_(buf): 5 m + g + 2 p, 32.
+// There is no separate low-precision copy (FSDP casts its fp32 shard when
+// it gathers). torch.nn.utils.clip_grad_norm_ and FSDP's clip_grad_norm_
+// read every gradient for the norm and then multiply each by the clamped
+// coefficient whatever its value (no branch on the host): 3 g, 12 more.
+// The gradients and parameters are fp32 with a master copy (FSDP's sharded
+// parameter is it), else in the weights' datatype.
 double OptimizerStepBytesPerParam(const TrainingPlan& p, double w_bytes) {
+  if (p.optimizer_step == parallelism::OptimizerStep::kPytorch) {
+    const double m = hardware::BytesPer(p.optimizer_moments);
+    const double pg = p.fp32_master_weights || w_bytes >= 4 ? 4.0 : w_bytes;
+    const double update = p.optimizer == parallelism::Optimizer::kAdam ? 16 * m + 2 * pg + 2 * pg
+                                                                       : 5 * m + pg + 2 * pg;
+    return update + 3 * pg;
+  }
   const double with_master = (p.optimizer == parallelism::Optimizer::kAdam ? 38.0 : 30.0) -
                              parallelism::OptimizerMoments(p) * 2 * (4 - hardware::BytesPer(p.optimizer_moments));
   if (p.fp32_master_weights || w_bytes >= 4) return with_master;

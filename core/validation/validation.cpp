@@ -886,6 +886,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       // (training.zero3_flat_grad).
       p.zero3_flat_grad = true;
       assume("FSDP1 flat gradients: each unit's parameter gradients concatenated on the compute stream");
+      // The mpt yamls train with Composer's DecoupledAdamW (optimizer name
+      // decoupled_adamw, weight_decay 0.0), a per-parameter loop of single
+      // element-wise passes, and clip by norm (algorithms: gradient_clipping,
+      // clipping_type norm) through FSDP's clip_grad_norm_, which always
+      // rescales (training.optimizer_step = pytorch).
+      p.optimizer_step = parallelism::OptimizerStep::kPytorch;
+      assume("PyTorch's optimizer step: Composer's DecoupledAdamW as separate element-wise passes, FSDP's "
+             "clip_grad_norm_ always rescaling");
     }
     // torchtitan's data parallelism is FSDP2 (fully_shard; Liang et al. 2024,
     // arXiv 2410.06511, Sec. 2.1), which copies every gather out of its flat

@@ -760,7 +760,10 @@ TEST(ValidationCsv, ArchitectureColumnsReplaceTheGptDefaults) {
 // 9.090 ms over the 48 layers, tests/estimate_test.cpp,
 // SeparateBiasGradientsReadEachOutputGradientOnceMore); a row naming no
 // framework is taken as Transformer Engine's, which reduces them in its
-// GEMM's epilogue.
+// GEMM's epilogue. And in its optimizer step: Composer's DecoupledAdamW as
+// separate passes and FSDP's always-rescaling clip (training.optimizer_step
+// = pytorch), 96 B a parameter with the zeroed buffer where the fused step
+// moves 42 (PytorchOptimizerStepPassesOverEachParameterPerOperation).
 TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   base::Diagnostics d;
   const ValidationReport r = ValidateFile(
@@ -783,8 +786,14 @@ TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   const double bias_grads = 48 * (hardware::MemoryTime(a100, 37748736.0) + 2 * hardware::MemoryTime(a100, 100663296.0) +
                                   hardware::MemoryTime(a100, 50331648.0));
   EXPECT_NEAR(bias_grads, 9.090e-3, 0.001e-3);
-  EXPECT_NEAR(r.rows[4].predicted - r.rows[0].predicted, fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd - bias_grads,
-              1e-12);
+  const double params = 2759282688.0;
+  const double optimizer = hardware::MemoryTime(a100, params * 96.0) - hardware::MemoryTime(a100, params * 42.0);
+  EXPECT_NEAR(optimizer, 88.04e-3, 0.01e-3);
+  EXPECT_NEAR(r.rows[4].predicted - r.rows[0].predicted,
+              fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd - bias_grads - optimizer, 1e-12);
+  EXPECT_NE(r.rows[0].assumptions.find("PyTorch's optimizer step"), std::string::npos) << r.rows[0].assumptions;
+  for (size_t i : {1u, 2u, 3u, 4u})
+    EXPECT_EQ(r.rows[i].assumptions.find("PyTorch's optimizer step"), std::string::npos) << r.rows[i].assumptions;
   const std::string own_bias = "bias gradients reduced in kernels of their own";
   for (size_t i : {0u, 1u, 2u, 3u})
     EXPECT_NE(r.rows[i].assumptions.find(own_bias), std::string::npos) << r.rows[i].assumptions;
@@ -1630,8 +1639,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // gradients concatenated on the compute stream (training.zero3_flat_grad:
   // llm-foundry). The mpt-13b rows -16.0 / -17.7 / -17.6 / -18.1 -> -13.1 /
   // -14.8 / -14.7 / -15.2 %; every moved row moved slower.
-  EXPECT_LE(file.mape_pct, 11.59);
-  EXPECT_LE(file_hb.mape_pct, 10.48);
+  // Lowered to 11.52 % and 10.40 % (11.5175 / 10.3973 %) by PyTorch's own
+  // optimizer step on the llm-foundry rows (training.optimizer_step:
+  // Composer's DecoupledAdamW as separate passes, FSDP's always-rescaling
+  // clip, 92 B a parameter against 38): the mpt-13b rows -13.1 / -14.8 /
+  // -14.7 / -15.2 -> -9.4 / -13.0 / -13.7 / -14.7 %.
+  EXPECT_LE(file.mape_pct, 11.52);
+  EXPECT_LE(file_hb.mape_pct, 10.40);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken

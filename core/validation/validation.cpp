@@ -928,13 +928,6 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.grad_scale_at_dp1 = true;
       assume("gradient buffer divided by dp even at dp 1 (Megatron-LM DistributedDataParallel before Megatron-Core)");
     }
-    // Megatron-LM of 2024 on checks each gradient bucket for a NaN before
-    // reducing it (--check-for-nan-in-loss-and-grad, on unless
-    // --no-check-for-nan-in-loss-and-grad; DistributedDataParallelConfig
-    // check_for_nan_in_grad, megatron/training/training.py get_model): an L2
-    // norm over the whole gradient buffer every step (GradBufferBytesPerParam,
-    // core/estimate/training_estimator.cpp). Rows of other frameworks keep it
-    // off: NeMo and Megatron-Bridge build their own DDP config.
     // A linear layer's bias gradient: PyTorch autograd sums F.linear's
     // output gradient to the bias's shape in a reduction of its own (addmm's
     // gradient for self, tools/autograd/derivatives.yaml), and Megatron-LM's
@@ -954,6 +947,13 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.separate_bias_grad = true;
       assume("bias gradients reduced in kernels of their own (" + framework + ": not in a GEMM epilogue)");
     }
+    // Megatron-LM of 2024 on checks each gradient bucket for a NaN before
+    // reducing it (--check-for-nan-in-loss-and-grad, on unless
+    // --no-check-for-nan-in-loss-and-grad; DistributedDataParallelConfig
+    // check_for_nan_in_grad, megatron/training/training.py get_model): an L2
+    // norm over the whole gradient buffer every step (GradBufferBytesPerParam,
+    // core/estimate/training_estimator.cpp). Rows of other frameworks keep it
+    // off: NeMo and Megatron-Bridge build their own DDP config.
     if (framework == "megatron-lm" && year >= 2024) {
       p.grad_nan_check = true;
       assume("a NaN check of the gradient buffer before its reduction (Megatron-LM --check-for-nan-in-loss-and-grad, default on)");

@@ -189,6 +189,9 @@ inline UnvecPasses EagerNormUnvecPasses(double act_bytes) {
 }
 
 inline constexpr int kMaxLayerOps = 24;
+// The size the hot path's copies were measured at (Op's comments: its
+// single-precision fields sit in what would be padding).
+static_assert(sizeof(Op) == 104, "an Op grew: recount the estimator's copies before accepting it");
 
 // kMaxLayerOps operators in storage left uninitialised: a list is filled by
 // Add() from its first slot on, and only its first `count` are read.

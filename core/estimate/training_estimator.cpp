@@ -846,8 +846,10 @@ double OptimizerStepBytesPerParam(const TrainingPlan& p, double w_bytes) {
   if (p.optimizer_step == parallelism::OptimizerStep::kPytorch) {
     const double m = hardware::BytesPer(p.optimizer_moments);
     const double pg = p.fp32_master_weights || w_bytes >= 4 ? 4.0 : w_bytes;
-    const double update = p.optimizer == parallelism::Optimizer::kAdam ? 16 * m + 2 * pg + 2 * pg
-                                                                       : 5 * m + pg + 2 * pg;
+    // Adam: 16 m, the gradient read twice, the parameter read and written;
+    // SGD: 5 m, the gradient once, the parameter read and written; then the
+    // clip's 3 g.
+    const double update = p.optimizer == parallelism::Optimizer::kAdam ? 16 * m + 4 * pg : 5 * m + 3 * pg;
     return update + 3 * pg;
   }
   const double with_master = (p.optimizer == parallelism::Optimizer::kAdam ? 38.0 : 30.0) -

@@ -228,7 +228,7 @@ struct OperatorLine {
   double fwd_fraction = 0, bwd_fraction = 0;
   OpBound fwd_bound = OpBound::kCompute, bwd_bound = OpBound::kCompute;
   double fp8_cast_fwd_s = 0, fp8_cast_bwd_s = 0;  // part of fwd_s / bwd_s: the FP8 casts of a linear layer
-  double bias_grad_bwd_s = 0;  // part of bwd_s: a linear layer's bias-gradient reduction (Op::bias_grad)
+  double bias_grad_bwd_s = 0;  // part of bwd_s: a linear layer's bias-gradient reduction (Op::bias_grad_bytes)
 };
 // A layer's (or the head's, or the embedding's) operators; fwd_s and bwd_s
 // are the estimator's times of the whole (PreparedWorkload's OpTimes): the

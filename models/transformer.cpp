@@ -148,6 +148,17 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     qkv.op_sac_recompute = MmRecomputeShare(mm, {heads * d, kv * d, kv * d});
     SetBiasGrad(qkv, bias_grad, tokens);
     out.Add(qkv);
+    if (s.qkv_split_cat) {
+      // Q, K and V split off the fused projection's output by views
+      // (torch.split / chunk: MPT's qkv.chunk(3), Megatron-LM's
+      // split_tensor_along_last_dim, litgpt's qkv.split): their backward is
+      // a cat (split_backward, tools/autograd/derivatives.yaml), which reads
+      // the three gradients and writes the projection's output gradient.
+      // Nothing forward: the views copy nothing.
+      Op split = Elementwise("qkv_split_grad", 0);
+      split.bwd_bytes = 2 * qkv.out_bytes;
+      out.Add(split);
+    }
   }
   if (s.eager && m.position == Position::kRope) {
     // Rotary embedding of the queries and keys (Su et al. 2021, RoFormer,

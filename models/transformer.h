@@ -147,6 +147,11 @@ struct LayerShape {
   // (parallelism::TrainingPlan::separate_bias_grad). Read only where the
   // model has biases (ModelSpec::bias).
   bool separate_bias_grad = false;
+  // The queries, keys and values are autograd views split off the fused QKV
+  // projection's output, whose backward concatenates their gradients
+  // (parallelism::TrainingPlan::qkv_split_cat): LayerOps adds the
+  // backward-only qkv_split_grad operator. Not read for MLA.
+  bool qkv_split_cat = false;
 };
 
 // Bytes one eager RMSNorm moves per activation element of `act_bytes`,

@@ -186,6 +186,51 @@ TEST(Transformer, BiasGradientsReadEachBiasedLayersOutputGradient) {
   EXPECT_DOUBLE_EQ(total(ops), 0.0);
 }
 
+// Q, K and V split by views off one fused projection (training.qkv_split_cat:
+// MPT's qkv.chunk, Megatron-LM's split_tensor_along_last_dim, litgpt's
+// qkv.split): the split's backward concatenates their gradients, reading the
+// three and writing the projection's output gradient; the forward copies
+// nothing. GPT with hidden 1,024 and 16 heads of 64 at tp 2, two sequences
+// of 512 gathered for the projection under sequence parallelism: the
+// projection's output is 1,024 tokens x 3 x 1,024 / 2 = 1,536 features x 2 B
+// = 3,145,728 B, the cat moves twice that. With 4 KV heads the output is
+// (16 + 2 x 4) x 64 / 2 = 768 features wide, 1,572,864 B. MLA projects its
+// queries and its latent apart: no cat.
+TEST(Transformer, FusedQkvSplitGradientsAreConcatenatedInTheBackward) {
+  ModelSpec m = Gpt(1, 1024, 16);
+  LayerShape s;
+  s.micro_batch = 2;
+  s.seq = 512;
+  s.full_seq = 512;
+  s.tp = 2;
+  s.sequence_parallel = true;
+  auto find = [](const OpList& ops, const char* name) -> const Op* {
+    for (int i = 0; i < ops.count; ++i)
+      if (std::string(ops.ops[static_cast<size_t>(i)].name) == name) return &ops.ops[static_cast<size_t>(i)];
+    return nullptr;
+  };
+  OpList ops;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(find(ops, "qkv_split_grad"), nullptr);
+  const int without = ops.count;
+  s.qkv_split_cat = true;
+  LayerOps(m, s, false, 1, ops);
+  ASSERT_EQ(ops.count, without + 1);
+  const Op* split = find(ops, "qkv_split_grad");
+  ASSERT_NE(split, nullptr);
+  EXPECT_EQ(split->kind, OpKind::kElementwise);
+  EXPECT_DOUBLE_EQ(split->bytes, 0.0);
+  EXPECT_DOUBLE_EQ(split->bwd_bytes, 6291456.0);
+  EXPECT_DOUBLE_EQ(split->flops, 0.0);
+  m.kv_heads = 4;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_DOUBLE_EQ(find(ops, "qkv_split_grad")->bwd_bytes, 3145728.0);
+  m.kv_lora_rank = 256;
+  m.rope_head_dim = 32;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(find(ops, "qkv_split_grad"), nullptr);
+}
+
 TEST(Transformer, MaterialisedAttentionMovesTheScoreMatrix) {
   const ModelSpec m = Gpt(1, 4096, 32);
   OpList ops;

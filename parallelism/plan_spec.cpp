@@ -380,6 +380,14 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "Megatron-LM before Transformer Engine run. false: in the weight-gradient GEMM's epilogue "
               "(Transformer Engine's Linear backward, cuBLASLt's bias-gradient epilogue; Megatron-Core with "
               "TE, NeMo). Read only for a model with biases (model.bias).")
+        .Bool("qkv_split_cat", &TrainingPlan::qkv_split_cat, "false",
+              "Split the fused QKV projection's output into queries, keys and values with autograd views, "
+              "whose backward concatenates the three gradients into one: a read and a write of the "
+              "projection's output gradient per layer and microbatch, 4 x (q + 2 kv) x head_dim / tp bytes "
+              "a token in bf16 (PyTorch's split and chunk backward is a cat, tools/autograd/derivatives.yaml; "
+              "llm-foundry's MPT qkv.chunk / qkv.split, Megatron-LM's split_tensor_along_last_dim, litgpt's "
+              "qkv.split). false: separate Q, K and V projections (torchtitan, Hugging Face Llama) or an "
+              "attention kernel that writes one packed gradient. Not read for MLA.")
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,
                          {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}}, "adam",
                          "Optimizer: adam (two fp32 moments) or sgd with momentum (one).")

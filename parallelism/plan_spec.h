@@ -297,6 +297,12 @@ struct TrainingPlan {
   // weight-gradient GEMM's epilogue (Transformer Engine). Read only where
   // the model has biases (models::LayerShape::separate_bias_grad).
   bool separate_bias_grad = false;
+  // Whether the attention's queries, keys and values are split by autograd
+  // views off one fused QKV projection's output, so that the backward
+  // concatenates their three gradients into the projection's output
+  // gradient (the split's backward is a cat): one more read and write of
+  // that gradient per layer and microbatch (models::LayerShape::qkv_split_cat).
+  bool qkv_split_cat = false;
   Optimizer optimizer = Optimizer::kAdam;
   // Datatype of the optimizer's moments (Adam's two, SGD's momentum):
   // fp32, or bf16 as DeepSeek-V3 tracks AdamW's (arXiv 2412.19437,

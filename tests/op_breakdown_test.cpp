@@ -133,6 +133,21 @@ TEST(OperatorBreakdown, OneGemmAndOneNormByHand) {
   EXPECT_EQ(norm->fwd_bound, OpBound::kMemory);
   // A single device has no communication to break down.
   EXPECT_TRUE(b.comm.empty());
+  EXPECT_EQ(Find(b.dense, "qkv_split_grad"), nullptr);
+  // Q, K and V split off the projection (training.qkv_split_cat): backward
+  // only, the cat reads the three gradients and writes the projection's
+  // output gradient, 2 x 2048 x 6144 x 2 = 50,331,648 B:
+  // 50,331,648 / 0.8e12 + 2 us = 64.91456 us; no forward kernel.
+  p.qkv_split_cat = true;
+  const OperatorBreakdown split = est.Breakdown(p, w, est.Run(p, w));
+  const OperatorLine* cat = Find(split.dense, "qkv_split_grad");
+  ASSERT_NE(cat, nullptr);
+  EXPECT_STREQ(cat->kind, "elementwise");
+  EXPECT_DOUBLE_EQ(cat->fwd_s, 0.0);
+  EXPECT_EQ(cat->fwd_bound, OpBound::kNone);
+  EXPECT_DOUBLE_EQ(cat->bwd_bytes, 50331648.0);
+  EXPECT_NEAR(cat->bwd_s, 64.91456e-6, 1e-12);
+  EXPECT_EQ(cat->bwd_bound, OpBound::kMemory);
 }
 
 // The data-parallel line: traffic is the same plan's exposed DP time with

@@ -142,13 +142,17 @@ void PrintOperatorGroup(const char* title, const engine::OperatorGroup& g, std::
       << Pad("bytes fwd", 11) << Pad("peak f/b", 13) << "  bound f/b\n";
   for (const engine::OperatorLine& l : g.ops) {
     const bool compute = l.fwd_flops > 0;
-    out << "  " << PadRight(l.name, 22) << Pad(FormatTime(l.fwd_s), 11) << Pad(FormatTime(l.bwd_s), 11)
+    // A pass that runs no kernel (the backward-only qkv_split_grad's
+    // forward) shows a dash, not "0 s".
+    auto time = [](double s, engine::OpBound b) { return b == engine::OpBound::kNone ? std::string("-") : FormatTime(s); };
+    out << "  " << PadRight(l.name, 22) << Pad(time(l.fwd_s, l.fwd_bound), 11) << Pad(time(l.bwd_s, l.bwd_bound), 11)
         << Pad(compute ? FormatFlops(l.fwd_flops) : "-", 13) << Pad(l.fwd_bytes > 0 ? FormatBytes(l.fwd_bytes) : "-", 11)
         << Pad(l.fwd_fraction > 0 || l.bwd_fraction > 0
                    ? FormatPercent(l.fwd_fraction, 0) + " / " + FormatPercent(l.bwd_fraction, 0)
                    : "-",
                13)
-        << "  " << engine::OpBoundName(l.fwd_bound) << " / " << engine::OpBoundName(l.bwd_bound) << "\n";
+        << "  " << (l.fwd_bound == engine::OpBound::kNone ? "-" : engine::OpBoundName(l.fwd_bound)) << " / "
+        << (l.bwd_bound == engine::OpBound::kNone ? "-" : engine::OpBoundName(l.bwd_bound)) << "\n";
     if (l.fp8_cast_fwd_s > 0 || l.fp8_cast_bwd_s > 0)
       out << "    " << PadRight("of which FP8 casts", 20) << Pad(FormatTime(l.fp8_cast_fwd_s), 11)
           << Pad(FormatTime(l.fp8_cast_bwd_s), 11) << "\n";

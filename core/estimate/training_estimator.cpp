@@ -446,6 +446,7 @@ models::LayerShape ShapeOf(const TrainingPlan& p, const parallelism::Workload& w
   shape.etp = p.etp;
   shape.eager = p.elementwise == parallelism::Elementwise::kEager;
   shape.separate_bias_grad = p.separate_bias_grad;
+  shape.qkv_split_cat = p.qkv_split_cat;
   return shape;
 }
 
@@ -828,13 +829,20 @@ CopyOutBytes Zero3CopyOut(const models::ModelSpec& m, const TrainingPlan& p, int
 // parameter exp_avg.mul_(beta1).add_(grad), exp_avg_sq.mul_(beta2).
 // addcmul_(grad, grad), denom = (exp_avg_sq.sqrt() / sqrt(bc2)).add_(eps),
 // param.addcdiv_(exp_avg, denom), the weight decay's param.mul_ skipped at
-// weight_decay 0 (the mpt yamls' value); torch.optim.AdamW's foreach path
-// issues the same passes over lists of tensors. Each moment is touched five
+// weight_decay 0 (the mpt yamls' value). Each moment is touched five
 // times (two read-writes and a read), the denominator's temporaries six
 // (written by the square root, read and written by the division and by the
 // epsilon, read by addcdiv), the gradient read twice and the parameter read
 // and written: 16 m + 2 g + 2 p bytes with m, g and p the moments',
-// gradients' and parameters' bytes, 80 in fp32. SGD with momentum:
+// gradients' and parameters' bytes, 80 in fp32. torch.optim.AdamW's foreach
+// path (_multi_tensor_adamw, torchtitan's default) runs one kernel per
+// operation over lists of tensors: with weight decay _foreach_mul_(params)
+// (2 p), _foreach_lerp_(exp_avgs, grads) (2 m + g), _foreach_mul_ and
+// _foreach_addcmul_ of exp_avg_sqs (4 m + g), _foreach_sqrt, _foreach_div_,
+// _foreach_add_ of the denominator (m + 5 m of temporaries) and
+// _foreach_addcdiv_(params, exp_avgs, denom) (2 p + 2 m): 14 m + 2 g + 4 p,
+// also 80 in fp32, its moments being in the fp32 parameters' datatype.
+// SGD with momentum:
 // buf.mul_(momentum).add_(grad), param.add_(buf): 5 m + g + 2 p, 32.
 // There is no separate low-precision copy (FSDP casts its fp32 shard when
 // it gathers). torch.nn.utils.clip_grad_norm_ and FSDP's clip_grad_norm_
@@ -1148,7 +1156,7 @@ bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workloa
          p.host_te_module == host_te_module && p.host_te_split == host_te_split &&
          (p.expert_capacity_factor > 0) == capacity_bound &&
          p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
-         p.separate_bias_grad == separate_bias_grad &&
+         p.separate_bias_grad == separate_bias_grad && p.qkv_split_cat == qkv_split_cat &&
          p.loss_kernel == loss_kernel &&
          p.precision == precision && p.fp8_recipe == fp8_recipe && w.seq_len == seq_len &&
          w.global_batch == global_batch;
@@ -1208,6 +1216,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.attention = p.attention;
   out.elementwise = p.elementwise;
   out.separate_bias_grad = p.separate_bias_grad;
+  out.qkv_split_cat = p.qkv_split_cat;
   out.loss_kernel = p.loss_kernel;
   out.precision = p.precision;
   out.fp8_recipe = p.fp8_recipe;
@@ -2057,6 +2066,7 @@ const char* OpBoundName(OpBound b) {
     case OpBound::kCompute: return "compute";
     case OpBound::kMemory: return "memory";
     case OpBound::kLaunch: return "launch";
+    case OpBound::kNone: return "none";
   }
   return "compute";
 }
@@ -2066,6 +2076,7 @@ namespace {
 // The roofline's larger part, or the kernel overhead when that is longer
 // than both (hardware/device_model.h: t = combine(compute, memory) + overhead).
 OpBound BoundOf(const hardware::DeviceSpec& d, double compute_s, double memory_s) {
+  if (compute_s <= 0 && memory_s <= 0) return OpBound::kNone;  // no kernel (MemoryTime of 0 bytes is 0)
   if (d.kernel_overhead > compute_s && d.kernel_overhead > memory_s) return OpBound::kLaunch;
   return compute_s >= memory_s ? OpBound::kCompute : OpBound::kMemory;
 }

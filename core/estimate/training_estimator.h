@@ -92,7 +92,7 @@ struct OpTimes {
 
 // The part of an estimate that depends only on the model, the workload
 // (global batch, sequence) and the plan's per-layer shape (micro_batch, tp,
-// cp, ep, sequence_parallel, attention, elementwise, separate_bias_grad,
+// cp, ep, sequence_parallel, attention, elementwise, separate_bias_grad, qkv_split_cat,
 // precision, fp8_recipe): the operator lists,
 // their times and FLOPs. A search prepares it once per block of plans and
 // runs every plan of the block (recompute, overlaps, ZeRO stage, offload,
@@ -122,6 +122,7 @@ struct PreparedWorkload {
   parallelism::Attention attention = parallelism::Attention::kFlash;
   parallelism::Elementwise elementwise = parallelism::Elementwise::kFused;
   bool separate_bias_grad = false;
+  bool qkv_split_cat = false;
   parallelism::LossKernel loss_kernel = parallelism::LossKernel::kMegatronFp32;
   hardware::DataType precision = hardware::DataType::kBf16;
   parallelism::Fp8Recipe fp8_recipe = parallelism::Fp8Recipe::kDelayed;
@@ -208,7 +209,9 @@ struct OperatorCosts {
 // What bounds one kernel's time in the roofline (hardware/device_model.h):
 // its tensor-core work, its memory traffic, or the fixed kernel overhead
 // (DeviceSpec::kernel_overhead) when that is longer than either.
-enum class OpBound { kCompute, kMemory, kLaunch };
+// What bounds one pass of an operator; kNone: the pass runs no kernel (the
+// backward-only qkv_split_grad's forward).
+enum class OpBound { kCompute, kMemory, kLaunch, kNone };
 const char* OpBoundName(OpBound b);
 
 // One operator of one layer (or of the LM head or the embedding), one

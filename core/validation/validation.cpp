@@ -902,6 +902,16 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (framework == "torchtitan") {
       p.zero3_copy_out = true;
       assume("FSDP2: each gather copied out of the all-gather buffer");
+      // torchtitan's AdamW is torch.optim's foreach implementation unless
+      // --optimizer.fused is given (build_optimizers: "fused": fused,
+      // "foreach": not fused, weight_decay 0.1; --optimizer.fused default
+      // False in torchtitan/config_manager.py of 2024, and the llama
+      // train_configs tomls do not set it), and train.py clips with
+      // torch.nn.utils.clip_grad_norm_(..., foreach=True), which always
+      // rescales (training.optimizer_step = pytorch).
+      p.optimizer_step = parallelism::OptimizerStep::kPytorch;
+      assume("PyTorch's optimizer step: torch.optim's foreach AdamW as separate element-wise passes, "
+             "clip_grad_norm_ always rescaling");
     }
     // Megatron-LM of 2021 added each weight gradient into the gradient
     // buffer outside its GEMM, every microbatch (GradAccumulationBytesPerParam,
@@ -946,6 +956,29 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (own_bias_grad && s.model.bias) {
       p.separate_bias_grad = true;
       assume("bias gradients reduced in kernels of their own (" + framework + ": not in a GEMM epilogue)");
+    }
+    // One fused QKV projection whose output is split into queries, keys and
+    // values by autograd views, the split's backward a cat of the three
+    // gradients (split_backward, tools/autograd/derivatives.yaml):
+    // llm-foundry's MPT (llmfoundry/models/layers/attention.py,
+    // GroupedQueryAttention.forward: qkv = self.Wqkv(x), then qkv.chunk(3,
+    // dim=2) or qkv.split([...], dim=2)), Megatron-LM's own attention and
+    // Megatron-DeepSpeed's (ParallelAttention.forward:
+    // split_tensor_along_last_dim(mixed_x_layer, 3), a torch.split) and
+    // litgpt's (CausalSelfAttention.forward: qkv = self.attn(x), then
+    // qkv.split(...)). torchtitan's and the plain PyTorch rows' Llama project
+    // Q, K and V separately. Megatron-Core with Transformer Engine is left
+    // out: its split (TE's SplitAlongDim) returns the packed gradient without
+    // a copy when the attention kernel writes the three gradients into one
+    // buffer, which depends on the QKV layout it chose (docs/hopper-dense.md,
+    // section 15).
+    const bool fused_qkv_split = framework == "llm-foundry" || framework == "deepspeed" ||
+                                 (framework == "megatron-lm" && year > 0 && year < 2024) ||
+                                 framework.rfind("litgpt", 0) == 0;
+    if (fused_qkv_split && !models::UsesMla(s.model)) {
+      p.qkv_split_cat = true;
+      assume("Q, K and V split off one fused projection, their gradients concatenated in the backward (" +
+             framework + ")");
     }
     // Megatron-LM of 2024 on checks each gradient bucket for a NaN before
     // reducing it (--check-for-nan-in-loss-and-grad, on unless

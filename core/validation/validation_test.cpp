@@ -614,6 +614,9 @@ Scenario Llama2_7bRowScenario() {
   p.recompute = parallelism::Recompute::kNone;
   p.dp_overlap = true;
   p.zero = 0;
+  // As the harness runs a Megatron-LM row of 2022 (Row()'s framework and
+  // source): Q, K and V split off one fused projection.
+  p.qkv_split_cat = true;
   s.workload.global_batch = 64;
   s.workload.seq_len = 4096;
   return s;
@@ -628,7 +631,9 @@ Scenario Llama2_7bRowScenario() {
 // each middle one; the even split leaves its 126 - 16 x 7 = 14 layers over
 // to the 14 middle stages (parallelism::EvenSplitLayers), the same 7 / 8 / 7,
 // so the split is not faster and the Megatron row keeps the even split, as
-// the DeepSpeed row does: the same prediction. (With ceil(126/16) = 8
+// a row naming no framework does (the split is not offered to it): the same
+// prediction. (A DeepSpeed row would differ by its QKV split's backward
+// concatenation, training.qkv_split_cat.) (With ceil(126/16) = 8
 // layers on the end stages, as the closed form priced the even split
 // before, the split was faster.)
 TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
@@ -641,7 +646,7 @@ TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
       {"tp_overlap", "yes"}, {"attention", "flash"}, {"framework", "megatron-core"},
       {"measured_iter_s", "60"}};
   const std::string megatron = Row(row);
-  row["framework"] = "deepspeed";
+  row["framework"] = "";
   const std::string file = TempCsv("split.csv", megatron + Row(row));
   const ValidationReport r = ValidateFile(file, d);
   ASSERT_EQ(r.rows.size(), 2u) << d.ToString();
@@ -763,7 +768,12 @@ TEST(ValidationCsv, ArchitectureColumnsReplaceTheGptDefaults) {
 // GEMM's epilogue. And in its optimizer step: Composer's DecoupledAdamW as
 // separate passes and FSDP's always-rescaling clip (training.optimizer_step
 // = pytorch), 96 B a parameter with the zeroed buffer where the fused step
-// moves 42 (PytorchOptimizerStepPassesOverEachParameterPerOperation).
+// moves 42 (PytorchOptimizerStepPassesOverEachParameterPerOperation), as
+// torchtitan's foreach AdamW and clip do too. And in the backward's
+// concatenation of the Q, K and V gradients split off MPT's fused
+// projection (training.qkv_split_cat: 2.363 ms over the 48 layers,
+// FusedQkvSplitConcatenatesTheGradientsInTheBackward), which litgpt and
+// Megatron-LM of 2022 pay too and torchtitan's separate projections do not.
 TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   base::Diagnostics d;
   const ValidationReport r = ValidateFile(
@@ -789,11 +799,19 @@ TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   const double params = 2759282688.0;
   const double optimizer = hardware::MemoryTime(a100, params * 96.0) - hardware::MemoryTime(a100, params * 42.0);
   EXPECT_NEAR(optimizer, 88.04e-3, 0.01e-3);
+  const double qkv_cat = 48 * hardware::MemoryTime(a100, 75497472.0);
+  EXPECT_NEAR(qkv_cat, 2.363e-3, 0.001e-3);
   EXPECT_NEAR(r.rows[4].predicted - r.rows[0].predicted,
-              fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd - bias_grads - optimizer, 1e-12);
-  EXPECT_NE(r.rows[0].assumptions.find("PyTorch's optimizer step"), std::string::npos) << r.rows[0].assumptions;
-  for (size_t i : {1u, 2u, 3u, 4u})
+              fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd - bias_grads - optimizer - qkv_cat, 1e-12);
+  for (size_t i : {0u, 1u})
+    EXPECT_NE(r.rows[i].assumptions.find("PyTorch's optimizer step"), std::string::npos) << r.rows[i].assumptions;
+  for (size_t i : {2u, 3u, 4u})
     EXPECT_EQ(r.rows[i].assumptions.find("PyTorch's optimizer step"), std::string::npos) << r.rows[i].assumptions;
+  const std::string split = "Q, K and V split off one fused projection";
+  for (size_t i : {0u, 2u, 3u})
+    EXPECT_NE(r.rows[i].assumptions.find(split), std::string::npos) << r.rows[i].assumptions;
+  for (size_t i : {1u, 4u})
+    EXPECT_EQ(r.rows[i].assumptions.find(split), std::string::npos) << r.rows[i].assumptions;
   const std::string own_bias = "bias gradients reduced in kernels of their own";
   for (size_t i : {0u, 1u, 2u, 3u})
     EXPECT_NE(r.rows[i].assumptions.find(own_bias), std::string::npos) << r.rows[i].assumptions;
@@ -990,7 +1008,10 @@ TEST(ValidationCsv, ReduceDtypeColumnSetsTheFsdpReduceScatterDatatype) {
 // Megatron-LM's layers before Transformer Engine (training.
 // separate_bias_grad): 9.090 ms more (SeparateBiasGradientsReadEachOutput-
 // GradientOnceMore); the 2024 row and the Megatron-Core row do it in the
-// GEMM's epilogue.
+// GEMM's epilogue. They also concatenate the Q, K and V gradients split off
+// the fused projection (training.qkv_split_cat, 2.363 ms; FusedQkvSplit-
+// ConcatenatesTheGradientsInTheBackward), which the 2024 row and the
+// Megatron-Core row, run with Transformer Engine, are not taken to.
 TEST(ValidationCsv, MegatronLmOf2021AccumulatesGradientsUnfused) {
   base::Diagnostics d;
   const ValidationReport r = ValidateFile(
@@ -1016,8 +1037,8 @@ TEST(ValidationCsv, MegatronLmOf2021AccumulatesGradientsUnfused) {
   const std::string own_bias = "bias gradients reduced in kernels of their own";
   for (size_t i : {0u, 1u}) EXPECT_TRUE(has(i, own_bias)) << r.rows[i].assumptions;
   for (size_t i : {2u, 3u}) EXPECT_FALSE(has(i, own_bias)) << r.rows[i].assumptions;
-  EXPECT_NEAR(r.rows[0].predicted - r.rows[3].predicted, 16.308e-3 + 13.043e-3 + 9.090e-3, 0.002e-3);
-  EXPECT_NEAR(r.rows[1].predicted - r.rows[3].predicted, 13.043e-3 + 9.090e-3, 0.001e-3);
+  EXPECT_NEAR(r.rows[0].predicted - r.rows[3].predicted, 16.308e-3 + 13.043e-3 + 9.090e-3 + 2.363e-3, 0.002e-3);
+  EXPECT_NEAR(r.rows[1].predicted - r.rows[3].predicted, 13.043e-3 + 9.090e-3 + 2.363e-3, 0.001e-3);
   EXPECT_NEAR(r.rows[2].predicted - r.rows[3].predicted, 6.522e-3, 0.001e-3);
 }
 
@@ -1644,8 +1665,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Composer's DecoupledAdamW as separate passes, FSDP's always-rescaling
   // clip, 92 B a parameter against 38): the mpt-13b rows -13.1 / -14.8 /
   // -14.7 / -15.2 -> -9.4 / -13.0 / -13.7 / -14.7 %.
-  EXPECT_LE(file.mape_pct, 11.52);
-  EXPECT_LE(file_hb.mape_pct, 10.40);
+  // Lowered to 11.32 % and 10.19 % (11.3138 / 10.1833 %) by the backward's
+  // concatenation of the Q, K and V gradients split off one fused
+  // projection (training.qkv_split_cat: llm-foundry, DeepSpeed, Megatron-LM
+  // before 2024, litgpt; docs/hopper-dense.md section 15) and torchtitan's
+  // foreach AdamW (training.optimizer_step = pytorch): llm-foundry 7.26 ->
+  // 6.85 %, mpt-350m on 8 H100 (line 209) -17.45 -> -15.75 %.
+  EXPECT_LE(file.mape_pct, 11.32);
+  EXPECT_LE(file_hb.mape_pct, 10.19);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken
@@ -2015,7 +2042,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Lowered to 7.86 % (7.8540 %) by the bias gradients Megatron-LM's own
   // layers reduce in kernels of their own (training.separate_bias_grad) on
   // the rows before 2024 (Narayanan, Korthikanti).
-  EXPECT_LE(all.mape_pct, 7.86);
+  // Lowered to 7.82 % (7.8149 %) by the concatenation of the Q, K and V
+  // gradients split off Megatron-LM's fused projection (training.
+  // qkv_split_cat) on the same rows.
+  EXPECT_LE(all.mape_pct, 7.82);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -2058,6 +2088,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Lowered to 1.55 % (1.5438 %, bias +0.19 -> -0.13 %): Megatron-LM's
   // layers reduce their bias gradients in kernels of their own
   // (training.separate_bias_grad), 9.09 ms a microbatch on the 22B node.
+  // Kept at 1.55 % (1.5438 -> 1.5443 %, bias -0.13 -> -0.25 %) with the
+  // concatenation of the Q, K and V gradients split off the fused
+  // projection (training.qkv_split_cat), 2.36 ms a microbatch on the 22B
+  // node: lines 2-3 and 8-9 (+2.66 / -0.04 / +1.71 / +2.45 -> +2.83 /
+  // +0.18 / +1.77 / +2.54 %) away from the measured times, lines 4-7
+  // (GPT-3 and Turing-NLG, -1.27 to -0.24 -> -1.15 to -0.17 %) toward them.
   EXPECT_LE(korthikanti.mape_pct, 1.55);
   // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
   // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
@@ -2154,7 +2190,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Lowered to 5.17 % (5.1675 %) by the bias gradients reduced in kernels
   // of their own (training.separate_bias_grad), Megatron-LM's and
   // Megatron-DeepSpeed's alike.
-  EXPECT_LE(narayanan.mape_pct, 5.17);
+  // Lowered to 5.10 % (5.0961 %) by the concatenation of the Q, K and V
+  // gradients split off their fused projection (training.qkv_split_cat),
+  // Megatron-LM's split_tensor_along_last_dim and Megatron-DeepSpeed's.
+  EXPECT_LE(narayanan.mape_pct, 5.10);
 }
 
 }  // namespace

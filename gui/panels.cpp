@@ -223,6 +223,9 @@ void TrainingPanel::Redraw() {
       {"step time", [](const auto& e) { return Seconds(e.iteration_s); }},
       {"MFU", [](const auto& e) { return Percent(e.mfu); }},
       {"HFU", [](const auto& e) { return Percent(e.hfu); }},
+      // The MFU above counts attention's full s x s product; a causal kernel
+      // runs half of it (TrainingEstimate::mfu_causal), which long sequences show.
+      {"MFU, causal attention halved", [](const auto& e) { return Percent(e.mfu_causal); }},
       {"tokens/s", [](const auto& e) { return Number(e.tokens_per_s); }},
       {"model TFLOP/s per device", [](const auto& e) { return Number(e.tflops_per_device / 1e12); }},
       {"memory per device", [](const auto& e) { return Bytes(e.memory.total()); }},

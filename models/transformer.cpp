@@ -471,6 +471,12 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
 }
 
 double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq, OpList& ops) {
+  double attention = 0;
+  return ModelFlopsPerIteration(m, global_batch, seq, ops, attention);
+}
+
+double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq, OpList& ops,
+                              double& attention_flops) {
   LayerShape s;
   s.micro_batch = global_batch;
   s.seq = seq;
@@ -478,15 +484,27 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
   s.tp = 1;
   s.flash = true;
   double forward = 0;
+  double attention = 0;  // forward, the attention cores' part of `forward`
+  // One layer's FLOPs, and its attention core's into `core`.
+  auto layer_flops = [&ops](double& core) {
+    double layer = 0;
+    core = 0;
+    for (int i = 0; i < ops.count; ++i) {
+      const Op& op = ops.ops[static_cast<size_t>(i)];
+      layer += op.flops;
+      if (op.attention_core) core += op.flops;
+    }
+    return layer;
+  };
   const int64_t moe_layers = MoeLayerCount(m);
   for (int pass = 0; pass < 2; ++pass) {
     const bool moe = pass == 1;
     const double count = static_cast<double>(moe ? moe_layers : m.layers - moe_layers);
     if (count == 0) continue;
     LayerOps(m, s, moe, 1, ops);
-    double layer = 0;
-    for (int i = 0; i < ops.count; ++i) layer += ops.ops[static_cast<size_t>(i)].flops;
-    forward += count * layer;
+    double core = 0;
+    forward += count * layer_flops(core);
+    attention += count * core;
   }
   HeadOps(m, s, ops);
   double head = 0;
@@ -496,13 +514,15 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
     // Each MTP module: its block, the 2h -> h projection, the shared head
     // (DeepSeek-V3 Sec. 2.2, Eqs. 21-23).
     LayerOps(m, s, m.experts > 1, 1, ops);
-    double block = 0;
-    for (int i = 0; i < ops.count; ++i) block += ops.ops[static_cast<size_t>(i)].flops;
+    double core = 0;
+    const double block = layer_flops(core);
+    attention += static_cast<double>(m.mtp_depth) * core;
     const double tokens = static_cast<double>(global_batch) * static_cast<double>(seq);
     const double h = static_cast<double>(m.hidden);
     forward += static_cast<double>(m.mtp_depth) * (block + 2 * tokens * 2 * h * h + head);
   }
   // Backward is twice the forward (two GEMMs per GEMM).
+  attention_flops = 3 * attention;
   return 3 * forward;
 }
 

@@ -298,6 +298,13 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
 // The same, listing the operators in a caller's `scratch` (its contents are
 // overwritten): the training estimator's hot path already holds an OpList.
 double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq, OpList& scratch);
+// The same, also setting `attention_flops` to its attention scores' and
+// attention-over-values' part (the operators marked attention_core, forward
+// and backward, over the full s x s product): the part a causal mask
+// halves (engine::TrainingEstimate::mfu_causal). For a GPT-style model
+// 12*B*s^2*L*h, Eq. 3's s/(6h) term.
+double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq, OpList& scratch,
+                              double& attention_flops);
 
 // Whether layer `index` (0-based) is a MoE layer.
 // The first `first_dense_layers` stay dense; of the rest every

@@ -47,6 +47,24 @@ TEST(Transformer, ModelFlopsEqualNarayananEq3ForGpt3) {
   EXPECT_NEAR(ModelFlopsPerIteration(m, 1536, 2048), 3.3862e18, 0.0001e18);
 }
 
+// The attention scores' part of the model FLOPs (what a causal mask halves):
+// Eq. 3's s/(6h) term, 72 B s L h^2 x s/(6h) = 12 B s^2 L h. GPT-3 at
+// B 1536, s 2048: 12 x 1536 x 2048^2 x 96 x 12288 = 9.1198e16 FLOP of the
+// 3.3862e18: (s / 6h) / (1 + s / 6h + V / 12Lh) = 0.027778 / 1.031395 =
+// 2.6932 %. Two 1,024-wide layers at B 2, s 512: 12 x 2 x 512^2 x
+// 2 x 1024 = 12,884,901,888 exactly.
+TEST(Transformer, AttentionPartOfModelFlopsIsEq3sSequenceTerm) {
+  OpList scratch;
+  double attention = 0;
+  const double total = ModelFlopsPerIteration(Gpt(96, 12288, 96), 1536, 2048, scratch, attention);
+  EXPECT_NEAR(attention / (12.0 * 1536 * 2048.0 * 2048 * 96 * 12288), 1.0, 1e-12);
+  EXPECT_NEAR(attention, 9.1198e16, 0.0001e16);
+  EXPECT_NEAR(attention / total, 0.026932, 1e-6);
+  EXPECT_EQ(ModelFlopsPerIteration(Gpt(2, 1024, 16), 2, 512, scratch, attention),
+            ModelFlopsPerIteration(Gpt(2, 1024, 16), 2, 512));
+  EXPECT_DOUBLE_EQ(attention, 12884901888.0);
+}
+
 TEST(Transformer, ModelFlopsEqualEq3AcrossNarayananTable1Shapes) {
   struct Row { int64_t L, h, a, B; };
   for (Row r : {Row{24, 2304, 24, 512}, Row{40, 6144, 48, 1024}, Row{128, 25600, 160, 3072}}) {

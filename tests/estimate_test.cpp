@@ -1586,6 +1586,29 @@ TEST(Estimator, SeparateBiasGradientsReadEachOutputGradientOnceMore) {
   EXPECT_DOUBLE_EQ(est_unbiased.Run(p, k.workload).iteration_s, est_unbiased.Run(k.plan, k.workload).iteration_s);
 }
 
+// The causal MFU counts the attention scores at the half a causal kernel
+// runs: its ratio to the MFU is 1 - (s / 12h) / (1 + s / 6h + V / 12Lh)
+// (Narayanan et al. 2021 Eq. 3's terms, the scores' s / 6h halved). The 22B
+// node at s 2048, h 6144, V 51200, L 48: 1 - 0.027778 / 1.070023 = 0.974040;
+// the same model at s 32,768 (one sequence): 1 - 0.444444 / 1.903356 =
+// 0.766494, and it is the MFU's figure that the full count lifts.
+TEST(Estimator, CausalMfuCountsHalfTheAttentionScores) {
+  Korthikanti22bLayer k;
+  const TrainingEstimator est(k.model, k.system);
+  const TrainingEstimate e = est.Run(k.plan, k.workload);
+  ASSERT_GT(e.iteration_s, 0);
+  EXPECT_NEAR(e.mfu_causal / e.mfu, 0.974040, 1e-6);
+  parallelism::Workload longer{.global_batch = 1, .seq_len = 32768};
+  parallelism::TrainingPlan p = k.plan;
+  p.micro_batch = 1;
+  const TrainingEstimate l = est.Run(p, longer);
+  ASSERT_GT(l.iteration_s, 0);
+  EXPECT_NEAR(l.mfu_causal / l.mfu, 0.766494, 1e-6);
+  const EventEstimator ev(k.model, k.system);
+  const TrainingEstimate v = ev.Run(k.plan, k.workload).estimate;
+  EXPECT_NEAR(v.mfu_causal / v.mfu, 0.974040, 1e-6);
+}
+
 // Q, K and V split by views off the fused projection
 // (training.qkv_split_cat, as Megatron-LM's split_tensor_along_last_dim):
 // the backward concatenates their gradients into the projection's output

@@ -140,8 +140,11 @@ TEST(EstimateRobustness, InvariantsNameTheRuleBroken) {
   ASSERT_TRUE(good.feasible());
   EXPECT_EQ(TrainingInvariantViolation(good), nullptr);
   TrainingEstimate e = good;
-  e.mfu = 1.5;
-  EXPECT_STREQ(TrainingInvariantViolation(e), "MFU or HFU is outside [0, 1]");
+  e.mfu = 1.5;  // beyond twice the causal MFU (GPT-3 at 2,048 tokens: 0.97x the MFU)
+  EXPECT_STREQ(TrainingInvariantViolation(e), "MFU or HFU is outside what the causal MFU allows");
+  e = good;
+  e.mfu_causal = 1.2;
+  EXPECT_STREQ(TrainingInvariantViolation(e), "the causal MFU is outside [0, 1]");
   e = good;
   e.memory.activations = std::numeric_limits<double>::quiet_NaN();
   EXPECT_STREQ(TrainingInvariantViolation(e), "a memory figure is negative or not finite");

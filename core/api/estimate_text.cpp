@@ -258,6 +258,12 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   out << "\nMFU " << FormatPercent(e.mfu) << "   HFU " << FormatPercent(e.hfu) << "   "
       << FormatFlopRate(e.tflops_per_device) << " per device (model FLOPs)   "
       << FormatRate(e.tokens_per_s, "tokens") << "\n";
+  // Where causal attention is a visible part of the FLOPs (long sequences),
+  // the MFU above credits the masked half no kernel runs: say so, with the
+  // figure that counts what runs.
+  if (e.mfu - e.mfu_causal >= 0.005)
+    out << "causal MFU " << FormatPercent(e.mfu_causal)
+        << " (causal attention's masked half not counted; the MFU above counts all s x s scores)\n";
   if (e.energy_j > 0)
     out << "energy per iteration " << FormatEnergy(e.energy_j) << " (TDP x time x PUE)\n";
   if (s.workload.train_tokens > 0) {

@@ -141,6 +141,7 @@ Json TrainingEstimateJson(const engine::Scenario& s, const engine::TrainingEstim
   j["hardware_flops_per_iteration"] = e.hardware_flops;
   j["mfu"] = e.mfu;
   j["hfu"] = e.hfu;
+  j["mfu_causal"] = e.mfu_causal;
   j["model_flops_per_s_per_device"] = e.tflops_per_device;
   j["tokens_per_s"] = e.tokens_per_s;
   j["energy_per_iteration_j"] = e.energy_j;

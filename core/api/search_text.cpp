@@ -38,7 +38,11 @@ void PrintSearchTable(const SearchResult& r, const std::string& gpus, std::ostre
     const engine::SearchCandidate& c = r.top[i].candidate;
     const engine::TrainingEstimate& e = c.estimate;
     out << "\n#" << i + 1 << "  " << FormatTime(e.iteration_s) << " per iteration, MFU "
-        << FormatPercent(e.mfu) << ", " << FormatRate(e.tokens_per_s, "tokens");
+        << FormatPercent(e.mfu);
+    // The full s x s count credits causal attention's masked half
+    // (TrainingEstimate::mfu_causal): at long sequences, say what runs.
+    if (e.mfu - e.mfu_causal >= 0.005) out << " (causal " << FormatPercent(e.mfu_causal) << ")";
+    out << ", " << FormatRate(e.tokens_per_s, "tokens");
     if (r.objective != Objective::kTime)
       out << ", " << FormatPlain(ShownScore(r.objective, c.score)) << " " << ScoreUnit(r.objective);
     out << "\n    " << engine::DescribeKnobs(c.knobs);

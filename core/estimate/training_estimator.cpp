@@ -721,17 +721,21 @@ TrainingEstimator::TrainingEstimator(const models::ModelSpec& model,
 // threads), keyed on the estimator (its model is fixed at construction, as
 // the layer parameters above are) and the two workload numbers: a hit
 // returns the very double the computation gives.
-double TrainingEstimator::ModelFlops(int64_t global_batch, int64_t seq, models::OpList& scratch) const {
+double TrainingEstimator::ModelFlops(int64_t global_batch, int64_t seq, models::OpList& scratch,
+                                     double& attention_flops) const {
   struct Memo {
     uint64_t estimator = 0;
     int64_t global_batch = 0, seq = 0;
-    double flops = 0;
+    double flops = 0, attention = 0;
   };
   thread_local Memo memo;
-  if (memo.estimator == id_ && memo.global_batch == global_batch && memo.seq == seq) return memo.flops;
-  const double flops = models::ModelFlopsPerIteration(model_, global_batch, seq, scratch);
-  memo = {id_, global_batch, seq, flops};
-  return flops;
+  if (memo.estimator != id_ || memo.global_batch != global_batch || memo.seq != seq) {
+    double attention = 0;
+    const double flops = models::ModelFlopsPerIteration(model_, global_batch, seq, scratch, attention);
+    memo = {id_, global_batch, seq, flops, attention};
+  }
+  attention_flops = memo.attention;
+  return memo.flops;
 }
 
 // Collective times by (collective, bytes, placement): Network::Time() is a
@@ -1201,7 +1205,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   AddMtpModules(m, out.dense, out.moe, out.head);
   models::EmbeddingOps(m, shape, ops);
   out.embed = Times(dev, dt, p.fp8_recipe, ops, true, attn_kernel, local, &kernels);
-  out.model_flops = ModelFlops(w.global_batch, w.seq_len, ops);  // ops reused
+  out.model_flops = ModelFlops(w.global_batch, w.seq_len, ops, out.model_attention_flops);  // ops reused
   out.micro_batch = p.micro_batch;
   out.tp = p.tp;
   out.cp = p.cp;
@@ -1824,6 +1828,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
   const double peak = hardware::PeakFlops(dev, dt) * devices;
   e.mfu = e.model_flops / (e.iteration_s * peak);
   e.hfu = e.hardware_flops / (e.iteration_s * peak);
+  e.mfu_causal = (e.model_flops - 0.5 * prepared->model_attention_flops) / (e.iteration_s * peak);
   e.tflops_per_device = e.model_flops / e.iteration_s / devices;
   e.tokens_per_s = static_cast<double>(w.global_batch * w.seq_len) / e.iteration_s;
   // A board held to a power cap below its TDP draws at most the cap.

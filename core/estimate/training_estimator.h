@@ -59,6 +59,15 @@ struct TrainingEstimate {
   double hardware_flops = 0;            // per iteration, with recompute (HFU numerator)
   double mfu = 0;
   double hfu = 0;
+  // MFU with the attention scores and attention-over-values counted at the
+  // causal half a masked kernel computes, as Megatron-LM's
+  // num_floating_point_operations now counts them (megatron/training/
+  // training.py: "causal mask (only half of the mask is non-zero)"). `mfu`
+  // counts the full s x s product (Narayanan et al. 2021 Eq. 3, the
+  // convention the measured rows state), which at long sequences credits
+  // FLOPs no causal kernel runs: Llama 3.1 8B at 128K tokens counts twice
+  // its causal attention FLOPs (models::ModelFlopsPerIteration).
+  double mfu_causal = 0;
   double tokens_per_s = 0;
   double tflops_per_device = 0;         // model FLOP/s per device
   double energy_j = 0;                  // per iteration, facility (TDP x time x PUE)
@@ -110,6 +119,7 @@ struct PreparedWorkload {
   double op_sac_flops = 0;          // what op-level SAC recomputes of it (Recompute::kOp)
   double early_stop_flops = 0;      // what full recompute stopping early skips of it
   double model_flops = 0;           // per iteration, no recompute
+  double model_attention_flops = 0; // its attention scores' part, full s x s (mfu_causal)
   // What it was prepared for.
   bool valid = false;
   int64_t micro_batch = 0, tp = 0, cp = 0, ep = 0, etp = 0, seq_len = 0, global_batch = 0;
@@ -311,7 +321,8 @@ class TrainingEstimator {
                         const hardware::GroupPlacement& g) const;
   // models::ModelFlopsPerIteration for this estimator's model, remembered per
   // thread for the last (global batch, sequence) asked (see the definition).
-  double ModelFlops(int64_t global_batch, int64_t seq, models::OpList& scratch) const;
+  // `attention_flops`: its attention scores' part (models::ModelFlopsPerIteration).
+  double ModelFlops(int64_t global_batch, int64_t seq, models::OpList& scratch, double& attention_flops) const;
 
   const models::ModelSpec& model_;
   const hardware::SystemSpec& system_;

@@ -23,6 +23,24 @@ LayerShape MaterialisedSequence(int64_t seq) {
   return s;
 }
 
+// The operator named `name` in `ops` (the first of that name), or null.
+const Op* FindOp(const OpList& ops, const char* name) {
+  for (int i = 0; i < ops.count; ++i)
+    if (std::string(ops.ops[static_cast<size_t>(i)].name) == name) return &ops.ops[static_cast<size_t>(i)];
+  return nullptr;
+}
+
+// Two sequences of 512 tokens at tp 2 with sequence parallelism.
+LayerShape TwoSequencesAtTp2WithSp() {
+  LayerShape s;
+  s.micro_batch = 2;
+  s.seq = 512;
+  s.full_seq = 512;
+  s.tp = 2;
+  s.sequence_parallel = true;
+  return s;
+}
+
 // Bytes of the operator named `name` in `ops` (the last one of that name; 0
 // when there is none).
 double OpBytes(const OpList& ops, const char* name) {
@@ -164,17 +182,10 @@ TEST(Transformer, TensorParallelSplitsGemmsButNotSequenceParallelNorms) {
 TEST(Transformer, BiasGradientsReadEachBiasedLayersOutputGradient) {
   ModelSpec m = Gpt(1, 1024, 16);
   ASSERT_TRUE(m.bias);
-  LayerShape s;
-  s.micro_batch = 2;
-  s.seq = 512;
-  s.full_seq = 512;
-  s.tp = 2;
-  s.sequence_parallel = true;
+  LayerShape s = TwoSequencesAtTp2WithSp();
   auto bias_bytes = [](const OpList& ops, const char* name) {
-    for (int i = 0; i < ops.count; ++i)
-      if (std::string(ops.ops[static_cast<size_t>(i)].name) == name)
-        return static_cast<double>(ops.ops[static_cast<size_t>(i)].bias_grad_bytes);
-    return -1.0;
+    const Op* op = FindOp(ops, name);
+    return op != nullptr ? static_cast<double>(op->bias_grad_bytes) : -1.0;
   };
   auto total = [](const OpList& ops) {
     double t = 0;
@@ -216,17 +227,8 @@ TEST(Transformer, BiasGradientsReadEachBiasedLayersOutputGradient) {
 // queries and its latent apart: no cat.
 TEST(Transformer, FusedQkvSplitGradientsAreConcatenatedInTheBackward) {
   ModelSpec m = Gpt(1, 1024, 16);
-  LayerShape s;
-  s.micro_batch = 2;
-  s.seq = 512;
-  s.full_seq = 512;
-  s.tp = 2;
-  s.sequence_parallel = true;
-  auto find = [](const OpList& ops, const char* name) -> const Op* {
-    for (int i = 0; i < ops.count; ++i)
-      if (std::string(ops.ops[static_cast<size_t>(i)].name) == name) return &ops.ops[static_cast<size_t>(i)];
-    return nullptr;
-  };
+  LayerShape s = TwoSequencesAtTp2WithSp();
+  auto find = FindOp;
   OpList ops;
   LayerOps(m, s, false, 1, ops);
   EXPECT_EQ(find(ops, "qkv_split_grad"), nullptr);

@@ -68,6 +68,28 @@ Op NormOp(const char* name, const ModelSpec& m, bool eager, double elements, dou
   return op;
 }
 
+// Adds `norm` to `out`, followed, where the plan computes a norm's weight
+// gradient in a kernel of its own (LayerShape::norm_weight_grad_kernel), by
+// that backward-only kernel: PyTorch's LayerNorm backward
+// (aten/src/ATen/native/cuda/layer_norm_kernel.cu,
+// LayerNormBackwardKernelImplInternal) launches layer_norm_grad_input_kernel,
+// which reads dY and X and writes dX (3e an element, the norm's own
+// backward), then GammaBetaBackwardCUDAKernel, which reads dY and X again
+// for the weight's and bias's gradients (2e). An eager RMSNorm's passes,
+// its weight's gradient among them, are priced as they run (NormOp).
+// `norm` by reference, set in place: LayerOps runs on the estimator's hot
+// path (SetBiasGrad).
+[[gnu::always_inline]] inline void AddNorm(OpList& out, Op& norm, const ModelSpec& m, const LayerShape& s, double elements, double e) {
+  const bool own_kernel = s.norm_weight_grad_kernel && !(s.eager && m.norm == Norm::kRmsNorm);
+  if (own_kernel) norm.bwd_bytes = 3 * e * elements;
+  out.Add(norm);
+  if (own_kernel) {
+    Op grad = Elementwise("norm_weight_grad", 0);
+    grad.bwd_bytes = 2 * e * elements;
+    out.Add(grad);
+  }
+}
+
 // Element accesses per FFN element of the activation: a fused gated unit
 // (SwiGLU / GeGLU, Shazeer 2020, Eq. 6) reads the gate and the up
 // projection and writes their product once (3); eager code runs the
@@ -116,7 +138,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // (NormBytesPerElement: an eager LayerNorm is one kernel).
   Op input_norm = NormOp("input_norm", m, s.eager, norm_tokens * h, e);
   input_norm.module_norm = UsesMla(m);
-  out.Add(input_norm);
+  AddNorm(out, input_norm, m, s, norm_tokens * h, e);
   // Per-head query/key and value sizes (equal to d without MLA).
   const double dqk = static_cast<double>(QkHeadDim(m));
   const double dv = static_cast<double>(VHeadDim(m));
@@ -288,7 +310,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   Op mlp_norm = NormOp("post_attention_norm", m, s.eager, norm_tokens * h, e);
   mlp_norm.dense_mlp = !moe;
   mlp_norm.module_norm = moe;
-  out.Add(mlp_norm);
+  AddNorm(out, mlp_norm, m, s, norm_tokens * h, e);
   const bool swiglu = m.activation == Activation::kSwiglu;
   const double up_n = swiglu ? 2 : 1;
   if (moe) {
@@ -373,7 +395,8 @@ void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out) {
   const double h = static_cast<double>(m.hidden);
   const double v = static_cast<double>(m.vocab) / static_cast<double>(s.tp);
   const double norm_tokens = s.sequence_parallel ? tokens / static_cast<double>(s.tp) : tokens;
-  out.Add(NormOp("final_norm", m, s.eager, norm_tokens * h, s.act_bytes));
+  Op final_norm = NormOp("final_norm", m, s.eager, norm_tokens * h, s.act_bytes);
+  AddNorm(out, final_norm, m, s, norm_tokens * h, s.act_bytes);
   out.Add(Gemm("lm_head", tokens, v, h, s.act_bytes));
   // Cross-entropy over the vocabulary shard: read logits, write fp32 softmax.
   out.Add(Elementwise("cross_entropy", tokens * v * (s.act_bytes + 4)));

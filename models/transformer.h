@@ -152,6 +152,12 @@ struct LayerShape {
   // (parallelism::TrainingPlan::qkv_split_cat): LayerOps adds the
   // backward-only qkv_split_grad operator. Not read for MLA.
   bool qkv_split_cat = false;
+  // The norms' backward computes the weight (and bias) gradient in a kernel
+  // of its own after the input gradient's, each reading the output gradient
+  // and the input (parallelism::TrainingPlan::norm_weight_grad_kernel):
+  // the norm's backward moves 3e an element and a backward-only
+  // norm_weight_grad operator 2e more. Not read for an eager RMSNorm.
+  bool norm_weight_grad_kernel = false;
 };
 
 // Bytes one eager RMSNorm moves per activation element of `act_bytes`,

@@ -251,6 +251,51 @@ TEST(Transformer, FusedQkvSplitGradientsAreConcatenatedInTheBackward) {
   EXPECT_EQ(find(ops, "qkv_split_grad"), nullptr);
 }
 
+// A norm whose weight gradient has a kernel of its own
+// (training.norm_weight_grad_kernel, PyTorch's LayerNorm backward): the
+// norm's backward reads dY and X and writes dX (3e an element), then
+// norm_weight_grad reads dY and X again (2e), backward only. GPT, hidden
+// 1,024, two sequences of 512 at tp 2 with sequence parallelism: each norm
+// runs on 512 tokens x 1,024 = 524,288 elements, 3,145,728 B and 2,097,152 B
+// in bf16. Without the flag the norm's backward is priced at twice its
+// forward (bwd_bytes 0) and there is no such operator; an eager RMSNorm,
+// whose passes are priced one by one, does not read the flag; a fused one
+// does.
+TEST(Transformer, NormWeightGradientsRunAKernelOfTheirOwn) {
+  ModelSpec m = Gpt(1, 1024, 16);
+  LayerShape s = TwoSequencesAtTp2WithSp();
+  auto count = [](const OpList& ops, const char* name) {
+    int n = 0;
+    for (int i = 0; i < ops.count; ++i) n += std::string(ops.ops[static_cast<size_t>(i)].name) == name ? 1 : 0;
+    return n;
+  };
+  OpList ops;
+  LayerOps(m, s, false, 1, ops);
+  const int without = ops.count;
+  EXPECT_EQ(count(ops, "norm_weight_grad"), 0);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "input_norm")->bwd_bytes, 0.0);
+  s.norm_weight_grad_kernel = true;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, without + 2);
+  EXPECT_EQ(count(ops, "norm_weight_grad"), 2);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "input_norm")->bwd_bytes, 3145728.0);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "post_attention_norm")->bwd_bytes, 3145728.0);
+  const Op* grad = FindOp(ops, "norm_weight_grad");
+  EXPECT_DOUBLE_EQ(grad->bytes, 0.0);
+  EXPECT_DOUBLE_EQ(grad->bwd_bytes, 2097152.0);
+  OpList head;
+  HeadOps(m, s, head);
+  EXPECT_EQ(count(head, "norm_weight_grad"), 1);
+  EXPECT_STREQ(head.ops[static_cast<size_t>(head.count - 1)].name, "cross_entropy");  // the loss stays last
+  m.norm = Norm::kRmsNorm;
+  s.eager = true;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(count(ops, "norm_weight_grad"), 0);
+  s.eager = false;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(count(ops, "norm_weight_grad"), 2);
+}
+
 TEST(Transformer, MaterialisedAttentionMovesTheScoreMatrix) {
   const ModelSpec m = Gpt(1, 4096, 32);
   OpList ops;

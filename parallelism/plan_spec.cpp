@@ -388,6 +388,15 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "llm-foundry's MPT qkv.chunk / qkv.split, Megatron-LM's split_tensor_along_last_dim, litgpt's "
               "qkv.split). false: separate Q, K and V projections (torchtitan, Hugging Face Llama) or an "
               "attention kernel that writes one packed gradient. Not read for MLA.")
+        .Bool("norm_weight_grad_kernel", &TrainingPlan::norm_weight_grad_kernel, "false",
+              "Compute each norm's weight (and bias) gradient in a kernel of its own that reads the output "
+              "gradient and the norm's input again, after the kernel that computes the input gradient, as "
+              "PyTorch's LayerNorm backward does (aten/src/ATen/native/cuda/layer_norm_kernel.cu: "
+              "layer_norm_grad_input_kernel, then GammaBetaBackwardCUDAKernel): 3 + 2 element accesses and "
+              "two launches per element of the norm's backward (llm-foundry's LPLayerNorm, torch.nn.LayerNorm). "
+              "false: the backward's one pass as a fused norm runs it (Transformer Engine), priced at twice "
+              "the forward's traffic. Not read for an eager RMSNorm (training.elementwise: eager), whose "
+              "passes are priced one by one.")
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,
                          {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}}, "adam",
                          "Optimizer: adam (two fp32 moments) or sgd with momentum (one).")

@@ -303,6 +303,11 @@ struct TrainingPlan {
   // gradient (the split's backward is a cat): one more read and write of
   // that gradient per layer and microbatch (models::LayerShape::qkv_split_cat).
   bool qkv_split_cat = false;
+  // Whether a norm's backward computes its weight (and bias) gradient in a
+  // kernel of its own that reads the output gradient and the input again,
+  // as PyTorch's LayerNorm does, rather than beside the input gradient in
+  // one pass (models::LayerShape::norm_weight_grad_kernel).
+  bool norm_weight_grad_kernel = false;
   Optimizer optimizer = Optimizer::kAdam;
   // Datatype of the optimizer's moments (Adam's two, SGD's momentum):
   // fp32, or bf16 as DeepSeek-V3 tracks AdamW's (arXiv 2412.19437,

@@ -1634,6 +1634,33 @@ TEST(Estimator, FusedQkvSplitConcatenatesTheGradientsInTheBackward) {
               48 * layer, 1e-9);
 }
 
+// A norm's weight gradient in a kernel of its own
+// (training.norm_weight_grad_kernel, PyTorch's LayerNorm backward): on the
+// 22B node each norm runs on 8,192 tokens x 6,144 = 50,331,648 elements in
+// bf16; its backward moves 3e (301,989,888 B, 183.630 us at the A100's
+// memory curve and 4 us launch) and the weight-gradient kernel 2e
+// (201,326,592 B, 124.009 us) where one pass of 4e was priced (402,653,184
+// B, 243.146 us): 64.493 us more a norm, two a layer and the final norm,
+// 97 x 64.493 = 6.256 ms a microbatch, backward only, in both engines.
+TEST(Estimator, NormWeightGradientKernelReadsTheGradientAndInputAgain) {
+  Korthikanti22bLayer k;
+  const TrainingEstimator est(k.model, k.system);
+  const hardware::DeviceSpec& dev = k.system.device;
+  const double norm = hardware::MemoryTime(dev, 301989888.0) + hardware::MemoryTime(dev, 201326592.0) -
+                      hardware::MemoryTime(dev, 402653184.0);
+  EXPECT_NEAR(norm, 64.493e-6, 0.001e-6);
+  const TrainingEstimate base = est.Run(k.plan, k.workload);
+  parallelism::TrainingPlan p = k.plan;
+  p.norm_weight_grad_kernel = true;
+  const TrainingEstimate two = est.Run(p, k.workload);
+  EXPECT_NEAR(two.time.backward - base.time.backward, 97 * norm, 1e-12);
+  EXPECT_NEAR(two.iteration_s - base.iteration_s, 6.256e-3, 0.001e-3);
+  EXPECT_DOUBLE_EQ(two.time.forward, base.time.forward);
+  const EventEstimator ev(k.model, k.system);
+  EXPECT_NEAR(ev.Run(p, k.workload).estimate.iteration_s - ev.Run(k.plan, k.workload).estimate.iteration_s,
+              97 * norm, 1e-9);
+}
+
 // PyTorch FSDP1 concatenates each unit's parameter gradients into its flat
 // gradient on the compute stream every microbatch (training.zero3_flat_grad:
 // the split of the FlatParameter into the module's views is undone by a

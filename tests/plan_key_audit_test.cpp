@@ -456,6 +456,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       // Llama has no biases: GPT-3's.
       {"separate_bias_grad", {"gpt3", "true"}},
       {"qkv_split_cat", {"llama70b", "true"}},
+      {"norm_weight_grad_kernel", {"llama70b", "true"}},
       {"optimizer", {"llama70b", "sgd"}},
       {"optimizer_moments", {"llama70b", "bf16"}},
       {"optimizer_step", {"llama70b", "pytorch"}},

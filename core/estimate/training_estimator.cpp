@@ -447,6 +447,7 @@ models::LayerShape ShapeOf(const TrainingPlan& p, const parallelism::Workload& w
   shape.eager = p.elementwise == parallelism::Elementwise::kEager;
   shape.separate_bias_grad = p.separate_bias_grad;
   shape.qkv_split_cat = p.qkv_split_cat;
+  shape.norm_weight_grad_kernel = p.norm_weight_grad_kernel;
   return shape;
 }
 
@@ -1161,6 +1162,7 @@ bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workloa
          (p.expert_capacity_factor > 0) == capacity_bound &&
          p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
          p.separate_bias_grad == separate_bias_grad && p.qkv_split_cat == qkv_split_cat &&
+         p.norm_weight_grad_kernel == norm_weight_grad_kernel &&
          p.loss_kernel == loss_kernel &&
          p.precision == precision && p.fp8_recipe == fp8_recipe && w.seq_len == seq_len &&
          w.global_batch == global_batch;
@@ -1221,6 +1223,7 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.elementwise = p.elementwise;
   out.separate_bias_grad = p.separate_bias_grad;
   out.qkv_split_cat = p.qkv_split_cat;
+  out.norm_weight_grad_kernel = p.norm_weight_grad_kernel;
   out.loss_kernel = p.loss_kernel;
   out.precision = p.precision;
   out.fp8_recipe = p.fp8_recipe;

@@ -102,6 +102,7 @@ struct OpTimes {
 // The part of an estimate that depends only on the model, the workload
 // (global batch, sequence) and the plan's per-layer shape (micro_batch, tp,
 // cp, ep, sequence_parallel, attention, elementwise, separate_bias_grad, qkv_split_cat,
+// norm_weight_grad_kernel,
 // precision, fp8_recipe): the operator lists,
 // their times and FLOPs. A search prepares it once per block of plans and
 // runs every plan of the block (recompute, overlaps, ZeRO stage, offload,
@@ -133,6 +134,7 @@ struct PreparedWorkload {
   parallelism::Elementwise elementwise = parallelism::Elementwise::kFused;
   bool separate_bias_grad = false;
   bool qkv_split_cat = false;
+  bool norm_weight_grad_kernel = false;
   parallelism::LossKernel loss_kernel = parallelism::LossKernel::kMegatronFp32;
   hardware::DataType precision = hardware::DataType::kBf16;
   parallelism::Fp8Recipe fp8_recipe = parallelism::Fp8Recipe::kDelayed;

@@ -980,6 +980,27 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       assume("Q, K and V split off one fused projection, their gradients concatenated in the backward (" +
              framework + ")");
     }
+    // PyTorch's own LayerNorm (llm-foundry's LPLayerNorm, F.layer_norm with
+    // autocast off; torch.nn.LayerNorm in torchtitan, litgpt and plain
+    // PyTorch loops) computes its weight's and bias's gradients in a kernel
+    // of its own after the input gradient's (aten/src/ATen/native/cuda/
+    // layer_norm_kernel.cu: layer_norm_grad_input_kernel, then
+    // GammaBetaBackwardCUDAKernel), each reading the output gradient and the
+    // input (training.norm_weight_grad_kernel; an eager RMSNorm's passes are
+    // priced as they run and do not read it). Megatron-LM's norms are its
+    // own or apex's kernels, one or two passes by version, build and hidden
+    // size (persist_layer_norm), Transformer Engine's one pass, and
+    // torch.compile's generated kernels (pytorch+compile) are not read: left
+    // at the default.
+    const bool torch_norm = framework == "llm-foundry" || framework == "torchtitan" || framework == "pytorch" ||
+                            framework.rfind("litgpt", 0) == 0;
+    const bool eager_rms = p.elementwise == parallelism::Elementwise::kEager &&
+                           s.model.norm == models::Norm::kRmsNorm;
+    if (torch_norm && !eager_rms) {
+      p.norm_weight_grad_kernel = true;
+      assume("PyTorch's LayerNorm backward: the weight's gradient in a kernel of its own, reading the output "
+             "gradient and the input again");
+    }
     // Megatron-LM of 2024 on checks each gradient bucket for a NaN before
     // reducing it (--check-for-nan-in-loss-and-grad, on unless
     // --no-check-for-nan-in-loss-and-grad; DistributedDataParallelConfig

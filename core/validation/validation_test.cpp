@@ -774,6 +774,10 @@ TEST(ValidationCsv, ArchitectureColumnsReplaceTheGptDefaults) {
 // projection (training.qkv_split_cat: 2.363 ms over the 48 layers,
 // FusedQkvSplitConcatenatesTheGradientsInTheBackward), which litgpt and
 // Megatron-LM of 2022 pay too and torchtitan's separate projections do not.
+// And in PyTorch's LayerNorm backward, whose weight gradient is a kernel of
+// its own (training.norm_weight_grad_kernel: 6.256 ms over the 97 norms,
+// NormWeightGradientKernelReadsTheGradientAndInputAgain), which torchtitan's
+// and litgpt's rows of this LayerNorm model pay too.
 TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   base::Diagnostics d;
   const ValidationReport r = ValidateFile(
@@ -801,8 +805,11 @@ TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   EXPECT_NEAR(optimizer, 88.04e-3, 0.01e-3);
   const double qkv_cat = 48 * hardware::MemoryTime(a100, 75497472.0);
   EXPECT_NEAR(qkv_cat, 2.363e-3, 0.001e-3);
+  const double norm_grads = 97 * (hardware::MemoryTime(a100, 301989888.0) + hardware::MemoryTime(a100, 201326592.0) -
+                                  hardware::MemoryTime(a100, 402653184.0));
+  EXPECT_NEAR(norm_grads, 6.256e-3, 0.001e-3);
   EXPECT_NEAR(r.rows[4].predicted - r.rows[0].predicted,
-              fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd - bias_grads - optimizer - qkv_cat, 1e-12);
+              fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd - bias_grads - optimizer - qkv_cat - norm_grads, 1e-12);
   for (size_t i : {0u, 1u})
     EXPECT_NE(r.rows[i].assumptions.find("PyTorch's optimizer step"), std::string::npos) << r.rows[i].assumptions;
   for (size_t i : {2u, 3u, 4u})
@@ -812,6 +819,11 @@ TEST(ValidationCsv, LossKernelsFollowTheFramework) {
     EXPECT_NE(r.rows[i].assumptions.find(split), std::string::npos) << r.rows[i].assumptions;
   for (size_t i : {1u, 4u})
     EXPECT_EQ(r.rows[i].assumptions.find(split), std::string::npos) << r.rows[i].assumptions;
+  const std::string norm_kernel = "PyTorch's LayerNorm backward";
+  for (size_t i : {0u, 1u, 2u})
+    EXPECT_NE(r.rows[i].assumptions.find(norm_kernel), std::string::npos) << r.rows[i].assumptions;
+  for (size_t i : {3u, 4u})
+    EXPECT_EQ(r.rows[i].assumptions.find(norm_kernel), std::string::npos) << r.rows[i].assumptions;
   const std::string own_bias = "bias gradients reduced in kernels of their own";
   for (size_t i : {0u, 1u, 2u, 3u})
     EXPECT_NE(r.rows[i].assumptions.find(own_bias), std::string::npos) << r.rows[i].assumptions;
@@ -1671,8 +1683,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // before 2024, litgpt; docs/hopper-dense.md section 15) and torchtitan's
   // foreach AdamW (training.optimizer_step = pytorch): llm-foundry 7.26 ->
   // 6.85 %, mpt-350m on 8 H100 (line 209) -17.45 -> -15.75 %.
-  EXPECT_LE(file.mape_pct, 11.32);
-  EXPECT_LE(file_hb.mape_pct, 10.19);
+  // Lowered to 11.25 % and 10.11 % (11.2496 / 10.1056 %) by PyTorch's
+  // LayerNorm backward, whose weight gradient is a kernel of its own reading
+  // the output gradient and the input again (training.
+  // norm_weight_grad_kernel: llm-foundry's LPLayerNorm, torchtitan's
+  // nn.LayerNorm on Frontier): llm-foundry 6.85 -> 6.70 %, line 209 -15.75
+  // -> -15.08 %.
+  EXPECT_LE(file.mape_pct, 11.25);
+  EXPECT_LE(file_hb.mape_pct, 10.11);
   EXPECT_LE(file_moe.mape_pct, 20.24);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken

@@ -228,15 +228,14 @@ TEST(Transformer, BiasGradientsReadEachBiasedLayersOutputGradient) {
 TEST(Transformer, FusedQkvSplitGradientsAreConcatenatedInTheBackward) {
   ModelSpec m = Gpt(1, 1024, 16);
   LayerShape s = TwoSequencesAtTp2WithSp();
-  auto find = FindOp;
   OpList ops;
   LayerOps(m, s, false, 1, ops);
-  EXPECT_EQ(find(ops, "qkv_split_grad"), nullptr);
+  EXPECT_EQ(FindOp(ops, "qkv_split_grad"), nullptr);
   const int without = ops.count;
   s.qkv_split_cat = true;
   LayerOps(m, s, false, 1, ops);
   ASSERT_EQ(ops.count, without + 1);
-  const Op* split = find(ops, "qkv_split_grad");
+  const Op* split = FindOp(ops, "qkv_split_grad");
   ASSERT_NE(split, nullptr);
   EXPECT_EQ(split->kind, OpKind::kElementwise);
   EXPECT_DOUBLE_EQ(split->bytes, 0.0);
@@ -244,11 +243,11 @@ TEST(Transformer, FusedQkvSplitGradientsAreConcatenatedInTheBackward) {
   EXPECT_DOUBLE_EQ(split->flops, 0.0);
   m.kv_heads = 4;
   LayerOps(m, s, false, 1, ops);
-  EXPECT_DOUBLE_EQ(find(ops, "qkv_split_grad")->bwd_bytes, 3145728.0);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "qkv_split_grad")->bwd_bytes, 3145728.0);
   m.kv_lora_rank = 256;
   m.rope_head_dim = 32;
   LayerOps(m, s, false, 1, ops);
-  EXPECT_EQ(find(ops, "qkv_split_grad"), nullptr);
+  EXPECT_EQ(FindOp(ops, "qkv_split_grad"), nullptr);
 }
 
 // A norm whose weight gradient has a kernel of its own

@@ -1551,6 +1551,23 @@ struct Korthikanti22bLayer {
   parallelism::Workload workload{.global_batch = 4, .seq_len = 2048};
 };
 
+// A backward-only term on the 22B node: `flagged`, k.plan with one flag set,
+// costs `per_microbatch` seconds more backward (the single microbatch's) and
+// nothing more forward, in the closed form and the event engine; the hand
+// figure `hand_s` to a microsecond.
+void ExpectBackwardOnlyCost(const Korthikanti22bLayer& k, const parallelism::TrainingPlan& flagged,
+                            double per_microbatch, double hand_s) {
+  const TrainingEstimator est(k.model, k.system);
+  const TrainingEstimate base = est.Run(k.plan, k.workload);
+  const TrainingEstimate more = est.Run(flagged, k.workload);
+  EXPECT_NEAR(more.time.backward - base.time.backward, per_microbatch, 1e-12);
+  EXPECT_NEAR(more.iteration_s - base.iteration_s, hand_s, 0.001e-3);
+  EXPECT_DOUBLE_EQ(more.time.forward, base.time.forward);
+  const EventEstimator ev(k.model, k.system);
+  EXPECT_NEAR(ev.Run(flagged, k.workload).estimate.iteration_s - ev.Run(k.plan, k.workload).estimate.iteration_s,
+              per_microbatch, 1e-9);
+}
+
 // Bias gradients reduced in kernels of their own (training.separate_bias_grad:
 // PyTorch autograd, Megatron-LM's own layers) read each biased linear
 // layer's output gradient once more in the backward. The 22B node (tp 8, no
@@ -1565,21 +1582,13 @@ struct Korthikanti22bLayer {
 // the event engine alike. Megatron-22B has biases; without them, nothing.
 TEST(Estimator, SeparateBiasGradientsReadEachOutputGradientOnceMore) {
   Korthikanti22bLayer k;
-  const TrainingEstimator est(k.model, k.system);
   const hardware::DeviceSpec& dev = k.system.device;
   const double layer = hardware::MemoryTime(dev, 37748736.0) + 2 * hardware::MemoryTime(dev, 100663296.0) +
                        hardware::MemoryTime(dev, 50331648.0);
   EXPECT_NEAR(layer, 189.372e-6, 0.001e-6);
-  const TrainingEstimate base = est.Run(k.plan, k.workload);
   parallelism::TrainingPlan p = k.plan;
   p.separate_bias_grad = true;
-  const TrainingEstimate reduced = est.Run(p, k.workload);
-  EXPECT_NEAR(reduced.time.backward - base.time.backward, 48 * layer, 1e-12);
-  EXPECT_NEAR(reduced.iteration_s - base.iteration_s, 9.090e-3, 0.001e-3);
-  EXPECT_DOUBLE_EQ(reduced.time.forward, base.time.forward);
-  const EventEstimator ev(k.model, k.system);
-  EXPECT_NEAR(ev.Run(p, k.workload).estimate.iteration_s - ev.Run(k.plan, k.workload).estimate.iteration_s,
-              48 * layer, 1e-9);
+  ExpectBackwardOnlyCost(k, p, 48 * layer, 9.090e-3);
   models::ModelSpec unbiased = k.model;
   unbiased.bias = false;
   const TrainingEstimator est_unbiased(unbiased, k.system);
@@ -1619,19 +1628,11 @@ TEST(Estimator, CausalMfuCountsHalfTheAttentionScores) {
 // layer, 2.363 ms over 48 layers, backward only, in both engines.
 TEST(Estimator, FusedQkvSplitConcatenatesTheGradientsInTheBackward) {
   Korthikanti22bLayer k;
-  const TrainingEstimator est(k.model, k.system);
   const double layer = hardware::MemoryTime(k.system.device, 75497472.0);
   EXPECT_NEAR(layer, 49.237e-6, 0.001e-6);
-  const TrainingEstimate base = est.Run(k.plan, k.workload);
   parallelism::TrainingPlan p = k.plan;
   p.qkv_split_cat = true;
-  const TrainingEstimate split = est.Run(p, k.workload);
-  EXPECT_NEAR(split.time.backward - base.time.backward, 48 * layer, 1e-12);
-  EXPECT_NEAR(split.iteration_s - base.iteration_s, 2.363e-3, 0.001e-3);
-  EXPECT_DOUBLE_EQ(split.time.forward, base.time.forward);
-  const EventEstimator ev(k.model, k.system);
-  EXPECT_NEAR(ev.Run(p, k.workload).estimate.iteration_s - ev.Run(k.plan, k.workload).estimate.iteration_s,
-              48 * layer, 1e-9);
+  ExpectBackwardOnlyCost(k, p, 48 * layer, 2.363e-3);
 }
 
 // A norm's weight gradient in a kernel of its own
@@ -1644,21 +1645,13 @@ TEST(Estimator, FusedQkvSplitConcatenatesTheGradientsInTheBackward) {
 // 97 x 64.493 = 6.256 ms a microbatch, backward only, in both engines.
 TEST(Estimator, NormWeightGradientKernelReadsTheGradientAndInputAgain) {
   Korthikanti22bLayer k;
-  const TrainingEstimator est(k.model, k.system);
   const hardware::DeviceSpec& dev = k.system.device;
   const double norm = hardware::MemoryTime(dev, 301989888.0) + hardware::MemoryTime(dev, 201326592.0) -
                       hardware::MemoryTime(dev, 402653184.0);
   EXPECT_NEAR(norm, 64.493e-6, 0.001e-6);
-  const TrainingEstimate base = est.Run(k.plan, k.workload);
   parallelism::TrainingPlan p = k.plan;
   p.norm_weight_grad_kernel = true;
-  const TrainingEstimate two = est.Run(p, k.workload);
-  EXPECT_NEAR(two.time.backward - base.time.backward, 97 * norm, 1e-12);
-  EXPECT_NEAR(two.iteration_s - base.iteration_s, 6.256e-3, 0.001e-3);
-  EXPECT_DOUBLE_EQ(two.time.forward, base.time.forward);
-  const EventEstimator ev(k.model, k.system);
-  EXPECT_NEAR(ev.Run(p, k.workload).estimate.iteration_s - ev.Run(k.plan, k.workload).estimate.iteration_s,
-              97 * norm, 1e-9);
+  ExpectBackwardOnlyCost(k, p, 97 * norm, 6.256e-3);
 }
 
 // PyTorch FSDP1 concatenates each unit's parameter gradients into its flat

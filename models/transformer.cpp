@@ -68,20 +68,29 @@ Op NormOp(const char* name, const ModelSpec& m, bool eager, double elements, dou
   return op;
 }
 
-// Adds `norm` to `out`, followed, where the plan computes a norm's weight
-// gradient in a kernel of its own (LayerShape::norm_weight_grad_kernel), by
-// that backward-only kernel: PyTorch's LayerNorm backward
-// (aten/src/ATen/native/cuda/layer_norm_kernel.cu,
-// LayerNormBackwardKernelImplInternal) launches layer_norm_grad_input_kernel,
-// which reads dY and X and writes dX (3e an element, the norm's own
-// backward), then GammaBetaBackwardCUDAKernel, which reads dY and X again
-// for the weight's and bias's gradients (2e). An eager RMSNorm's passes,
-// its weight's gradient among them, are priced as they run (NormOp).
+// Adds `norm` to `out`, with its backward's traffic: a fused norm's
+// backward is one pass that reads dY and X and writes dX (3e an element),
+// the weight's (and bias's) gradient summed beside it into per-block fp32
+// partials that a small second kernel finishes (apex's FastLayerNorm,
+// NVIDIA/apex PR 1037: "the main backward kernel crucially reads the large
+// input tensors dout and x only once ... still needs a second launch to
+// finalize wgrad"; Transformer Engine's normalization kernels, the same
+// design; the partials, a few hundred rows of h floats, are left out).
+// Where the plan computes the weight's gradient in a kernel of its own
+// (LayerShape::norm_weight_grad_kernel) that kernel follows, reading dY and
+// X again (2e): PyTorch's LayerNorm backward (aten/src/ATen/native/cuda/
+// layer_norm_kernel.cu, LayerNormBackwardKernelImplInternal:
+// layer_norm_grad_input_kernel, then GammaBetaBackwardCUDAKernel), apex's
+// and Megatron's non-persistent kernel (layer_norm_cuda_kernel.cu:
+// cuComputePartGradGammaBeta, then cuComputeGradInput) and the two kernels
+// torch.compile generates. An eager RMSNorm's passes, its weight's
+// gradient among them, are priced as they run (NormOp).
 // `norm` by reference, set in place: LayerOps runs on the estimator's hot
 // path (SetBiasGrad).
 [[gnu::always_inline]] inline void AddNorm(OpList& out, Op& norm, const ModelSpec& m, const LayerShape& s, double elements, double e) {
-  const bool own_kernel = s.norm_weight_grad_kernel && !(s.eager && m.norm == Norm::kRmsNorm);
-  if (own_kernel) norm.bwd_bytes = 3 * e * elements;
+  const bool passes = s.eager && m.norm == Norm::kRmsNorm;
+  const bool own_kernel = s.norm_weight_grad_kernel && !passes;
+  if (!passes) norm.bwd_bytes = 3 * e * elements;
   out.Add(norm);
   if (own_kernel) {
     Op grad = Elementwise("norm_weight_grad", 0);
@@ -170,16 +179,38 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     qkv.op_sac_recompute = MmRecomputeShare(mm, {heads * d, kv * d, kv * d});
     SetBiasGrad(qkv, bias_grad, tokens);
     out.Add(qkv);
-    if (s.qkv_split_cat) {
+    // Megatron-Core's packed layout with Transformer Engine's attention
+    // (packed_qkv_copies; a fused plan's): with RoPE or grouped-query
+    // attention the three gradients reaching TE's SplitAlongDim are not
+    // adjacent views of one buffer (RoPE's backward and the attention kernel
+    // write them apart), so its backward runs torch.cat (noop_ok false);
+    // without either, the attention takes Q, K and V packed (sbh3d) and
+    // writes one packed gradient, which it returns as is.
+    const bool packed = s.packed_qkv_copies && !s.eager;
+    const bool packed_cat = packed && (m.position == Position::kRope || kv < heads);
+    if (s.qkv_split_cat || packed_cat) {
       // Q, K and V split off the fused projection's output by views
       // (torch.split / chunk: MPT's qkv.chunk(3), Megatron-LM's
-      // split_tensor_along_last_dim, litgpt's qkv.split): their backward is
-      // a cat (split_backward, tools/autograd/derivatives.yaml), which reads
-      // the three gradients and writes the projection's output gradient.
-      // Nothing forward: the views copy nothing.
+      // split_tensor_along_last_dim, litgpt's qkv.split, TE's SplitAlongDim):
+      // their backward is a cat (split_backward, tools/autograd/
+      // derivatives.yaml), which reads the three gradients and writes the
+      // projection's output gradient. Nothing forward: the views copy
+      // nothing.
       Op split = Elementwise("qkv_split_grad", 0);
       split.bwd_bytes = 2 * qkv.out_bytes;
       out.Add(split);
+    }
+    if (packed && kv < heads) {
+      // Megatron-Core lays the fused projection's output out as [sq, b, ng,
+      // (np/ng + 2) hn] and splits it by views (get_query_key_value_tensors);
+      // query.reshape(sq, b, -1, hn) then merges the groups with the heads
+      // within a group, whose strides ((np/ng + 2) hn and hn) do not chain,
+      // so with grouped-query attention the reshape copies the queries: it
+      // reads and writes them once, forward. Its backward reshapes a
+      // contiguous gradient, a view.
+      Op copy = Elementwise("query_copy", 2 * tokens * heads * d * e);
+      copy.bwd_bytes = kNoBackward;
+      out.Add(copy);
     }
   }
   if (s.eager && m.position == Position::kRope) {
@@ -189,9 +220,9 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // elements), concatenate (reads and writes all), x * cos, rotated * sin
     // (each reads and writes all; the cos/sin tables are one sequence's worth
     // and left out) and the sum (reads two, writes one): 10 element accesses,
-    // 10e bytes per query or key element. Fused frameworks apply it inside
-    // the attention or QKV kernel (Megatron-Core's fused RoPE), which is not
-    // counted.
+    // 10e bytes per query or key element. A fused plan runs it in a kernel
+    // of its own (rope_kernel, below) or inside the attention or QKV kernel,
+    // which is not counted.
     //
     // Its non-vectorized part (Op::unvec_bytes) is torchtitan's complex form
     // of the same rotation (torchtitan/models/llama/model.py,
@@ -209,6 +240,32 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     rope.unvec_bytes = rope.bwd_unvec_bytes = static_cast<float>(qk * (e + 12));
     rope.unvec_elements = rope.bwd_unvec_elements = static_cast<float>(2 * qk);
     out.Add(rope);
+  } else if (s.rope_kernel && m.position == Position::kRope && !UsesMla(m)) {
+    // RoPE in a kernel of its own (Transformer Engine's FusedRoPEFunc, which
+    // Megatron-Core's apply_rotary_pos_emb calls on the queries and on the
+    // keys under apply_rope_fusion): tex.fused_rope_forward reads each query
+    // and key element and writes the rotated one into a new tensor (the
+    // cos/sin table, one sequence of fp32 frequencies, left out), and
+    // fused_rope_backward does the same to their gradients: 2e an element
+    // each way. The new keys are what make the values' copy and the split's
+    // concatenation run (packed_qkv_copies, qkv_split_cat).
+    const double qk = tokens * (heads + kv) * d;
+    Op rope = Elementwise("rope", 2 * qk * e);
+    rope.bwd_bytes = 2 * qk * e;
+    out.Add(rope);
+  }
+  if (s.packed_qkv_copies && !s.eager && s.flash && !UsesMla(m) && m.position == Position::kRope) {
+    // Transformer Engine's attention checks the layout of the queries, keys
+    // and values it is given (get_qkv_layout): keys written new by RoPE and
+    // values still strided views of the packed projection have different
+    // strides, a layout it does not take ("not_supported"), so it makes all
+    // three contiguous, which copies the values, forward; the backward of
+    // .contiguous() passes the gradient on. Inside the attention module, so
+    // selective recompute runs it again with the attention core.
+    Op copy = Elementwise("value_copy", 2 * tokens * kv * d * e);
+    copy.bwd_bytes = kNoBackward;
+    copy.attention_core = true;
+    out.Add(copy);
   }
   // MLA expands the latent into per-head keys and values: no KV-head sharing.
   const double kv_att = UsesMla(m) ? heads : kv;

@@ -87,7 +87,8 @@ struct Op {
   double bytes = 0;            // forward bytes moved to/from device memory
   // Backward bytes of a memory-bound operator whose backward kernel's traffic
   // is known (> 0); 0: twice the forward bytes (the estimator's rule: read the
-  // gradient and the saved input, write the input gradient).
+  // gradient and the saved input, write the input gradient); kNoBackward: a
+  // forward copy whose backward is a view and runs no kernel (BackwardBytes).
   double bwd_bytes = 0;
   // torchtitan's op-level selective activation checkpointing
   // (parallelism::Recompute::kOp; the policy is described at LayerOps): the
@@ -155,9 +156,22 @@ struct LayerShape {
   // The norms' backward computes the weight (and bias) gradient in a kernel
   // of its own after the input gradient's, each reading the output gradient
   // and the input (parallelism::TrainingPlan::norm_weight_grad_kernel):
-  // the norm's backward moves 3e an element and a backward-only
-  // norm_weight_grad operator 2e more. Not read for an eager RMSNorm.
+  // a backward-only norm_weight_grad operator moves 2e an element beside
+  // the norm's own backward (3e, one pass, either way). Not read for an
+  // eager RMSNorm.
   bool norm_weight_grad_kernel = false;
+  // RoPE runs as a kernel of its own on a fused (non-eager) plan, reading
+  // and writing the queries and keys forward and their gradients backward
+  // (parallelism::TrainingPlan::rope_kernel; Transformer Engine's
+  // fused_rope_forward / fused_rope_backward). Read only for a RoPE model
+  // without MLA; eager code prices its own rotary kernels.
+  bool rope_kernel = false;
+  // Megatron-Core's packed QKV layout with Transformer Engine's attention
+  // (parallelism::TrainingPlan::packed_qkv_copies): forward the grouped
+  // queries' reshape and, where RoPE rewrites the keys, the values made
+  // contiguous; backward, with RoPE or grouped-query attention, the split's
+  // concatenation. Read on a fused plan without MLA.
+  bool packed_qkv_copies = false;
 };
 
 // Bytes one eager RMSNorm moves per activation element of `act_bytes`,
@@ -197,6 +211,13 @@ struct UnvecPasses {
 };
 inline UnvecPasses EagerNormUnvecPasses(double act_bytes) {
   return {act_bytes + 20, 3, act_bytes + 28, 4};
+}
+
+// Op::bwd_bytes of an operator whose backward runs no kernel.
+inline constexpr double kNoBackward = -1;
+// The bytes a memory-bound operator's backward moves (Op::bwd_bytes).
+inline double BackwardBytes(const Op& op) {
+  return op.bwd_bytes > 0 ? op.bwd_bytes : op.bwd_bytes < 0 ? 0 : 2 * op.bytes;
 }
 
 inline constexpr int kMaxLayerOps = 24;

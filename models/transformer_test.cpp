@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -250,16 +251,117 @@ TEST(Transformer, FusedQkvSplitGradientsAreConcatenatedInTheBackward) {
   EXPECT_EQ(FindOp(ops, "qkv_split_grad"), nullptr);
 }
 
-// A norm whose weight gradient has a kernel of its own
-// (training.norm_weight_grad_kernel, PyTorch's LayerNorm backward): the
-// norm's backward reads dY and X and writes dX (3e an element), then
-// norm_weight_grad reads dY and X again (2e), backward only. GPT, hidden
-// 1,024, two sequences of 512 at tp 2 with sequence parallelism: each norm
-// runs on 512 tokens x 1,024 = 524,288 elements, 3,145,728 B and 2,097,152 B
-// in bf16. Without the flag the norm's backward is priced at twice its
-// forward (bwd_bytes 0) and there is no such operator; an eager RMSNorm,
-// whose passes are priced one by one, does not read the flag; a fused one
-// does.
+// Megatron-Core's attention with Transformer Engine around the fused QKV
+// projection (training.rope_kernel, training.packed_qkv_copies). A Llama
+// layer of hidden 1,024, 16 query heads and 4 KV heads of 64, at tp 2 with
+// two sequences of 512 (1,024 tokens; 8 query and 2 KV heads a device), in
+// bf16:
+//   rope (TE's fused_rope_forward / backward): the queries' and keys' 1,024
+//     x (8 + 2) x 64 = 655,360 elements read and written, 2,621,440 B
+//     forward and as much backward;
+//   query_copy (the GQA reshape out of the packed groups): 1,024 x 8 x 64 x
+//     2 x 2 B = 2,097,152 B forward, no backward kernel;
+//   value_copy (TE's layout check, the keys rewritten by RoPE): 1,024 x 2 x
+//     64 x 2 x 2 B = 524,288 B forward, none backward, recomputed with the
+//     attention core;
+//   qkv_split_grad (SplitAlongDim's torch.cat): the projection's output,
+//     1,024 x (8 + 2 x 2) x 64 x 2 B = 1,572,864 B, read and written
+//     backward, 3,145,728 B.
+// With 16 KV heads and RoPE: the RoPE kernel, the values' copy and the cat.
+// A GPT (MHA, learned positions) runs none of them; an eager plan prices its
+// own rotary kernels (10e) and reads neither flag; MLA none.
+TEST(Transformer, MegatronCoreRopeAndPackedQkvCopies) {
+  ModelSpec m = Llama(1, 1024, 16, 4, 2816, 32000);
+  LayerShape s = TwoSequencesAtTp2WithSp();
+  const char* const added[] = {"rope", "query_copy", "value_copy", "qkv_split_grad"};
+  OpList ops;
+  LayerOps(m, s, false, 1, ops);
+  const int without = ops.count;
+  for (const char* name : added) EXPECT_EQ(FindOp(ops, name), nullptr) << name;
+  s.rope_kernel = true;
+  s.packed_qkv_copies = true;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, without + 4);
+  const Op* rope = FindOp(ops, "rope");
+  ASSERT_NE(rope, nullptr);
+  EXPECT_DOUBLE_EQ(rope->bytes, 2621440.0);
+  EXPECT_DOUBLE_EQ(BackwardBytes(*rope), 2621440.0);
+  const Op* query = FindOp(ops, "query_copy");
+  ASSERT_NE(query, nullptr);
+  EXPECT_DOUBLE_EQ(query->bytes, 2097152.0);
+  EXPECT_DOUBLE_EQ(BackwardBytes(*query), 0.0);
+  EXPECT_FALSE(query->attention_core);
+  const Op* value = FindOp(ops, "value_copy");
+  ASSERT_NE(value, nullptr);
+  EXPECT_DOUBLE_EQ(value->bytes, 524288.0);
+  EXPECT_DOUBLE_EQ(BackwardBytes(*value), 0.0);
+  EXPECT_TRUE(value->attention_core);
+  const Op* cat = FindOp(ops, "qkv_split_grad");
+  ASSERT_NE(cat, nullptr);
+  EXPECT_DOUBLE_EQ(cat->bytes, 0.0);
+  EXPECT_DOUBLE_EQ(BackwardBytes(*cat), 3145728.0);
+  s.qkv_split_cat = true;  // one concatenation either way
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, without + 4);
+  s.qkv_split_cat = false;
+  m.kv_heads = 16;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, without + 3);
+  EXPECT_EQ(FindOp(ops, "query_copy"), nullptr);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "value_copy")->bytes, 2097152.0);
+  EXPECT_DOUBLE_EQ(BackwardBytes(*FindOp(ops, "qkv_split_grad")), 6291456.0);
+  m.kv_heads = 4;
+  s.eager = true;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "rope")->bytes, 10 * 655360.0 * 2);
+  for (const char* name : {"query_copy", "value_copy", "qkv_split_grad"}) EXPECT_EQ(FindOp(ops, name), nullptr);
+  s.eager = false;
+  const ModelSpec gpt = Gpt(1, 1024, 16);
+  LayerOps(gpt, s, false, 1, ops);
+  for (const char* name : added) EXPECT_EQ(FindOp(ops, name), nullptr) << name;
+  m.kv_lora_rank = 256;
+  m.rope_head_dim = 32;
+  LayerOps(m, s, false, 1, ops);
+  for (const char* name : added) EXPECT_EQ(FindOp(ops, name), nullptr) << name;
+}
+
+// OpList::Add writes without a bound check (it is on the estimator's hot
+// path): every combination of the flags that add operators stays within
+// kMaxLayerOps, in a dense and a MoE layer with shared experts, dropout,
+// biases and grouped-query RoPE attention, materialised or fused.
+TEST(Transformer, EveryFlagCombinationFitsTheOperatorList) {
+  ModelSpec m = Llama(1, 1024, 16, 4, 2816, 32000);
+  m.bias = true;
+  m.hidden_dropout = m.attention_dropout = 0.1;
+  m.experts = 8;
+  m.top_k = 2;
+  m.shared_experts = 1;
+  int most = 0;
+  for (int bits = 0; bits < 64; ++bits) {
+    LayerShape s = TwoSequencesAtTp2WithSp();
+    s.flash = (bits & 1) != 0;
+    s.eager = (bits & 2) != 0;
+    s.qkv_split_cat = s.norm_weight_grad_kernel = s.separate_bias_grad = (bits & 4) != 0;
+    s.rope_kernel = s.packed_qkv_copies = (bits & 8) != 0;
+    const bool moe = (bits & 16) != 0;
+    m.norm = (bits & 32) != 0 ? Norm::kLayerNorm : Norm::kRmsNorm;
+    OpList ops;
+    LayerOps(m, s, moe, 2, ops);
+    most = std::max(most, ops.count);
+  }
+  EXPECT_LE(most, kMaxLayerOps);
+}
+
+// A norm's backward: one pass that reads dY and X and writes dX (3e an
+// element; Transformer Engine, apex's FastLayerNorm), and where its weight
+// gradient has a kernel of its own (training.norm_weight_grad_kernel,
+// PyTorch's LayerNorm backward) norm_weight_grad reads dY and X again (2e),
+// backward only. GPT, hidden 1,024, two sequences of 512 at tp 2 with
+// sequence parallelism: each norm runs on 512 tokens x 1,024 = 524,288
+// elements, 3,145,728 B and 2,097,152 B in bf16, its forward 2,097,152 B.
+// Without the flag there is no such operator; an eager RMSNorm, whose
+// passes are priced one by one (bwd_bytes 0: the estimator's rule), does
+// not read the flag; a fused one does.
 TEST(Transformer, NormWeightGradientsRunAKernelOfTheirOwn) {
   ModelSpec m = Gpt(1, 1024, 16);
   LayerShape s = TwoSequencesAtTp2WithSp();
@@ -272,7 +374,8 @@ TEST(Transformer, NormWeightGradientsRunAKernelOfTheirOwn) {
   LayerOps(m, s, false, 1, ops);
   const int without = ops.count;
   EXPECT_EQ(count(ops, "norm_weight_grad"), 0);
-  EXPECT_DOUBLE_EQ(FindOp(ops, "input_norm")->bwd_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "input_norm")->bytes, 2097152.0);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "input_norm")->bwd_bytes, 3145728.0);
   s.norm_weight_grad_kernel = true;
   LayerOps(m, s, false, 1, ops);
   EXPECT_EQ(ops.count, without + 2);
@@ -290,6 +393,7 @@ TEST(Transformer, NormWeightGradientsRunAKernelOfTheirOwn) {
   s.eager = true;
   LayerOps(m, s, false, 1, ops);
   EXPECT_EQ(count(ops, "norm_weight_grad"), 0);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "input_norm")->bwd_bytes, 0.0);
   s.eager = false;
   LayerOps(m, s, false, 1, ops);
   EXPECT_EQ(count(ops, "norm_weight_grad"), 2);

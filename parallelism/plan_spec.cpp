@@ -390,13 +390,38 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "attention kernel that writes one packed gradient. Not read for MLA.")
         .Bool("norm_weight_grad_kernel", &TrainingPlan::norm_weight_grad_kernel, "false",
               "Compute each norm's weight (and bias) gradient in a kernel of its own that reads the output "
-              "gradient and the norm's input again, after the kernel that computes the input gradient, as "
-              "PyTorch's LayerNorm backward does (aten/src/ATen/native/cuda/layer_norm_kernel.cu: "
-              "layer_norm_grad_input_kernel, then GammaBetaBackwardCUDAKernel): 3 + 2 element accesses and "
-              "two launches per element of the norm's backward (llm-foundry's LPLayerNorm, torch.nn.LayerNorm). "
-              "false: the backward's one pass as a fused norm runs it (Transformer Engine), priced at twice "
-              "the forward's traffic. Not read for an eager RMSNorm (training.elementwise: eager), whose "
-              "passes are priced one by one.")
+              "gradient and the norm's input again, after the kernel that computes the input gradient: 3 + 2 "
+              "element accesses and two launches per element of the norm's backward. PyTorch's LayerNorm "
+              "backward (aten/src/ATen/native/cuda/layer_norm_kernel.cu: layer_norm_grad_input_kernel, then "
+              "GammaBetaBackwardCUDAKernel; llm-foundry's LPLayerNorm, torch.nn.LayerNorm), Megatron's "
+              "non-persistent fused LayerNorm (megatron/fused_kernels/layer_norm_cuda_kernel.cu: "
+              "cuComputePartGradGammaBeta, then cuComputeGradInput) and torch.compile's generated kernels. "
+              "false: one pass that reads the output gradient and the input once, 3 accesses an element, the "
+              "weight's gradient summed beside it into per-block partials (Transformer Engine; apex's "
+              "persistent FastLayerNorm, NVIDIA/apex PR 1037). Not read for an eager RMSNorm "
+              "(training.elementwise: eager), whose passes are priced one by one.")
+        .Bool("rope_kernel", &TrainingPlan::rope_kernel, "true",
+              "Apply RoPE to the queries and keys in a kernel of its own that reads and writes them, and in "
+              "the backward their gradients: 2 element accesses forward and 2 backward per query and key "
+              "element (Transformer Engine's FusedRoPEFunc, tex.fused_rope_forward / fused_rope_backward, "
+              "which Megatron-Core's apply_rotary_pos_emb calls under apply_rope_fusion, the default of "
+              "Megatron-LM's arguments and of the NeMo and Megatron-Bridge recipes). false: inside the "
+              "attention or QKV kernel. Read only for a RoPE model without MLA on a fused plan "
+              "(training.elementwise: fused); eager code prices its own rotary kernels.")
+        .Bool("packed_qkv_copies", &TrainingPlan::packed_qkv_copies, "true",
+              "Run the attention on Megatron-Core's packed QKV projection with Transformer Engine's kernels, "
+              "which copies: forward, with grouped-query attention, the queries' reshape out of the "
+              "[groups, (heads/groups + 2) x head_dim] layout, which cannot be a view "
+              "(get_query_key_value_tensors: query.reshape), 2 accesses an element of the queries, and, "
+              "where RoPE writes new keys, the values, still strided views of the projection, made "
+              "contiguous by TE's layout check (get_qkv_layout: \"not_supported\", then x.contiguous()), 2 "
+              "accesses an element of the values, again under selective recompute; backward, with RoPE or "
+              "grouped-query attention, TE's SplitAlongDim concatenates the three gradients, which are not "
+              "views of one buffer (noop_ok false: torch.cat), 4 x (q + 2 kv) x head_dim / tp bytes a token "
+              "in bf16 (as training.qkv_split_cat). Without RoPE and with as many KV heads as query heads "
+              "(GPT-3) nothing runs: the attention takes Q, K and V packed and writes one packed gradient. "
+              "false: separate Q, K and V projections or a kernel taking them as they are. Read only on a "
+              "fused plan without MLA.")
         .Enum<Optimizer>("optimizer", &TrainingPlan::optimizer,
                          {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}}, "adam",
                          "Optimizer: adam (two fp32 moments) or sgd with momentum (one).")

@@ -305,9 +305,25 @@ struct TrainingPlan {
   bool qkv_split_cat = false;
   // Whether a norm's backward computes its weight (and bias) gradient in a
   // kernel of its own that reads the output gradient and the input again,
-  // as PyTorch's LayerNorm does, rather than beside the input gradient in
-  // one pass (models::LayerShape::norm_weight_grad_kernel).
+  // as PyTorch's LayerNorm, Megatron's non-persistent fused LayerNorm and
+  // torch.compile's kernels do, rather than beside the input gradient in
+  // one pass, as Transformer Engine and apex's persistent FastLayerNorm do
+  // (models::LayerShape::norm_weight_grad_kernel).
   bool norm_weight_grad_kernel = false;
+  // Whether a fused (non-eager) plan applies RoPE to the queries and keys in
+  // a kernel of its own that reads and writes them, forward and backward
+  // (Transformer Engine's fused_rope_forward / fused_rope_backward, which
+  // Megatron-Core calls under apply_rope_fusion), rather than inside the
+  // attention or QKV kernel (models::LayerShape::rope_kernel).
+  bool rope_kernel = true;
+  // Whether the attention runs on Megatron-Core's packed QKV layout with
+  // Transformer Engine's kernels, which copies its inputs out of the packed
+  // projection forward (the grouped queries' reshape; where RoPE rewrites
+  // the keys, the values made contiguous by TE's layout check) and, with
+  // RoPE or grouped-query attention, concatenates the three gradients
+  // backward (models::LayerShape::packed_qkv_copies). On by default, with
+  // rope_kernel: the Megatron-Core step the other defaults describe.
+  bool packed_qkv_copies = true;
   Optimizer optimizer = Optimizer::kAdam;
   // Datatype of the optimizer's moments (Adam's two, SGD's momentum):
   // fp32, or bf16 as DeepSeek-V3 tracks AdamW's (arXiv 2412.19437,

@@ -172,8 +172,10 @@ TEST(Estimator, OpLevelSacRecomputesEverySecondMatmul) {
 //   more = 31,744 B; final norm 256 x 36 B = 9,216 B;
 //   (31,744 + 9,216) x 2048 = 83,886,080 B / (1.6384 TB/s x 0.8) = 64.0 us
 // more forward; backward twice each but repeat_kv's (a reduction moving what
-// its copy moved): (2 x 40,960 - 1536) x 2048 B = 125.6 us. The profile has
-// no unvectorized_element_rate here: every byte at memory_efficiency.
+// its copy moved), against the fused norms' one-pass backward (3 accesses
+// an element, 2 B less than twice their forward): (2 x 40,960 - 1536 + 3 x
+// 256 x 2) x 2048 B = 167,772,160 B, 128.0 us. The profile has no
+// unvectorized_element_rate here: every byte at memory_efficiency.
 TEST(Estimator, EagerElementwiseAddsItsBytesAtMemoryBandwidth) {
   Scenario s;
   base::Diagnostics d;
@@ -189,6 +191,9 @@ TEST(Estimator, EagerElementwiseAddsItsBytesAtMemoryBandwidth) {
   parallelism::TrainingPlan p;
   p.tp = p.pp = p.dp = p.cp = 1;
   p.micro_batch = 1;
+  // Fused kernels without Megatron-Core's RoPE kernel and packed-layout
+  // copies (MegatronCoreRopeAndQkvCopiesAsTransformerEngineRunsThem).
+  p.rope_kernel = p.packed_qkv_copies = false;
   parallelism::Workload w{.global_batch = 1, .seq_len = 2048};
   const TrainingEstimator est(m, s.system);
   const TrainingEstimate fused = est.Run(p, w);
@@ -196,7 +201,7 @@ TEST(Estimator, EagerElementwiseAddsItsBytesAtMemoryBandwidth) {
   const TrainingEstimate eager = est.Run(p, w);
   ASSERT_GT(fused.iteration_s, 0);
   EXPECT_NEAR(eager.time.forward - fused.time.forward, 64.0e-6, 1e-12);
-  EXPECT_NEAR(eager.time.backward - fused.time.backward, 125.6e-6, 1e-12);
+  EXPECT_NEAR(eager.time.backward - fused.time.backward, 128.0e-6, 1e-12);
   EXPECT_DOUBLE_EQ(eager.model_flops, fused.model_flops);
 
   // With an element rate of 100 G elements/s every non-vectorized pass of
@@ -1439,6 +1444,18 @@ TEST(StepKernels, LossPerFrameworkByHand) {
                    6.0);
 }
 
+// Llama 3 8B on the llama3-70b-h100 scenario's H100 with a flat 80 % memory
+// efficiency (2.68 TB/s) and no kernel overhead, 8192-token sequences: the
+// device the two tests below work its memory-bound kernels on by hand.
+Scenario Llama3_8bAtFlatMemory(int64_t global_batch) {
+  Scenario s = LoadScenarioWithModel("llama3-70b-h100", "llama3-8b");
+  s.system.device.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
+  s.system.device.kernel_overhead = 0;
+  s.workload.seq_len = 8192;
+  s.workload.global_batch = global_batch;
+  return s;
+}
+
 // Issue 15: what an FP8 Megatron-Core step spends beyond its GEMMs, wired
 // into the estimator. Llama 3 8B, one 8192-token microbatch on one H100
 // (tp 1) with a flat 80 % memory efficiency (2.68 TB/s) and no kernel
@@ -1451,15 +1468,12 @@ TEST(StepKernels, LossPerFrameworkByHand) {
 // - the LM head stays in BF16 (Megatron-Core's output layer is not a TE
 //   module): the FP8 plan's head costs what the BF16 plan's does, and its
 //   memory-bound part is the final RMSNorm (8192 x 4096 x 4 B =
-//   134,217,728 B forward, twice backward) and the fp32 cross entropy over
+//   134,217,728 B forward, one pass of 3 accesses an element backward,
+//   201,326,592 B) and the fp32 cross entropy over
 //   8192 x 128,256 = 1,050,673,152 logits (38 B each forward, 14 B backward).
 TEST(Estimator, Fp8CastsAndBf16LossAsMegatronCoreRunsThem) {
-  Scenario s = LoadScenarioWithModel("llama3-70b-h100", "llama3-8b");
+  Scenario s = Llama3_8bAtFlatMemory(64);
   ASSERT_EQ(s.model.vocab, 128256);
-  s.system.device.memory_efficiency = hardware::Curve{{1e6}, {0.8}, {}};
-  s.system.device.kernel_overhead = 0;
-  s.workload.seq_len = 8192;
-  s.workload.global_batch = 64;
   s.training.tp = 1;
   s.training.pp = 1;
   s.training.cp = 1;
@@ -1482,7 +1496,59 @@ TEST(Estimator, Fp8CastsAndBf16LossAsMegatronCoreRunsThem) {
   EXPECT_DOUBLE_EQ(fp8.head.bwd, bf16.head.bwd);
   const double logits = 8192.0 * 128256;
   EXPECT_NEAR(beside_fwd(bf16.head), (134217728.0 + 38 * logits) / bw, 1e-12);
-  EXPECT_NEAR(beside_bwd(bf16.head), (2 * 134217728.0 + 14 * logits) / bw, 1e-12);
+  EXPECT_NEAR(beside_bwd(bf16.head), (201326592.0 + 14 * logits) / bw, 1e-12);
+}
+
+// Megatron-Core's attention with Transformer Engine around the fused QKV
+// projection, wired into both engines. Llama 3 8B (32 query and 8 KV heads
+// of 128), one 8192-token microbatch on one H100 with a flat 80 % memory
+// efficiency (2.68 TB/s) and no kernel overhead, a layer in bf16:
+// - RoPE in TE's kernels (training.rope_kernel): 8192 x 40 x 128 =
+//   41,943,040 query and key elements read and written, 167,772,160 B
+//   forward and as much backward;
+// - the packed layout's copies (training.packed_qkv_copies, both on by
+//   default), forward only:
+//   the queries 8192 x 4096 x 4 B = 134,217,728 B, the values 8192 x 1024 x
+//   4 B = 33,554,432 B;
+// - the split's concatenation (TE's SplitAlongDim, torch.cat), backward
+//   only: the projection's output 8192 x 6144 x 2 B read and written,
+//   201,326,592 B.
+// A layer moves 335,544,320 B more forward (125.203 us) and 369,098,752 B
+// more backward (137.724 us); over 32 layers 4.006 + 4.407 = 8.414 ms more
+// a step, in the closed form and the event engine. Under selective
+// recompute the values' copy runs again with the attention core: 12.52 us
+// a layer, 0.401 ms a step.
+TEST(Estimator, MegatronCoreRopeAndQkvCopiesAsTransformerEngineRunsThem) {
+  Scenario s = Llama3_8bAtFlatMemory(1);
+  s.system.nodes = 1;
+  s.system.devices_per_node = 1;
+  parallelism::TrainingPlan& p = s.training;
+  p.tp = p.pp = p.cp = p.dp = 1;
+  p.micro_batch = 1;
+  p.sequence_parallel = false;
+  p.recompute = parallelism::Recompute::kNone;
+  p.precision = hardware::DataType::kBf16;
+  const TrainingEstimator est(s.model, s.system);
+  ASSERT_TRUE(p.rope_kernel && p.packed_qkv_copies);
+  const parallelism::TrainingPlan te = p;
+  p.rope_kernel = p.packed_qkv_copies = false;
+  const OperatorCosts plain = est.Costs(p, s.workload);
+  const OperatorCosts more = est.Costs(te, s.workload);
+  const double bw = 3.35e12 * 0.8;
+  EXPECT_NEAR(more.dense.fwd - plain.dense.fwd, 335544320.0 / bw, 1e-12);
+  EXPECT_NEAR(more.dense.bwd - plain.dense.bwd, 369098752.0 / bw, 1e-12);
+  EXPECT_NEAR(more.dense.attention_fwd - plain.dense.attention_fwd, 33554432.0 / bw, 1e-12);
+  EXPECT_NEAR(32 * (335544320.0 + 369098752.0) / bw, 8.414e-3, 0.001e-3);
+  EXPECT_NEAR(est.Run(te, s.workload).iteration_s - est.Run(p, s.workload).iteration_s,
+              32 * (335544320.0 + 369098752.0) / bw, 1e-9);
+  const EventEstimator ev(s.model, s.system);
+  EXPECT_NEAR(ev.Run(te, s.workload).estimate.iteration_s - ev.Run(p, s.workload).estimate.iteration_s,
+              32 * (335544320.0 + 369098752.0) / bw, 1e-9);
+  parallelism::TrainingPlan te_selective = te;
+  p.recompute = te_selective.recompute = parallelism::Recompute::kSelective;
+  EXPECT_NEAR(est.Run(te_selective, s.workload).iteration_s - est.Run(p, s.workload).iteration_s,
+              32 * (335544320.0 + 369098752.0 + 33554432.0) / bw, 1e-9);
+  EXPECT_NEAR(32 * 33554432.0 / bw, 0.401e-3, 0.001e-3);
 }
 
 // system.device.scaleup_bandwidth caps the scale-up tier: a 1 GiB all-reduce
@@ -1638,20 +1704,20 @@ TEST(Estimator, FusedQkvSplitConcatenatesTheGradientsInTheBackward) {
 // A norm's weight gradient in a kernel of its own
 // (training.norm_weight_grad_kernel, PyTorch's LayerNorm backward): on the
 // 22B node each norm runs on 8,192 tokens x 6,144 = 50,331,648 elements in
-// bf16; its backward moves 3e (301,989,888 B, 183.630 us at the A100's
-// memory curve and 4 us launch) and the weight-gradient kernel 2e
-// (201,326,592 B, 124.009 us) where one pass of 4e was priced (402,653,184
-// B, 243.146 us): 64.493 us more a norm, two a layer and the final norm,
-// 97 x 64.493 = 6.256 ms a microbatch, backward only, in both engines.
+// bf16; its one-pass backward moves 3e either way (301,989,888 B, 183.630
+// us at the A100's memory curve and 4 us launch) and the weight-gradient
+// kernel 2e more (201,326,592 B, 124.009 us): two a layer and the final
+// norm, 97 x 124.009 us = 12.029 ms a microbatch, backward only, in both
+// engines.
 TEST(Estimator, NormWeightGradientKernelReadsTheGradientAndInputAgain) {
   Korthikanti22bLayer k;
   const hardware::DeviceSpec& dev = k.system.device;
-  const double norm = hardware::MemoryTime(dev, 301989888.0) + hardware::MemoryTime(dev, 201326592.0) -
-                      hardware::MemoryTime(dev, 402653184.0);
-  EXPECT_NEAR(norm, 64.493e-6, 0.001e-6);
+  EXPECT_NEAR(hardware::MemoryTime(dev, 301989888.0), 183.630e-6, 0.001e-6);
+  const double norm = hardware::MemoryTime(dev, 201326592.0);
+  EXPECT_NEAR(norm, 124.009e-6, 0.001e-6);
   parallelism::TrainingPlan p = k.plan;
   p.norm_weight_grad_kernel = true;
-  ExpectBackwardOnlyCost(k, p, 97 * norm, 6.256e-3);
+  ExpectBackwardOnlyCost(k, p, 97 * norm, 12.029e-3);
 }
 
 // PyTorch FSDP1 concatenates each unit's parameter gradients into its flat
@@ -2402,6 +2468,9 @@ namespace {
 // 319) 403.2 us, each + the 4 us kernel overhead.
 TEST(Estimator, FlashAttention2KernelsRunAtTheirOwnEfficiency) {
   Scenario s = LoadScenario("llama3-70b-h100");
+  // The kernel alone: without the values' copy that Transformer Engine's
+  // layout check makes inside the attention module (packed_qkv_copies).
+  s.training.packed_qkv_copies = false;
   const TrainingEstimator est(s.model, s.system);
   const double causal_flops = 0.5 * 2 * 8192.0 * 8192.0 * 8 * 256;
   const double peak = 989.4e12;
@@ -2436,6 +2505,9 @@ TEST(Estimator, FlashAttention2KernelsRunAtTheirOwnEfficiency) {
 // (the kernel overhead cancels; compute-bound as above).
 TEST(Estimator, TritonAttentionRunsBelowFlashAttention2) {
   Scenario s = LoadScenario("llama3-70b-h100");
+  // The kernel alone: without the values' copy that Transformer Engine's
+  // layout check makes inside the attention module (packed_qkv_copies).
+  s.training.packed_qkv_copies = false;
   const TrainingEstimator est(s.model, s.system);
   const double causal_flops = 0.5 * 2 * 8192.0 * 8192.0 * 8 * 256;
   const double peak = 989.4e12;
@@ -2464,6 +2536,9 @@ TEST(Estimator, TritonAttentionRunsBelowFlashAttention2) {
 // 1.2025e11 / (989.4e12 x 0.33 x 1.044 x 0.9725) = 362.8 us + 4 us.
 TEST(Estimator, TritonAttentionPadsTheHeadDimension) {
   Scenario s = LoadScenario("llama3-70b-h100");
+  // The kernel alone: without the values' copy that Transformer Engine's
+  // layout check makes inside the attention module (packed_qkv_copies).
+  s.training.packed_qkv_copies = false;
   s.model.hidden = 7168;
   s.model.heads = 64;
   const TrainingEstimator est(s.model, s.system);

@@ -759,6 +759,7 @@ models::OpList DroplessLayerOps() {
   gemm.kind = models::OpKind::kGemm;
   models::Op elementwise;
   elementwise.kind = models::OpKind::kElementwise;
+  elementwise.bytes = 1e6;
   models::Op attention;
   attention.kind = models::OpKind::kFlashAttention;
   models::Op router = gemm;
@@ -814,6 +815,23 @@ TEST(Issue16, DroplessMoeLayerKernelsAndHostBound) {
   EXPECT_DOUBLE_EQ(bf16.bwd, 75);
   EXPECT_NEAR(HostBoundTime(0.5e-3, mx.bwd, 10e-6), 1.11e-3, 1e-15);
   EXPECT_DOUBLE_EQ(HostBoundTime(2e-3, mx.bwd, 10e-6), 2e-3);
+  // An element-wise operator that runs in one pass only launches in that
+  // pass: a backward-only one (no forward bytes: the QKV split's
+  // concatenation) one kernel backward, a forward copy whose backward is a
+  // view (models::kNoBackward) one forward.
+  models::OpList passes = ops;
+  models::Op cat;
+  cat.kind = models::OpKind::kElementwise;
+  cat.bwd_bytes = 1e6;
+  models::Op copy;
+  copy.kind = models::OpKind::kElementwise;
+  copy.bytes = 1e6;
+  copy.bwd_bytes = models::kNoBackward;
+  passes.Add(cat);
+  passes.Add(copy);
+  const LayerKernels more = MoeLayerKernels(passes, 16, false, Fp8Recipe::kDelayed, false);
+  EXPECT_DOUBLE_EQ(more.fwd, 42 + 1);
+  EXPECT_DOUBLE_EQ(more.bwd, 75 + 1);
   // Transformer Engine linear modules forward (LayerKernels' te_* counts):
   // the dense GEMM is one te.Linear call, each expert GEMM one
   // te.GroupedLinear call of 16 splits; the router is no module. Kernels
@@ -880,40 +898,46 @@ TEST(Issue16, DroplessForwardWaitsOnTheSync) {
 // The layer's linear GEMMs: QKV and output projection (two te.Linear-class
 // calls, the router is none) and the experts' fc1 and fc2 (two
 // te.GroupedLinear calls of 16 splits): 4 calls, 32 splits.
-//   BF16: 56 kernels forward (9 operators, 2 x 16 expert GEMMs, 15 of the
-//     router and the dispatcher), 1 + 1 + 16 + 16 = 34 of them inside the
-//     modules: 22 x 10 + 4 x 115 + 32 x 5 = 220 + 460 + 160 = 840 us.
-//   FP8 delayed: 60 kernels (2 casts more, one fused quantize per grouped
-//     GEMM), 2 + 2 + 17 + 17 = 38 inside: 22 x 10 + 4 x 230 + 32 x 15 =
-//     220 + 920 + 480 = 1,620 us.
-//   MXFP8 (no cited module figure, the harness sets none): 90 kernels x
-//     10 us = 900 us, as before.
+// With Megatron-Core's attention as Transformer Engine runs it (the
+// defaults rope_kernel and packed_qkv_copies): RoPE's kernel, the queries'
+// and the values' copies forward (3 kernels), RoPE's backward and the
+// split's concatenation backward.
+//   BF16: 59 kernels forward (12 operators that run forward, 2 x 16 expert
+//     GEMMs, 15 of the router and the dispatcher), 1 + 1 + 16 + 16 = 34 of
+//     them inside the modules: 25 x 10 + 4 x 115 + 32 x 5 = 250 + 460 +
+//     160 = 870 us.
+//   FP8 delayed: 63 kernels (2 casts more, one fused quantize per grouped
+//     GEMM), 2 + 2 + 17 + 17 = 38 inside: 25 x 10 + 4 x 230 + 32 x 15 =
+//     250 + 920 + 480 = 1,650 us.
+//   MXFP8 (no cited module figure, the harness sets none): 93 kernels x
+//     10 us = 930 us, as before.
 // On a DGX B200 at micro batch 1 of 4,096 tokens the delayed-scaling
-// layer's device forward (about 1 ms) is below 1.62 ms: the layer takes the
-// host's 1.62 ms in both engines; the backward keeps max(device, 88 x 10
-// us).
+// layer's device forward (about 1 ms) is below 1.65 ms: the layer takes the
+// host's 1.65 ms in both engines; the backward keeps max(device, its
+// kernels x 10 us).
 TEST(Issue16, TransformerEngineModuleHostTimeOfAQwen3Layer) {
   const models::ModelSpec m = Model("qwen3-30b-a3b");
   models::LayerShape shape;
   shape.micro_batch = 1;
   shape.seq = 4096;
   shape.full_seq = 4096;
+  shape.rope_kernel = shape.packed_qkv_copies = true;
   models::OpList ops;
   models::LayerOps(m, shape, true, 8, ops);
   using parallelism::Fp8Recipe;
   const LayerKernels bf16 = MoeLayerKernels(ops, 16, false, Fp8Recipe::kDelayed, true);
-  EXPECT_DOUBLE_EQ(bf16.fwd, 56);
+  EXPECT_DOUBLE_EQ(bf16.fwd, 59);
   EXPECT_DOUBLE_EQ(bf16.te_modules_fwd, 4);
   EXPECT_DOUBLE_EQ(bf16.te_kernels_fwd, 34);
   EXPECT_DOUBLE_EQ(bf16.te_splits_fwd, 32);
-  EXPECT_NEAR(MoeForwardHostTime(bf16, 10e-6, 115e-6, 5e-6), 840e-6, 1e-15);
+  EXPECT_NEAR(MoeForwardHostTime(bf16, 10e-6, 115e-6, 5e-6), 870e-6, 1e-15);
   const LayerKernels delayed = MoeLayerKernels(ops, 16, true, Fp8Recipe::kDelayed, true);
-  EXPECT_DOUBLE_EQ(delayed.fwd, 60);
+  EXPECT_DOUBLE_EQ(delayed.fwd, 63);
   EXPECT_DOUBLE_EQ(delayed.te_kernels_fwd, 38);
-  EXPECT_NEAR(MoeForwardHostTime(delayed, 10e-6, 230e-6, 15e-6), 1620e-6, 1e-15);
+  EXPECT_NEAR(MoeForwardHostTime(delayed, 10e-6, 230e-6, 15e-6), 1650e-6, 1e-15);
   const LayerKernels mx = MoeLayerKernels(ops, 16, true, Fp8Recipe::kMxfp8, true);
-  EXPECT_DOUBLE_EQ(mx.fwd, 90);
-  EXPECT_NEAR(MoeForwardHostTime(mx, 10e-6, 0, 0), 900e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(mx.fwd, 93);
+  EXPECT_NEAR(MoeForwardHostTime(mx, 10e-6, 0, 0), 930e-6, 1e-15);
   // After the dispatcher's sync: fc1 and fc2 (2 x (16 GEMMs + 16
   // quantizes) = 64), SwiGLU and the residual add (2), the unpermute, three
   // all-to-alls and two sorts (6): 72.
@@ -933,15 +957,15 @@ TEST(Issue16, TransformerEngineModuleHostTimeOfAQwen3Layer) {
   p.host_te_split = 15e-6;
   const PreparedWorkload modules = est.Prepare(p, w);
   const OperatorCosts c = est.Costs(p, w);
-  EXPECT_LT(device.moe.fwd, 1620e-6);
-  EXPECT_NEAR(modules.moe.fwd, 1620e-6, 1e-12);
+  EXPECT_LT(device.moe.fwd, 1650e-6);
+  EXPECT_NEAR(modules.moe.fwd, 1650e-6, 1e-12);
   EXPECT_DOUBLE_EQ(c.moe.fwd, modules.moe.fwd);
   EXPECT_DOUBLE_EQ(modules.moe.bwd, launches.moe.bwd);
   EXPECT_DOUBLE_EQ(c.moe.bwd, modules.moe.bwd);
-  // MXFP8 at 10 us a kernel: the host's 900 us, 720 us of them after the
+  // MXFP8 at 10 us a kernel: the host's 930 us, 720 us of them after the
   // sync. On B200 the experts' host time exceeds their device time and the
   // next layer's attention cannot hide it: the forward exceeds both
-  // max(device, 900 us) and stays within 720 us + the device's time before
+  // max(device, 930 us) and stays within 720 us + the device's time before
   // the sync (at most fwd - after_router_fwd, which still holds the
   // permute); both engines agree.
   parallelism::TrainingPlan mxp = p;
@@ -952,7 +976,7 @@ TEST(Issue16, TransformerEngineModuleHostTimeOfAQwen3Layer) {
   const PreparedWorkload mx_device = est.Prepare(mxp, w);
   mxp.host_kernel_launch = 10e-6;
   const PreparedWorkload mx_host = est.Prepare(mxp, w);
-  EXPECT_GT(mx_host.moe.fwd, std::max(mx_device.moe.fwd, 900e-6) + 1e-6);
+  EXPECT_GT(mx_host.moe.fwd, std::max(mx_device.moe.fwd, 930e-6) + 1e-6);
   EXPECT_LE(mx_host.moe.fwd, 720e-6 + mx_device.moe.fwd - mx_device.moe.after_router_fwd + 1e-12);
   EXPECT_DOUBLE_EQ(est.Costs(mxp, w).moe.fwd, mx_host.moe.fwd);
   // A capacity factor removes the host sync: the device's layer again.
@@ -1020,14 +1044,16 @@ TEST(Issue16, DroplessHostBoundInBothEngines) {
   const OperatorCosts c = est.Costs(p, w);
   // Kernels (MoeLayerKernels), FP8 delayed scaling (the plan's default
   // recipe: one fused quantize for all 16 splits), 16 local experts:
-  // forward 9 operators (two norms, QKV, attention, output projection, two
-  // residual adds, router, SwiGLU) + 2 casts (QKV, output projection) + 2 x
-  // (16 GEMMs + 1 quantize) + 15 router and dispatcher kernels = 60;
-  // backward 3 GEMMs x 2 + 6 + 2 casts + 2 x (32 GEMMs + 1 quantize) + 8 =
-  // 88. At 100 us a kernel: 6.0 ms forward, 8.8 ms backward, above the
-  // device's layer (about 1 ms forward on a B200).
-  EXPECT_NEAR(bound.moe.fwd, 60 * 100e-6, 1e-12);
-  EXPECT_NEAR(bound.moe.bwd, 88 * 100e-6, 1e-12);
+  // forward 12 operators (two norms, QKV, the queries' copy, RoPE, the
+  // values' copy, attention, output projection, two residual adds, router,
+  // SwiGLU) + 2 casts (QKV, output projection) + 2 x (16 GEMMs + 1
+  // quantize) + 15 router and dispatcher kernels = 63; backward 3 GEMMs x 2
+  // + 6 + RoPE's and the split's concatenation 2 + 2 casts + 2 x (32 GEMMs +
+  // 1 quantize) + 8 = 90 (the two copies' backward is a view). At 100 us a
+  // kernel: 6.3 ms forward, 9.0 ms backward, above the device's layer (about
+  // 1 ms forward on a B200).
+  EXPECT_NEAR(bound.moe.fwd, 63 * 100e-6, 1e-12);
+  EXPECT_NEAR(bound.moe.bwd, 90 * 100e-6, 1e-12);
   EXPECT_GT(bound.moe.fwd, device.moe.fwd);
   EXPECT_GT(bound.moe.bwd, device.moe.bwd);
   EXPECT_DOUBLE_EQ(c.moe.fwd, bound.moe.fwd);

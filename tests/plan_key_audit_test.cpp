@@ -455,8 +455,12 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"grad_nan_check", {"llama70b", "true"}},
       // Llama has no biases: GPT-3's.
       {"separate_bias_grad", {"gpt3", "true"}},
-      {"qkv_split_cat", {"llama70b", "true"}},
+      // Llama's split is concatenated already (packed_qkv_copies): GPT-3's
+      // packed MHA attention without RoPE copies nothing.
+      {"qkv_split_cat", {"gpt3", "true"}},
       {"norm_weight_grad_kernel", {"llama70b", "true"}},
+      {"rope_kernel", {"llama70b", "false"}},
+      {"packed_qkv_copies", {"llama70b", "false"}},
       {"optimizer", {"llama70b", "sgd"}},
       {"optimizer_moments", {"llama70b", "bf16"}},
       {"optimizer_step", {"llama70b", "pytorch"}},

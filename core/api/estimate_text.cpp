@@ -143,12 +143,15 @@ void PrintOperatorGroup(const char* title, const engine::OperatorGroup& g, std::
   for (const engine::OperatorLine& l : g.ops) {
     const bool compute = l.fwd_flops > 0;
     // A pass that runs no kernel (the backward-only qkv_split_grad's
-    // forward) shows a dash, not "0 s".
+    // forward, a forward copy's backward) shows a dash, not "0 s" or "0 %".
     auto time = [](double s, engine::OpBound b) { return b == engine::OpBound::kNone ? std::string("-") : FormatTime(s); };
+    auto share = [](double f, engine::OpBound b) {
+      return b == engine::OpBound::kNone ? std::string("-") : FormatPercent(f, 0);
+    };
     out << "  " << PadRight(l.name, 22) << Pad(time(l.fwd_s, l.fwd_bound), 11) << Pad(time(l.bwd_s, l.bwd_bound), 11)
         << Pad(compute ? FormatFlops(l.fwd_flops) : "-", 13) << Pad(l.fwd_bytes > 0 ? FormatBytes(l.fwd_bytes) : "-", 11)
         << Pad(l.fwd_fraction > 0 || l.bwd_fraction > 0
-                   ? FormatPercent(l.fwd_fraction, 0) + " / " + FormatPercent(l.bwd_fraction, 0)
+                   ? share(l.fwd_fraction, l.fwd_bound) + " / " + share(l.bwd_fraction, l.bwd_bound)
                    : "-",
                13)
         << "  " << (l.fwd_bound == engine::OpBound::kNone ? "-" : engine::OpBoundName(l.fwd_bound)) << " / "

@@ -91,9 +91,10 @@ LayerKernels MoeLayerKernels(const models::OpList& ops, double local_experts, bo
     }
     const bool gemm = op.kind == models::OpKind::kGemm || op.kind == models::OpKind::kBatchedGemm;
     const bool linear = op.kind == models::OpKind::kGemm && !op.router;
-    const double fwd_kernels = 1 + (linear ? quantize : 0);
+    const bool elementwise = op.kind == models::OpKind::kElementwise;
+    const double fwd_kernels = elementwise && op.bytes <= 0 ? 0 : 1 + (linear ? quantize : 0);
     k.fwd += fwd_kernels;
-    k.bwd += (gemm ? 2 : 1) + (linear ? quantize : 0);
+    k.bwd += elementwise ? (models::BackwardBytes(op) > 0 ? 1 : 0) : (gemm ? 2 : 1) + (linear ? quantize : 0);
     if (linear) {
       // One te.Linear / te.LayerNormLinear call: its GEMM and its casts.
       k.te_modules_fwd += 1;

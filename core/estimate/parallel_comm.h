@@ -374,6 +374,10 @@ double ExpertPermuteTime(const hardware::DeviceSpec& d, const ExpertPermuteTraff
 //   - each operator of the layer that is not an expert GEMM (models::
 //     LayerOps): one kernel forward; backward two for a GEMM (input and
 //     weight gradient, Narayanan et al. 2021 Sec. 5.1), one otherwise;
+//     none in a pass the operator does not run in (a backward-only
+//     element-wise operator's forward, bytes 0: the split's concatenation,
+//     a norm's weight-gradient kernel; a forward copy's backward, models::
+//     kNoBackward: the packed layout's copies);
 //   - in FP8, the quantize kernels the estimator prices beside each linear
 //     GEMM (Fp8LinearCastTimes, step_kernels.h): one each way, two under
 //     current scaling (its amax pass is a kernel of its own); none for the

@@ -245,7 +245,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         break;
       }
       case OpKind::kElementwise: {
-        const double bwd_bytes = op.bwd_bytes > 0 ? op.bwd_bytes : 2 * op.bytes;
+        const double bwd_bytes = models::BackwardBytes(op);
         // Eager code's non-vectorized kernels (Op::unvec_bytes) at the
         // device's element rate; the rest, fused operators, and every
         // operator on a device without a rate, by bytes (through the memo:
@@ -448,6 +448,8 @@ models::LayerShape ShapeOf(const TrainingPlan& p, const parallelism::Workload& w
   shape.separate_bias_grad = p.separate_bias_grad;
   shape.qkv_split_cat = p.qkv_split_cat;
   shape.norm_weight_grad_kernel = p.norm_weight_grad_kernel;
+  shape.rope_kernel = p.rope_kernel;
+  shape.packed_qkv_copies = p.packed_qkv_copies;
   return shape;
 }
 
@@ -1162,7 +1164,8 @@ bool PreparedWorkload::Matches(const TrainingPlan& p, const parallelism::Workloa
          (p.expert_capacity_factor > 0) == capacity_bound &&
          p.sequence_parallel == sequence_parallel && p.attention == attention && p.elementwise == elementwise &&
          p.separate_bias_grad == separate_bias_grad && p.qkv_split_cat == qkv_split_cat &&
-         p.norm_weight_grad_kernel == norm_weight_grad_kernel &&
+         p.norm_weight_grad_kernel == norm_weight_grad_kernel && p.rope_kernel == rope_kernel &&
+         p.packed_qkv_copies == packed_qkv_copies &&
          p.loss_kernel == loss_kernel &&
          p.precision == precision && p.fp8_recipe == fp8_recipe && w.seq_len == seq_len &&
          w.global_batch == global_batch;
@@ -1224,6 +1227,8 @@ void TrainingEstimator::PrepareInto(const TrainingPlan& p, const parallelism::Wo
   out.separate_bias_grad = p.separate_bias_grad;
   out.qkv_split_cat = p.qkv_split_cat;
   out.norm_weight_grad_kernel = p.norm_weight_grad_kernel;
+  out.rope_kernel = p.rope_kernel;
+  out.packed_qkv_copies = p.packed_qkv_copies;
   out.loss_kernel = p.loss_kernel;
   out.precision = p.precision;
   out.fp8_recipe = p.fp8_recipe;
@@ -2160,7 +2165,7 @@ OperatorLine LineOf(const hardware::DeviceSpec& d, hardware::DataType dt, parall
     case OpKind::kElementwise: {
       l.kind = "elementwise";
       l.fwd_bytes = op.bytes;
-      l.bwd_bytes = op.bwd_bytes > 0 ? op.bwd_bytes : 2 * op.bytes;
+      l.bwd_bytes = models::BackwardBytes(op);
       l.fwd_fraction = l.fwd_s > 0 ? l.fwd_bytes / (l.fwd_s * bw) : 0;
       l.bwd_fraction = l.bwd_s > 0 ? l.bwd_bytes / (l.bwd_s * bw) : 0;
       l.fwd_bound = BoundOf(d, 0, TransferTime(d, l.fwd_bytes));

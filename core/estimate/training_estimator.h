@@ -102,7 +102,7 @@ struct OpTimes {
 // The part of an estimate that depends only on the model, the workload
 // (global batch, sequence) and the plan's per-layer shape (micro_batch, tp,
 // cp, ep, sequence_parallel, attention, elementwise, separate_bias_grad, qkv_split_cat,
-// norm_weight_grad_kernel,
+// norm_weight_grad_kernel, rope_kernel, packed_qkv_copies,
 // precision, fp8_recipe): the operator lists,
 // their times and FLOPs. A search prepares it once per block of plans and
 // runs every plan of the block (recompute, overlaps, ZeRO stage, offload,
@@ -135,6 +135,8 @@ struct PreparedWorkload {
   bool separate_bias_grad = false;
   bool qkv_split_cat = false;
   bool norm_weight_grad_kernel = false;
+  bool rope_kernel = false;
+  bool packed_qkv_copies = false;
   parallelism::LossKernel loss_kernel = parallelism::LossKernel::kMegatronFp32;
   hardware::DataType precision = hardware::DataType::kBf16;
   parallelism::Fp8Recipe fp8_recipe = parallelism::Fp8Recipe::kDelayed;

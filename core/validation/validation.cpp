@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <regex>
@@ -980,6 +981,32 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       assume("Q, K and V split off one fused projection, their gradients concatenated in the backward (" +
              framework + ")");
     }
+    // Megatron-Core's attention with Transformer Engine (training.rope_kernel
+    // and packed_qkv_copies, on by default; docs/hopper-dense.md section 16),
+    // for the Megatron frameworks from 2024 and a row naming no framework
+    // (taken as Transformer Engine's, as above): RoPE runs in TE's own
+    // kernels (apply_rope_fusion, the default of Megatron-LM's arguments and
+    // of the NeMo and Megatron-Bridge recipes), which write new queries and
+    // keys; with grouped-query attention the queries' reshape out of the
+    // packed layout copies them; TE's layout check then copies the values;
+    // and TE's SplitAlongDim, whose backward returns the packed gradient
+    // without a copy only when the three gradients are adjacent views of one
+    // buffer (noop_ok), runs torch.cat. Without RoPE and with as many KV
+    // heads as query heads (GPT-3) none of these run. The other frameworks
+    // project Q, K and V apart (torchtitan, the plain PyTorch loops) or split
+    // them by torch.split (training.qkv_split_cat, above) and apply RoPE in
+    // their own eager kernels (training.elementwise: eager) or not at all
+    // (MPT's ALiBi, GPT's learned positions).
+    const bool te_attention = framework.empty() || framework == "megatron-core" || framework == "nemo" ||
+                              framework == "megatron-bridge" ||
+                              (framework == "megatron-lm" && !(year > 0 && year < 2024));
+    p.rope_kernel = p.packed_qkv_copies = te_attention;
+    const bool rope = s.model.position == models::Position::kRope;
+    if (te_attention && !models::UsesMla(s.model) && (rope || models::KvHeads(s.model) < s.model.heads) &&
+        p.elementwise == parallelism::Elementwise::kFused)
+      assume(std::string(rope ? "RoPE in Transformer Engine's kernels, " : "") +
+             "queries and values copied out of the packed QKV layout, their gradients concatenated in the "
+             "backward (Megatron-Core with Transformer Engine)");
     // PyTorch's own LayerNorm (llm-foundry's LPLayerNorm, F.layer_norm with
     // autocast off; torch.nn.LayerNorm in torchtitan, litgpt and plain
     // PyTorch loops) computes its weight's and bias's gradients in a kernel
@@ -987,11 +1014,31 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // layer_norm_kernel.cu: layer_norm_grad_input_kernel, then
     // GammaBetaBackwardCUDAKernel), each reading the output gradient and the
     // input (training.norm_weight_grad_kernel; an eager RMSNorm's passes are
-    // priced as they run and do not read it). Megatron-LM's norms are its
-    // own or apex's kernels, one or two passes by version, build and hidden
-    // size (persist_layer_norm), Transformer Engine's one pass, and
-    // torch.compile's generated kernels (pytorch+compile) are not read: left
-    // at the default.
+    // priced as they run and do not read it). So do the two kernels
+    // torch.compile generates for a norm's backward (pytorch+compile), one
+    // reducing each row for the input gradient, the other each column for
+    // the weight's (pytorch/helion issue 2013: Inductor "reduces over the M
+    // dimension and writes N outputs directly for DW/Db and computes the
+    // input gradients dx kernel"). Megatron-LM's MixedFusedLayerNorm
+    // (megatron/model/fused_layer_norm.py) runs apex's persistent
+    // FastLayerNorm, one pass, where the hidden size is in its
+    // persist_ln_hidden_sizes, and otherwise Megatron's own kernel, whose
+    // backward is two (megatron/fused_kernels/layer_norm_cuda_kernel.cu:
+    // cuComputePartGradGammaBeta reads dY and X for the weight's partials,
+    // cuComputeGradInput reads them again). The rows of 2021 (Narayanan et
+    // al.'s, and DeepSpeed's, which ran Megatron's model code) are taken to
+    // run the non-persistent kernel: the import of FastLayerNorm is in
+    // Megatron-LM's 2022 code, not found in what the 2021 runs name (an
+    // assumption the row prints). Transformer Engine's norms (Megatron-Core,
+    // NeMo, Megatron-Bridge, Megatron-LM from 2024) are one pass.
+    static constexpr int64_t kPersistLnHidden[] = {1024,  1536,  2048,  2304,  3072,  3840,  4096,  5120,
+                                                   6144,  8192,  10240, 12288, 12800, 15360, 16384, 18432,
+                                                   20480, 24576, 25600, 30720, 32768, 40960, 49152, 65536};
+    const bool megatron_ln = framework == "deepspeed" || (framework == "megatron-lm" && year > 0 && year < 2024);
+    const bool persistent_ln =
+        megatron_ln && year >= 2022 &&
+        std::find(std::begin(kPersistLnHidden), std::end(kPersistLnHidden), s.model.hidden) !=
+            std::end(kPersistLnHidden);
     const bool torch_norm = framework == "llm-foundry" || framework == "torchtitan" || framework == "pytorch" ||
                             framework.rfind("litgpt", 0) == 0;
     const bool eager_rms = p.elementwise == parallelism::Elementwise::kEager &&
@@ -1000,6 +1047,16 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.norm_weight_grad_kernel = true;
       assume("PyTorch's LayerNorm backward: the weight's gradient in a kernel of its own, reading the output "
              "gradient and the input again");
+    }
+    if (framework == "pytorch+compile" && !eager_rms) {
+      p.norm_weight_grad_kernel = true;
+      assume("torch.compile's norm backward: the weight's gradient in a kernel of its own, reading the output "
+             "gradient and the input again");
+    }
+    if (megatron_ln && !persistent_ln && s.model.norm == models::Norm::kLayerNorm) {
+      p.norm_weight_grad_kernel = true;
+      assume("Megatron's non-persistent fused LayerNorm: the weight's gradient in a kernel of its own, reading "
+             "the output gradient and the input again");
     }
     // Megatron-LM of 2024 on checks each gradient bucket for a NaN before
     // reducing it (--check-for-nan-in-loss-and-grad, on unless

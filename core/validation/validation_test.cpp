@@ -615,8 +615,10 @@ Scenario Llama2_7bRowScenario() {
   p.dp_overlap = true;
   p.zero = 0;
   // As the harness runs a Megatron-LM row of 2022 (Row()'s framework and
-  // source): Q, K and V split off one fused projection.
+  // source): Q, K and V split off one fused projection, and neither
+  // Transformer Engine's RoPE kernel nor its packed layout's copies.
   p.qkv_split_cat = true;
+  p.rope_kernel = p.packed_qkv_copies = false;
   s.workload.global_batch = 64;
   s.workload.seq_len = 4096;
   return s;
@@ -632,10 +634,12 @@ Scenario Llama2_7bRowScenario() {
 // to the 14 middle stages (parallelism::EvenSplitLayers), the same 7 / 8 / 7,
 // so the split is not faster and the Megatron row keeps the even split, as
 // a row naming no framework does (the split is not offered to it): the same
-// prediction. (A DeepSpeed row would differ by its QKV split's backward
-// concatenation, training.qkv_split_cat.) (With ceil(126/16) = 8
-// layers on the end stages, as the closed form priced the even split
-// before, the split was faster.)
+// prediction, and the same as the Megatron row stating that layout
+// (first_stage_layers = last_stage_layers = 7). (A DeepSpeed row would
+// differ by its QKV split's backward concatenation and its attention
+// without Transformer Engine's copies.) (With ceil(126/16) = 8 layers on
+// the end stages, as the closed form priced the even split before, the
+// split was faster.)
 TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
   base::Diagnostics d;
   std::map<std::string, std::string> row = {
@@ -646,15 +650,19 @@ TEST(ValidationCsv, MegatronRowsMayCountEmbeddingAndLossAsLayers) {
       {"tp_overlap", "yes"}, {"attention", "flash"}, {"framework", "megatron-core"},
       {"measured_iter_s", "60"}};
   const std::string megatron = Row(row);
+  row["first_stage_layers"] = row["last_stage_layers"] = "7";
+  const std::string stated = Row(row);
+  row.erase("first_stage_layers");
+  row.erase("last_stage_layers");
   row["framework"] = "";
-  const std::string file = TempCsv("split.csv", megatron + Row(row));
+  const std::string file = TempCsv("split.csv", megatron + Row(row) + stated);
   const ValidationReport r = ValidateFile(file, d);
-  ASSERT_EQ(r.rows.size(), 2u) << d.ToString();
-  ASSERT_TRUE(r.rows[0].error_pct) << r.rows[0].skipped;
-  ASSERT_TRUE(r.rows[1].error_pct) << r.rows[1].skipped;
+  ASSERT_EQ(r.rows.size(), 3u) << d.ToString();
+  for (const auto& x : r.rows) ASSERT_TRUE(x.error_pct) << x.skipped;
   EXPECT_EQ(r.rows[0].assumptions.find("embedding and loss"), std::string::npos) << r.rows[0].assumptions;
   EXPECT_EQ(r.rows[1].assumptions.find("embedding and loss"), std::string::npos) << r.rows[1].assumptions;
   EXPECT_EQ(r.rows[0].predicted, r.rows[1].predicted);
+  EXPECT_EQ(r.rows[0].predicted, r.rows[2].predicted);
 }
 
 // Rule: a row naming a preset may leave the shape blank; the preset's shape
@@ -775,9 +783,11 @@ TEST(ValidationCsv, ArchitectureColumnsReplaceTheGptDefaults) {
 // FusedQkvSplitConcatenatesTheGradientsInTheBackward), which litgpt and
 // Megatron-LM of 2022 pay too and torchtitan's separate projections do not.
 // And in PyTorch's LayerNorm backward, whose weight gradient is a kernel of
-// its own (training.norm_weight_grad_kernel: 6.256 ms over the 97 norms,
-// NormWeightGradientKernelReadsTheGradientAndInputAgain), which torchtitan's
-// and litgpt's rows of this LayerNorm model pay too.
+// its own (training.norm_weight_grad_kernel: 12.029 ms over the 97 norms,
+// 124.0 us each, NormWeightGradientKernelReadsTheGradientAndInputAgain),
+// which torchtitan's and litgpt's rows of this LayerNorm model pay too; the
+// other two rows run the norm's one-pass backward (Transformer Engine; and
+// apex's persistent kernel for Megatron-LM of 2022 at hidden 6,144).
 TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   base::Diagnostics d;
   const ValidationReport r = ValidateFile(
@@ -805,9 +815,8 @@ TEST(ValidationCsv, LossKernelsFollowTheFramework) {
   EXPECT_NEAR(optimizer, 88.04e-3, 0.01e-3);
   const double qkv_cat = 48 * hardware::MemoryTime(a100, 75497472.0);
   EXPECT_NEAR(qkv_cat, 2.363e-3, 0.001e-3);
-  const double norm_grads = 97 * (hardware::MemoryTime(a100, 301989888.0) + hardware::MemoryTime(a100, 201326592.0) -
-                                  hardware::MemoryTime(a100, 402653184.0));
-  EXPECT_NEAR(norm_grads, 6.256e-3, 0.001e-3);
+  const double norm_grads = 97 * hardware::MemoryTime(a100, 201326592.0);
+  EXPECT_NEAR(norm_grads, 12.029e-3, 0.001e-3);
   EXPECT_NEAR(r.rows[4].predicted - r.rows[0].predicted,
               fp32.fwd + fp32.bwd - bf16.fwd - bf16.bwd - bias_grads - optimizer - qkv_cat - norm_grads, 1e-12);
   for (size_t i : {0u, 1u})
@@ -1023,7 +1032,12 @@ TEST(ValidationCsv, ReduceDtypeColumnSetsTheFsdpReduceScatterDatatype) {
 // GEMM's epilogue. They also concatenate the Q, K and V gradients split off
 // the fused projection (training.qkv_split_cat, 2.363 ms; FusedQkvSplit-
 // ConcatenatesTheGradientsInTheBackward), which the 2024 row and the
-// Megatron-Core row, run with Transformer Engine, are not taken to.
+// Megatron-Core row, run with Transformer Engine, are not taken to. The
+// 2021 row runs Megatron's non-persistent LayerNorm, whose backward reads
+// the gradient and the input again for the weight's (training.
+// norm_weight_grad_kernel: 12.029 ms over the 97 norms,
+// LossKernelsFollowTheFramework); from 2022 the persistent kernel's one
+// pass, as Transformer Engine's.
 TEST(ValidationCsv, MegatronLmOf2021AccumulatesGradientsUnfused) {
   base::Diagnostics d;
   const ValidationReport r = ValidateFile(
@@ -1049,7 +1063,11 @@ TEST(ValidationCsv, MegatronLmOf2021AccumulatesGradientsUnfused) {
   const std::string own_bias = "bias gradients reduced in kernels of their own";
   for (size_t i : {0u, 1u}) EXPECT_TRUE(has(i, own_bias)) << r.rows[i].assumptions;
   for (size_t i : {2u, 3u}) EXPECT_FALSE(has(i, own_bias)) << r.rows[i].assumptions;
-  EXPECT_NEAR(r.rows[0].predicted - r.rows[3].predicted, 16.308e-3 + 13.043e-3 + 9.090e-3 + 2.363e-3, 0.002e-3);
+  const std::string two_pass_ln = "Megatron's non-persistent fused LayerNorm";
+  EXPECT_TRUE(has(0, two_pass_ln)) << r.rows[0].assumptions;
+  for (size_t i : {1u, 2u, 3u}) EXPECT_FALSE(has(i, two_pass_ln)) << r.rows[i].assumptions;
+  EXPECT_NEAR(r.rows[0].predicted - r.rows[3].predicted,
+              16.308e-3 + 13.043e-3 + 9.090e-3 + 2.363e-3 + 12.029e-3, 0.002e-3);
   EXPECT_NEAR(r.rows[1].predicted - r.rows[3].predicted, 13.043e-3 + 9.090e-3 + 2.363e-3, 0.001e-3);
   EXPECT_NEAR(r.rows[2].predicted - r.rows[3].predicted, 6.522e-3, 0.001e-3);
 }
@@ -1689,9 +1707,22 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // norm_weight_grad_kernel: llm-foundry's LPLayerNorm, torchtitan's
   // nn.LayerNorm on Frontier): llm-foundry 6.85 -> 6.70 %, line 209 -15.75
   // -> -15.08 %.
-  EXPECT_LE(file.mape_pct, 11.25);
-  EXPECT_LE(file_hb.mape_pct, 10.11);
-  EXPECT_LE(file_moe.mape_pct, 20.24);
+  // Lowered to 11.16 %, 9.96 % and 19.72 % (11.1533 / 9.9570 / 19.7141 %)
+  // by what Megatron-Core's attention runs with Transformer Engine around
+  // the fused QKV projection (RoPE's kernels, the packed layout's copies of
+  // the queries and values, the split's concatenation: training.rope_kernel
+  // and packed_qkv_copies, on by default), together with the norms'
+  // one-pass backward at its 3 accesses an element (4 were priced;
+  // Transformer Engine, apex's persistent FastLayerNorm) and the two-kernel
+  // backward of Megatron's non-persistent LayerNorm of 2021 and
+  // torch.compile's norms: the Megatron-Core rows 11.23 -> 10.94 %, the
+  // three Grattafiori rows (no framework: the defaults) 41.08 -> 40.74 %.
+  // The dropless Qwen3 rows, predicted far too fast (lines 110, 112, 115,
+  // 116: -53 to -57 %), launch the new kernels under their host-launch
+  // bound too and come 0.6-1.8 points closer.
+  EXPECT_LE(file.mape_pct, 11.16);
+  EXPECT_LE(file_hb.mape_pct, 9.96);
+  EXPECT_LE(file_moe.mape_pct, 19.72);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken
   // later as a held-out check (-0.9 / -1.0 / +3.5 %): 2.43 % (2.4336 %) over
@@ -1870,14 +1901,26 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 9.56 -> 9.61 % (9.6026 %), 25.02 8.78 -> 8.93 % (8.9230 %),
   // Megatron-Bridge 25.09 11.65 -> 11.73 % (11.7269 %), 25.11 13.47 ->
   // 13.49 % (13.4817 %): their data-parallel reductions cross nodes.
+  // Moved by Megatron-Core's attention copies with Transformer Engine and
+  // the norms' one-pass backward (above): NeMo 24.07 9.61 -> 9.18 %
+  // (9.1700 %), 25.02 8.93 -> 8.66 % (8.6570 %), 25.04 6.29 -> 5.96 %
+  // (5.9507 %), Megatron-Bridge 25.09 11.73 -> 11.21 % (11.2045 %), 26.02
+  // 16.95 -> 16.56 % (16.5580 %), the long-sequence B200 rows 3.59 -> 3.12 %
+  // (3.1171 %); raised for Megatron-Bridge 25.11, 13.49 -> 13.60 %
+  // (13.5966 %): its Llama 3 8B and 70B rows, within a point or predicted
+  // slow, are 0.7-1.3 points slower (lines 80, 82, 86, 87, 91, 92: -0.1 /
+  // +0.3 / +2.5 / +1.0 / +0.5 / +4.2 -> +1.1 / +1.0 / +3.6 / +2.1 / +1.8 /
+  // +4.9 %), Qwen3-235B on H100 (line 113) +17.2 -> +18.0 %, while its
+  // dropless Qwen3-30B rows, predicted far too fast, come 0.7-1.3 points
+  // closer (line 110 -57.2 -> -56.5 %).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 9.61},
-           {"NVIDIA NeMo 25.02", 8.93},
-           {"NVIDIA NeMo 25.04", 6.29},
-           {"NVIDIA Megatron-Bridge 25.09", 11.73},
-           {"NVIDIA Megatron-Bridge 25.11", 13.49},
-           {"NVIDIA Megatron-Bridge 26.02", 16.95},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 3.59}}) {
+           {"NVIDIA NeMo 24.07", 9.18},
+           {"NVIDIA NeMo 25.02", 8.66},
+           {"NVIDIA NeMo 25.04", 5.96},
+           {"NVIDIA Megatron-Bridge 25.09", 11.21},
+           {"NVIDIA Megatron-Bridge 25.11", 13.60},
+           {"NVIDIA Megatron-Bridge 26.02", 16.56},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 3.12}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;
@@ -2063,14 +2106,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Lowered to 7.82 % (7.8149 %) by the concatenation of the Q, K and V
   // gradients split off Megatron-LM's fused projection (training.
   // qkv_split_cat) on the same rows.
-  EXPECT_LE(all.mape_pct, 7.82);
+  // Lowered to 7.79 % (7.7806 %) by the norms' backward as each framework
+  // runs it (Narayanan's 2021 rows on Megatron's two-kernel LayerNorm,
+  // Korthikanti's on the persistent one-pass kernel).
+  EXPECT_LE(all.mape_pct, 7.79);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
   // Then 29.70 % (the same row, its K = 2048 GEMMs at their depth).
   // Then 27.34 % (the same row, its 48-way gradient buffer zeroed and
   // scaled every step, and its head's collectives).
-  EXPECT_LE(all.max_abs_error_pct, 27.35);
+  // Then 27.51 % (27.5102 %): the same row's norms, Transformer Engine's,
+  // run their backward in one pass (3 accesses an element, 4 were priced).
+  EXPECT_LE(all.max_abs_error_pct, 27.52);
   // Target 2.5 %: not met, measured 3.07 % (every plan field stated: the
   // search changes none of these rows; 3.18 % before the fp32 cross
   // entropy, which each row was short of). Then 3.83 %: the materialised
@@ -2112,7 +2160,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // node: lines 2-3 and 8-9 (+2.66 / -0.04 / +1.71 / +2.45 -> +2.83 /
   // +0.18 / +1.77 / +2.54 %) away from the measured times, lines 4-7
   // (GPT-3 and Turing-NLG, -1.27 to -0.24 -> -1.15 to -0.17 %) toward them.
-  EXPECT_LE(korthikanti.mape_pct, 1.55);
+  // 1.53 % (1.5275 %) with the norms' backward as Megatron-LM of 2022 ran
+  // it, apex's persistent FastLayerNorm in one pass (3 accesses an element
+  // where 4 were priced), every row faster: lines 2-3 and 8-9 +2.83 / +0.18
+  // / +1.77 / +2.54 -> +2.42 / +0.11 / +1.58 / +2.50 %, lines 4-7 now -1.42
+  // / -2.38 / -0.37 / -1.43 %.
+  EXPECT_LE(korthikanti.mape_pct, 1.53);
   // Target 8 %: not met, measured 23.86 % (the nine Megatron-LM README rows
   // at 23.76 %, the Megatron-Bridge DeepSeek-V3 row at 24.79 %: its MLA
   // attention runs in BF16 as Transformer Engine's FP8 recipes do, 14.88 %
@@ -2179,8 +2232,12 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // others.
   // Raised to 18.82 % and the README rows 20.73 % (18.8126 / 20.7244 %) by
   // the pipelined collectives across tiers (above).
-  EXPECT_LE(hb.mape_pct, 18.82);
-  EXPECT_LE(readme.mape_pct, 20.73);
+  // Raised to 18.98 % and 20.90 % (18.9792 / 20.8998 %) by the norms'
+  // one-pass backward (Transformer Engine's, 3 accesses an element where 4
+  // were priced): these GPT rows were already predicted fast; their
+  // attention (MHA, learned positions) copies nothing.
+  EXPECT_LE(hb.mape_pct, 18.98);
+  EXPECT_LE(readme.mape_pct, 20.90);
   EXPECT_LE(bridge.mape_pct, 1.83);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
@@ -2211,7 +2268,10 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Lowered to 5.10 % (5.0961 %) by the concatenation of the Q, K and V
   // gradients split off their fused projection (training.qkv_split_cat),
   // Megatron-LM's split_tensor_along_last_dim and Megatron-DeepSpeed's.
-  EXPECT_LE(narayanan.mape_pct, 5.10);
+  // Lowered to 4.97 % (4.9642 %) by the two-kernel backward of Megatron's
+  // non-persistent fused LayerNorm that the 2021 runs are taken to have run
+  // (training.norm_weight_grad_kernel).
+  EXPECT_LE(narayanan.mape_pct, 4.97);
 }
 
 }  // namespace

@@ -151,6 +151,10 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // Per-head query/key and value sizes (equal to d without MLA).
   const double dqk = static_cast<double>(QkHeadDim(m));
   const double dv = static_cast<double>(VHeadDim(m));
+  // RoPE in a kernel of its own on a fused plan writes new queries and keys
+  // (rope_kernel, below): what makes the packed layout's value copy and
+  // concatenation run.
+  const bool rope_new_keys = s.rope_kernel && !s.eager && m.position == Position::kRope && !UsesMla(m);
   if (UsesMla(m)) {
     // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1,
     // Eqs. 9-19, with the decoupled RoPE key): queries through a q_lora_rank
@@ -182,12 +186,12 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // Megatron-Core's packed layout with Transformer Engine's attention
     // (packed_qkv_copies; a fused plan's): with RoPE or grouped-query
     // attention the three gradients reaching TE's SplitAlongDim are not
-    // adjacent views of one buffer (RoPE's backward and the attention kernel
-    // write them apart), so its backward runs torch.cat (noop_ok false);
-    // without either, the attention takes Q, K and V packed (sbh3d) and
-    // writes one packed gradient, which it returns as is.
+    // adjacent views of one buffer (RoPE's backward in its own kernel and the
+    // attention kernel write them apart), so its backward runs torch.cat
+    // (noop_ok false); without either, the attention takes Q, K and V packed
+    // (sbh3d) and writes one packed gradient, which it returns as is.
     const bool packed = s.packed_qkv_copies && !s.eager;
-    const bool packed_cat = packed && (m.position == Position::kRope || kv < heads);
+    const bool packed_cat = packed && (rope_new_keys || kv < heads);
     if (s.qkv_split_cat || packed_cat) {
       // Q, K and V split off the fused projection's output by views
       // (torch.split / chunk: MPT's qkv.chunk(3), Megatron-LM's
@@ -240,7 +244,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     rope.unvec_bytes = rope.bwd_unvec_bytes = static_cast<float>(qk * (e + 12));
     rope.unvec_elements = rope.bwd_unvec_elements = static_cast<float>(2 * qk);
     out.Add(rope);
-  } else if (s.rope_kernel && m.position == Position::kRope && !UsesMla(m)) {
+  } else if (rope_new_keys) {
     // RoPE in a kernel of its own (Transformer Engine's FusedRoPEFunc, which
     // Megatron-Core's apply_rotary_pos_emb calls on the queries and on the
     // keys under apply_rope_fusion): tex.fused_rope_forward reads each query
@@ -254,7 +258,7 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     rope.bwd_bytes = 2 * qk * e;
     out.Add(rope);
   }
-  if (s.packed_qkv_copies && !s.eager && s.flash && !UsesMla(m) && m.position == Position::kRope) {
+  if (s.packed_qkv_copies && !s.eager && s.flash && rope_new_keys) {
     // Transformer Engine's attention checks the layout of the queries, keys
     // and values it is given (get_qkv_layout): keys written new by RoPE and
     // values still strided views of the packed projection have different

@@ -268,6 +268,9 @@ TEST(Transformer, FusedQkvSplitGradientsAreConcatenatedInTheBackward) {
 //     1,024 x (8 + 2 x 2) x 64 x 2 B = 1,572,864 B, read and written
 //     backward, 3,145,728 B.
 // With 16 KV heads and RoPE: the RoPE kernel, the values' copy and the cat.
+// With RoPE inside the attention kernel (rope_kernel off) the keys are not
+// rewritten: with grouped queries only the queries' copy and the cat, with
+// 16 KV heads nothing.
 // A GPT (MHA, learned positions) runs none of them; an eager plan prices its
 // own rotary kernels (10e) and reads neither flag; MLA none.
 TEST(Transformer, MegatronCoreRopeAndPackedQkvCopies) {
@@ -304,7 +307,15 @@ TEST(Transformer, MegatronCoreRopeAndPackedQkvCopies) {
   LayerOps(m, s, false, 1, ops);
   EXPECT_EQ(ops.count, without + 4);
   s.qkv_split_cat = false;
+  s.rope_kernel = false;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, without + 2);
+  EXPECT_NE(FindOp(ops, "query_copy"), nullptr);
+  EXPECT_NE(FindOp(ops, "qkv_split_grad"), nullptr);
   m.kv_heads = 16;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, without);
+  s.rope_kernel = true;
   LayerOps(m, s, false, 1, ops);
   EXPECT_EQ(ops.count, without + 3);
   EXPECT_EQ(FindOp(ops, "query_copy"), nullptr);

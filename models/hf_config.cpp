@@ -183,6 +183,10 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     m.bias = boolean("attention_bias", false);
     m.tied_embeddings = boolean("tie_word_embeddings", type == "gemma" || type == "gemma2");
     m.ffn = integer({"intermediate_size"}, true, 0, 1);
+    // Qwen3 normalises every head's query and key (modeling_qwen3.py and
+    // modeling_qwen3_moe.py: Qwen3Attention's q_norm and k_norm, RMSNorms
+    // of head_dim, always; no config key says so).
+    m.qk_norm = type == "qwen3" || type == "qwen3_moe";
   } else {
     m.activation = Activation::kGelu;
     m.norm = Norm::kLayerNorm;

@@ -21,7 +21,7 @@
 // Architecture from `model_type`: the Llama family (llama, mistral, mixtral,
 // qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3, deepseek_v2,
 // deepseek_v3) is gated-SiLU MLP,
-// RMSNorm, RoPE, no biases; gpt2, gpt_bigcode and opt are GeLU, LayerNorm,
+// RMSNorm, RoPE, no biases, with a QK-norm for qwen3 and qwen3_moe; gpt2, gpt_bigcode and opt are GeLU, LayerNorm,
 // learned positions and biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
 // Other model types are refused with the list.
 

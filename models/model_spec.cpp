@@ -71,6 +71,10 @@ const base::Schema<ModelSpec>& ModelSchema() {
         .Int("mtp_depth", &ModelSpec::mtp_depth, 0, 64, "0",
              "Multi-token prediction modules (DeepSeek-V3: 1): each adds a transformer block, a "
              "2h x h projection and an LM-head pass on the last pipeline stage.")
+        .Bool("qk_norm", &ModelSpec::qk_norm, "false",
+              "A norm (of the kind `norm` names) on each head's query and key after the QKV "
+              "projection, before RoPE (Qwen3, Llama 4, Gemma 3, OLMo 2): two more norms a layer "
+              "over the queries and keys, and one head's width of weights each.")
         .Real("published_params", &ModelSpec::published_params, 0, 1e16, "0",
               "Parameter count the source states, for checking (0 = unknown).");
     return s;
@@ -94,6 +98,10 @@ void CheckModel(const ModelSpec& m, const std::string& path, const base::SourceL
     diags.Add(where, path + (m.q_lora_rank > 0 ? ".q_lora_rank" : ".v_head_dim"),
               std::to_string(m.q_lora_rank > 0 ? m.q_lora_rank : m.v_head_dim),
               "needs multi-head latent attention (kv_lora_rank > 0)");
+  if (m.qk_norm && m.kv_lora_rank > 0)
+    diags.Add(where, path + ".qk_norm", "true",
+              "QK-norm is modelled for standard attention; multi-head latent attention normalises "
+              "its latents instead (kv_lora_rank > 0)");
   if (m.top_k > m.experts)
     diags.Add(where, path + ".top_k", std::to_string(m.top_k),
               "top_k must be at most experts (" + std::to_string(m.experts) + ")");

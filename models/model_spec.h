@@ -69,6 +69,12 @@ struct ModelSpec {
   // each adds one transformer block (of the MoE kind when the model has
   // experts), a 2h -> h projection and a pass of the shared LM head.
   int64_t mtp_depth = 0;
+  // An RMSNorm (or LayerNorm, as `norm`) on each head's query and key before
+  // RoPE, its weight one head wide and shared by the heads (QK-norm:
+  // Dehghani et al. 2023, ViT-22B, arXiv 2302.05442, Sec. 2; Qwen3 Technical
+  // Report, arXiv 2505.09388, Sec. 2; Llama 4's use_qk_norm). Standard
+  // attention only.
+  bool qk_norm = false;
   double published_params = 0;  // parameter count the source states (0 = unknown)
 };
 

@@ -155,6 +155,9 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
   // (rope_kernel, below): what makes the packed layout's value copy and
   // concatenation run.
   const bool rope_new_keys = s.rope_kernel && !s.eager && m.position == Position::kRope && !UsesMla(m);
+  // So does a QK-norm (below), whose kernel writes new keys.
+  const bool qk_norm = m.qk_norm && !UsesMla(m);
+  const bool new_keys = rope_new_keys || (qk_norm && !s.eager);
   if (UsesMla(m)) {
     // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1,
     // Eqs. 9-19, with the decoupled RoPE key): queries through a q_lora_rank
@@ -184,14 +187,14 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     SetBiasGrad(qkv, bias_grad, tokens);
     out.Add(qkv);
     // Megatron-Core's packed layout with Transformer Engine's attention
-    // (packed_qkv_copies; a fused plan's): with RoPE or grouped-query
-    // attention the three gradients reaching TE's SplitAlongDim are not
-    // adjacent views of one buffer (RoPE's backward in its own kernel and the
-    // attention kernel write them apart), so its backward runs torch.cat
+    // (packed_qkv_copies; a fused plan's): with RoPE, a QK-norm or
+    // grouped-query attention the three gradients reaching TE's SplitAlongDim
+    // are not adjacent views of one buffer (RoPE's or the norms' backward in
+    // kernels of their own and the attention kernel write them apart), so its backward runs torch.cat
     // (noop_ok false); without either, the attention takes Q, K and V packed
     // (sbh3d) and writes one packed gradient, which it returns as is.
     const bool packed = s.packed_qkv_copies && !s.eager;
-    const bool packed_cat = packed && (rope_new_keys || kv < heads);
+    const bool packed_cat = packed && (new_keys || kv < heads);
     if (s.qkv_split_cat || packed_cat) {
       // Q, K and V split off the fused projection's output by views
       // (torch.split / chunk: MPT's qkv.chunk(3), Megatron-LM's
@@ -216,6 +219,25 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
       copy.bwd_bytes = kNoBackward;
       out.Add(copy);
     }
+  }
+  if (qk_norm) {
+    // QK-norm (ModelSpec::qk_norm): a norm over each head's query and each
+    // head's key, one module each, between the projection and RoPE:
+    // Megatron-Core's get_query_key_value_tensors calls q_layernorm on the
+    // queries after their reshape and k_layernorm on the keys (TENorm with
+    // the head's width, megatron/core/transformer/attention.py; Megatron-Bridge's
+    // Qwen3 providers set qk_layernorm), Hugging Face's Qwen3Attention runs
+    // q_norm and k_norm (Qwen3RMSNorm) on the per-head views. Each is a norm
+    // over its rows of one head's width, priced as the layer's norms are
+    // (NormOp, AddNorm): the queries' on tokens x heads x d elements, the
+    // keys' on tokens x kv x d, the whole sequence (after the projection
+    // sequence parallelism has gathered it).
+    const double q_elements = tokens * heads * d;
+    const double k_elements = tokens * kv * d;
+    Op q_norm = NormOp("q_norm", m, s.eager, q_elements, e);
+    AddNorm(out, q_norm, m, s, q_elements, e);
+    Op k_norm = NormOp("k_norm", m, s.eager, k_elements, e);
+    AddNorm(out, k_norm, m, s, k_elements, e);
   }
   if (s.eager && m.position == Position::kRope) {
     // Rotary embedding of the queries and keys (Su et al. 2021, RoFormer,
@@ -258,9 +280,10 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     rope.bwd_bytes = 2 * qk * e;
     out.Add(rope);
   }
-  if (s.packed_qkv_copies && !s.eager && s.flash && rope_new_keys) {
+  if (s.packed_qkv_copies && !s.eager && s.flash && new_keys) {
     // Transformer Engine's attention checks the layout of the queries, keys
-    // and values it is given (get_qkv_layout): keys written new by RoPE and
+    // and values it is given (get_qkv_layout): keys written new by RoPE or a
+    // QK-norm and
     // values still strided views of the packed projection have different
     // strides, a layout it does not take ("not_supported"), so it makes all
     // three contiguous, which copies the values, forward; the backward of
@@ -495,6 +518,8 @@ double LayerParameters(const ModelSpec& m, bool moe) {
     p += h * (a + 2 * g) * d + bias * (a + 2 * g) * d + a * d * h + bias * h;
   }
   p += 2 * norm * h;  // two norms
+  // QK-norm: one weight (and bias) a head wide each for queries and keys.
+  if (m.qk_norm && !UsesMla(m)) p += 2 * norm * d;
   const double mats = m.activation == Activation::kSwiglu ? 3 : 2;
   if (moe) {
     const double fe = static_cast<double>(ExpertFfn(m));

@@ -220,16 +220,19 @@ inline double BackwardBytes(const Op& op) {
   return op.bwd_bytes > 0 ? op.bwd_bytes : op.bwd_bytes < 0 ? 0 : 2 * op.bytes;
 }
 
-inline constexpr int kMaxLayerOps = 24;
+// The most operators one layer lists: 26 with every flag, QK-norms and
+// their weight-gradient kernels among them (Transformer.
+// EveryFlagCombinationFitsTheOperatorList).
+inline constexpr int kMaxLayerOps = 28;
 // The size the hot path's copies were measured at (Op's comments: its
 // single-precision fields sit in what would be padding).
 static_assert(sizeof(Op) == 104, "an Op grew: recount the estimator's copies before accepting it");
 
 // kMaxLayerOps operators in storage left uninitialised: a list is filled by
 // Add() from its first slot on, and only its first `count` are read.
-// Initialising all 24 operators of 104 bytes whenever a list was made cost
-// about 460 instructions of a 12,877-instruction estimate (callgrind,
-// 2026-12-05). Add() assigns a whole Op, whose copy assignment is trivial,
+// Initialising all 24 operators (then its size) of 104 bytes whenever a
+// list was made cost about 460 instructions of a 12,877-instruction
+// estimate (callgrind, 2026-12-05). Add() assigns a whole Op, whose copy assignment is trivial,
 // which begins that slot's lifetime ([class.union]).
 class OpSlots {
  public:

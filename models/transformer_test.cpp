@@ -336,10 +336,67 @@ TEST(Transformer, MegatronCoreRopeAndPackedQkvCopies) {
   for (const char* name : added) EXPECT_EQ(FindOp(ops, name), nullptr) << name;
 }
 
+// QK-norm (ModelSpec::qk_norm): a norm over the queries and one over the
+// keys, whole sequence, heads split over TP. Llama shape with 16 query and 4
+// KV heads of 64 at tp 2 (8 and 2 a device), 2 x 512 tokens: q_norm on
+// 1024 x 8 x 64 = 524,288 elements, 2,097,152 B forward (2e, fused RMSNorm)
+// and 3,145,728 B backward (3e); k_norm on 131,072, 524,288 B and 786,432 B.
+// With the packed layout the norm writes new keys, as RoPE's kernel does, so
+// TE's attention copies the values (1024 x 2 x 64 x 2e = 524,288 B) and the
+// split's backward concatenates even without rope_kernel. With MHA (16 KV
+// heads) and no RoPE kernel nothing of the packed layout ran before; with
+// the norms the values' copy (2,097,152 B) and the concatenation (2 x the
+// projection's 1024 x 24 x 64 x 2 B = 6,291,456 B) run. Each norm's weight
+// is one head wide: 2 x 64 more parameters a layer.
+TEST(Transformer, QkNormNormalisesEachHeadsQueriesAndKeys) {
+  ModelSpec m = Llama(1, 1024, 16, 4, 2816, 32000);
+  LayerShape s = TwoSequencesAtTp2WithSp();
+  OpList ops;
+  LayerOps(m, s, false, 1, ops);
+  const int without = ops.count;
+  const double params = LayerParameters(m, false);
+  m.qk_norm = true;
+  EXPECT_DOUBLE_EQ(LayerParameters(m, false) - params, 128.0);
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, without + 2);
+  const Op* q = FindOp(ops, "q_norm");
+  const Op* k = FindOp(ops, "k_norm");
+  ASSERT_NE(q, nullptr);
+  ASSERT_NE(k, nullptr);
+  EXPECT_DOUBLE_EQ(q->bytes, 2097152.0);
+  EXPECT_DOUBLE_EQ(BackwardBytes(*q), 3145728.0);
+  EXPECT_DOUBLE_EQ(k->bytes, 524288.0);
+  EXPECT_DOUBLE_EQ(BackwardBytes(*k), 786432.0);
+  s.packed_qkv_copies = true;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, without + 5);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "value_copy")->bytes, 524288.0);
+  EXPECT_NE(FindOp(ops, "query_copy"), nullptr);
+  EXPECT_NE(FindOp(ops, "qkv_split_grad"), nullptr);
+  m.kv_heads = 16;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, without + 4);
+  EXPECT_EQ(FindOp(ops, "query_copy"), nullptr);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "value_copy")->bytes, 2097152.0);
+  EXPECT_DOUBLE_EQ(BackwardBytes(*FindOp(ops, "qkv_split_grad")), 6291456.0);
+  // Each norm's weight gradient in a kernel of its own where the plan says so.
+  s.norm_weight_grad_kernel = true;
+  const int before = ops.count;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_EQ(ops.count, before + 4);  // the two layer norms' and the two QK-norms'
+  // Eager code (Hugging Face's Qwen3RMSNorm) runs them too, but keeps the
+  // packed layout's copies out.
+  s.eager = true;
+  s.norm_weight_grad_kernel = false;
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_NE(FindOp(ops, "q_norm"), nullptr);
+  EXPECT_EQ(FindOp(ops, "value_copy"), nullptr);
+}
+
 // OpList::Add writes without a bound check (it is on the estimator's hot
 // path): every combination of the flags that add operators stays within
 // kMaxLayerOps, in a dense and a MoE layer with shared experts, dropout,
-// biases and grouped-query RoPE attention, materialised or fused.
+// biases, grouped-query RoPE attention and QK-norms, materialised or fused.
 TEST(Transformer, EveryFlagCombinationFitsTheOperatorList) {
   ModelSpec m = Llama(1, 1024, 16, 4, 2816, 32000);
   m.bias = true;
@@ -348,12 +405,13 @@ TEST(Transformer, EveryFlagCombinationFitsTheOperatorList) {
   m.top_k = 2;
   m.shared_experts = 1;
   int most = 0;
-  for (int bits = 0; bits < 64; ++bits) {
+  for (int bits = 0; bits < 128; ++bits) {
     LayerShape s = TwoSequencesAtTp2WithSp();
     s.flash = (bits & 1) != 0;
     s.eager = (bits & 2) != 0;
     s.qkv_split_cat = s.norm_weight_grad_kernel = s.separate_bias_grad = (bits & 4) != 0;
     s.rope_kernel = s.packed_qkv_copies = (bits & 8) != 0;
+    m.qk_norm = (bits & 64) != 0;
     const bool moe = (bits & 16) != 0;
     m.norm = (bits & 32) != 0 ? Norm::kLayerNorm : Norm::kRmsNorm;
     OpList ops;

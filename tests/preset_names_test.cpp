@@ -286,6 +286,32 @@ TEST(HfConfig, MixtralConfigHasItsExperts) {
   EXPECT_NEAR(models::ParameterCount(m, 4096) / 1e9, 46.7, 0.05);
 }
 
+// Qwen3 normalises each head's query and key (Qwen3Attention's q_norm and
+// k_norm; no config key says so): a qwen3 config reads with qk_norm, a
+// qwen2 one of the same shape without. Qwen3-0.6B's shape (its config.json
+// values, as configs/models/qwen3-0.6b.yaml quotes them) then counts
+// keras-hub's 596,049,920 parameters exactly: 28 layers of 1024 x (16 + 2 x
+// 8) x 128 + 16 x 128 x 1024 (attention), 3 x 1024 x 3072 (MLP), 2 x 1024
+// (norms) and 2 x 128 (the QK-norms' weights), 15,730,944 each; 151,936 x
+// 1024 tied embeddings; 1024 (final norm). Without the QK-norms' 7,168 it
+// was 596,042,752. The preset reads the same.
+TEST(HfConfig, Qwen3ConfigNormalisesQueriesAndKeys) {
+  const std::string shape = R"("num_hidden_layers": 28, "hidden_size": 1024, "num_attention_heads": 16,
+      "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072, "vocab_size": 151936,
+      "max_position_embeddings": 40960, "tie_word_embeddings": true})";
+  base::Diagnostics d;
+  models::ModelSpec qwen3, qwen2, preset;
+  ASSERT_TRUE(models::ParseHfConfig(R"({"model_type": "qwen3", )" + shape, "q3.json", qwen3, d)) << d.ToString();
+  ASSERT_TRUE(models::ParseHfConfig(R"({"model_type": "qwen2", )" + shape, "q2.json", qwen2, d)) << d.ToString();
+  EXPECT_TRUE(qwen3.qk_norm);
+  EXPECT_FALSE(qwen2.qk_norm);
+  EXPECT_DOUBLE_EQ(models::ParameterCount(qwen3, 4096), 596049920.0);
+  EXPECT_DOUBLE_EQ(models::ParameterCount(qwen2, 4096), 596042752.0);
+  ASSERT_TRUE(LoadModelPreset("qwen3-0.6b", PresetStore(kConfigs), {}, "model", preset, d)) << d.ToString();
+  EXPECT_TRUE(preset.qk_norm);
+  EXPECT_DOUBLE_EQ(models::ParameterCount(preset, 4096), 596049920.0);
+}
+
 TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   base::Diagnostics d;
   models::ModelSpec m;

@@ -1720,9 +1720,15 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // The dropless Qwen3 rows, predicted far too fast (lines 110, 112, 115,
   // 116: -53 to -57 %), launch the new kernels under their host-launch
   // bound too and come 0.6-1.8 points closer.
-  EXPECT_LE(file.mape_pct, 11.16);
-  EXPECT_LE(file_hb.mape_pct, 9.96);
-  EXPECT_LE(file_moe.mape_pct, 19.72);
+  // Lowered to 11.12 %, 9.90 % and 19.39 % (11.1198 / 9.8990 / 19.3891 %)
+  // by Qwen3's QK-norms (model key qk_norm: a norm over each head's queries
+  // and one over its keys, whose new keys also make Transformer Engine copy
+  // the values): all 17 Qwen3 rows run slower, 15 of them toward their
+  // measurements (line 110 -56.54 -> -56.03 %, line 117 -3.09 -> -1.71 %);
+  // lines 109 and 113, predicted slow, move 0.6-0.8 point further.
+  EXPECT_LE(file.mape_pct, 11.12);
+  EXPECT_LE(file_hb.mape_pct, 9.90);
+  EXPECT_LE(file_moe.mape_pct, 19.39);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken
   // later as a held-out check (-0.9 / -1.0 / +3.5 %): 2.43 % (2.4336 %) over
@@ -1913,13 +1919,16 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // +4.9 %), Qwen3-235B on H100 (line 113) +17.2 -> +18.0 %, while its
   // dropless Qwen3-30B rows, predicted far too fast, come 0.7-1.3 points
   // closer (line 110 -57.2 -> -56.5 %).
+  // Lowered by Qwen3's QK-norms (above): Megatron-Bridge 25.09 11.21 ->
+  // 10.96 % (10.9567 %), 25.11 13.60 -> 13.55 % (13.5420 %), 26.02 16.56 ->
+  // 16.28 % (16.2759 %).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 9.18},
            {"NVIDIA NeMo 25.02", 8.66},
            {"NVIDIA NeMo 25.04", 5.96},
-           {"NVIDIA Megatron-Bridge 25.09", 11.21},
-           {"NVIDIA Megatron-Bridge 25.11", 13.60},
-           {"NVIDIA Megatron-Bridge 26.02", 16.56},
+           {"NVIDIA Megatron-Bridge 25.09", 10.96},
+           {"NVIDIA Megatron-Bridge 25.11", 13.55},
+           {"NVIDIA Megatron-Bridge 26.02", 16.28},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 3.12}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

@@ -118,6 +118,8 @@ TEST_F(SmallReport, RankedPlansAreTheSearchTopFive) {
     EXPECT_EQ(r.micro_batch, k.micro_batch);
     EXPECT_DOUBLE_EQ(r.iteration_s, e.iteration_s);
     EXPECT_DOUBLE_EQ(r.mfu, e.mfu);
+    EXPECT_DOUBLE_EQ(r.mfu_causal, e.mfu_causal);
+    EXPECT_LT(r.mfu_causal, r.mfu);  // causal attention: the masked half not counted
     EXPECT_DOUBLE_EQ(r.tokens_per_s, e.tokens_per_s);
     EXPECT_DOUBLE_EQ(r.memory_bytes, e.memory.total());
     EXPECT_DOUBLE_EQ(r.capacity_bytes, 80e9);  // H100 SXM5: 80 GB
@@ -294,6 +296,7 @@ TEST_F(SmallReport, JsonHoldsTheModelsNumbers) {
   for (size_t i = 0; i < m.plans.size(); ++i) {
     EXPECT_DOUBLE_EQ(j["plans"][i]["iteration_s"].get<double>(), m.plans[i].iteration_s);
     EXPECT_DOUBLE_EQ(j["plans"][i]["cost_usd"].get<double>(), m.plans[i].cost_usd);
+    EXPECT_DOUBLE_EQ(j["plans"][i]["mfu_causal"].get<double>(), m.plans[i].mfu_causal);
     EXPECT_EQ(j["plans"][i]["gpus"].get<int64_t>(), m.plans[i].gpus);
   }
   ASSERT_EQ(j["scaling"]["points"].size(), m.scaling.points.size());
@@ -315,6 +318,27 @@ TEST_F(SmallReport, HtmlIsSelfContained) {
                               "5 · Sensitivity", "6 · Confidence", "7 · Alternatives", "8 · Assumptions"})
     EXPECT_NE(h.find(section), std::string::npos) << section;
   EXPECT_NE(h.find(HtmlEscape(SmallRequest().command)), std::string::npos);
+}
+
+// The recommended plan's MFU card names its causal MFU where the two differ
+// by half a point or more (as `orrery estimate` prints it), and the plans'
+// comparison and the ranked plans' table show it too. A plan at 50 % MFU
+// and 40 % causal: the card reads "MFU (causal 40 %)", its table cell adds
+// "causal 40 %"; at 49.7 % causal (0.3 point off), "MFU" alone.
+TEST_F(SmallReport, HtmlNamesTheCausalMfu) {
+  ASSERT_TRUE(result_->model);
+  ReportModel m = *result_->model;
+  ASSERT_FALSE(m.plans.empty());
+  m.plans[0].mfu = 0.5;
+  m.plans[0].mfu_causal = 0.4;
+  std::string h = RenderHtml(m, "");
+  EXPECT_NE(h.find(">MFU (causal 40 %)<"), std::string::npos);
+  EXPECT_NE(h.find("50 %<br><span class=\"note\">causal 40 %</span>"), std::string::npos);
+  m.plans[0].mfu_causal = 0.497;
+  h = RenderHtml(m, "");
+  EXPECT_EQ(h.find("MFU (causal"), std::string::npos);
+  EXPECT_EQ(h.find("50 %<br><span class=\"note\">causal"), std::string::npos);
+  EXPECT_NE(h.find(">MFU<"), std::string::npos);
 }
 
 // A plan on a schedule other than 1F1B says so where the report names it

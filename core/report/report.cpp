@@ -106,6 +106,7 @@ PlanRow Row(const std::string& label, const Scenario& s, const TrainingEstimate&
   if (!r.feasible) r.reason = engine::ExplainInfeasible(e, s);
   r.iteration_s = e.iteration_s;
   r.mfu = e.mfu;
+  r.mfu_causal = e.mfu_causal;
   r.tokens_per_s = e.tokens_per_s;
   r.memory_bytes = e.memory.total();
   r.capacity_bytes = e.memory_capacity;

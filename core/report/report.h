@@ -88,6 +88,9 @@ struct PlanRow {
   std::string reason;        // when infeasible
   double iteration_s = 0;
   double mfu = 0;
+  // MFU counting only the attention scores a causal kernel computes (the
+  // masked half left out; engine::TrainingEstimate::mfu_causal).
+  double mfu_causal = 0;
   double tokens_per_s = 0;
   double memory_bytes = 0;
   double capacity_bytes = 0;

@@ -282,6 +282,10 @@ const char kScript[] = R"JS(
 })();
 )JS";
 
+// Whether a plan's causal MFU differs from its MFU by half a point or more
+// (PlanRow::mfu_causal; the threshold `orrery estimate` prints it at).
+bool CausalVisible(const PlanRow& r) { return r.mfu - r.mfu_causal >= 0.005; }
+
 void Card(std::ostream& o, const std::string& value, const std::string& key) {
   o << "<div class=\"card\"><div class=\"v\">" << E(value) << "</div><div class=\"k\">" << E(key)
     << "</div></div>";
@@ -309,7 +313,9 @@ void PlansTable(std::ostream& o, const std::vector<PlanRow>& rows, double price,
     o << "</td>";
     if (r.feasible) {
       o << "<td class=\"n\">" << Seconds(r.iteration_s) << "</td><td class=\"n\">"
-        << FormatSig(r.tokens_per_s / 1e6, 3) << " M</td><td class=\"n\">" << Pct(r.mfu) << "</td><td class=\"n\">"
+        << FormatSig(r.tokens_per_s / 1e6, 3) << " M</td><td class=\"n\">" << Pct(r.mfu)
+        << (CausalVisible(r) ? "<br><span class=\"note\">causal " + Pct(r.mfu_causal) + "</span>" : "")
+        << "</td><td class=\"n\">"
         << MemCell(r) << "</td><td class=\"n\">" << (r.days > 0 ? FormatSig(r.days, 3) : "-") << "</td><td class=\"n\">"
         << (r.days > 0 ? Cost(r.cost_usd, price) : "-") << "</td>";
     } else {
@@ -364,7 +370,10 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
       Card(o, "-", "no token count given");
       Card(o, "-", "cost");
     }
-    Card(o, Pct(r.mfu), "MFU");
+    // Where causal attention is a visible part of the FLOPs (long
+    // sequences) the MFU credits the masked half no kernel runs: the card
+    // says so with the figure that counts what runs (as `orrery estimate`).
+    Card(o, Pct(r.mfu), CausalVisible(r) ? "MFU (causal " + Pct(r.mfu_causal) + ")" : std::string("MFU"));
     o << "</div>";
   }
   if (m.law) {
@@ -552,6 +561,7 @@ std::string RenderHtml(const ReportModel& m, const std::string& chart_js) {
     });
     row("step", [](const PlanRow& a) { return Seconds(a.iteration_s); });
     row("MFU", [](const PlanRow& a) { return Pct(a.mfu); });
+    row("causal MFU", [](const PlanRow& a) { return Pct(a.mfu_causal); });
     row("memory per GPU", [](const PlanRow& a) { return MemCell(a); });
     row("days", [](const PlanRow& a) { return a.days > 0 ? FormatSig(a.days, 3) : std::string("-"); });
     row("effective days", [](const PlanRow& a) {

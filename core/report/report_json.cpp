@@ -36,6 +36,7 @@ Json PlanJson(const PlanRow& r) {
           {"reason", r.reason},
           {"iteration_s", r.iteration_s},
           {"mfu", r.mfu},
+          {"mfu_causal", r.mfu_causal},
           {"tokens_per_s", r.tokens_per_s},
           {"memory_bytes", r.memory_bytes},
           {"capacity_bytes", r.capacity_bytes},

@@ -34,6 +34,23 @@ int YearOf(const std::string& text) {
   return std::regex_search(text, m, year) ? std::stoi(m.str()) : 0;
 }
 
+// The Megatron frameworks: Megatron-LM and the stacks built on its core
+// (Megatron-Core, NeMo, Megatron-Bridge).
+bool MegatronFamily(const std::string& framework) {
+  return framework == "megatron-lm" || framework == "megatron-core" || framework == "nemo" ||
+         framework == "megatron-bridge";
+}
+
+// Whether a row's attention is Megatron-Core's with Transformer Engine (its
+// RoPE kernels and packed QKV layout, training.rope_kernel and
+// packed_qkv_copies): the Megatron frameworks, but Megatron-LM before 2024
+// (its own attention module), and a row naming no framework (taken as
+// Transformer Engine's, as the plan's defaults are).
+bool TeAttention(const std::string& framework, int year) {
+  if (framework.empty()) return true;
+  return MegatronFamily(framework) && !(framework == "megatron-lm" && year > 0 && year < 2024);
+}
+
 // What a row's framework and date allow for the fields it leaves unstated:
 // those a framework did not have at the time are held off (`notes` gets
 // why); the others stay free for the search. A row without a year is taken
@@ -42,8 +59,7 @@ void RowLimits(const std::string& framework, int year, FixedKnobs& f, PlanSpaceO
                std::string& notes) {
   auto note = [&](const std::string& a) { notes += (notes.empty() ? "" : "; ") + a; };
   const bool before = year > 0;  // the date rules apply
-  const bool megatron = framework == "megatron-lm" || framework == "megatron-core" ||
-                        framework == "nemo" || framework == "megatron-bridge";
+  const bool megatron = MegatronFamily(framework);
   // Sequence parallelism: Korthikanti et al. 2022 (arXiv 2205.05198), Sec. 4.2.2.
   if (f.sequence_parallel < 0 && before && year < 2022) {
     f.sequence_parallel = 0;
@@ -997,9 +1013,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // them by torch.split (training.qkv_split_cat, above) and apply RoPE in
     // their own eager kernels (training.elementwise: eager) or not at all
     // (MPT's ALiBi, GPT's learned positions).
-    const bool te_attention = framework.empty() || framework == "megatron-core" || framework == "nemo" ||
-                              framework == "megatron-bridge" ||
-                              (framework == "megatron-lm" && !(year > 0 && year < 2024));
+    const bool te_attention = TeAttention(framework, year);
     p.rope_kernel = p.packed_qkv_copies = te_attention;
     const bool rope = s.model.position == models::Position::kRope;
     if (te_attention && !models::UsesMla(s.model) && (rope || models::KvHeads(s.model) < s.model.heads) &&
@@ -1169,8 +1183,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       // a figure would have to cover: docs/moe-long-context.md, "Current
       // scaling and MXFP8 on the host: searched, not priced"); their module
       // kernels stay at the launch cost each.
-      const bool te_framework = framework == "megatron-lm" || framework == "megatron-core" ||
-                                framework == "nemo" || framework == "megatron-bridge";
+      const bool te_framework = MegatronFamily(framework);
       if (te_framework && p.precision == hardware::DataType::kBf16) {
         p.host_te_module = 115e-6;
         p.host_te_split = 5e-6;
@@ -1202,8 +1215,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // its last only the output projection and the loss (Grattafiori et al.
     // 2024, Sec. 3.3.2). A row stating such a split (Llama 3.1 405B's 126
     // layers as pp 16 x interleave 8) ran so, whatever its framework.
-    const bool megatron_family = framework == "megatron-lm" || framework == "megatron-core" ||
-                                 framework == "nemo" || framework == "megatron-bridge";
+    const bool megatron_family = MegatronFamily(framework);
     if (p.pp > 1 && p.pp * p.interleave > s.model.layers &&
         p.pp * p.interleave <= s.model.layers + 2) {
       p.pipeline_split_embedding_loss = true;

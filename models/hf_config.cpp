@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace orrery::models {
@@ -27,6 +28,43 @@ constexpr TypeInfo kTypes[] = {
     {"opt", Family::kGptLearned},   {"gpt_neox", Family::kNeox},
     {"deepseek_v2", Family::kLlama}, {"deepseek_v3", Family::kLlama},
 };
+
+// The keys ParseHfConfig reads.
+const std::set<std::string>& ReadKeys() {
+  static const std::set<std::string> keys = {
+      "model_type", "_name_or_path", "text_config", "num_hidden_layers", "n_layer", "hidden_size", "n_embd",
+      "num_attention_heads", "n_head", "num_key_value_heads", "head_dim", "vocab_size",
+      "max_position_embeddings", "n_positions", "hidden_dropout", "resid_pdrop", "attention_dropout",
+      "attn_pdrop", "attention_bias", "tie_word_embeddings", "intermediate_size", "n_inner", "ffn_dim",
+      "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+      "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step",
+      "shared_expert_intermediate_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+      "v_head_dim", "num_nextn_predict_layers"};
+  return keys;
+}
+
+// Keys that change nothing a step's time or memory depends on: the file's
+// bookkeeping (architectures, versions, datatypes, token ids), numerics
+// that move no bytes (norm epsilons, RoPE's base and scaling, the
+// activation's name within a family that prices its gated unit alike, the
+// router's loss coefficients and weight normalisation, attention scaling),
+// inference settings (use_cache) and classification or generation heads.
+// max_window_layers matters only with a sliding window, which is reported.
+const std::set<std::string>& NoCostKeys() {
+  static const std::set<std::string> keys = {
+      "architectures", "torch_dtype", "dtype", "transformers_version", "bos_token_id", "eos_token_id",
+      "pad_token_id", "sep_token_id", "decoder_start_token_id", "initializer_range", "initializer_factor",
+      "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling", "rope_interleave",
+      "use_cache", "hidden_act", "activation_function", "pretraining_tp", "router_aux_loss_coef",
+      "output_router_logits", "router_z_loss_coef", "router_jitter_noise", "norm_topk_prob",
+      "routed_scaling_factor", "aux_loss_alpha", "seq_aux", "scoring_func", "topk_method", "ep_size",
+      "max_window_layers", "n_ctx", "attn_implementation", "_attn_implementation", "tokenizer_class",
+      "embd_pdrop", "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn",
+      "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
+      "summary_first_dropout", "task_specific_params", "id2label", "label2id", "return_dict",
+      "output_hidden_states", "output_attentions", "torchscript", "use_return_dict", "classifier_dropout"};
+  return keys;
+}
 
 // Line and column (1-based) of the first `"key"` in the text, or of the
 // file's start when the key is absent.
@@ -221,6 +259,17 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     m.v_head_dim = integer({"v_head_dim"}, false, 0, 0);
   }
   m.mtp_depth = integer({"num_nextn_predict_layers"}, false, 0, 0);
+  // What the file says that is neither read nor free of cost (a feature
+  // turned off, false or null, says nothing): reported with the model.
+  // Qwen2's configs state a window with use_sliding_window false: unused.
+  const bool window_off = !boolean("use_sliding_window", true);
+  for (auto it = cfg.begin(); it != cfg.end(); ++it) {
+    const json& v = it.value();
+    if (ReadKeys().count(it.key()) > 0 || NoCostKeys().count(it.key()) > 0) continue;
+    if (v.is_null() || (v.is_boolean() && !v.get<bool>())) continue;
+    if (window_off && it.key() == "sliding_window") continue;
+    m.unread_keys.push_back(prefix + it.key());
+  }
   if (diags.size() != before) return false;
   CheckModel(m, prefix.empty() ? "model" : "model.text_config", {file, 1, 1}, diags);
   if (diags.size() != before) return false;

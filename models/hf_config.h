@@ -23,7 +23,11 @@
 // deepseek_v3) is gated-SiLU MLP,
 // RMSNorm, RoPE, no biases, with a QK-norm for qwen3 and qwen3_moe; gpt2, gpt_bigcode and opt are GeLU, LayerNorm,
 // learned positions and biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
-// Other model types are refused with the list.
+// Other model types are refused with the list. Keys read neither here nor
+// listed as changing nothing a step costs (hf_config.cpp, NoCostKeys) are
+// kept in ModelSpec::unread_keys when they are set (not false or null), and
+// shown beside the model: a sliding window, a quantization config,
+// group-limited routing (n_group, topk_group), Gemma 2's soft-capping.
 
 #include <string>
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/base/param.h"
 
@@ -76,6 +77,12 @@ struct ModelSpec {
   // attention only.
   bool qk_norm = false;
   double published_params = 0;  // parameter count the source states (0 = unknown)
+  // Keys of a Hugging Face config.json the reader did not read and that may
+  // change what a step costs (ParseHfConfig: a sliding window, a
+  // quantization config, group-limited routing, ...), as "key" or
+  // "text_config.key": shown beside the model, so that nothing the file says
+  // is dropped silently. Empty for a preset.
+  std::vector<std::string> unread_keys;
 };
 
 // Effective sizes after defaults are resolved.

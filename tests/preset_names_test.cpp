@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "core/api/text.h"
 #include "core/estimate/scenario.h"
 #include "core/validation/validation.h"
 #include "models/hf_config.h"
@@ -310,6 +311,34 @@ TEST(HfConfig, Qwen3ConfigNormalisesQueriesAndKeys) {
   ASSERT_TRUE(LoadModelPreset("qwen3-0.6b", PresetStore(kConfigs), {}, "model", preset, d)) << d.ToString();
   EXPECT_TRUE(preset.qk_norm);
   EXPECT_DOUBLE_EQ(models::ParameterCount(preset, 4096), 596049920.0);
+}
+
+// What a config sets that the reader neither reads nor knows to change no
+// cost is kept and shown with the model: a quantization config, a sliding
+// window in use, Gemma 2's soft-capping; a feature turned off (false, null,
+// Qwen2's window with use_sliding_window false) and bookkeeping (token ids,
+// epsilons, RoPE's base) say nothing. Keys in text_config carry its prefix.
+// Meta's Llama 3.1 8B config has none.
+TEST(HfConfig, KeysNotReadAreKeptAndShown) {
+  const std::string shape = R"("model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 256,
+      "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000, "rope_theta": 1e6,
+      "rms_norm_eps": 1e-6, "bos_token_id": 1, "mlp_bias": false, "rope_scaling": null)";
+  base::Diagnostics d;
+  models::ModelSpec m;
+  ASSERT_TRUE(models::ParseHfConfig("{" + shape + R"(, "use_sliding_window": false, "sliding_window": 4096,
+      "quantization_config": {"quant_method": "fp8"}})", "a.json", m, d)) << d.ToString();
+  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"quantization_config"}));
+  EXPECT_EQ(text::UnreadKeysLine(m),
+            "           model config keys not read (what they change is not modelled): quantization_config\n");
+  ASSERT_TRUE(models::ParseHfConfig("{" + shape + R"(, "use_sliding_window": true, "sliding_window": 4096,
+      "attn_logit_softcapping": 50.0})", "b.json", m, d)) << d.ToString();
+  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"attn_logit_softcapping", "sliding_window", "use_sliding_window"}));
+  ASSERT_TRUE(models::ParseHfConfig(R"({"text_config": {)" + shape + R"(, "sliding_window": 512}})", "c.json", m, d))
+      << d.ToString();
+  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"text_config.sliding_window"}));
+  ASSERT_TRUE(models::ReadHfConfig(kData + "llama-3.1-8b.config.json", m, d)) << d.ToString();
+  EXPECT_TRUE(m.unread_keys.empty());
+  EXPECT_EQ(text::UnreadKeysLine(m), "");
 }
 
 TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {

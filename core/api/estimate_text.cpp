@@ -196,6 +196,13 @@ void PrintOperatorBreakdown(const engine::OperatorBreakdown& b, const engine::Tr
 
 }  // namespace
 
+std::string UnreadKeysLine(const models::ModelSpec& m) {
+  if (m.unread_keys.empty()) return "";
+  std::string keys;
+  for (const std::string& k : m.unread_keys) keys += (keys.empty() ? "" : ", ") + k;
+  return "           model config keys not read (what they change is not modelled): " + keys + "\n";
+}
+
 void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   if (r.hetero) return PrintHeteroEstimate(r, out);
   const engine::Scenario& s = r.scenario;
@@ -203,6 +210,7 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   const auto& p = s.training;
   out << "scenario   " << (s.name.empty() ? s.file : s.name) << "\n"
       << "model      " << s.model.name << " (" << FormatCount(r.parameters, "parameters") << ")\n"
+      << UnreadKeysLine(s.model)
       << "system     " << s.system.name << ": " << hardware::DeviceCount(s.system) << " x "
       << s.system.device.name << " (" << s.system.nodes << (s.system.nodes == 1 ? " node" : " nodes")
       << " of " << s.system.devices_per_node << ")\n"

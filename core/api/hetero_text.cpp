@@ -130,6 +130,7 @@ void PrintHeteroEstimate(const EstimateResult& r, std::ostream& out) {
     devices += hardware::DeviceCount(hetero::PoolSystem(s.system, g));
   out << "scenario   " << (s.name.empty() ? s.file : s.name) << "\n"
       << "model      " << s.model.name << " (" << base::FormatCount(r.parameters, "parameters") << ")\n"
+      << UnreadKeysLine(s.model)
       << "system     " << s.system.name << ": " << hetero::PoolCount(s.system) << " device pools, "
       << devices << " devices\n"
       << "plan       " << parallelism::HeteroSplitName(h.split) << " split over the pools, tp " << p.tp

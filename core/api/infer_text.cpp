@@ -25,6 +25,7 @@ void PrintHeader(const InferResult& r, std::ostream& out) {
   const auto& d = *s.inference;
   out << "scenario   " << (s.name.empty() ? s.file : s.name) << "\n"
       << "model      " << s.model.name << " (" << FormatCount(r.parameters, "parameters") << ")\n"
+      << UnreadKeysLine(s.model)
       << "system     " << s.system.name << ": " << FormatReplicas(s, d) << " x "
       << s.system.device.name << " (" << hardware::DeviceCount(s.system) << " devices)\n"
       << "deployment tp " << d.tp << ", pp " << d.pp << ", ep " << d.ep << "; weights "

@@ -261,6 +261,7 @@ Json ToJson(const EstimateResult& r) {
   j["engine"] = EstimateEngineName(r.engine);
   j["scenario"] = s.name;
   j["model"] = s.model.name;
+  if (!s.model.unread_keys.empty()) j["model_unread_keys"] = s.model.unread_keys;
   j["system"] = s.system.name;
   j["devices"] = hardware::DeviceCount(s.system);
   j["feasible"] = e.feasible();
@@ -327,6 +328,7 @@ Json ToJson(const InferResult& r) {
   const auto& d = *s.inference;
   j["scenario"] = s.name;
   j["model"] = s.model.name;
+  if (!s.model.unread_keys.empty()) j["model_unread_keys"] = s.model.unread_keys;
   j["system"] = s.system.name;
   j["device"] = s.system.device.name;
   j["replica_devices"] = d.tp * d.pp;

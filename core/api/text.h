@@ -27,6 +27,11 @@ namespace orrery::text {
 // (docs/output-schema.md), or flat CSV.
 enum class Format { kTable, kJson, kCsv };
 
+// The line under a table's "model" line naming what a Hugging Face config
+// set that the reader did not read (models::ModelSpec::unread_keys), or ""
+// for a model that has none.
+std::string UnreadKeysLine(const models::ModelSpec& m);
+
 // `orrery estimate`: scenario, plan, time breakdown, memory per device, MFU
 // and rates; with the event engine also the per-stage table.
 void PrintEstimateTable(const EstimateResult& r, std::ostream& out);

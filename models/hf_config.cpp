@@ -29,20 +29,6 @@ constexpr TypeInfo kTypes[] = {
     {"deepseek_v2", Family::kLlama}, {"deepseek_v3", Family::kLlama},
 };
 
-// The keys ParseHfConfig reads.
-const std::set<std::string>& ReadKeys() {
-  static const std::set<std::string> keys = {
-      "model_type", "_name_or_path", "text_config", "num_hidden_layers", "n_layer", "hidden_size", "n_embd",
-      "num_attention_heads", "n_head", "num_key_value_heads", "head_dim", "vocab_size",
-      "max_position_embeddings", "n_positions", "hidden_dropout", "resid_pdrop", "attention_dropout",
-      "attn_pdrop", "attention_bias", "tie_word_embeddings", "intermediate_size", "n_inner", "ffn_dim",
-      "num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
-      "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step",
-      "shared_expert_intermediate_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-      "v_head_dim", "num_nextn_predict_layers"};
-  return keys;
-}
-
 // Keys that change nothing a step's time or memory depends on: the file's
 // bookkeeping (architectures, versions, datatypes, token ids), numerics
 // that move no bytes (norm epsilons, RoPE's base and scaling, the
@@ -152,11 +138,14 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     return false;
   }
 
+  // The keys read below (what the file sets beyond them is reported).
+  std::set<std::string> read = {"model_type", "_name_or_path", "text_config"};
   // An integer key: the first of `names` present; `required` or else `fallback`.
   auto integer = [&](std::initializer_list<const char*> names, bool required, int64_t fallback,
                      int64_t min) -> int64_t {
     for (const char* k : names) {
       if (!cfg.contains(k) || cfg[k].is_null()) continue;
+      read.insert(k);
       const json& v = cfg[k];
       if (!v.is_number_integer() || v.get<int64_t>() < min) {
         diags.Add(Where(text, file, k), prefix + k, v.dump(),
@@ -171,6 +160,7 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
   };
   auto boolean = [&](const char* k, bool fallback) {
     if (!cfg.contains(k)) return fallback;
+    read.insert(k);
     if (!cfg[k].is_boolean()) {
       diags.Add(Where(text, file, k), prefix + k, cfg[k].dump(), "expected true or false");
       return fallback;
@@ -203,6 +193,7 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
   auto probability = [&](std::initializer_list<const char*> names) {
     for (const char* k : names) {
       if (!cfg.contains(k) || cfg[k].is_null()) continue;
+      read.insert(k);
       const json& v = cfg[k];
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1) {
         diags.Add(Where(text, file, k), prefix + k, v.dump(), "expected a probability in [0, 1)");
@@ -260,13 +251,15 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
   }
   m.mtp_depth = integer({"num_nextn_predict_layers"}, false, 0, 0);
   // What the file says that is neither read nor free of cost (a feature
-  // turned off, false or null, says nothing): reported with the model.
+  // turned off, false, null or an empty list, says nothing): reported with
+  // the model.
   // Qwen2's configs state a window with use_sliding_window false: unused.
-  const bool window_off = !boolean("use_sliding_window", true);
+  const auto use_window = cfg.find("use_sliding_window");
+  const bool window_off = use_window != cfg.end() && use_window->is_boolean() && !use_window->get<bool>();
   for (auto it = cfg.begin(); it != cfg.end(); ++it) {
     const json& v = it.value();
-    if (ReadKeys().count(it.key()) > 0 || NoCostKeys().count(it.key()) > 0) continue;
-    if (v.is_null() || (v.is_boolean() && !v.get<bool>())) continue;
+    if (read.count(it.key()) > 0 || NoCostKeys().count(it.key()) > 0) continue;
+    if (v.is_null() || (v.is_boolean() && !v.get<bool>()) || (v.is_structured() && v.empty())) continue;
     if (window_off && it.key() == "sliding_window") continue;
     m.unread_keys.push_back(prefix + it.key());
   }

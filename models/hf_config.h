@@ -20,14 +20,15 @@
 //   GPT-2 family    n_layer, n_embd, n_head, n_inner, n_positions
 // Architecture from `model_type`: the Llama family (llama, mistral, mixtral,
 // qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3, deepseek_v2,
-// deepseek_v3) is gated-SiLU MLP,
-// RMSNorm, RoPE, no biases, with a QK-norm for qwen3 and qwen3_moe; gpt2, gpt_bigcode and opt are GeLU, LayerNorm,
+// deepseek_v3) is gated-SiLU MLP, RMSNorm, RoPE, no biases, with a QK-norm
+// for qwen3 and qwen3_moe; gpt2, gpt_bigcode and opt are GeLU, LayerNorm,
 // learned positions and biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
 // Other model types are refused with the list. Keys read neither here nor
 // listed as changing nothing a step costs (hf_config.cpp, NoCostKeys) are
-// kept in ModelSpec::unread_keys when they are set (not false or null), and
-// shown beside the model: a sliding window, a quantization config,
-// group-limited routing (n_group, topk_group), Gemma 2's soft-capping.
+// kept in ModelSpec::unread_keys when they are set (not false, null or an
+// empty list), and shown beside the model: a sliding window, a quantization
+// config, group-limited routing (n_group, topk_group), Gemma 2's
+// soft-capping.
 
 #include <string>
 

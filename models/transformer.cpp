@@ -190,9 +190,10 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // (packed_qkv_copies; a fused plan's): with RoPE, a QK-norm or
     // grouped-query attention the three gradients reaching TE's SplitAlongDim
     // are not adjacent views of one buffer (RoPE's or the norms' backward in
-    // kernels of their own and the attention kernel write them apart), so its backward runs torch.cat
-    // (noop_ok false); without either, the attention takes Q, K and V packed
-    // (sbh3d) and writes one packed gradient, which it returns as is.
+    // kernels of their own and the attention kernel write them apart), so
+    // its backward runs torch.cat (noop_ok false); without any of them, the
+    // attention takes Q, K and V packed (sbh3d) and writes one packed
+    // gradient, which it returns as is.
     const bool packed = s.packed_qkv_copies && !s.eager;
     const bool packed_cat = packed && (new_keys || kv < heads);
     if (s.qkv_split_cat || packed_cat) {

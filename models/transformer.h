@@ -232,8 +232,8 @@ static_assert(sizeof(Op) == 104, "an Op grew: recount the estimator's copies bef
 // Add() from its first slot on, and only its first `count` are read.
 // Initialising all 24 operators (then its size) of 104 bytes whenever a
 // list was made cost about 460 instructions of a 12,877-instruction
-// estimate (callgrind, 2026-12-05). Add() assigns a whole Op, whose copy assignment is trivial,
-// which begins that slot's lifetime ([class.union]).
+// estimate (callgrind, 2026-12-05). Add() assigns a whole Op, whose copy
+// assignment is trivial, which begins that slot's lifetime ([class.union]).
 class OpSlots {
  public:
   OpSlots() {}  // not = default: the slots stay uninitialised

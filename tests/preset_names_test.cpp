@@ -316,13 +316,14 @@ TEST(HfConfig, Qwen3ConfigNormalisesQueriesAndKeys) {
 // What a config sets that the reader neither reads nor knows to change no
 // cost is kept and shown with the model: a quantization config, a sliding
 // window in use, Gemma 2's soft-capping; a feature turned off (false, null,
-// Qwen2's window with use_sliding_window false) and bookkeeping (token ids,
-// epsilons, RoPE's base) say nothing. Keys in text_config carry its prefix.
+// an empty list, Qwen2's window with use_sliding_window false) and
+// bookkeeping (token ids, epsilons, RoPE's base) say nothing. Keys in text_config carry its prefix.
 // Meta's Llama 3.1 8B config has none.
 TEST(HfConfig, KeysNotReadAreKeptAndShown) {
   const std::string shape = R"("model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 256,
       "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000, "rope_theta": 1e6,
-      "rms_norm_eps": 1e-6, "bos_token_id": 1, "mlp_bias": false, "rope_scaling": null)";
+      "rms_norm_eps": 1e-6, "bos_token_id": 1, "mlp_bias": false, "rope_scaling": null,
+      "mlp_only_layers": [])";
   base::Diagnostics d;
   models::ModelSpec m;
   ASSERT_TRUE(models::ParseHfConfig("{" + shape + R"(, "use_sliding_window": false, "sliding_window": 4096,

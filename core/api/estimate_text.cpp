@@ -272,7 +272,7 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
   // Where causal attention is a visible part of the FLOPs (long sequences),
   // the MFU above credits the masked half no kernel runs: say so, with the
   // figure that counts what runs.
-  if (e.mfu - e.mfu_causal >= 0.005)
+  if (engine::CausalMfuDiffers(e.mfu, e.mfu_causal))
     out << "causal MFU " << FormatPercent(e.mfu_causal)
         << " (causal attention's masked half not counted; the MFU above counts all s x s scores)\n";
   if (e.energy_j > 0)

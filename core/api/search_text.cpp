@@ -41,7 +41,7 @@ void PrintSearchTable(const SearchResult& r, const std::string& gpus, std::ostre
         << FormatPercent(e.mfu);
     // The full s x s count credits causal attention's masked half
     // (TrainingEstimate::mfu_causal): at long sequences, say what runs.
-    if (e.mfu - e.mfu_causal >= 0.005) out << " (causal " << FormatPercent(e.mfu_causal) << ")";
+    if (engine::CausalMfuDiffers(e.mfu, e.mfu_causal)) out << " (causal " << FormatPercent(e.mfu_causal) << ")";
     out << ", " << FormatRate(e.tokens_per_s, "tokens");
     if (r.objective != Objective::kTime)
       out << ", " << FormatPlain(ShownScore(r.objective, c.score)) << " " << ScoreUnit(r.objective);

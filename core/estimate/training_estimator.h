@@ -82,6 +82,11 @@ struct TrainingEstimate {
   parallelism::CpScheme cp_scheme = parallelism::CpScheme::kAuto;
 };
 
+// Whether a causal MFU differs from the MFU by half a point or more, where
+// the faces state it beside the MFU (long sequences: causal attention's
+// masked half is a visible part of the FLOPs).
+inline bool CausalMfuDiffers(double mfu, double mfu_causal) { return mfu - mfu_causal >= 0.005; }
+
 // Forward and backward time of one layer's (or the embedding's, or the LM
 // head's) operators for one microbatch on one device.
 struct OpTimes {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/estimate/training_estimator.h"
 #include "core/report/report.h"
 #include "core/report/report_format.h"
 
@@ -282,9 +283,9 @@ const char kScript[] = R"JS(
 })();
 )JS";
 
-// Whether a plan's causal MFU differs from its MFU by half a point or more
-// (PlanRow::mfu_causal; the threshold `orrery estimate` prints it at).
-bool CausalVisible(const PlanRow& r) { return r.mfu - r.mfu_causal >= 0.005; }
+// Whether a plan's causal MFU is stated beside its MFU (PlanRow::mfu_causal;
+// as `orrery estimate` states it).
+bool CausalVisible(const PlanRow& r) { return engine::CausalMfuDiffers(r.mfu, r.mfu_causal); }
 
 void Card(std::ostream& o, const std::string& value, const std::string& key) {
   o << "<div class=\"card\"><div class=\"v\">" << E(value) << "</div><div class=\"k\">" << E(key)

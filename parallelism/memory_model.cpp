@@ -91,6 +91,17 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     if (RecomputesMlaUpProj(m, p)) attention = 2 * a * dv;
     outside_extra += 2 * static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.rope_head_dim) * sb * sp;
   }
+  // Query and key norms (ModelSpec::qk_norm, Qwen3): each norm saves its
+  // input for its backward, as the layer's norms do (Korthikanti et al.
+  // 2022 Sec. 4.1 count a LayerNorm's input; Transformer Engine's RMSNorm
+  // saves its input and the fp32 reciprocal RMS, a row's 4 bytes beside d
+  // elements, not counted): the queries and keys before their norms, 2 sb
+  // (a + g) d inside TP. The RoPE after them saves nothing of its own (its
+  // backward rotates the gradient back by the same angles: Transformer
+  // Engine's fused RoPE saves the frequencies; eager code's product with
+  // constant cos/sin keeps no activation).
+  const bool qk_norm = m.qk_norm && !models::UsesMla(m);
+  if (qk_norm) attention += 2 * (a + g) * d;
   if (p.elementwise == Elementwise::kEager) {
     // PyTorch eager code (models::LayerOps' eager passes) saves more for
     // its backward than fused kernels. Its RMSNorm (torchtitan's
@@ -102,6 +113,10 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     // attention repeats the K and V heads before SDPA (repeat_kv), which
     // then saves the repeated ones: 4 sb (a - g) d more inside TP.
     if (m.norm == models::Norm::kRmsNorm) outside += 8 * sb * h;
+    // The query and key norms the same way (Hugging Face's Qwen3RMSNorm:
+    // the fp32 upcast kept besides the bf16 output, 4 bytes an element
+    // more than the fused norm's input).
+    if (qk_norm && m.norm == models::Norm::kRmsNorm) attention += 4 * (a + g) * d;
     if (!models::UsesMla(m) && g < a) attention += 4 * (a - g) * d;
   }
   const bool fp8 = p.precision == hardware::DataType::kFp8;

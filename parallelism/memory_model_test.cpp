@@ -284,6 +284,27 @@ TEST(ActivationMemory, EagerCodeSavesItsFp32NormInputsAndRepeatedKv) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 2, 4096), 805306368.0);
 }
 
+// Query and key norms (Qwen3) on the same layer save the queries and keys
+// they normalise: 2 sb (a + g) d = 2 x 8192 x (32 + 8) x 64 = 41,943,040
+// bytes more, 662,700,032 fused. Eager RMSNorms keep their fp32 upcast too,
+// 4 sb (a + g) d = 83,886,080 more beside the eager layer's own:
+// 805,306,368 + 41,943,040 + 83,886,080 = 931,135,488.
+TEST(ActivationMemory, QkNormsSaveTheQueriesAndKeysTheyNormalise) {
+  models::ModelSpec m = test::Llama(16, 2048, 32, 8, 8192, 128256);
+  m.qk_norm = true;
+  TrainingPlan p;
+  p.micro_batch = 2;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 2, 4096), 662700032.0);
+  p.elementwise = Elementwise::kEager;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 2, 4096), 931135488.0);
+  // Split by TP like the rest of the attention's tensors: at tp 2 with
+  // sequence parallelism the whole layer halves.
+  p.elementwise = Elementwise::kFused;
+  p.tp = 2;
+  p.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 2, 4096), 662700032.0 / 2);
+}
+
 TEST(ActivationMemory, StageTermsAreWorkedOutOnceForEveryStage) {
   const auto m = Gpt3();
   TrainingPlan p = Plan(8, true, Recompute::kSelective);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -171,13 +172,22 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
   ModelSpec m;
   m.name = StringOf(root, "_name_or_path");
   if (m.name.empty()) {
-    // The folder the config sits in names the model ("Llama-3.1-8B/config.json").
+    // The folder a config.json sits in names the model
+    // ("Llama-3.1-8B/config.json"); a file of another name names it itself
+    // ("deepseek-v3.config.json", "my-model.json").
     const size_t slash = file.find_last_of('/');
-    const size_t prev = slash == std::string::npos || slash == 0 ? std::string::npos
-                                                                 : file.find_last_of('/', slash - 1);
-    m.name = slash == std::string::npos ? file
-             : file.substr(prev == std::string::npos ? 0 : prev + 1,
+    const std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+    if (base == "config.json" && slash != std::string::npos && slash > 0) {
+      const size_t prev = file.find_last_of('/', slash - 1);
+      m.name = file.substr(prev == std::string::npos ? 0 : prev + 1,
                            slash - (prev == std::string::npos ? 0 : prev + 1));
+    } else {
+      m.name = base;
+      for (const char* ext : {".json", ".config"})
+        if (m.name.size() > std::strlen(ext) &&
+            m.name.compare(m.name.size() - std::strlen(ext), std::strlen(ext), ext) == 0)
+          m.name.resize(m.name.size() - std::strlen(ext));
+    }
   }
   m.citation = "Hugging Face config.json: " + file;
   m.layers = integer({"num_hidden_layers", "n_layer"}, true, 1, 1);
@@ -233,6 +243,12 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     m.shared_experts = integer({"n_shared_experts"}, false, 0, 0);
     m.first_dense_layers = integer({"first_k_dense_replace"}, false, 0, 0);
     m.moe_every = integer({"moe_layer_freq", "decoder_sparse_step"}, false, 1, 1);
+    // DeepSeek-V2/V3's group-limited routing (MoEGate, modeling_deepseek_v3.py:
+    // n_group groups of consecutive experts, a token's experts from the best
+    // topk_group of them); priced where the groups line up with nodes
+    // (engine::RoutingNodeLimit).
+    m.routing_groups = integer({"n_group"}, false, 0, 0);
+    m.routing_group_limit = integer({"topk_group"}, false, 0, 0);
     // Qwen2-MoE: one shared expert of its own width.
     const int64_t shared_ffn = integer({"shared_expert_intermediate_size"}, false, 0, 0);
     if (shared_ffn > 0) {

@@ -53,6 +53,14 @@ const base::Schema<ModelSpec>& ModelSchema() {
              "Node-limited routing: a token's routed experts lie on at most this many nodes, so "
              "it crosses the scale-out network once per node and reaches its experts there over "
              "the scale-up domain (DeepSeek-V3: 4); 0 = no limit.")
+        .Int("routing_groups", &ModelSpec::routing_groups, 0, 1e5, "0",
+             "Group-limited routing: the routed experts form this many equal groups of "
+             "consecutive experts (DeepSeek-V3's config: n_group 8); 0 = no groups.")
+        .Int("routing_group_limit", &ModelSpec::routing_group_limit, 0, 1e5, "0",
+             "Group-limited routing: each token's routed experts come from at most this many "
+             "groups (DeepSeek-V3's config: topk_group 4). Where the groups line up with the "
+             "nodes an EP group spans, a token reaches at most this many nodes (as "
+             "routing_node_limit); 0 = no limit.")
         .Int("first_dense_layers", &ModelSpec::first_dense_layers, 0, 1e5, "0",
              "The first n layers keep a dense MLP of size ffn (DeepSeek-V3: 3); the MoE layers "
              "follow, every moe_every-th.")
@@ -102,6 +110,21 @@ void CheckModel(const ModelSpec& m, const std::string& path, const base::SourceL
     diags.Add(where, path + ".qk_norm", "true",
               "QK-norm is modelled for standard attention; multi-head latent attention normalises "
               "its latents instead (kv_lora_rank > 0)");
+  if (m.routing_group_limit > 0 && m.routing_groups == 0)
+    diags.Add(where, path + ".routing_group_limit", std::to_string(m.routing_group_limit),
+              "needs routing_groups (the groups a token's experts are chosen among)");
+  if (m.routing_groups > 0 && m.routing_group_limit > m.routing_groups)
+    diags.Add(where, path + ".routing_group_limit", std::to_string(m.routing_group_limit),
+              "must be at most routing_groups (" + std::to_string(m.routing_groups) + ")");
+  if (m.routing_groups > 0 && (m.experts <= 1 || m.experts % m.routing_groups != 0))
+    diags.Add(where, path + ".routing_groups", std::to_string(m.routing_groups),
+              "must divide the routed experts (" + std::to_string(m.experts) + ") into equal groups");
+  else if (m.routing_groups > 0 && m.routing_group_limit > 0 &&
+           m.routing_group_limit * (m.experts / m.routing_groups) < m.top_k)
+    diags.Add(where, path + ".routing_group_limit", std::to_string(m.routing_group_limit),
+              "the groups a token may use must hold its top_k (" + std::to_string(m.top_k) +
+                  ") experts; routing_group_limit x experts / routing_groups = " +
+                  std::to_string(m.routing_group_limit * (m.experts / m.routing_groups)));
   if (m.top_k > m.experts)
     diags.Add(where, path + ".top_k", std::to_string(m.top_k),
               "top_k must be at most experts (" + std::to_string(m.experts) + ")");

@@ -56,6 +56,14 @@ struct ModelSpec {
   // many scale-out nodes (DeepSeek-V3, arXiv 2412.19437, Sec. 2.1.2 and
   // 3.2.2: M = 4); 0 = no limit.
   int64_t routing_node_limit = 0;
+  // Group-limited routing (DeepSeek-V2/V3's released configs: n_group,
+  // topk_group; modeling_deepseek_v3.py, MoEGate): the routed experts form
+  // routing_groups equal groups of consecutive experts, and each token's
+  // top_k experts come from at most routing_group_limit of them. Where the
+  // groups line up with the scale-out nodes an EP group spans, that bounds
+  // the nodes a token reaches (engine::RoutingNodeLimit); 0 = no groups.
+  int64_t routing_groups = 0;
+  int64_t routing_group_limit = 0;
   // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1):
   // the KV cache holds a compressed latent of kv_lora_rank elements plus a
   // decoupled RoPE key of rope_head_dim per token and layer. 0 = standard

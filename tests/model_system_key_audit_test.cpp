@@ -216,7 +216,7 @@ parallelism::InferenceDeployment Tp4Fp8Serving() {
 // positions, biases, tied embeddings, dropout and materialised attention;
 // Llama with GQA, RoPE and SwiGLU; DeepSeek-V3 with MoE, MLA, shared experts,
 // node-limited routing and MTP, its experts spread over one node (ep 8) and
-// over eight (ep 64); and the Llama plan on each kind of scale-out fabric
+// over eight (ep 64), and at ep 64 with group-limited routing; and the Llama plan on each kind of scale-out fabric
 // (fat tree at full and 2:1 bisection, rail-only, a TPU torus); and a
 // small run whose offloaded optimizer nearly fills the host memory.
 std::vector<Case> Bases() {
@@ -284,6 +284,19 @@ std::vector<Case> Bases() {
     d.ep = 8;
     d.batch = 8;
     c.serve = d;
+    cases.push_back(std::move(c));
+  }
+  {  // DeepSeek-V3 at ep 64 over 8 nodes with its released config's
+     // group-limited routing (n_group 8, topk_group 4) in place of the
+     // preset's stated node limit, so that the group keys have values.
+    Case c{"deepseek-v3-routing-groups", LoadScenario("deepseek-v3-dgx-h100"), {}, std::nullopt};
+    c.sc.model.routing_node_limit = 0;
+    c.sc.model.routing_groups = 8;
+    c.sc.model.routing_group_limit = 4;
+    c.sc.system.nodes = 128;
+    c.sc.training.pp = 16;
+    c.sc.training.ep = 64;
+    c.plans.push_back(c.sc.training);
     cases.push_back(std::move(c));
   }
   {  // The Llama plan on a 2:1 oversubscribed fat tree. The scale-out

@@ -417,6 +417,71 @@ TEST(Issue16, NodeLimitedRoutingHalvesTheScaleOutShare) {
                    net.Time(hardware::Collective::kAllToAll, bytes, g64));
 }
 
+// Group-limited routing bounds the nodes a token reaches where the groups
+// line up with the nodes (RoutingNodeLimit). DeepSeek-V3's released config,
+// 256 experts in n_group 8 groups of 32, topk_group 4, top-8:
+//   ep 64 over 8 nodes of 8: each node holds one group -> 4 nodes, the
+//     paper's M = 4, and the same all-to-all as the preset's stated limit;
+//   ep 32 over 4 nodes: two groups a node -> still at most 4;
+//   ep 128 over 16 nodes: a group spans 2 nodes -> 4 x 2 = 8, no fewer
+//     than top-8: the plain all-to-all;
+//   ep 48 over 6 nodes: groups straddle nodes -> no bound;
+//   ep 8, one node -> nothing crosses; a stated limit of 3 is the smaller.
+// Kimi K2's one group (n_group 1, topk_group 1) limits nothing.
+TEST(Issue16, RoutingGroupsBoundTheNodesATokenReaches) {
+  models::ModelSpec m = Model("deepseek-v3");
+  m.routing_node_limit = 0;
+  m.routing_groups = 8;
+  m.routing_group_limit = 4;
+  EXPECT_EQ(RoutingNodeLimit(m, 64, 8), 4);
+  EXPECT_EQ(RoutingNodeLimit(m, 32, 8), 4);
+  EXPECT_EQ(RoutingNodeLimit(m, 128, 8), 8);
+  EXPECT_EQ(RoutingNodeLimit(m, 48, 8), 0);
+  EXPECT_EQ(RoutingNodeLimit(m, 8, 8), 0);
+  models::ModelSpec both = m;
+  both.routing_node_limit = 3;
+  EXPECT_EQ(RoutingNodeLimit(both, 64, 8), 3);
+  EXPECT_EQ(RoutingNodeLimit(both, 48, 8), 3);
+  models::ModelSpec one = m;
+  one.routing_groups = 1;
+  one.routing_group_limit = 1;
+  EXPECT_EQ(RoutingNodeLimit(one, 64, 8), 0);
+
+  const hardware::SystemSpec dgx = System("dgx-h100-superpod");
+  const hardware::AlphaBetaNetwork net(dgx);
+  const double bytes = 469762048.0;  // 4096 tokens x 8 x 7168 x 2 B
+  const models::ModelSpec preset = Model("deepseek-v3");
+  const hardware::GroupPlacement g64 = net.Place(64, 1);
+  ASSERT_EQ(g64.per_domain[0], 8);
+  EXPECT_DOUBLE_EQ(ExpertAllToAllTime(net, g64, m, bytes), ExpertAllToAllTime(net, g64, preset, bytes));
+  EXPECT_LT(ExpertAllToAllTime(net, g64, m, bytes), net.Time(hardware::Collective::kAllToAll, bytes, g64));
+  const hardware::GroupPlacement g128 = net.Place(128, 1);
+  EXPECT_DOUBLE_EQ(ExpertAllToAllTime(net, g128, m, bytes), net.Time(hardware::Collective::kAllToAll, bytes, g128));
+}
+
+// A group limit needs its groups, at most as many as there are, groups that
+// split the experts evenly, and room in the chosen groups for top_k experts.
+TEST(Issue16, RoutingGroupsAreChecked) {
+  const auto errors = [](int64_t groups, int64_t limit) {
+    models::ModelSpec m = Model("deepseek-v3");
+    m.routing_groups = groups;
+    m.routing_group_limit = limit;
+    base::Diagnostics d;
+    models::CheckModel(m, "model", {"m.yaml", 1, 1}, d);
+    return d.ToString();
+  };
+  EXPECT_EQ(errors(8, 4), "");
+  EXPECT_NE(errors(0, 4).find("model.routing_group_limit: needs routing_groups"), std::string::npos);
+  EXPECT_NE(errors(8, 9).find("model.routing_group_limit: must be at most routing_groups (8)"), std::string::npos);
+  EXPECT_NE(errors(7, 4).find("model.routing_groups: must divide the routed experts (256) into equal groups"),
+            std::string::npos);
+  // 64 groups of 4 experts: one group holds 4 of a token's 8.
+  EXPECT_NE(errors(64, 1).find("the groups a token may use must hold its top_k (8) experts; "
+                                   "routing_group_limit x experts / routing_groups = 4"),
+            std::string::npos)
+      << errors(64, 1);
+}
+
 // The notes say where EP sits and why a CP scheme runs.
 TEST(Issue16, NotesExplainExpertPlacementAndCpScheme) {
   Scenario s;
@@ -595,6 +660,9 @@ TEST(Issue16, DeepSeekV3ConfigJsonMatchesThePreset) {
   EXPECT_EQ(m.shared_experts, 1);
   EXPECT_EQ(m.first_dense_layers, 3);
   EXPECT_EQ(m.mtp_depth, 1);
+  EXPECT_EQ(m.routing_groups, 8);
+  EXPECT_EQ(m.routing_group_limit, 4);
+  EXPECT_TRUE(m.unread_keys.empty());
   EXPECT_DOUBLE_EQ(models::ParameterCount(m, 4096), 671026404352.0);
 }
 

@@ -270,7 +270,14 @@ TEST(HfConfig, LlamaConfigReadsAsTheLlama31Preset) {
   EXPECT_EQ(hf.position, models::Position::kRope);
   EXPECT_FALSE(hf.bias);
   EXPECT_FALSE(hf.tied_embeddings);
-  EXPECT_EQ(hf.name, "hf");  // the folder the file sits in
+  // A file named for its model names it; a config.json is named by its folder.
+  EXPECT_EQ(hf.name, "llama-3.1-8b");
+  models::ModelSpec in_folder;
+  ASSERT_TRUE(models::ParseHfConfig(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
+      "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000})",
+                                    "models/Llama-3.1-8B/config.json", in_folder, d))
+      << d.ToString();
+  EXPECT_EQ(in_folder.name, "Llama-3.1-8B");
   // Same shape, same parameter count: 8.030B (the preset's header).
   EXPECT_DOUBLE_EQ(models::ParameterCount(hf, 8192), models::ParameterCount(preset, 8192));
   EXPECT_NEAR(models::ParameterCount(hf, 8192) / 1e9, 8.030, 0.001);

@@ -35,12 +35,26 @@ double ExpertAllToAllBytes(const models::ModelSpec& m, double tokens, double act
   return tokens * static_cast<double>(m.top_k) * static_cast<double>(m.hidden) * act_bytes * load;
 }
 
+int64_t RoutingNodeLimit(const models::ModelSpec& m, int64_t ep, int64_t per_node) {
+  int64_t limit = m.routing_node_limit;
+  const int64_t groups = m.routing_groups, chosen = m.routing_group_limit;
+  if (groups > 1 && chosen > 0 && chosen < groups && per_node > 0 && ep > per_node && ep % per_node == 0) {
+    const int64_t nodes = ep / per_node;
+    int64_t derived = 0;
+    if (groups % nodes == 0) derived = chosen;
+    else if (nodes % groups == 0) derived = chosen * (nodes / groups);
+    if (derived > 0) limit = limit > 0 ? std::min(limit, derived) : derived;
+  }
+  return limit;
+}
+
 double ExpertAllToAllTime(const hardware::Network& net, const hardware::GroupPlacement& g,
                           const models::ModelSpec& m, double bytes) {
   const int64_t inner = g.tiers > 0 ? g.per_domain[0] : g.size;
-  if (m.routing_node_limit <= 0 || m.top_k <= m.routing_node_limit || inner >= g.size || g.tiers < 2)
-    return net.Time(Collective::kAllToAll, bytes, g);
-  const double share = static_cast<double>(m.routing_node_limit) / static_cast<double>(m.top_k);
+  if (inner >= g.size || g.tiers < 2) return net.Time(Collective::kAllToAll, bytes, g);
+  const int64_t limit = RoutingNodeLimit(m, g.size, inner);
+  if (limit <= 0 || m.top_k <= limit) return net.Time(Collective::kAllToAll, bytes, g);
+  const double share = static_cast<double>(limit) / static_cast<double>(m.top_k);
   hardware::GroupPlacement node = g;  // the members inside one scale-up domain
   node.size = inner;
   for (int i = 0; i < g.tiers; ++i)

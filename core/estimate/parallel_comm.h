@@ -166,8 +166,24 @@ double DataParallelTime(CollectiveTime&& time, hardware::Collective c, const Dat
 // (ep - 1)/ep of it leaves the device, the rest stays with its local experts.
 double ExpertAllToAllBytes(const models::ModelSpec& m, double tokens, double act_bytes, double load);
 
+// The most scale-out nodes one token's routed experts lie on, for an EP group
+// of `ep` members laid `per_node` to a scale-up domain (0 = no limit).
+// m.routing_node_limit states it (DeepSeek-V3 Sec. 2.1.2: M = 4). Group-
+// limited routing bounds it too where its groups line up with the nodes:
+// Megatron-Core gives EP rank r the experts [r E/ep, (r + 1) E/ep) and
+// consecutive EP ranks share a node, so node j holds a run of E/nodes
+// consecutive experts, and DeepSeek's gate groups consecutive experts
+// (scores viewed as n_group x E/n_group, MoEGate in modeling_deepseek_v3.py).
+// With routing_groups a multiple of the nodes each node holds whole groups:
+// a token reaches at most routing_group_limit nodes (DeepSeek-V3's
+// released config, n_group 8 and topk_group 4 over 8 nodes: the paper's 4).
+// With the nodes a multiple of the groups each group spans nodes / groups
+// of them: routing_group_limit x nodes / groups. Otherwise a group can
+// straddle two nodes and no bound is taken. Both stated: the smaller.
+int64_t RoutingNodeLimit(const models::ModelSpec& m, int64_t ep, int64_t per_node);
+
 // Seconds of one dispatch (or combine) all-to-all of `bytes` per device on
-// the EP group `g`. With node-limited routing (m.routing_node_limit = M) and
+// the EP group `g`. With node-limited routing (RoutingNodeLimit = M) and
 // a group wider than one scale-up domain, a token crosses the scale-out
 // tier once per destination node, at most min(M, top_k) times, and is
 // forwarded to its experts inside the node (DeepSeek-V3 Sec. 3.2.2: IB then

@@ -67,6 +67,18 @@ std::string ExpertNote(const Scenario& s, const TrainingEstimate& e, const Opera
     }
     line += " at " + FormatBandwidth(TierBandwidth(s.system, top)) + " per device instead of " +
             FormatBandwidth(TierBandwidth(s.system, 0));
+    // Node-limited routing (ExpertAllToAllTime): a token crosses once per
+    // destination node and is forwarded to its experts inside it.
+    const int64_t limit = RoutingNodeLimit(s.model, g.size, k);
+    if (limit > 0 && limit < s.model.top_k && k < g.size)
+      line += "; with node-limited routing (" +
+              std::string(s.model.routing_node_limit > 0 && s.model.routing_node_limit == limit
+                              ? "routing_node_limit"
+                              : "routing groups") +
+              ": a token's " + std::to_string(s.model.top_k) + " experts on at most " + std::to_string(limit) +
+              " nodes) a token crosses " + TierName(s.system, top) + " once per destination node, at most " +
+              std::to_string(limit) + " of its " + std::to_string(s.model.top_k) +
+              " copies, and reaches its experts there over " + TierName(s.system, 0);
   }
   line += "; each moves " + FormatBytes(bytes) + " per device per MoE layer and microbatch in " +
           FormatTime(one) + " (x" + base::FormatPlain(kExpertAllToAllsPerLayer) +

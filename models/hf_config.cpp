@@ -266,12 +266,50 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     m.v_head_dim = integer({"v_head_dim"}, false, 0, 0);
   }
   m.mtp_depth = integer({"num_nextn_predict_layers"}, false, 0, 0);
+  // Sliding-window attention: which layers use `sliding_window` (null: no
+  // window). Qwen2/Qwen3 window only with use_sliding_window true, the layers
+  // from max_window_layers on (modeling_qwen2.py, Qwen2Attention); Gemma 2
+  // every other layer from the first (modeling_gemma2.py: is_sliding = not
+  // layer_idx % 2); Mistral and Phi-3 every layer. A `layer_types` list of
+  // sliding_attention / full_attention entries (transformers 4.53 on) says
+  // it per layer and is counted instead.
+  const bool qwen = type == "qwen2" || type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe";
+  const auto use_window = cfg.find("use_sliding_window");
+  const bool window_on_flag = use_window != cfg.end() && use_window->is_boolean() && use_window->get<bool>();
+  // Off when the flag says false, or for Qwen when it is absent (its default).
+  const bool window_off = (use_window != cfg.end() && use_window->is_boolean() && !window_on_flag) ||
+                          (qwen && !window_on_flag);
+  if (cfg.contains("sliding_window") && !cfg["sliding_window"].is_null() && !window_off) {
+    const int64_t window = integer({"sliding_window"}, false, 0, 1);
+    int64_t windowed = m.layers;
+    if (type == "gemma2") windowed = (m.layers + 1) / 2;
+    if (qwen) {
+      read.insert("use_sliding_window");
+      windowed = std::max<int64_t>(0, m.layers - integer({"max_window_layers"}, false, 0, 0));
+    }
+    const auto types = cfg.find("layer_types");
+    if (types != cfg.end() && types->is_array()) {
+      int64_t sliding = 0;
+      bool known = true;
+      for (const json& t : *types) {
+        const bool is_sliding = t.is_string() && t.get<std::string>() == "sliding_attention";
+        known = known && (is_sliding || (t.is_string() && t.get<std::string>() == "full_attention"));
+        sliding += is_sliding ? 1 : 0;
+      }
+      if (known && static_cast<int64_t>(types->size()) == m.layers) {
+        read.insert("layer_types");
+        windowed = sliding;
+      }
+    }
+    if (window > 0 && windowed > 0) {
+      m.sliding_window = window;
+      m.sliding_window_layers = windowed;
+    }
+  }
   // What the file says that is neither read nor free of cost (a feature
   // turned off, false, null or an empty list, says nothing): reported with
   // the model.
   // Qwen2's configs state a window with use_sliding_window false: unused.
-  const auto use_window = cfg.find("use_sliding_window");
-  const bool window_off = use_window != cfg.end() && use_window->is_boolean() && !use_window->get<bool>();
   for (auto it = cfg.begin(); it != cfg.end(); ++it) {
     const json& v = it.value();
     if (read.count(it.key()) > 0 || NoCostKeys().count(it.key()) > 0) continue;

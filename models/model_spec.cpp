@@ -83,6 +83,16 @@ const base::Schema<ModelSpec>& ModelSchema() {
               "A norm (of the kind `norm` names) on each head's query and key after the QKV "
               "projection, before RoPE (Qwen3, Llama 4, Gemma 3, OLMo 2): two more norms a layer "
               "over the queries and keys, and one head's width of weights each.")
+        .Int("sliding_window", &ModelSpec::sliding_window, 0, 1e9, "0",
+             "Sliding-window attention: a windowed layer's query attends to itself and the "
+             "sliding_window - 1 tokens before it (Mistral 7B v0.1: 4096; Gemma 3: 1024); 0 = "
+             "every layer attends to the whole sequence. Priced in training (the fused attention "
+             "kernel's work and the model FLOPs); inference keeps every layer's whole KV cache and "
+             "attention.")
+        .Int("sliding_window_layers", &ModelSpec::sliding_window_layers, 0, 1e6, "0",
+             "How many of the layers use sliding_window (Mistral 7B v0.1: all 32; Gemma 2 9B: 21 of "
+             "42, every other; Gemma 3 27B: 52 of 62, five of every six); the rest attend to the "
+             "whole sequence.")
         .Real("published_params", &ModelSpec::published_params, 0, 1e16, "0",
               "Parameter count the source states, for checking (0 = unknown).");
     return s;
@@ -110,6 +120,12 @@ void CheckModel(const ModelSpec& m, const std::string& path, const base::SourceL
     diags.Add(where, path + ".qk_norm", "true",
               "QK-norm is modelled for standard attention; multi-head latent attention normalises "
               "its latents instead (kv_lora_rank > 0)");
+  if (m.sliding_window > 0 && (m.sliding_window_layers < 1 || m.sliding_window_layers > m.layers))
+    diags.Add(where, path + ".sliding_window_layers", std::to_string(m.sliding_window_layers),
+              "with a sliding_window, how many layers use it: 1 to layers (" + std::to_string(m.layers) + ")");
+  if (m.sliding_window == 0 && m.sliding_window_layers > 0)
+    diags.Add(where, path + ".sliding_window_layers", std::to_string(m.sliding_window_layers),
+              "needs sliding_window (the tokens a windowed layer attends to)");
   if (m.routing_group_limit > 0 && m.routing_groups == 0)
     diags.Add(where, path + ".routing_group_limit", std::to_string(m.routing_group_limit),
               "needs routing_groups (the groups a token's experts are chosen among)");

@@ -84,6 +84,15 @@ struct ModelSpec {
   // Report, arXiv 2505.09388, Sec. 2; Llama 4's use_qk_norm). Standard
   // attention only.
   bool qk_norm = false;
+  // Sliding-window attention (Mistral 7B v0.1, Gemma 2 and 3, gpt-oss): in
+  // sliding_window_layers of the layers each query attends to itself and
+  // the sliding_window - 1 tokens before it (Beltagy et al. 2020,
+  // Longformer, Sec. 3.1; Jiang et al. 2023, Mistral 7B, Sec. 2); the other
+  // layers attend to the whole sequence. 0 = no window. Priced in training
+  // (models::WindowedAttentionShare); inference keeps every layer's whole
+  // cache and attention.
+  int64_t sliding_window = 0;
+  int64_t sliding_window_layers = 0;
   double published_params = 0;  // parameter count the source states (0 = unknown)
   // Keys of a Hugging Face config.json the reader did not read and that may
   // change what a step costs (ParseHfConfig: a sliding window, a

@@ -336,6 +336,22 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
 double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t seq, OpList& scratch,
                               double& attention_flops);
 
+// A layer's causal attention work over a sequence of `seq` tokens, averaged
+// over the layers, as a share of full causal attention's (ModelSpec::
+// sliding_window): a windowed query i attends to min(i, w) keys, so a
+// windowed layer does s w - w^2 / 2 of the s^2 / 2 score elements for
+// w < s, 1 - (1 - w/s)^2 of them, and a share f of windowed layers makes
+//   1 - f (1 - w/s)^2
+// (FlashAttention-2's window_size and cuDNN's sliding window skip the
+// blocks outside the band; Dao 2023, flash-attn 2.3 release notes). 1 with
+// no window or a window as long as the sequence.
+inline double WindowedAttentionShare(const ModelSpec& m, double seq) {
+  if (m.sliding_window <= 0 || m.layers <= 0 || seq <= static_cast<double>(m.sliding_window)) return 1.0;
+  const double outside = 1 - static_cast<double>(m.sliding_window) / seq;
+  const double f = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.layers);
+  return 1 - f * outside * outside;
+}
+
 // Whether layer `index` (0-based) is a MoE layer.
 // The first `first_dense_layers` stay dense; of the rest every
 // `moe_every`-th is MoE.

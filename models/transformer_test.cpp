@@ -348,6 +348,58 @@ TEST(Transformer, MegatronCoreRopeAndPackedQkvCopies) {
 // the norms the values' copy (2,097,152 B) and the concatenation (2 x the
 // projection's 1024 x 24 x 64 x 2 B = 6,291,456 B) run. Each norm's weight
 // is one head wide: 2 x 64 more parameters a layer.
+// Sliding-window attention (ModelSpec::sliding_window): a windowed layer
+// does s w - w^2 / 2 of causal attention's s^2 / 2 score elements.
+//   Mistral 7B v0.1 (w 4096, all 32 layers): at s 4096 the window is the
+//     whole causal triangle, share 1; at 8192, 1 - (1/2)^2 = 0.75.
+//   Gemma 2 (w 4096 on 21 of 42 layers) at 8192: 1 - (1/2)(1/4) = 0.875.
+//   Gemma 3 27B (w 1024 on 52 of 62) at 131,072: 1 - (52/62)(127/128)^2 =
+//     177,100 / 1,015,808 = 0.1743.
+// The fused attention operator's FLOPs carry the share; its bytes and a
+// materialised attention's (which computes every score) do not.
+TEST(Transformer, SlidingWindowsShrinkTheFusedAttentionsWork) {
+  ModelSpec m = Llama(32, 4096, 32, 8, 14336, 32000);
+  m.sliding_window = 4096;
+  m.sliding_window_layers = 32;
+  EXPECT_DOUBLE_EQ(WindowedAttentionShare(m, 4096), 1.0);
+  EXPECT_DOUBLE_EQ(WindowedAttentionShare(m, 8192), 0.75);
+  ModelSpec gemma2 = m;
+  gemma2.layers = 42;
+  gemma2.sliding_window_layers = 21;
+  EXPECT_DOUBLE_EQ(WindowedAttentionShare(gemma2, 8192), 0.875);
+  ModelSpec gemma3 = m;
+  gemma3.layers = 62;
+  gemma3.sliding_window = 1024;
+  gemma3.sliding_window_layers = 52;
+  EXPECT_NEAR(WindowedAttentionShare(gemma3, 131072), 177100.0 / 1015808.0, 1e-15);
+
+  LayerShape s;
+  s.micro_batch = 1;
+  s.seq = 8192;
+  s.full_seq = 8192;
+  OpList ops;
+  ModelSpec full = m;
+  full.sliding_window = 0;
+  full.sliding_window_layers = 0;
+  LayerOps(full, s, false, 1, ops);
+  const Op whole = *FindOp(ops, "flash_attention");
+  // 2 b s s heads (d + d) = 2 x 8192^2 x 32 x 256.
+  EXPECT_DOUBLE_EQ(whole.flops, 1099511627776.0);
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "flash_attention")->flops, 0.75 * 1099511627776.0);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "flash_attention")->bytes, whole.bytes);
+  const auto flops = [&ops] {
+    double f = 0;
+    for (int i = 0; i < ops.count; ++i) f += ops.ops[static_cast<size_t>(i)].flops;
+    return f;
+  };
+  s.flash = false;
+  LayerOps(full, s, false, 1, ops);
+  const double materialised = flops();
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_DOUBLE_EQ(flops(), materialised);
+}
+
 TEST(Transformer, QkNormNormalisesEachHeadsQueriesAndKeys) {
   ModelSpec m = Llama(1, 1024, 16, 4, 2816, 32000);
   LayerShape s = TwoSequencesAtTp2WithSp();

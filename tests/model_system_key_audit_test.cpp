@@ -216,7 +216,8 @@ parallelism::InferenceDeployment Tp4Fp8Serving() {
 // positions, biases, tied embeddings, dropout and materialised attention;
 // Llama with GQA, RoPE and SwiGLU; DeepSeek-V3 with MoE, MLA, shared experts,
 // node-limited routing and MTP, its experts spread over one node (ep 8) and
-// over eight (ep 64), and at ep 64 with group-limited routing; and the Llama plan on each kind of scale-out fabric
+// over eight (ep 64), and at ep 64 with group-limited routing; the Llama
+// plan with a sliding window on half its layers; and the Llama plan on each kind of scale-out fabric
 // (fat tree at full and 2:1 bisection, rail-only, a TPU torus); and a
 // small run whose offloaded optimizer nearly fills the host memory.
 std::vector<Case> Bases() {
@@ -284,6 +285,13 @@ std::vector<Case> Bases() {
     d.ep = 8;
     d.batch = 8;
     c.serve = d;
+    cases.push_back(std::move(c));
+  }
+  {  // The Llama plan with a sliding window of 2048 tokens on half of the
+     // 80 layers (Gemma 2's pattern), so that the window keys have values.
+    Case c = llama_on("llama3-70b-sliding-window", "", 0);
+    c.sc.model.sliding_window = 2048;
+    c.sc.model.sliding_window_layers = 40;
     cases.push_back(std::move(c));
   }
   {  // DeepSeek-V3 at ep 64 over 8 nodes with its released config's

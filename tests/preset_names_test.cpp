@@ -321,8 +321,8 @@ TEST(HfConfig, Qwen3ConfigNormalisesQueriesAndKeys) {
 }
 
 // What a config sets that the reader neither reads nor knows to change no
-// cost is kept and shown with the model: a quantization config, a sliding
-// window in use, Gemma 2's soft-capping; a feature turned off (false, null,
+// cost is kept and shown with the model: a quantization config, Gemma 2's
+// soft-capping; a feature turned off (false, null,
 // an empty list, Qwen2's window with use_sliding_window false) and
 // bookkeeping (token ids, epsilons, RoPE's base) say nothing. Keys in text_config carry its prefix.
 // Meta's Llama 3.1 8B config has none.
@@ -340,13 +340,44 @@ TEST(HfConfig, KeysNotReadAreKeptAndShown) {
             "           model config keys not read (what they change is not modelled): quantization_config\n");
   ASSERT_TRUE(models::ParseHfConfig("{" + shape + R"(, "use_sliding_window": true, "sliding_window": 4096,
       "attn_logit_softcapping": 50.0})", "b.json", m, d)) << d.ToString();
-  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"attn_logit_softcapping", "sliding_window", "use_sliding_window"}));
-  ASSERT_TRUE(models::ParseHfConfig(R"({"text_config": {)" + shape + R"(, "sliding_window": 512}})", "c.json", m, d))
+  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"attn_logit_softcapping"}));  // the window is read
+  ASSERT_TRUE(models::ParseHfConfig(R"({"text_config": {)" + shape + R"(, "final_logit_softcapping": 30.0}})",
+                                    "c.json", m, d))
       << d.ToString();
-  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"text_config.sliding_window"}));
+  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"text_config.final_logit_softcapping"}));
   ASSERT_TRUE(models::ReadHfConfig(kData + "llama-3.1-8b.config.json", m, d)) << d.ToString();
   EXPECT_TRUE(m.unread_keys.empty());
   EXPECT_EQ(text::UnreadKeysLine(m), "");
+}
+
+// Sliding windows as each family states them: Mistral v0.1 every layer;
+// Gemma 2 every other layer from the first (21 of 42); Qwen2 with
+// use_sliding_window true from max_window_layers on (28 - 21 = 7), and not
+// at all with it false or absent; a layer_types list counted per layer;
+// a null window none.
+TEST(HfConfig, SlidingWindowsAreReadPerFamily) {
+  using Window = std::pair<int64_t, int64_t>;  // sliding_window, sliding_window_layers
+  const auto read = [](const std::string& type, const std::string& extra) {
+    const std::string text = R"({"model_type": ")" + type + R"(", "num_hidden_layers": )" +
+                             (type == "gemma2" ? "42" : "28") +
+                             R"(, "hidden_size": 256, "num_attention_heads": 4, "intermediate_size": 512,
+        "vocab_size": 1000)" + extra + "}";
+    base::Diagnostics d;
+    models::ModelSpec m;
+    EXPECT_TRUE(models::ParseHfConfig(text, "w.json", m, d)) << d.ToString();
+    return Window(m.sliding_window, m.sliding_window_layers);
+  };
+  EXPECT_EQ(read("mistral", R"(, "sliding_window": 4096)"), Window(4096, 28));
+  EXPECT_EQ(read("mistral", R"(, "sliding_window": null)"), Window(0, 0));
+  EXPECT_EQ(read("gemma2", R"(, "sliding_window": 4096)"), Window(4096, 21));
+  EXPECT_EQ(read("qwen2", R"(, "use_sliding_window": true, "sliding_window": 32768, "max_window_layers": 21)"),
+            Window(32768, 7));
+  EXPECT_EQ(read("qwen2", R"(, "use_sliding_window": false, "sliding_window": 32768)"),
+            Window(0, 0));
+  EXPECT_EQ(read("qwen2", R"(, "sliding_window": 32768)"), Window(0, 0));
+  std::string types = R"(, "sliding_window": 128, "layer_types": [)";
+  for (int i = 0; i < 28; ++i) types += std::string(i > 0 ? ", " : "") + (i % 2 == 0 ? R"("sliding_attention")" : R"("full_attention")");
+  EXPECT_EQ(read("llama", types + "]"), Window(128, 14));
 }
 
 TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {

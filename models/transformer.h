@@ -342,9 +342,10 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
 // windowed layer does s w - w^2 / 2 of the s^2 / 2 score elements for
 // w < s, 1 - (1 - w/s)^2 of them, and a share f of windowed layers makes
 //   1 - f (1 - w/s)^2
-// (FlashAttention-2's window_size and cuDNN's sliding window skip the
-// blocks outside the band; Dao 2023, flash-attn 2.3 release notes). 1 with
-// no window or a window as long as the sequence.
+// (the fused kernels skip the blocks outside the band: flash-attn's
+// `window_size`, from release 2.3, Dao-AILab/flash-attention README;
+// cuDNN's sliding window, which Transformer Engine takes as (left, 0)). 1
+// with no window or a window as long as the sequence.
 inline double WindowedAttentionShare(const ModelSpec& m, double seq) {
   if (m.sliding_window <= 0 || m.layers <= 0 || seq <= static_cast<double>(m.sliding_window)) return 1.0;
   const double outside = 1 - static_cast<double>(m.sliding_window) / seq;

@@ -336,18 +336,6 @@ TEST(Transformer, MegatronCoreRopeAndPackedQkvCopies) {
   for (const char* name : added) EXPECT_EQ(FindOp(ops, name), nullptr) << name;
 }
 
-// QK-norm (ModelSpec::qk_norm): a norm over the queries and one over the
-// keys, whole sequence, heads split over TP. Llama shape with 16 query and 4
-// KV heads of 64 at tp 2 (8 and 2 a device), 2 x 512 tokens: q_norm on
-// 1024 x 8 x 64 = 524,288 elements, 2,097,152 B forward (2e, fused RMSNorm)
-// and 3,145,728 B backward (3e); k_norm on 131,072, 524,288 B and 786,432 B.
-// With the packed layout the norm writes new keys, as RoPE's kernel does, so
-// TE's attention copies the values (1024 x 2 x 64 x 2e = 524,288 B) and the
-// split's backward concatenates even without rope_kernel. With MHA (16 KV
-// heads) and no RoPE kernel nothing of the packed layout ran before; with
-// the norms the values' copy (2,097,152 B) and the concatenation (2 x the
-// projection's 1024 x 24 x 64 x 2 B = 6,291,456 B) run. Each norm's weight
-// is one head wide: 2 x 64 more parameters a layer.
 // Sliding-window attention (ModelSpec::sliding_window): a windowed layer
 // does s w - w^2 / 2 of causal attention's s^2 / 2 score elements.
 //   Mistral 7B v0.1 (w 4096, all 32 layers): at s 4096 the window is the
@@ -400,6 +388,18 @@ TEST(Transformer, SlidingWindowsShrinkTheFusedAttentionsWork) {
   EXPECT_DOUBLE_EQ(flops(), materialised);
 }
 
+// QK-norm (ModelSpec::qk_norm): a norm over the queries and one over the
+// keys, whole sequence, heads split over TP. Llama shape with 16 query and 4
+// KV heads of 64 at tp 2 (8 and 2 a device), 2 x 512 tokens: q_norm on
+// 1024 x 8 x 64 = 524,288 elements, 2,097,152 B forward (2e, fused RMSNorm)
+// and 3,145,728 B backward (3e); k_norm on 131,072, 524,288 B and 786,432 B.
+// With the packed layout the norm writes new keys, as RoPE's kernel does, so
+// TE's attention copies the values (1024 x 2 x 64 x 2e = 524,288 B) and the
+// split's backward concatenates even without rope_kernel. With MHA (16 KV
+// heads) and no RoPE kernel nothing of the packed layout ran before; with
+// the norms the values' copy (2,097,152 B) and the concatenation (2 x the
+// projection's 1024 x 24 x 64 x 2 B = 6,291,456 B) run. Each norm's weight
+// is one head wide: 2 x 64 more parameters a layer.
 TEST(Transformer, QkNormNormalisesEachHeadsQueriesAndKeys) {
   ModelSpec m = Llama(1, 1024, 16, 4, 2816, 32000);
   LayerShape s = TwoSequencesAtTp2WithSp();

@@ -417,6 +417,57 @@ TEST(Issue16, NodeLimitedRoutingHalvesTheScaleOutShare) {
                    net.Time(hardware::Collective::kAllToAll, bytes, g64));
 }
 
+// Sliding-window layers under context parallelism (CpExposedOverLayers).
+// The layers' mean attention of 1 ms at 8,192 tokens splits into a global
+// and a windowed layer's: Mistral v0.1 (window 4096 on all 32, share 0.75)
+// 1 / 0.75 = 1.333 ms global, 0.75 of that = 1 ms windowed; Gemma 2's half
+// (share 0.875) 1 / 0.875 = 1.1429 ms and 0.857 ms, whose mean is 1 ms.
+// Llama 3 8B's shape with Gemma 2's window at 128K, cp 8 over 8 DGX H100
+// nodes: at tp 8 Ulysses cannot split the 4 heads a rank holds, so a ring
+// plan runs its windowed half on all-gather (Transformer Engine's ring
+// takes no window) behind the windowed layers' attention, and its global
+// half on ring behind a global layer's: the exposed time is the two
+// weighted 1/2 and 1/2. At tp 1 Ulysses fits and is taken where it exposes
+// less. An all-gather plan runs as it is; without a window nothing changes.
+TEST(Issue16, SlidingWindowLayersRunTheirOwnCpExchange) {
+  models::ModelSpec m = Model("llama3-8b");
+  m.sliding_window = 4096;
+  m.sliding_window_layers = 32;
+  LayerAttention a = LayerAttentionOf(m, 1e-3, 8192);
+  EXPECT_DOUBLE_EQ(a.global, 1e-3 / 0.75);
+  EXPECT_DOUBLE_EQ(a.windowed, 1e-3);
+  m.sliding_window_layers = 16;
+  a = LayerAttentionOf(m, 1e-3, 8192);
+  EXPECT_DOUBLE_EQ(a.global, 1e-3 / 0.875);
+  EXPECT_DOUBLE_EQ(a.windowed, 0.75e-3 / 0.875);
+  EXPECT_NEAR(0.5 * a.global + 0.5 * a.windowed, 1e-3, 1e-18);
+
+  const hardware::SystemSpec dgx = System("dgx-h100-superpod");
+  const hardware::AlphaBetaNetwork net(dgx);
+  const hardware::GroupPlacement g = net.Place(8, 8);
+  const double seq = 131072, tokens = seq / 8, mean = 2e-3;
+  a = LayerAttentionOf(m, mean, seq);
+  EXPECT_EQ(WindowedLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.windowed), CpScheme::kAllGather);
+  EXPECT_EQ(WindowedLayersCpScheme(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, a.windowed),
+            CpScheme::kAllGather);
+  const CpExposed ring_global = CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.global);
+  const CpExposed gather_windowed = CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, a.windowed);
+  const CpExposed ring = CpExposedOverLayers(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, mean, seq);
+  EXPECT_DOUBLE_EQ(ring.fwd, 0.5 * ring_global.fwd + 0.5 * gather_windowed.fwd);
+  EXPECT_DOUBLE_EQ(ring.bwd, 0.5 * ring_global.bwd + 0.5 * gather_windowed.bwd);
+  EXPECT_GT(ring.total(), CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, mean).total());
+  const CpExposed gather = CpExposedOverLayers(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, mean, seq);
+  EXPECT_DOUBLE_EQ(gather.total(), CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, mean).total());
+  // tp 1: 32 heads split over cp 8, Ulysses fits; the cheaper of the two.
+  const double gather1 = CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 1, 8, 2, a.windowed).total();
+  const double ulysses1 = CpExposedTime(net, g, m, CpScheme::kUlysses, tokens, 1, 8, 2, a.windowed).total();
+  EXPECT_EQ(WindowedLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 1, 8, 2, a.windowed),
+            ulysses1 < gather1 ? CpScheme::kUlysses : CpScheme::kAllGather);
+  models::ModelSpec full = Model("llama3-8b");
+  EXPECT_DOUBLE_EQ(CpExposedOverLayers(net, g, full, CpScheme::kRing, tokens, 8, 8, 2, mean, seq).total(),
+                   CpExposedTime(net, g, full, CpScheme::kRing, tokens, 8, 8, 2, mean).total());
+}
+
 // Group-limited routing bounds the nodes a token reaches where the groups
 // line up with the nodes (RoutingNodeLimit). DeepSeek-V3's released config,
 // 256 experts in n_group 8 groups of 32, topk_group 4, top-8:

@@ -1,6 +1,7 @@
 #include "core/estimate/parallel_comm.h"
 
 #include "hardware/device_model.h"
+#include "models/transformer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -273,9 +274,51 @@ CpExposed CpExposedTime(const hardware::Network& net, const hardware::GroupPlace
   return e;
 }
 
+LayerAttention LayerAttentionOf(const models::ModelSpec& m, double attention_fwd, double seq) {
+  const double share = models::WindowedAttentionShare(m, seq);
+  LayerAttention a;
+  a.global = a.windowed = attention_fwd;
+  if (share >= 1) return a;
+  const double outside = 1 - static_cast<double>(m.sliding_window) / seq;
+  a.global = attention_fwd / share;
+  a.windowed = a.global * (1 - outside * outside);
+  return a;
+}
+
+CpScheme WindowedLayersCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
+                                const models::ModelSpec& m, CpScheme scheme, double tokens, int64_t tp,
+                                int64_t cp, double act_bytes, double windowed_attention_fwd) {
+  if (scheme != CpScheme::kRing && scheme != CpScheme::kAuto) return scheme;
+  if (!CpSchemeFits(m, CpScheme::kUlysses, tp, cp)) return CpScheme::kAllGather;
+  const double gather =
+      CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, tp, cp, act_bytes, windowed_attention_fwd).total();
+  const double ulysses =
+      CpExposedTime(net, g, m, CpScheme::kUlysses, tokens, tp, cp, act_bytes, windowed_attention_fwd).total();
+  return ulysses < gather ? CpScheme::kUlysses : CpScheme::kAllGather;
+}
+
+CpExposed CpExposedOverLayers(const hardware::Network& net, const hardware::GroupPlacement& g,
+                              const models::ModelSpec& m, CpScheme scheme, double tokens, int64_t tp,
+                              int64_t cp, double act_bytes, double attention_fwd, double seq) {
+  if (models::WindowedAttentionShare(m, seq) >= 1)
+    return CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, attention_fwd);
+  const LayerAttention a = LayerAttentionOf(m, attention_fwd, seq);
+  const double global_fwd = a.global, windowed_fwd = a.windowed;
+  const double f = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.layers);
+  const CpExposed global = CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, global_fwd);
+  const CpScheme ws = WindowedLayersCpScheme(net, g, m, scheme, tokens, tp, cp, act_bytes, windowed_fwd);
+  const CpExposed windowed = CpExposedTime(net, g, m, ws, tokens, tp, cp, act_bytes, windowed_fwd);
+  CpExposed e;
+  e.fwd = (1 - f) * global.fwd + f * windowed.fwd;
+  e.bwd = (1 - f) * global.bwd + f * windowed.bwd;
+  return e;
+}
+
 CpScheme ChooseCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
                         const models::ModelSpec& m, const parallelism::TrainingPlan& p, double tokens,
                         double act_bytes, double attention_fwd, CpExposed* chosen, double* each) {
+  // The sequence the windows are measured on: tokens = b s / cp.
+  const double seq = tokens * static_cast<double>(p.cp) / static_cast<double>(std::max<int64_t>(1, p.micro_batch));
   constexpr CpScheme kSchemes[3] = {CpScheme::kRing, CpScheme::kAllGather, CpScheme::kUlysses};
   CpScheme best = p.cp_scheme;
   CpExposed best_t;
@@ -285,7 +328,7 @@ CpScheme ChooseCpScheme(const hardware::Network& net, const hardware::GroupPlace
     double total = std::numeric_limits<double>::infinity();
     CpExposed t;
     if (CpSchemeFits(m, s, p.tp, p.cp)) {
-      t = CpExposedTime(net, g, m, s, tokens, p.tp, p.cp, act_bytes, attention_fwd);
+      t = CpExposedOverLayers(net, g, m, s, tokens, p.tp, p.cp, act_bytes, attention_fwd, seq);
       total = t.total();
     }
     if (each != nullptr) each[static_cast<int>(s)] = total;

@@ -346,11 +346,17 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
 // `window_size`, from release 2.3, Dao-AILab/flash-attention README;
 // cuDNN's sliding window, which Transformer Engine takes as (left, 0)). 1
 // with no window or a window as long as the sequence.
+// WindowedLayerWork: one windowed layer's share, 1 - (1 - w/s)^2 (1 with
+// no window or a window as long as the sequence).
+inline double WindowedLayerWork(const ModelSpec& m, double seq) {
+  if (m.sliding_window <= 0 || seq <= static_cast<double>(m.sliding_window)) return 1.0;
+  const double outside = 1 - static_cast<double>(m.sliding_window) / seq;
+  return 1 - outside * outside;
+}
 inline double WindowedAttentionShare(const ModelSpec& m, double seq) {
   if (m.sliding_window <= 0 || m.layers <= 0 || seq <= static_cast<double>(m.sliding_window)) return 1.0;
-  const double outside = 1 - static_cast<double>(m.sliding_window) / seq;
   const double f = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.layers);
-  return 1 - f * outside * outside;
+  return 1 - f * (1 - WindowedLayerWork(m, seq));
 }
 
 // Whether layer `index` (0-based) is a MoE layer.

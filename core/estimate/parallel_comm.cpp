@@ -275,13 +275,9 @@ CpExposed CpExposedTime(const hardware::Network& net, const hardware::GroupPlace
 }
 
 LayerAttention LayerAttentionOf(const models::ModelSpec& m, double attention_fwd, double seq) {
-  const double share = models::WindowedAttentionShare(m, seq);
   LayerAttention a;
-  a.global = a.windowed = attention_fwd;
-  if (share >= 1) return a;
-  const double outside = 1 - static_cast<double>(m.sliding_window) / seq;
-  a.global = attention_fwd / share;
-  a.windowed = a.global * (1 - outside * outside);
+  a.global = attention_fwd / models::WindowedAttentionShare(m, seq);
+  a.windowed = a.global * models::WindowedLayerWork(m, seq);
   return a;
 }
 
@@ -303,11 +299,10 @@ CpExposed CpExposedOverLayers(const hardware::Network& net, const hardware::Grou
   if (models::WindowedAttentionShare(m, seq) >= 1)
     return CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, attention_fwd);
   const LayerAttention a = LayerAttentionOf(m, attention_fwd, seq);
-  const double global_fwd = a.global, windowed_fwd = a.windowed;
   const double f = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.layers);
-  const CpExposed global = CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, global_fwd);
-  const CpScheme ws = WindowedLayersCpScheme(net, g, m, scheme, tokens, tp, cp, act_bytes, windowed_fwd);
-  const CpExposed windowed = CpExposedTime(net, g, m, ws, tokens, tp, cp, act_bytes, windowed_fwd);
+  const CpExposed global = CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, a.global);
+  const CpScheme ws = WindowedLayersCpScheme(net, g, m, scheme, tokens, tp, cp, act_bytes, a.windowed);
+  const CpExposed windowed = CpExposedTime(net, g, m, ws, tokens, tp, cp, act_bytes, a.windowed);
   CpExposed e;
   e.fwd = (1 - f) * global.fwd + f * windowed.fwd;
   e.bwd = (1 - f) * global.bwd + f * windowed.bwd;
@@ -317,8 +312,7 @@ CpExposed CpExposedOverLayers(const hardware::Network& net, const hardware::Grou
 CpScheme ChooseCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
                         const models::ModelSpec& m, const parallelism::TrainingPlan& p, double tokens,
                         double act_bytes, double attention_fwd, CpExposed* chosen, double* each) {
-  // The sequence the windows are measured on: tokens = b s / cp.
-  const double seq = tokens * static_cast<double>(p.cp) / static_cast<double>(std::max<int64_t>(1, p.micro_batch));
+  const double seq = CpSequence(p, tokens);
   constexpr CpScheme kSchemes[3] = {CpScheme::kRing, CpScheme::kAllGather, CpScheme::kUlysses};
   CpScheme best = p.cp_scheme;
   CpExposed best_t;

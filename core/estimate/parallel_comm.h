@@ -563,6 +563,12 @@ CpExposed CpExposedTime(const hardware::Network& net, const hardware::GroupPlace
                         const models::ModelSpec& m, parallelism::CpScheme scheme, double tokens,
                         int64_t tp, int64_t cp, double act_bytes, double attention_fwd);
 
+// The whole sequence of a CP plan whose device holds `tokens` = b s / cp
+// tokens of a microbatch: what sliding windows are measured against.
+inline double CpSequence(const parallelism::TrainingPlan& p, double tokens) {
+  return tokens * static_cast<double>(p.cp) / static_cast<double>(p.micro_batch > 0 ? p.micro_batch : 1);
+}
+
 // One layer's attention forward seconds on a global and on a sliding-window
 // layer, from the layers' mean `attention_fwd` over a sequence of `seq`
 // tokens: a global layer does 1 / WindowedAttentionShare of the mean, a

@@ -120,7 +120,7 @@ std::string CpNote(const Scenario& s, const TrainingEstimate& e, const OperatorC
           ", while all-gather and ulysses wait for their collectives";
   // Sliding-window layers (CpExposedOverLayers): their attention and the
   // scheme they run beside the global layers'.
-  const double seq = c.tokens * static_cast<double>(p.cp) / static_cast<double>(std::max<int64_t>(1, p.micro_batch));
+  const double seq = CpSequence(p, c.tokens);
   if (models::WindowedAttentionShare(s.model, seq) < 1) {
     const LayerAttention a = LayerAttentionOf(s.model, c.dense.attention_fwd, seq);
     const CpScheme windowed = WindowedLayersCpScheme(est.network(), c.cp_group, s.model, runs, c.tokens, p.tp,

@@ -28,6 +28,7 @@ constexpr TypeInfo kTypes[] = {
     {"phi3", Family::kLlama},       {"gpt2", Family::kGptLearned}, {"gpt_bigcode", Family::kGptLearned},
     {"opt", Family::kGptLearned},   {"gpt_neox", Family::kNeox},
     {"deepseek_v2", Family::kLlama}, {"deepseek_v3", Family::kLlama},
+    {"llama4", Family::kLlama},     {"llama4_text", Family::kLlama},
 };
 
 // Keys that change nothing a step's time or memory depends on: the file's
@@ -37,11 +38,15 @@ constexpr TypeInfo kTypes[] = {
 // router's loss coefficients and weight normalisation, attention scaling),
 // inference settings (use_cache) and classification or generation heads.
 // max_window_layers matters only with a sliding window, which is reported.
+// Llama 4's attention temperature (attn_temperature_tuning, floor_scale,
+// attn_scale) scales the NoPE layers' queries by a factor per position:
+// one element-wise pass over the queries, not priced.
 const std::set<std::string>& NoCostKeys() {
   static const std::set<std::string> keys = {
       "architectures", "torch_dtype", "dtype", "transformers_version", "bos_token_id", "eos_token_id",
       "pad_token_id", "sep_token_id", "decoder_start_token_id", "initializer_range", "initializer_factor",
       "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling", "rope_interleave",
+      "rope_parameters", "attn_temperature_tuning", "floor_scale", "attn_scale",
       "use_cache", "hidden_act", "activation_function", "pretraining_tp", "router_aux_loss_coef",
       "output_router_logits", "router_z_loss_coef", "router_jitter_noise", "norm_topk_prob",
       "routed_scaling_factor", "aux_loss_alpha", "seq_aux", "scoring_func", "topk_method", "ep_size",
@@ -69,6 +74,87 @@ base::SourceLocation Where(const std::string& text, const std::string& file,
 std::string StringOf(const json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Llama 4's text model (transformers' configuration_llama4.py,
+// Llama4TextConfig, and modeling_llama4.py), where it differs from Llama 3,
+// with the class's defaults where the file leaves a key out:
+// - every interleave_moe_layer_step-th layer is MoE (moe_layers =
+//   range(step - 1, layers, step), default 1): 16 or 128 routed experts of
+//   intermediate_size (default 8192), top num_experts_per_tok (default 1),
+//   and one shared expert of the same width (Llama4TextMoe.shared_expert);
+//   the dense layers' MLP is intermediate_size_mlp wide (default 16384);
+// - the RoPE layers attend within chunks of attention_chunk_size tokens
+//   (default 8192; null: none), every layer but each no_rope_layer_interval-
+//   th (default 4), or as no_rope_layers (1 = RoPE) or layer_types
+//   ("chunked_attention") list them;
+// - use_qk_norm (default true): an L2 norm of the RoPE layers' queries and
+//   keys (Llama4TextL2Norm, no weight). Priced as qk_norm on every layer, so
+//   the NoPE layers' norms (one in four) are counted too.
+template <class Integer, class Boolean>
+void ReadLlama4(const json& cfg, ModelSpec& m, Integer&& integer, Boolean&& boolean, std::set<std::string>& read) {
+  const int64_t expert_width = integer({"intermediate_size"}, false, 8192, 1);
+  m.ffn = integer({"intermediate_size_mlp"}, false, 16384, 1);
+  if (!cfg.contains("num_local_experts")) {
+    m.experts = 16;
+    m.top_k = integer({"num_experts_per_tok"}, false, 1, 1);
+  }
+  m.expert_ffn = expert_width;
+  m.shared_experts = 1;
+  m.shared_expert_ffn = 0;
+  m.moe_every = integer({"interleave_moe_layer_step"}, false, 1, 1);
+  // An explicit moe_layers list is read where it is the step's own pattern.
+  const auto moe_layers = cfg.find("moe_layers");
+  if (moe_layers != cfg.end() && moe_layers->is_array()) {
+    bool pattern = static_cast<int64_t>(moe_layers->size()) == m.layers / m.moe_every;
+    int64_t expected = m.moe_every - 1;
+    for (const json& v : *moe_layers) {
+      pattern = pattern && v.is_number_integer() && v.get<int64_t>() == expected;
+      expected += m.moe_every;
+    }
+    if (pattern) read.insert("moe_layers");
+  }
+  m.qk_norm = boolean("use_qk_norm", true);
+  // Chunked layers: layer_types, else no_rope_layers, else the interval.
+  const auto chunk_key = cfg.find("attention_chunk_size");
+  if (chunk_key != cfg.end() && chunk_key->is_null()) {
+    read.insert("attention_chunk_size");
+    return;
+  }
+  const int64_t chunk = integer({"attention_chunk_size"}, false, 8192, 1);
+  const int64_t interval = integer({"no_rope_layer_interval"}, false, 4, 1);
+  int64_t chunked = m.layers - m.layers / interval;
+  const auto rope_layers = cfg.find("no_rope_layers");
+  if (rope_layers != cfg.end() && rope_layers->is_array() && !rope_layers->empty()) {
+    int64_t rope = 0;
+    bool known = static_cast<int64_t>(rope_layers->size()) == m.layers;
+    for (const json& v : *rope_layers) {
+      known = known && v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1);
+      rope += known && v.get<int64_t>() == 1 ? 1 : 0;
+    }
+    if (known) {
+      read.insert("no_rope_layers");
+      chunked = rope;
+    }
+  }
+  const auto types = cfg.find("layer_types");
+  if (types != cfg.end() && types->is_array()) {
+    int64_t n = 0;
+    bool known = static_cast<int64_t>(types->size()) == m.layers;
+    for (const json& t : *types) {
+      const bool is_chunked = t.is_string() && t.get<std::string>() == "chunked_attention";
+      known = known && (is_chunked || (t.is_string() && t.get<std::string>() == "full_attention"));
+      n += is_chunked ? 1 : 0;
+    }
+    if (known) {
+      read.insert("layer_types");
+      chunked = n;
+    }
+  }
+  if (chunked > 0) {
+    m.attention_chunk = chunk;
+    m.attention_chunk_layers = chunked;
+  }
 }
 
 }  // namespace
@@ -266,6 +352,7 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     m.v_head_dim = integer({"v_head_dim"}, false, 0, 0);
   }
   m.mtp_depth = integer({"num_nextn_predict_layers"}, false, 0, 0);
+  if (type == "llama4" || type == "llama4_text") ReadLlama4(cfg, m, integer, boolean, read);
   // Sliding-window attention: which layers use `sliding_window` (null: no
   // window). Qwen2/Qwen3 window only with use_sliding_window true, the layers
   // from max_window_layers on (modeling_qwen2.py, Qwen2Attention); Gemma 2

@@ -18,17 +18,23 @@
 //   latent attention kv_lora_rank, q_lora_rank, qk_nope_head_dim,
 //                   qk_rope_head_dim, v_head_dim; num_nextn_predict_layers (MTP)
 //   GPT-2 family    n_layer, n_embd, n_head, n_inner, n_positions
+//   local attention sliding_window, use_sliding_window, max_window_layers,
+//                   layer_types; Llama 4's attention_chunk_size,
+//                   no_rope_layers, no_rope_layer_interval
+//   Llama 4         intermediate_size_mlp, interleave_moe_layer_step,
+//                   moe_layers, use_qk_norm
+//   routing groups  n_group, topk_group
 // Architecture from `model_type`: the Llama family (llama, mistral, mixtral,
 // qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3, deepseek_v2,
-// deepseek_v3) is gated-SiLU MLP, RMSNorm, RoPE, no biases, with a QK-norm
-// for qwen3 and qwen3_moe; gpt2, gpt_bigcode and opt are GeLU, LayerNorm,
-// learned positions and biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
+// deepseek_v3, llama4, llama4_text) is gated-SiLU MLP, RMSNorm, RoPE, no
+// biases, with a QK-norm for qwen3 and qwen3_moe (and llama4 with
+// use_qk_norm); gpt2, gpt_bigcode and opt are GeLU, LayerNorm, learned
+// positions and biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
 // Other model types are refused with the list. Keys read neither here nor
 // listed as changing nothing a step costs (hf_config.cpp, NoCostKeys) are
 // kept in ModelSpec::unread_keys when they are set (not false, null or an
-// empty list), and shown beside the model: a sliding window, a quantization
-// config, group-limited routing (n_group, topk_group), Gemma 2's
-// soft-capping.
+// empty list), and shown beside the model: a quantization config, Gemma 2's
+// soft-capping, a layer pattern the reader does not know.
 
 #include <string>
 

@@ -93,6 +93,14 @@ const base::Schema<ModelSpec>& ModelSchema() {
              "How many of the layers use sliding_window (Mistral 7B v0.1: all 32; Gemma 2 9B: 21 of "
              "42, every other; Gemma 3 27B: 52 of 62, five of every six); the rest attend to the "
              "whole sequence.")
+        .Int("attention_chunk", &ModelSpec::attention_chunk, 0, 1e9, "0",
+             "Chunked attention (Llama 4: 8192): a chunked layer cuts the sequence into chunks of "
+             "attention_chunk tokens and each query attends causally within its own chunk; 0 = no "
+             "chunks. Priced in training like sliding_window (the fused attention kernel's work "
+             "and the model FLOPs); a model states a window or chunks, not both.")
+        .Int("attention_chunk_layers", &ModelSpec::attention_chunk_layers, 0, 1e6, "0",
+             "How many of the layers use attention_chunk (Llama 4 Scout and Maverick: 36 of 48, "
+             "all but every fourth); the rest attend to the whole sequence.")
         .Real("published_params", &ModelSpec::published_params, 0, 1e16, "0",
               "Parameter count the source states, for checking (0 = unknown).");
     return s;
@@ -126,6 +134,16 @@ void CheckModel(const ModelSpec& m, const std::string& path, const base::SourceL
   if (m.sliding_window == 0 && m.sliding_window_layers > 0)
     diags.Add(where, path + ".sliding_window_layers", std::to_string(m.sliding_window_layers),
               "needs sliding_window (the tokens a windowed layer attends to)");
+  if (m.attention_chunk > 0 && (m.attention_chunk_layers < 1 || m.attention_chunk_layers > m.layers))
+    diags.Add(where, path + ".attention_chunk_layers", std::to_string(m.attention_chunk_layers),
+              "with an attention_chunk, how many layers use it: 1 to layers (" + std::to_string(m.layers) + ")");
+  if (m.attention_chunk == 0 && m.attention_chunk_layers > 0)
+    diags.Add(where, path + ".attention_chunk_layers", std::to_string(m.attention_chunk_layers),
+              "needs attention_chunk (the tokens of a chunk)");
+  if (m.attention_chunk > 0 && m.sliding_window > 0)
+    diags.Add(where, path + ".attention_chunk", std::to_string(m.attention_chunk),
+              "a model states sliding_window or attention_chunk, not both (sliding_window is " +
+                  std::to_string(m.sliding_window) + ")");
   if (m.routing_group_limit > 0 && m.routing_groups == 0)
     diags.Add(where, path + ".routing_group_limit", std::to_string(m.routing_group_limit),
               "needs routing_groups (the groups a token's experts are chosen among)");

@@ -89,10 +89,19 @@ struct ModelSpec {
   // the sliding_window - 1 tokens before it (Beltagy et al. 2020,
   // Longformer, Sec. 3.1; Jiang et al. 2023, Mistral 7B, Sec. 2); the other
   // layers attend to the whole sequence. 0 = no window. Priced in training
-  // (models::WindowedAttentionShare); inference keeps every layer's whole
+  // (models::LocalAttentionShare); inference keeps every layer's whole
   // cache and attention.
   int64_t sliding_window = 0;
   int64_t sliding_window_layers = 0;
+  // Chunked attention (Llama 4's attention_chunk_size): in
+  // attention_chunk_layers of the layers the sequence is cut into chunks of
+  // attention_chunk tokens and a query attends causally within its own
+  // chunk only (Meta's llama-models, models/llama4/model.py; transformers'
+  // modeling_llama4.py, chunked_attention layers); the other layers attend
+  // to the whole sequence. A model states a window or chunks, not both.
+  // Priced in training like a window (models::LocalAttentionShare).
+  int64_t attention_chunk = 0;
+  int64_t attention_chunk_layers = 0;
   double published_params = 0;  // parameter count the source states (0 = unknown)
   // Keys of a Hugging Face config.json the reader did not read and that may
   // change what a step costs (ParseHfConfig: a sliding window, a

@@ -319,13 +319,14 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     // FlashAttention (Dao et al. 2022): reads Q, K, V, writes O and the
     // softmax statistics; no s x s matrix in memory.
     // With a sliding window (ModelSpec::sliding_window) the kernel skips
-    // the blocks outside the band: the layers' mean share of the scores
-    // (WindowedAttentionShare), counted in the model FLOPs too. A
+    // the blocks outside the band, and chunked layers (attention_chunk)
+    // run each chunk as a sequence of its own: the layers' mean share of
+    // the scores (LocalAttentionShare), counted in the model FLOPs too. A
     // materialised attention computes every score and masks: no share.
     Op op;
     op.name = "flash_attention";
     op.kind = OpKind::kFlashAttention;
-    op.flops = 2 * b * seq * kv_len * heads * (dqk + dv) * WindowedAttentionShare(m, kv_len);
+    op.flops = 2 * b * seq * kv_len * heads * (dqk + dv) * LocalAttentionShare(m, kv_len);
     op.bytes = b * (seq * heads * (dqk + dv) + kv_len * kv_att * (dqk + dv)) * e;
     op.m = seq;
     op.n = kv_len;

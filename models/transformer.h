@@ -12,6 +12,7 @@
 // the masked half.
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -337,26 +338,42 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
                               double& attention_flops);
 
 // A layer's causal attention work over a sequence of `seq` tokens, averaged
-// over the layers, as a share of full causal attention's (ModelSpec::
-// sliding_window): a windowed query i attends to min(i, w) keys, so a
-// windowed layer does s w - w^2 / 2 of the s^2 / 2 score elements for
-// w < s, 1 - (1 - w/s)^2 of them, and a share f of windowed layers makes
-//   1 - f (1 - w/s)^2
-// (the fused kernels skip the blocks outside the band: flash-attn's
-// `window_size`, from release 2.3, Dao-AILab/flash-attention README;
-// cuDNN's sliding window, which Transformer Engine takes as (left, 0)). 1
-// with no window or a window as long as the sequence.
-// WindowedLayerWork: one windowed layer's share, 1 - (1 - w/s)^2 (1 with
-// no window or a window as long as the sequence).
-inline double WindowedLayerWork(const ModelSpec& m, double seq) {
-  if (m.sliding_window <= 0 || seq <= static_cast<double>(m.sliding_window)) return 1.0;
-  const double outside = 1 - static_cast<double>(m.sliding_window) / seq;
-  return 1 - outside * outside;
+// over the layers, as a share of full causal attention's, where some layers
+// attend locally: to a sliding window (ModelSpec::sliding_window) or within
+// chunks (ModelSpec::attention_chunk).
+// - A windowed query i attends to min(i, w) keys, so a windowed layer does
+//   s w - w^2 / 2 of the s^2 / 2 score elements for w < s: 1 - (1 - w/s)^2
+//   (the fused kernels skip the blocks outside the band: flash-attn's
+//   `window_size`, from release 2.3, Dao-AILab/flash-attention README;
+//   cuDNN's sliding window, which Transformer Engine takes as (left, 0)).
+// - A chunked layer runs each chunk of c tokens as a sequence of its own
+//   (no new kernel: the chunks are a batch of independent causal sequences,
+//   flashinfer issue 1004; MaxText PR 1545's chunk mask): n = floor(s / c)
+//   whole chunks and a remainder r = s - n c do (n c^2 + r^2) / 2 of the
+//   s^2 / 2 elements: (n c^2 + r^2) / s^2.
+// With a share f of local layers the mean layer does 1 - f (1 - local).
+// LocalLayerWork: one local layer's share (1 with neither, or a window or
+// chunk as long as the sequence); LocalLayers: how many layers are local.
+inline int64_t LocalLayers(const ModelSpec& m) {
+  if (m.sliding_window > 0) return m.sliding_window_layers;
+  return m.attention_chunk > 0 ? m.attention_chunk_layers : 0;
 }
-inline double WindowedAttentionShare(const ModelSpec& m, double seq) {
-  if (m.sliding_window <= 0 || m.layers <= 0 || seq <= static_cast<double>(m.sliding_window)) return 1.0;
-  const double f = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.layers);
-  return 1 - f * (1 - WindowedLayerWork(m, seq));
+inline double LocalLayerWork(const ModelSpec& m, double seq) {
+  if (m.sliding_window > 0) {
+    if (seq <= static_cast<double>(m.sliding_window)) return 1.0;
+    const double outside = 1 - static_cast<double>(m.sliding_window) / seq;
+    return 1 - outside * outside;
+  }
+  if (m.attention_chunk <= 0 || seq <= static_cast<double>(m.attention_chunk)) return 1.0;
+  const double c = static_cast<double>(m.attention_chunk);
+  const double n = std::floor(seq / c);
+  const double r = seq - n * c;
+  return (n * c * c + r * r) / (seq * seq);
+}
+inline double LocalAttentionShare(const ModelSpec& m, double seq) {
+  if (m.layers <= 0 || LocalLayers(m) <= 0) return 1.0;
+  const double f = static_cast<double>(LocalLayers(m)) / static_cast<double>(m.layers);
+  return 1 - f * (1 - LocalLayerWork(m, seq));
 }
 
 // Whether layer `index` (0-based) is a MoE layer.

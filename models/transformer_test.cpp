@@ -349,17 +349,17 @@ TEST(Transformer, SlidingWindowsShrinkTheFusedAttentionsWork) {
   ModelSpec m = Llama(32, 4096, 32, 8, 14336, 32000);
   m.sliding_window = 4096;
   m.sliding_window_layers = 32;
-  EXPECT_DOUBLE_EQ(WindowedAttentionShare(m, 4096), 1.0);
-  EXPECT_DOUBLE_EQ(WindowedAttentionShare(m, 8192), 0.75);
+  EXPECT_DOUBLE_EQ(LocalAttentionShare(m, 4096), 1.0);
+  EXPECT_DOUBLE_EQ(LocalAttentionShare(m, 8192), 0.75);
   ModelSpec gemma2 = m;
   gemma2.layers = 42;
   gemma2.sliding_window_layers = 21;
-  EXPECT_DOUBLE_EQ(WindowedAttentionShare(gemma2, 8192), 0.875);
+  EXPECT_DOUBLE_EQ(LocalAttentionShare(gemma2, 8192), 0.875);
   ModelSpec gemma3 = m;
   gemma3.layers = 62;
   gemma3.sliding_window = 1024;
   gemma3.sliding_window_layers = 52;
-  EXPECT_NEAR(WindowedAttentionShare(gemma3, 131072), 177100.0 / 1015808.0, 1e-15);
+  EXPECT_NEAR(LocalAttentionShare(gemma3, 131072), 177100.0 / 1015808.0, 1e-15);
 
   LayerShape s;
   s.micro_batch = 1;
@@ -386,6 +386,45 @@ TEST(Transformer, SlidingWindowsShrinkTheFusedAttentionsWork) {
   const double materialised = flops();
   LayerOps(m, s, false, 1, ops);
   EXPECT_DOUBLE_EQ(flops(), materialised);
+}
+
+// Chunked attention (ModelSpec::attention_chunk, Llama 4): a chunked layer
+// runs each chunk of c tokens as a causal sequence of its own, n whole
+// chunks and a remainder r doing (n c^2 + r^2) / s^2 of causal attention's
+// work. Llama 4 Scout (c 8192 on 36 of 48 layers):
+//   s 8192: one chunk, the whole triangle, share 1;
+//   s 32768: four chunks, 4 x 8192^2 / 32768^2 = 1/4 a chunked layer, and
+//     1 - (36/48)(3/4) = 0.4375 the mean layer;
+//   s 20000: two chunks and 3,616 tokens, (2 x 8192^2 + 3616^2) / 20000^2 =
+//     147,293,184 / 400,000,000 = 0.36823296.
+// The fused attention operator's FLOPs carry the mean share.
+TEST(Transformer, ChunkedAttentionRunsEachChunkAsItsOwnSequence) {
+  ModelSpec m = Llama(48, 5120, 40, 8, 16384, 202048);
+  m.head_dim = 128;
+  m.attention_chunk = 8192;
+  m.attention_chunk_layers = 36;
+  EXPECT_EQ(LocalLayers(m), 36);
+  EXPECT_DOUBLE_EQ(LocalLayerWork(m, 8192), 1.0);
+  EXPECT_DOUBLE_EQ(LocalAttentionShare(m, 8192), 1.0);
+  EXPECT_DOUBLE_EQ(LocalLayerWork(m, 32768), 0.25);
+  EXPECT_DOUBLE_EQ(LocalAttentionShare(m, 32768), 0.4375);
+  EXPECT_DOUBLE_EQ(LocalLayerWork(m, 20000), 0.36823296);
+
+  LayerShape s;
+  s.micro_batch = 1;
+  s.seq = 32768;
+  s.full_seq = 32768;
+  OpList ops;
+  ModelSpec full = m;
+  full.attention_chunk = 0;
+  full.attention_chunk_layers = 0;
+  EXPECT_EQ(LocalLayers(full), 0);
+  LayerOps(full, s, false, 1, ops);
+  const Op whole = *FindOp(ops, "flash_attention");
+  // 2 b s s heads (d + d) = 2 x 32768^2 x 40 x 256.
+  EXPECT_DOUBLE_EQ(whole.flops, 21990232555520.0);
+  LayerOps(m, s, false, 1, ops);
+  EXPECT_DOUBLE_EQ(FindOp(ops, "flash_attention")->flops, 0.4375 * 21990232555520.0);
 }
 
 // QK-norm (ModelSpec::qk_norm): a norm over the queries and one over the

@@ -217,7 +217,8 @@ parallelism::InferenceDeployment Tp4Fp8Serving() {
 // Llama with GQA, RoPE and SwiGLU; DeepSeek-V3 with MoE, MLA, shared experts,
 // node-limited routing and MTP, its experts spread over one node (ep 8) and
 // over eight (ep 64), and at ep 64 with group-limited routing; the Llama
-// plan with a sliding window on half its layers; and the Llama plan on each kind of scale-out fabric
+// plan with a sliding window on half its layers, and with attention chunks on three in four; and the
+// Llama plan on each kind of scale-out fabric
 // (fat tree at full and 2:1 bisection, rail-only, a TPU torus); and a
 // small run whose offloaded optimizer nearly fills the host memory.
 std::vector<Case> Bases() {
@@ -292,6 +293,13 @@ std::vector<Case> Bases() {
     Case c = llama_on("llama3-70b-sliding-window", "", 0);
     c.sc.model.sliding_window = 2048;
     c.sc.model.sliding_window_layers = 40;
+    cases.push_back(std::move(c));
+  }
+  {  // The Llama plan with 2048-token attention chunks on three of every four
+     // of the 80 layers (Llama 4's pattern), so that the chunk keys have values.
+    Case c = llama_on("llama3-70b-chunked-attention", "", 0);
+    c.sc.model.attention_chunk = 2048;
+    c.sc.model.attention_chunk_layers = 60;
     cases.push_back(std::move(c));
   }
   {  // DeepSeek-V3 at ep 64 over 8 nodes with its released config's

@@ -447,8 +447,8 @@ TEST(Issue16, SlidingWindowLayersRunTheirOwnCpExchange) {
   const hardware::GroupPlacement g = net.Place(8, 8);
   const double seq = 131072, tokens = seq / 8, mean = 2e-3;
   a = LayerAttentionOf(m, mean, seq);
-  EXPECT_EQ(WindowedLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.windowed), CpScheme::kAllGather);
-  EXPECT_EQ(WindowedLayersCpScheme(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, a.windowed),
+  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.windowed), CpScheme::kAllGather);
+  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, a.windowed),
             CpScheme::kAllGather);
   const CpExposed ring_global = CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.global);
   const CpExposed gather_windowed = CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, a.windowed);
@@ -461,11 +461,77 @@ TEST(Issue16, SlidingWindowLayersRunTheirOwnCpExchange) {
   // tp 1: 32 heads split over cp 8, Ulysses fits; the cheaper of the two.
   const double gather1 = CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 1, 8, 2, a.windowed).total();
   const double ulysses1 = CpExposedTime(net, g, m, CpScheme::kUlysses, tokens, 1, 8, 2, a.windowed).total();
-  EXPECT_EQ(WindowedLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 1, 8, 2, a.windowed),
+  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 1, 8, 2, a.windowed),
             ulysses1 < gather1 ? CpScheme::kUlysses : CpScheme::kAllGather);
   models::ModelSpec full = Model("llama3-8b");
   EXPECT_DOUBLE_EQ(CpExposedOverLayers(net, g, full, CpScheme::kRing, tokens, 8, 8, 2, mean, seq).total(),
                    CpExposedTime(net, g, full, CpScheme::kRing, tokens, 8, 8, 2, mean).total());
+}
+
+// Chunked layers under context parallelism (CpExposedOverLayers): chunks
+// are packed sequences to the ring (Transformer Engine's THD context
+// parallelism), so a ring plan keeps ring on them, behind a chunked layer's
+// smaller attention. Llama 3 8B's shape with Llama 4's chunks (8192 tokens
+// on 24 of 32 layers) at 128K: a chunked layer does 16 x 8192^2 / 131072^2
+// = 1/16 of a global one, the mean 1 - (3/4)(15/16) = 19/64, so a 2 ms mean
+// splits into 2 / (19/64) = 6.737 ms global and 0.421 ms chunked; the
+// exposed time is ring behind each, weighted 1/4 and 3/4, more than ring
+// behind the mean (less attention hides the chunked layers' passes). The
+// note names the chunk and the scheme. Chunks and a window together are
+// refused.
+TEST(Issue16, ChunkedLayersKeepTheRingBehindTheirOwnAttention) {
+  models::ModelSpec m = Model("llama3-8b");
+  m.attention_chunk = 8192;
+  m.attention_chunk_layers = 24;
+  const double seq = 131072, tokens = seq / 8, mean = 2e-3;
+  const LayerAttention a = LayerAttentionOf(m, mean, seq);
+  EXPECT_DOUBLE_EQ(a.global, mean / (19.0 / 64.0));
+  EXPECT_DOUBLE_EQ(a.windowed, a.global / 16);
+  const hardware::SystemSpec dgx = System("dgx-h100-superpod");
+  const hardware::AlphaBetaNetwork net(dgx);
+  const hardware::GroupPlacement g = net.Place(8, 8);
+  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.windowed), CpScheme::kRing);
+  const CpExposed ring_global = CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.global);
+  const CpExposed ring_chunked = CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.windowed);
+  const CpExposed ring = CpExposedOverLayers(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, mean, seq);
+  EXPECT_DOUBLE_EQ(ring.fwd, 0.25 * ring_global.fwd + 0.75 * ring_chunked.fwd);
+  EXPECT_DOUBLE_EQ(ring.bwd, 0.25 * ring_global.bwd + 0.75 * ring_chunked.bwd);
+  EXPECT_GT(ring.total(), CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, mean).total());
+
+  Scenario s;
+  s.model = m;
+  s.system = System("dgx-h100-superpod");
+  s.system.nodes = 8;
+  s.training.tp = 8;
+  s.training.cp = 8;
+  s.training.recompute = parallelism::Recompute::kFull;
+  s.workload.global_batch = 1;
+  s.workload.seq_len = 131072;
+  const TrainingEstimate e = TrainingEstimator(s.model, s.system).Run(s.training, s.workload);
+  const std::vector<std::string> notes = ParallelNotes(s, e);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.back().find("each of the 24 layers with a 8192-token chunk"), std::string::npos) << notes.back();
+  EXPECT_NE(notes.back().find("its chunks exchanged as packed sequences"), std::string::npos) << notes.back();
+
+  const auto errors = [](int64_t chunk, int64_t layers, int64_t window) {
+    models::ModelSpec c = Model("llama3-8b");
+    c.attention_chunk = chunk;
+    c.attention_chunk_layers = layers;
+    c.sliding_window = window;
+    c.sliding_window_layers = window > 0 ? 8 : 0;
+    base::Diagnostics d;
+    models::CheckModel(c, "model", {"m.yaml", 1, 1}, d);
+    return d.ToString();
+  };
+  EXPECT_EQ(errors(8192, 24, 0), "");
+  EXPECT_NE(errors(8192, 0, 0).find("model.attention_chunk_layers: with an attention_chunk, how many layers use "
+                                    "it: 1 to layers (32)"),
+            std::string::npos);
+  EXPECT_NE(errors(8192, 33, 0).find("1 to layers (32)"), std::string::npos);
+  EXPECT_NE(errors(0, 24, 0).find("model.attention_chunk_layers: needs attention_chunk"), std::string::npos);
+  EXPECT_NE(errors(8192, 24, 4096).find("model.attention_chunk: a model states sliding_window or "
+                                        "attention_chunk, not both (sliding_window is 4096)"),
+            std::string::npos);
 }
 
 // Group-limited routing bounds the nodes a token reaches where the groups

@@ -380,6 +380,68 @@ TEST(HfConfig, SlidingWindowsAreReadPerFamily) {
   EXPECT_EQ(read("llama", types + "]"), Window(128, 14));
 }
 
+// Llama 4 (transformers' Llama4TextConfig and modeling_llama4.py), read from
+// the text model inside a multimodal config: the Scout file's 16 routed
+// experts of intermediate_size 8192, top 1, one shared expert of the same
+// width, every layer MoE; the RoPE layers (no_rope_layers 1: 36 of 48)
+// attend within 8192-token chunks; use_qk_norm. Every key is read or known
+// to cost nothing, and the shape counts as the preset's: 107.8B (the
+// preset's header). Maverick's text config (interleave_moe_layer_step 2,
+// moe_layers 1, 3, ..., 47, 128 experts, no QK-norm, the RoPE layers from
+// the default interval 4) counts as its preset's 400.7B; a null chunk size
+// means no chunks; a layer_types list is counted per layer.
+TEST(HfConfig, Llama4ReadsItsExpertsChunksAndNorms) {
+  base::Diagnostics d;
+  models::ModelSpec scout, preset;
+  ASSERT_TRUE(models::ReadHfConfig(kData + "llama4-scout.config.json", scout, d)) << d.ToString();
+  EXPECT_EQ(scout.experts, 16);
+  EXPECT_EQ(scout.top_k, 1);
+  EXPECT_EQ(scout.expert_ffn, 8192);
+  EXPECT_EQ(scout.ffn, 16384);
+  EXPECT_EQ(scout.shared_experts, 1);
+  EXPECT_EQ(scout.moe_every, 1);
+  EXPECT_EQ(scout.attention_chunk, 8192);
+  EXPECT_EQ(scout.attention_chunk_layers, 36);
+  EXPECT_TRUE(scout.qk_norm);
+  EXPECT_FALSE(scout.tied_embeddings);
+  EXPECT_TRUE(scout.unread_keys.empty()) << scout.unread_keys.front();
+  ASSERT_TRUE(LoadModelPreset("llama4-scout", PresetStore(kConfigs), {}, "model", preset, d)) << d.ToString();
+  EXPECT_EQ(preset.attention_chunk, 8192);
+  EXPECT_EQ(preset.attention_chunk_layers, 36);
+  EXPECT_DOUBLE_EQ(models::ParameterCount(scout, 8192), models::ParameterCount(preset, 8192));
+  EXPECT_NEAR(models::ParameterCount(scout, 8192) / 1e9, 107.8, 0.05);
+
+  std::string moe_layers;
+  for (int i = 1; i < 48; i += 2) moe_layers += (moe_layers.empty() ? "" : ", ") + std::to_string(i);
+  const std::string maverick_shape = R"({"text_config": {"model_type": "llama4_text", "num_hidden_layers": 48,
+      "hidden_size": 5120, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+      "intermediate_size": 8192, "intermediate_size_mlp": 16384, "vocab_size": 202048,
+      "num_local_experts": 128, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
+      "use_qk_norm": false, "moe_layers": [)" + moe_layers + "]";
+  models::ModelSpec maverick;
+  ASSERT_TRUE(models::ParseHfConfig(maverick_shape + R"(, "attention_chunk_size": 8192}})", "m.json", maverick, d))
+      << d.ToString();
+  EXPECT_EQ(maverick.experts, 128);
+  EXPECT_EQ(maverick.moe_every, 2);
+  EXPECT_FALSE(maverick.qk_norm);
+  EXPECT_EQ(maverick.attention_chunk_layers, 36);
+  EXPECT_TRUE(maverick.unread_keys.empty()) << maverick.unread_keys.front();
+  ASSERT_TRUE(LoadModelPreset("llama4-maverick", PresetStore(kConfigs), {}, "model", preset, d)) << d.ToString();
+  EXPECT_DOUBLE_EQ(models::ParameterCount(maverick, 8192), models::ParameterCount(preset, 8192));
+  EXPECT_NEAR(models::ParameterCount(maverick, 8192) / 1e9, 400.7, 0.05);
+
+  ASSERT_TRUE(models::ParseHfConfig(maverick_shape + R"(, "attention_chunk_size": null}})", "n.json", maverick, d))
+      << d.ToString();
+  EXPECT_EQ(maverick.attention_chunk, 0);
+  EXPECT_EQ(maverick.attention_chunk_layers, 0);
+  std::string types = R"(, "layer_types": [)";
+  for (int i = 0; i < 48; ++i)
+    types += std::string(i > 0 ? ", " : "") + (i % 2 == 0 ? R"("chunked_attention")" : R"("full_attention")");
+  ASSERT_TRUE(models::ParseHfConfig(maverick_shape + types + "]}}", "t.json", maverick, d)) << d.ToString();
+  EXPECT_EQ(maverick.attention_chunk, 8192);
+  EXPECT_EQ(maverick.attention_chunk_layers, 24);
+}
+
 TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   base::Diagnostics d;
   models::ModelSpec m;

@@ -276,14 +276,15 @@ CpExposed CpExposedTime(const hardware::Network& net, const hardware::GroupPlace
 
 LayerAttention LayerAttentionOf(const models::ModelSpec& m, double attention_fwd, double seq) {
   LayerAttention a;
-  a.global = attention_fwd / models::WindowedAttentionShare(m, seq);
-  a.windowed = a.global * models::WindowedLayerWork(m, seq);
+  a.global = attention_fwd / models::LocalAttentionShare(m, seq);
+  a.windowed = a.global * models::LocalLayerWork(m, seq);
   return a;
 }
 
-CpScheme WindowedLayersCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
-                                const models::ModelSpec& m, CpScheme scheme, double tokens, int64_t tp,
-                                int64_t cp, double act_bytes, double windowed_attention_fwd) {
+CpScheme LocalLayersCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
+                             const models::ModelSpec& m, CpScheme scheme, double tokens, int64_t tp,
+                             int64_t cp, double act_bytes, double windowed_attention_fwd) {
+  if (m.sliding_window <= 0) return scheme;
   if (scheme != CpScheme::kRing && scheme != CpScheme::kAuto) return scheme;
   if (!CpSchemeFits(m, CpScheme::kUlysses, tp, cp)) return CpScheme::kAllGather;
   const double gather =
@@ -296,12 +297,12 @@ CpScheme WindowedLayersCpScheme(const hardware::Network& net, const hardware::Gr
 CpExposed CpExposedOverLayers(const hardware::Network& net, const hardware::GroupPlacement& g,
                               const models::ModelSpec& m, CpScheme scheme, double tokens, int64_t tp,
                               int64_t cp, double act_bytes, double attention_fwd, double seq) {
-  if (models::WindowedAttentionShare(m, seq) >= 1)
+  if (models::LocalAttentionShare(m, seq) >= 1)
     return CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, attention_fwd);
   const LayerAttention a = LayerAttentionOf(m, attention_fwd, seq);
-  const double f = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.layers);
+  const double f = static_cast<double>(models::LocalLayers(m)) / static_cast<double>(m.layers);
   const CpExposed global = CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, a.global);
-  const CpScheme ws = WindowedLayersCpScheme(net, g, m, scheme, tokens, tp, cp, act_bytes, a.windowed);
+  const CpScheme ws = LocalLayersCpScheme(net, g, m, scheme, tokens, tp, cp, act_bytes, a.windowed);
   const CpExposed windowed = CpExposedTime(net, g, m, ws, tokens, tp, cp, act_bytes, a.windowed);
   CpExposed e;
   e.fwd = (1 - f) * global.fwd + f * windowed.fwd;

@@ -569,38 +569,44 @@ inline double CpSequence(const parallelism::TrainingPlan& p, double tokens) {
   return tokens * static_cast<double>(p.cp) / static_cast<double>(p.micro_batch > 0 ? p.micro_batch : 1);
 }
 
-// One layer's attention forward seconds on a global and on a sliding-window
-// layer, from the layers' mean `attention_fwd` over a sequence of `seq`
-// tokens: a global layer does 1 / WindowedAttentionShare of the mean, a
-// windowed one 1 - (1 - w/s)^2 of a global one. Both the mean without a
-// window.
+// One layer's attention forward seconds on a global and on a local
+// (sliding-window or chunked) layer, from the layers' mean `attention_fwd`
+// over a sequence of `seq` tokens: a global layer does 1 /
+// LocalAttentionShare of the mean, a local one LocalLayerWork of a global
+// one. Both the mean without local layers.
 struct LayerAttention {
   double global = 0;
   double windowed = 0;
 };
 LayerAttention LayerAttentionOf(const models::ModelSpec& m, double attention_fwd, double seq);
 
-// The scheme the sliding-window layers of a plan running `scheme` use
-// (ModelSpec::sliding_window): Transformer Engine's ring (p2p) context
-// parallelism does not take a window; its all-gather variant was added for
-// it (TransformerEngine PR 1060: "sliding window attention + causal +
-// FlashAttention"; Megatron-LM PR 1160: "the default cp_comm_type 'p2p'
-// does not work with sliding window attention"), and all-to-all takes it
-// too (Megatron-LM issue 2222, maintainer: "compatible with both
-// all_gather and a2a"). Megatron-Core takes a cp_comm_type per layer, so a
-// ring plan runs its windowed layers on whichever of the two exposes less
-// (all-gather where Ulysses cannot split the heads); other schemes run as
-// they are. `windowed_attention_fwd`: one windowed layer's attention.
-parallelism::CpScheme WindowedLayersCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
-                                             const models::ModelSpec& m, parallelism::CpScheme scheme,
-                                             double tokens, int64_t tp, int64_t cp, double act_bytes,
-                                             double windowed_attention_fwd);
+// The scheme the local layers of a plan running `scheme` use.
+// - Sliding-window layers (ModelSpec::sliding_window): Transformer Engine's
+//   ring (p2p) context parallelism does not take a window; its all-gather
+//   variant was added for it (TransformerEngine PR 1060: "sliding window
+//   attention + causal + FlashAttention"; Megatron-LM PR 1160: "the default
+//   cp_comm_type 'p2p' does not work with sliding window attention"), and
+//   all-to-all takes it too (Megatron-LM issue 2222, maintainer:
+//   "compatible with both all_gather and a2a"). Megatron-Core takes a
+//   cp_comm_type per layer, so a ring plan runs its windowed layers on
+//   whichever of the two exposes less (all-gather where Ulysses cannot
+//   split the heads); other schemes run as they are.
+// - Chunked layers (attention_chunk) run the plan's scheme: chunks are
+//   packed sequences (THD), which the ring takes, splitting each sequence
+//   into 2 cp pieces and attending only within a sequence
+//   (TransformerEngine PR 641; TE issue 1368, maintainer), and which
+//   Ulysses' whole-sequence heads take as any mask.
+// `windowed_attention_fwd`: one local layer's attention.
+parallelism::CpScheme LocalLayersCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
+                                          const models::ModelSpec& m, parallelism::CpScheme scheme,
+                                          double tokens, int64_t tp, int64_t cp, double act_bytes,
+                                          double windowed_attention_fwd);
 
 // A layer's exposed CP exchange averaged over the stage's layers: with no
-// window CpExposedTime at `attention_fwd`; with sliding-window layers (a
-// share f of them) the global layers' exchange behind a global layer's
-// attention (attention_fwd / WindowedAttentionShare) and the windowed
-// layers' (WindowedLayersCpScheme) behind theirs, weighted 1 - f and f.
+// local layers CpExposedTime at `attention_fwd`; with sliding-window or
+// chunked layers (a share f of them) the global layers' exchange behind a
+// global layer's attention (attention_fwd / LocalAttentionShare) and the
+// local layers' (LocalLayersCpScheme) behind theirs, weighted 1 - f and f.
 // Each windowed layer still exchanges the whole sequence's K/V: the
 // window-aware exchange of only the w tokens before each chunk
 // (Megatron-LM PR 5597, swa_p2p, open in 2026) is not modelled. `seq`: the

@@ -118,19 +118,21 @@ std::string CpNote(const Scenario& s, const TrainingEstimate& e, const OperatorC
           " forward, behind which ring hides its " + std::to_string(p.cp - 1) + " steps of " +
           FormatBytes(ring.fwd_bytes / static_cast<double>(p.cp - 1)) +
           ", while all-gather and ulysses wait for their collectives";
-  // Sliding-window layers (CpExposedOverLayers): their attention and the
-  // scheme they run beside the global layers'.
+  // Sliding-window or chunked layers (CpExposedOverLayers): their attention
+  // and the scheme they run beside the global layers'.
   const double seq = CpSequence(p, c.tokens);
-  if (models::WindowedAttentionShare(s.model, seq) < 1) {
+  if (models::LocalAttentionShare(s.model, seq) < 1) {
     const LayerAttention a = LayerAttentionOf(s.model, c.dense.attention_fwd, seq);
-    const CpScheme windowed = WindowedLayersCpScheme(est.network(), c.cp_group, s.model, runs, c.tokens, p.tp,
-                                                     p.cp, c.act_bytes, a.windowed);
+    const CpScheme local = LocalLayersCpScheme(est.network(), c.cp_group, s.model, runs, c.tokens, p.tp, p.cp,
+                                               c.act_bytes, a.windowed);
+    const bool window = s.model.sliding_window > 0;
     line += " (the mean over the layers: a global layer's attention takes " + FormatTime(a.global) + ", each of the " +
-            std::to_string(s.model.sliding_window_layers) + " layers with a " +
-            std::to_string(s.model.sliding_window) + "-token window " + FormatTime(a.windowed) + " and runs " +
-            parallelism::CpSchemeName(windowed) +
-            (windowed != runs ? ", Transformer Engine's ring taking no window" : "") +
-            ", still exchanging the whole sequence's K/V)";
+            std::to_string(models::LocalLayers(s.model)) + " layers with a " +
+            std::to_string(window ? s.model.sliding_window : s.model.attention_chunk) +
+            (window ? "-token window " : "-token chunk ") + FormatTime(a.windowed) + " and runs " +
+            parallelism::CpSchemeName(local) +
+            (local != runs ? ", Transformer Engine's ring taking no window" : "") +
+            (window ? "" : ", its chunks exchanged as packed sequences") + ", still exchanging the whole sequence's K/V)";
   }
   if (runs == best) {
     line += std::string("; ") + parallelism::CpSchemeName(best) + " exposes the least";

@@ -87,8 +87,8 @@ const base::Schema<ModelSpec>& ModelSchema() {
              "Sliding-window attention: a windowed layer's query attends to itself and the "
              "sliding_window - 1 tokens before it (Mistral 7B v0.1: 4096; Gemma 3: 1024); 0 = "
              "every layer attends to the whole sequence. Priced in training (the fused attention "
-             "kernel's work and the model FLOPs); inference keeps every layer's whole KV cache and "
-             "attention.")
+             "kernel's work and the model FLOPs) and in inference (a windowed layer caches and "
+             "reads only its last sliding_window tokens).")
         .Int("sliding_window_layers", &ModelSpec::sliding_window_layers, 0, 1e6, "0",
              "How many of the layers use sliding_window (Mistral 7B v0.1: all 32; Gemma 2 9B: 21 of "
              "42, every other; Gemma 3 27B: 52 of 62, five of every six); the rest attend to the "
@@ -96,8 +96,9 @@ const base::Schema<ModelSpec>& ModelSchema() {
         .Int("attention_chunk", &ModelSpec::attention_chunk, 0, 1e9, "0",
              "Chunked attention (Llama 4: 8192): a chunked layer cuts the sequence into chunks of "
              "attention_chunk tokens and each query attends causally within its own chunk; 0 = no "
-             "chunks. Priced in training like sliding_window (the fused attention kernel's work "
-             "and the model FLOPs); a model states a window or chunks, not both.")
+             "chunks. Priced like sliding_window in training (the fused attention kernel's work "
+             "and the model FLOPs) and in inference (a chunked layer caches its current chunk "
+             "only); a model states a window or chunks, not both.")
         .Int("attention_chunk_layers", &ModelSpec::attention_chunk_layers, 0, 1e6, "0",
              "How many of the layers use attention_chunk (Llama 4 Scout and Maverick: 36 of 48, "
              "all but every fourth); the rest attend to the whole sequence.")

@@ -89,8 +89,8 @@ struct ModelSpec {
   // the sliding_window - 1 tokens before it (Beltagy et al. 2020,
   // Longformer, Sec. 3.1; Jiang et al. 2023, Mistral 7B, Sec. 2); the other
   // layers attend to the whole sequence. 0 = no window. Priced in training
-  // (models::LocalAttentionShare); inference keeps every layer's whole
-  // cache and attention.
+  // (models::LocalAttentionShare) and inference (a windowed layer caches and
+  // reads only its window: models::KvHeldTokens, LocalKeys).
   int64_t sliding_window = 0;
   int64_t sliding_window_layers = 0;
   // Chunked attention (Llama 4's attention_chunk_size): in
@@ -99,7 +99,8 @@ struct ModelSpec {
   // chunk only (Meta's llama-models, models/llama4/model.py; transformers'
   // modeling_llama4.py, chunked_attention layers); the other layers attend
   // to the whole sequence. A model states a window or chunks, not both.
-  // Priced in training like a window (models::LocalAttentionShare).
+  // Priced like a window in training (models::LocalAttentionShare) and in
+  // inference (a chunked layer caches its current chunk only).
   int64_t attention_chunk = 0;
   int64_t attention_chunk_layers = 0;
   double published_params = 0;  // parameter count the source states (0 = unknown)

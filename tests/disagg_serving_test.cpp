@@ -25,6 +25,10 @@ TEST(Disagg, KvTransferBytesOfAPrompt) {
   EXPECT_DOUBLE_EQ(KvTransferBytes(m, hardware::DataType::kBf16, 1000), 131072000.0);
   // FP8 KV halves it: 65,536,000 B.
   EXPECT_DOUBLE_EQ(KvTransferBytes(m, hardware::DataType::kFp8, 1000), 65536000.0);
+  // Local layers send only their window: Gemma 3 27B (62 layers, 16 KV heads
+  // of 128: 507,904 B a token in BF16; w 1024 on 52) at 32,768 tokens holds
+  // 6,144 tokens of every layer's cache, 3,120,562,176 B.
+  EXPECT_DOUBLE_EQ(KvTransferBytes(Model("gemma3-27b"), hardware::DataType::kBf16, 32768), 3120562176.0);
 }
 
 // The tier: 8 devices fit the NVLink domain (tier 0); 16 need InfiniBand.

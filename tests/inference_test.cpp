@@ -704,6 +704,122 @@ TEST(Pass, GqaCacheReadPerQueryHeadWithoutSharedKv) {
   EXPECT_EQ(e7.Pass(d7, one).kv_bytes, mha);
 }
 
+// Local layers in the cache (models::KvHeldTokens, LocalKeys,
+// LocalKeysSum): a sliding-window layer keeps the last w tokens, a chunked
+// layer its current chunk (vLLM's hybrid KV cache manager).
+//   Gemma 3 27B (w 1024 on 52 of 62 layers) at 32,768 tokens holds
+//     (10 x 32768 + 52 x 1024) / 62 = 380,928 / 62 = 6,144 tokens of every
+//     layer's cache; at 512 tokens all 512.
+//   A window of 4 over positions 1..10 attends 1, 2, 3, 4, 4, ..., 4: 34
+//     keys; chunks of 4: 1, 2, 3, 4, 1, 2, 3, 4, 1, 2: 23; position 8193 of
+//     an 8192-token chunk attends 1 key, 20,000 attends 20000 - 16384 = 3616.
+TEST(KvCache, LocalLayersHoldTheirWindowOrChunk) {
+  const auto gemma = Model("gemma3-27b");
+  EXPECT_DOUBLE_EQ(models::KvHeldTokens(gemma, 32768), 6144.0);
+  EXPECT_DOUBLE_EQ(models::KvHeldTokens(gemma, 512), 512.0);
+  EXPECT_DOUBLE_EQ(models::KvHeldTokens(Model("llama3-8b"), 32768), 32768.0);
+  models::ModelSpec m = Model("llama3-8b");
+  EXPECT_DOUBLE_EQ(models::LocalKeysSum(m, 10), 55.0);
+  m.sliding_window = 4;
+  m.sliding_window_layers = 32;
+  EXPECT_DOUBLE_EQ(models::LocalKeysSum(m, 10), 34.0);
+  EXPECT_DOUBLE_EQ(models::LocalKeys(m, 3), 3.0);
+  EXPECT_DOUBLE_EQ(models::LocalKeys(m, 9), 4.0);
+  m.sliding_window = 0;
+  m.sliding_window_layers = 0;
+  m.attention_chunk = 4;
+  m.attention_chunk_layers = 24;
+  EXPECT_DOUBLE_EQ(models::LocalKeysSum(m, 10), 23.0);
+  EXPECT_DOUBLE_EQ(models::KvHeldTokens(m, 10), 0.25 * 10 + 0.75 * 4);
+  m.attention_chunk = 8192;
+  EXPECT_DOUBLE_EQ(models::LocalKeys(m, 8192), 8192.0);
+  EXPECT_DOUBLE_EQ(models::LocalKeys(m, 8193), 1.0);
+  EXPECT_DOUBLE_EQ(models::LocalKeys(m, 20000), 3616.0);
+}
+
+// Gemma 3 27B on one DGX H100 at tp 8, batch 4, 31,744 tokens in and 1,024
+// out (32,768 a sequence), against the same shape without its windows:
+// - the cache: 2 x 62 layers x 2 KV heads a device x 128 x 2 B = 63,488 B a
+//   token and device; 4 x 6,144 x 63,488 = 1,560,281,088 B held where every
+//   layer's whole context would be 4 x 32,768 x 63,488 = 8,321,499,136 B;
+// - a decode step reads a layer's mean keys: every step is past the window,
+//   so (10 x 32,256 + 52 x 1,024) / 62 = 375,808 / 62 where 32,256 (the mean
+//   context in + out / 2) were read, the KV bytes in the ratio of the keys
+//   plus the new token's;
+// - a prefill's local pairs: 1024 x 1025 / 2 + (31,744 - 1024) x 1024 =
+//   31,982,080; a chunk of 100 after 2,000 cached: 100 x 1024 pairs, reading
+//   1024 + 100 keys;
+// - the longest context at this batch: the tokens held, grown past the
+//   window at 10/62 a token: 1024 + (held - 1024) x 62 / 10.
+// Every layer windowed (Mistral 7B v0.1's 4096 on all 32): no memory limit.
+TEST(Estimator, LocalLayersCacheAndReadTheirWindow) {
+  const auto sys = H100Node();
+  const auto gemma = Model("gemma3-27b");
+  models::ModelSpec full = gemma;
+  full.sliding_window = 0;
+  full.sliding_window_layers = 0;
+  InferenceDeployment d = Bf16(8);
+  d.batch = 4;
+  d.input = 31744;
+  d.output = 1024;
+  const InferenceEstimate local = InferenceEstimator(gemma, sys).Run(d);
+  const InferenceEstimate whole = InferenceEstimator(full, sys).Run(d);
+  EXPECT_DOUBLE_EQ(models::KvBytesPerTokenPerDevice(gemma, 2, 8, 1), 63488.0);
+  EXPECT_DOUBLE_EQ(local.memory.kv_cache, 1560281088.0);
+  EXPECT_DOUBLE_EQ(whole.memory.kv_cache, 8321499136.0);
+  EXPECT_NEAR(local.decode.kv_bytes / whole.decode.kv_bytes, (375808.0 / 62 + 1) / (32256.0 + 1), 1e-12);
+  EXPECT_LT(local.decode.attention, whole.decode.attention);
+  EXPECT_EQ(local.decode.gemm, whole.decode.gemm);
+  const IterationShape prompt = IterationShape::Prefill(1, 31744, 0, &gemma);
+  EXPECT_DOUBLE_EQ(prompt.prefill_pairs_local, 31982080.0);
+  EXPECT_DOUBLE_EQ(prompt.prefill_pairs, 31744.0 * 31745 / 2);
+  const IterationShape chunk = IterationShape::Prefill(1, 100, 2000, &gemma);
+  EXPECT_DOUBLE_EQ(chunk.prefill_pairs_local, 102400.0);
+  EXPECT_DOUBLE_EQ(chunk.prefill_context_local, 1124.0);
+  EXPECT_DOUBLE_EQ(IterationShape::Prefill(1, 100, 2000).prefill_pairs_local, 100.0 * 2000 + 5050);
+  EXPECT_LT(local.prefill.attention, whole.prefill.attention);
+  ASSERT_GT(whole.max_context, 1024);
+  EXPECT_NEAR(static_cast<double>(local.max_context), 1024 + (whole.max_context - 1024) * 6.2, 7.0);
+  models::ModelSpec mistral = Model("llama3-8b");
+  mistral.sliding_window = 4096;
+  mistral.sliding_window_layers = 32;
+  EXPECT_EQ(InferenceEstimator(mistral, sys).Run(Bf16(1)).max_context, -1);
+}
+
+// The serving simulator allocates a sequence's blocks for the tokens it
+// holds: Llama 2 7B with a 256-token window on half its layers holds
+// 0.5 x 1024 + 0.5 x 256 = 640 tokens a request of 512 + 512, so the same
+// pool (the capacity in tokens of every layer's cache is unchanged) runs
+// more requests at once; a request longer than the pool in tokens but not
+// in held tokens is served.
+TEST(Serving, LocalLayersAdmitMoreRequests) {
+  Served s;
+  s.d.memory_fraction = 0.25;
+  s.d.max_batch = 256;
+  s.d.requests = 60;
+  s.d.output = 512;
+  const ServingResult whole = SimulateServing(s.est, s.d, PoissonRequests(s.d, 1e9));
+  ASSERT_TRUE(whole.feasible) << whole.reason;
+  models::ModelSpec windowed = s.model;
+  windowed.sliding_window = 256;
+  windowed.sliding_window_layers = 16;
+  EXPECT_DOUBLE_EQ(models::KvHeldTokens(windowed, 1024), 640.0);
+  const InferenceEstimator est(windowed, s.system);
+  const ServingResult local = SimulateServing(est, s.d, PoissonRequests(s.d, 1e9));
+  ASSERT_TRUE(local.feasible) << local.reason;
+  EXPECT_DOUBLE_EQ(local.kv_capacity_tokens, whole.kv_capacity_tokens);
+  EXPECT_GT(local.peak_running, whole.peak_running);
+  EXPECT_LT(local.preemptions, whole.preemptions);
+  // A prompt of 1.5x the pool: too long with every layer's cache, and held
+  // as 0.75 x the pool + 128 with the window.
+  InferenceDeployment big = s.d;
+  big.requests = 1;
+  big.input = static_cast<int64_t>(1.5 * whole.kv_capacity_tokens);
+  big.output = 1;
+  EXPECT_FALSE(SimulateServing(s.est, big, PoissonRequests(big, 1.0)).feasible);
+  EXPECT_TRUE(SimulateServing(est, big, PoissonRequests(big, 1.0)).feasible);
+}
+
 // Issue 18: the max-rate answer is printed at the digits it was checked at.
 TEST(Serving, RateFloorsToThreeDigitsAndStudentT) {
   // 15.3912 -> 153 hundred-thousandths... three digits: 15.3, read back as

@@ -6,6 +6,7 @@
 
 #include "core/api/text.h"
 #include "core/base/format.h"
+#include "models/kv_cache.h"
 
 namespace orrery::text {
 
@@ -75,17 +76,26 @@ void PrintStatic(const InferResult& r, std::ostream& out) {
   PrintPass("decode step   ", e.decode, out);
   out << "\nmemory per device (fullest stage)\n"
       << "  weights           " << std::setw(12) << FormatBytes(e.memory.weights) << "\n"
-      << "  KV cache          " << std::setw(12) << FormatBytes(e.memory.kv_cache) << "\n"
+      << "  KV cache          " << std::setw(12) << FormatBytes(e.memory.kv_cache);
+  const models::ModelSpec& m = r.scenario.model;
+  if (models::LocalLayers(m) > 0)
+    out << "  (" << models::LocalLayers(m) << " of " << m.layers << " layers keep at most "
+        << static_cast<int64_t>(models::LocalSpan(m)) << " tokens: their "
+        << (m.sliding_window > 0 ? "window" : "chunk") << ")";
+  out << "\n"
       << "  activations       " << std::setw(12) << FormatBytes(e.memory.activations) << "\n";
   if (e.memory.draft > 0) out << "  draft model       " << std::setw(12) << FormatBytes(e.memory.draft) << "\n";
   out << "  total             " << std::setw(12) << FormatBytes(e.memory.total()) << "  of "
       << FormatBytes(e.memory_usable) << " usable (" << FormatBytes(e.memory_capacity) << " x "
       << d.memory_fraction << ")\n"
       << "largest batch of " << d.input + d.output << "-token sequences that fits: " << e.max_batch
-      << "; longest context at batch " << d.batch << ": " << e.max_context << " tokens\n";
+      << "; longest context at batch " << d.batch << ": "
+      << (e.max_context < 0 ? std::string("no limit from memory (every layer keeps a window)")
+                            : std::to_string(e.max_context) + " tokens")
+      << "\n";
 }
 
-void PrintServing(const engine::ServingResult& r, std::ostream& out) {
+void PrintServing(const engine::ServingResult& r, const models::ModelSpec& model, std::ostream& out) {
   if (!r.feasible) {
     out << "INFEASIBLE: " << r.reason << "\n";
     if (r.iterations == 0) return;
@@ -109,7 +119,12 @@ void PrintServing(const engine::ServingResult& r, std::ostream& out) {
       << FormatPercent(r.slo_attainment) << " of requests)\n"
       << "scheduler    " << r.iterations << " iterations, " << r.peak_running
       << " requests running at most, " << r.preemptions << " preemptions, KV cache of "
-      << FormatCount(static_cast<double>(r.kv_capacity_tokens), "tokens") << "\n";
+      << FormatCount(static_cast<double>(r.kv_capacity_tokens), "tokens");
+  if (models::LocalLayers(model) > 0)
+    out << " of every layer's cache (a request holds its whole context on " << model.layers - models::LocalLayers(model)
+        << " layers and at most " << static_cast<int64_t>(models::LocalSpan(model)) << " tokens on the other "
+        << models::LocalLayers(model) << ")";
+  out << "\n";
 }
 
 void PrintPools(const engine::DisaggResult& g, std::ostream& out) {
@@ -194,7 +209,7 @@ void PrintInferTable(const InferResult& r, std::ostream& out) {
     if (const int64_t n = engine::ServingReplicas(r.scenario.system, d); !r.disaggregated && n > 1)
       out << ", dealt round robin to " << n << " replicas";
     out << "\n\n";
-    return PrintServing(r.serving, out);
+    return PrintServing(r.serving, r.scenario.model, out);
   }
   const engine::RateSearch& m = r.max_rate;
   out << "SLO        TTFT " << (d.slo_ttft > 0 ? FormatTime(d.slo_ttft) : "none") << ", TPOT "
@@ -226,7 +241,7 @@ void PrintInferTable(const InferResult& r, std::ostream& out) {
         << m.seed_rates.size() << " with probability 1/" << m.seed_rates.size() + 1 << "\n";
   }
   out << "\n";
-  PrintServing(m.at_max, out);
+  PrintServing(m.at_max, r.scenario.model, out);
 }
 
 }  // namespace orrery::text

@@ -12,7 +12,7 @@ namespace orrery::engine {
 using parallelism::InferenceDeployment;
 
 double KvTransferBytes(const models::ModelSpec& m, hardware::DataType kv, int64_t tokens) {
-  return models::KvBytesPerToken(m, hardware::BytesPer(kv)) * static_cast<double>(tokens);
+  return models::KvBytesPerToken(m, hardware::BytesPer(kv)) * models::KvHeldTokens(m, static_cast<double>(tokens));
 }
 
 KvLink ChooseKvLink(const hardware::SystemSpec& system, int64_t devices, int64_t forced) {
@@ -85,8 +85,14 @@ bool SimulateDecodeReplica(const InferenceEstimator& est, const InferenceDeploym
   double free_tokens = capacity, t = 0;
   size_t next = 0, done = 0;
   const size_t n = arrivals.size();
+  // A request reserves its whole context, of every layer's cache; fewer
+  // with local layers (models::KvHeldTokens).
+  const models::ModelSpec& model = est.model();
+  auto held = [&](const DecodeArrival& a) {
+    return models::KvHeldTokens(model, static_cast<double>(a.input + a.output));
+  };
   for (const DecodeArrival& a : arrivals)
-    if (static_cast<double>(a.input + a.output) > capacity) {
+    if (held(a) > capacity) {
       reason = "a request of " + std::to_string(a.input + a.output) +
                " tokens does not fit the KV cache of one decode replica (" +
                std::to_string(static_cast<int64_t>(capacity)) + " tokens)";
@@ -100,7 +106,7 @@ bool SimulateDecodeReplica(const InferenceEstimator& est, const InferenceDeploym
     }
     while (!waiting.empty() && static_cast<int64_t>(running.size()) < dd.max_batch) {
       const DecodeArrival& a = arrivals[waiting.front()];
-      const double need = static_cast<double>(a.input + a.output);
+      const double need = held(a);
       if (need > free_tokens) break;
       free_tokens -= need;
       waits += t - a.t;
@@ -110,7 +116,7 @@ bool SimulateDecodeReplica(const InferenceEstimator& est, const InferenceDeploym
     peak = std::max<int64_t>(peak, static_cast<int64_t>(running.size()));
     IterationShape shape;
     for (const Running& r : running)
-      shape += IterationShape::Decode(1, static_cast<double>(r.cached + 1));
+      shape += IterationShape::Decode(1, static_cast<double>(r.cached + 1), &model);
     t += est.Pass(dd, shape, cache).total;
     ++iterations;
     for (Running& r : running) {
@@ -121,7 +127,7 @@ bool SimulateDecodeReplica(const InferenceEstimator& est, const InferenceDeploym
       const DecodeArrival& a = arrivals[r.arrival];
       if (r.generated < a.output) return false;
       out[a.id].finish_s = t;
-      free_tokens += static_cast<double>(a.input + a.output);
+      free_tokens += held(a);
       ++done;
       return true;
     };
@@ -268,7 +274,7 @@ std::vector<int64_t> TpChoices(const InferenceEstimator& est, const InferenceDep
     if (tp * t.pp > gpus) break;
     if (CheckShape(est.model(), est.system(), t) != InferenceInfeasible::kNone) continue;
     if (est.KvCapacityTokens(t, static_cast<double>(t.max_batch_tokens)) <
-        static_cast<double>(d.input + d.output))
+        models::KvHeldTokens(est.model(), static_cast<double>(d.input + d.output)))
       continue;
     out.push_back(tp);
   }

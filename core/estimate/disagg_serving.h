@@ -44,7 +44,8 @@ namespace orrery::engine {
 
 // KV-cache bytes of `tokens` prompt tokens, whole model: layers x 2 (K and
 // V) x kv_heads x head_dim x tokens x bytes per element (models::
-// KvBytesPerToken; MLA models cache their latent instead).
+// KvBytesPerToken; MLA models cache their latent instead); a local layer's
+// only its window or chunk (models::KvHeldTokens).
 double KvTransferBytes(const models::ModelSpec& m, hardware::DataType kv, int64_t tokens);
 
 // The network link a KV transfer crosses.

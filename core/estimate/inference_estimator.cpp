@@ -68,7 +68,7 @@ struct LayerCost {
 
 }  // namespace
 
-IterationShape IterationShape::Prefill(double seqs, double tokens, double cached) {
+IterationShape IterationShape::Prefill(double seqs, double tokens, double cached, const models::ModelSpec* m) {
   IterationShape s;
   s.prefill_seqs = seqs;
   s.prefill_tokens = seqs * tokens;
@@ -76,13 +76,22 @@ IterationShape IterationShape::Prefill(double seqs, double tokens, double cached
   // the chunk (itself included).
   s.prefill_pairs = seqs * (tokens * cached + tokens * (tokens + 1) / 2);
   s.prefill_context = seqs * (cached + tokens);
+  s.prefill_pairs_local = s.prefill_pairs;
+  s.prefill_context_local = s.prefill_context;
+  if (m != nullptr && models::LocalLayers(*m) > 0) {
+    // A local layer: the keys in reach of positions cached + 1 .. cached +
+    // tokens, and the cache it reads, the span before the chunk and the chunk.
+    s.prefill_pairs_local = seqs * (models::LocalKeysSum(*m, cached + tokens) - models::LocalKeysSum(*m, cached));
+    s.prefill_context_local = seqs * (std::min(cached, models::LocalSpan(*m)) + tokens);
+  }
   return s;
 }
 
-IterationShape IterationShape::Decode(double seqs, double context) {
+IterationShape IterationShape::Decode(double seqs, double context, const models::ModelSpec* m) {
   IterationShape s;
   s.decode_seqs = seqs;
   s.decode_context = seqs * context;
+  s.decode_context_local = m != nullptr ? seqs * models::LocalKeys(*m, context) : s.decode_context;
   return s;
 }
 
@@ -93,6 +102,9 @@ IterationShape& IterationShape::operator+=(const IterationShape& o) {
   prefill_context += o.prefill_context;
   decode_seqs += o.decode_seqs;
   decode_context += o.decode_context;
+  prefill_pairs_local += o.prefill_pairs_local;
+  prefill_context_local += o.prefill_context_local;
+  decode_context_local += o.decode_context_local;
   return *this;
 }
 
@@ -247,17 +259,22 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
       models::UsesLatentAttention(m)
           ? 2.0 * static_cast<double>(2 * m.kv_lora_rank + m.rope_head_dim)
           : 4.0 * hd;
+  // With local layers (a share f of them) a layer's mean pairs and keys:
+  // (1 - f) of the whole context's and f of the local layers' own.
+  const double f_local = models::LocalLayerFraction(m);
+  const auto mean = [f_local](double all, double local) { return (1 - f_local) * all + f_local * local; };
   LayerCost attn;
   if (it.prefill_tokens > 0) {
-    const double flops = it.prefill_pairs * heads * pair_flops;
-    const double kv_io = (it.prefill_context + it.prefill_tokens) * kv_elems * kvb;
+    const double flops = mean(it.prefill_pairs, it.prefill_pairs_local) * heads * pair_flops;
+    const double kv_io = (mean(it.prefill_context, it.prefill_context_local) + it.prefill_tokens) * kv_elems * kvb;
     const double bytes = it.prefill_tokens * 2 * heads * hd * kAct16 + kv_io;
     attn.attention += hardware::FlashAttentionTime(dev, kAttentionType, flops, bytes, false);
     attn.flops += flops;
     attn.kv_bytes += kv_io;
   }
   if (it.decode_seqs > 0) {
-    const double flops = it.decode_context * heads * pair_flops;
+    const double context = mean(it.decode_context, it.decode_context_local);
+    const double flops = context * heads * pair_flops;
     // A kernel with one thread block per (sequence, query head) loads the
     // cache of the block's KV head for each of the heads / kv_heads query
     // heads that share it (FasterTransformer's and TensorRT-LLM's masked MHA
@@ -267,7 +284,7 @@ PassTime InferenceEstimator::PassOf(const models::ModelSpec& m, const InferenceD
         d.gqa_shared_kv || models::UsesLatentAttention(m)
             ? 1.0
             : heads / std::max(1.0, static_cast<double>(models::KvHeads(m)) / tp);
-    const double kv_io = (it.decode_context + it.decode_seqs) * kv_elems * kvb * group;
+    const double kv_io = (context + it.decode_seqs) * kv_elems * kvb * group;
     const double bytes = it.decode_seqs * 2 * heads * hd * kAct16 + kv_io;
     attn.attention += hardware::FlashAttentionTime(dev, kAttentionType, flops, bytes, false);
     attn.flops += flops;
@@ -437,11 +454,12 @@ InferenceMemory InferenceEstimator::Memory(const InferenceDeployment& d, double 
   const double ends_bytes = WeightOnly(d.weights, d.activations) ? kAct16 : hardware::BytesPer(d.weights);
   mem.weights = layers * (1 - d.offload_weights) * StoredWeightBytes(d.weights) +
                 (params - layers) * ends_bytes;
-  mem.kv_cache = seqs * tokens * KvBytesPerTokenPerDevice(d) * (1 - d.offload_kv);
+  // Local layers keep a window or a chunk of a sequence (models::KvHeldTokens).
+  mem.kv_cache = seqs * models::KvHeldTokens(model_, tokens) * KvBytesPerTokenPerDevice(d) * (1 - d.offload_kv);
   mem.activations = ActivationBytes(model_, d, pass_tokens, pass_seqs);
   if (draft_ != nullptr && d.speculate > 0) {
     mem.draft = WeightParamsPerDevice(*draft_, d) * hardware::BytesPer(d.weights) +
-                seqs * tokens *
+                seqs * models::KvHeldTokens(*draft_, tokens) *
                     models::KvBytesPerTokenPerDevice(*draft_, hardware::BytesPer(d.kv_cache), d.tp,
                                                      d.pp);
   }
@@ -473,20 +491,26 @@ InferenceEstimate InferenceEstimator::Run(const InferenceDeployment& d) const {
   const double in = static_cast<double>(d.input);
   const double out = static_cast<double>(d.output);
 
-  e.prefill = Pass(d, IterationShape::Prefill(b, in));
+  e.prefill = Pass(d, IterationShape::Prefill(b, in, 0, &model_));
   e.ttft_s = e.prefill.total;
   // Decode steps j = 1 .. out-1 attend to in + j cached tokens; attention
   // time is linear in the context, so the mean step is the step at in + out/2.
+  // A local layer's keys are not linear in it: their mean over the steps,
+  // (LocalKeysSum(in + out - 1) - LocalKeysSum(in)) / (out - 1).
   const double mid = in + out / 2;
-  e.decode = Pass(d, IterationShape::Decode(b, mid));
+  IterationShape step = IterationShape::Decode(b, mid, &model_);
+  if (out > 1)
+    step.decode_context_local =
+        b * (models::LocalKeysSum(model_, in + out - 1) - models::LocalKeysSum(model_, in)) / (out - 1);
+  e.decode = Pass(d, step);
   e.tpot_s = e.decode.total;
   if (d.speculate > 0) {
     // One target pass verifies k + 1 tokens per sequence (the k drafts and
     // the bonus token); the draft proposes k tokens one step at a time.
     const double k = static_cast<double>(d.speculate);
-    const PassTime verify = Pass(d, IterationShape::Prefill(b, k + 1, mid));
+    const PassTime verify = Pass(d, IterationShape::Prefill(b, k + 1, mid, &model_));
     const double draft_step = draft_ != nullptr
-                                  ? DraftPass(d, IterationShape::Decode(b, mid)).total
+                                  ? DraftPass(d, IterationShape::Decode(b, mid, draft_)).total
                                   : d.draft_cost * e.decode.total;
     e.tokens_per_step = SpeculativeTokensPerStep(d.speculate, d.acceptance);
     e.tpot_s = (verify.total + k * draft_step) / e.tokens_per_step;
@@ -507,7 +531,16 @@ InferenceEstimate InferenceEstimator::Run(const InferenceDeployment& d) const {
   // At this batch, with the whole context as prompt (the larger activations).
   const double at0 = Memory(d, b, 0, 0, b).total();
   const double per_token = Memory(d, b, 1, b, b).total() - at0;
-  e.max_context = per_token > 0 ? static_cast<int64_t>(std::max(0.0, (e.memory_usable - at0) / per_token)) : 0;
+  // Held tokens that fit, turned back into a context: KvHeldTokens is t up
+  // to the local span, then grows at (1 - f) a token; -1 when every layer
+  // is local and the span fits (no memory limit).
+  const double held = per_token > 0 ? std::max(0.0, (e.memory_usable - at0) / per_token) : 0.0;
+  const double span = models::LocalSpan(model_), f = models::LocalLayerFraction(model_);
+  if (f <= 0 || held <= span) {
+    e.max_context = static_cast<int64_t>(held);
+  } else {
+    e.max_context = f >= 1 ? -1 : static_cast<int64_t>(span + (held - span) / (1 - f));
+  }
   return e;
 }
 

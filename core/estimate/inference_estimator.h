@@ -50,12 +50,21 @@ struct IterationShape {
   double prefill_context = 0;  // keys they attend to (cached + new), summed
   double decode_seqs = 0;      // sequences generating one token each
   double decode_context = 0;   // tokens cached for them, summed
+  // The same three on a local layer (ModelSpec::sliding_window,
+  // attention_chunk: models::LocalKeys, LocalKeysSum): the pairs, the keys
+  // read and the keys attended there; equal to the fields above for a model
+  // without local layers, or a shape made without its model.
+  double prefill_pairs_local = 0;
+  double prefill_context_local = 0;
+  double decode_context_local = 0;
 
   // `seqs` prompts of `tokens` new tokens each after `cached` tokens already
-  // in the cache (a whole prompt: cached = 0; a prefill chunk: cached > 0).
-  static IterationShape Prefill(double seqs, double tokens, double cached = 0);
+  // in the cache (a whole prompt: cached = 0; a prefill chunk: cached > 0),
+  // of model `m` (its local layers; none when null).
+  static IterationShape Prefill(double seqs, double tokens, double cached = 0,
+                                const models::ModelSpec* m = nullptr);
   // `seqs` sequences decoding one token with `context` cached tokens each.
-  static IterationShape Decode(double seqs, double context);
+  static IterationShape Decode(double seqs, double context, const models::ModelSpec* m = nullptr);
   IterationShape& operator+=(const IterationShape& o);
 };
 
@@ -109,7 +118,8 @@ struct InferenceEstimate {
   double memory_capacity = 0;    // bytes per device
   double memory_usable = 0;      // capacity x memory_fraction
   int64_t max_batch = 0;         // sequences of input + output tokens that fit
-  int64_t max_context = 0;       // tokens per sequence that fit at this batch
+  int64_t max_context = 0;       // tokens per sequence that fit at this batch (-1: no limit,
+                                 // every layer keeps a window or chunk)
 };
 
 // Expected tokens per target step with k draft tokens at acceptance rate a:

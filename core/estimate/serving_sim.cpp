@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/base/csv.h"
+#include "models/kv_cache.h"
 
 namespace orrery::engine {
 
@@ -89,8 +90,11 @@ class DecodeMemo {
   // else `compute(it)` (kept for next time when decode-only).
   template <class F>
   double Total(const IterationShape& it, F&& compute) {
+    // A model with local layers attends to a sum of its own (not a function
+    // of the two counts the key holds): not kept.
     if (it.prefill_seqs != 0 || it.prefill_tokens != 0 || it.prefill_pairs != 0 ||
-        it.prefill_context != 0 || !(it.decode_seqs >= 1) || !(it.decode_context >= 0) ||
+        it.prefill_context != 0 || it.decode_context_local != it.decode_context ||
+        !(it.decode_seqs >= 1) || !(it.decode_context >= 0) ||
         it.decode_seqs >= 0x1p23 || it.decode_context >= 0x1p40)
       return compute(it);
     const uint64_t b = static_cast<uint64_t>(it.decode_seqs);
@@ -262,7 +266,17 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   const int64_t block = paged ? d.kv_block : 1;
   res.kv_capacity_tokens = est.KvCapacityTokens(d, static_cast<double>(d.max_batch_tokens));
   const int64_t capacity = static_cast<int64_t>(res.kv_capacity_tokens) / block;  // blocks
-  auto blocks_for = [&](int64_t tokens) { return (tokens + block - 1) / block; };
+  // A sequence's blocks hold its tokens of every layer's cache; with local
+  // layers (a window or a chunk) fewer: models::KvHeldTokens, in blocks of
+  // every layer's width (vLLM's hybrid KV cache manager gives each layer
+  // group pages of one size from one pool).
+  const models::ModelSpec& model = est.model();
+  const bool local = models::LocalLayers(model) > 0;
+  auto held = [&](int64_t tokens) {
+    return local ? static_cast<int64_t>(std::ceil(models::KvHeldTokens(model, static_cast<double>(tokens))))
+                 : tokens;
+  };
+  auto blocks_for = [&](int64_t tokens) { return (held(tokens) + block - 1) / block; };
   for (const Request& r : requests) {
     if (blocks_for(r.input + r.output) > capacity) {
       res.feasible = false;
@@ -304,7 +318,7 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
   auto reserve = [&](size_t i, int64_t tokens) {
     // Most calls are inside the blocks held (a block spans kv_block decode
     // steps): ceil(tokens / block) <= blocks, said without a division.
-    if (tokens <= seq[i].blocks * block) return true;
+    if (held(tokens) <= seq[i].blocks * block) return true;
     const int64_t need = blocks_for(tokens) - seq[i].blocks;
     while (need > free_blocks) {
       size_t victim = running.back();
@@ -449,20 +463,22 @@ ServingResult SimulateServing(const InferenceEstimator& est, const InferenceDepl
       for (size_t i : decoders) {
         const double context = static_cast<double>(seq[i].cached + 1);
         drafts += IterationShape::Decode(1, context);  // only speculation drafts
-        shape += IterationShape::Prefill(1, static_cast<double>(k + 1), context - 1);
+        shape += IterationShape::Prefill(1, static_cast<double>(k + 1), context - 1, &model);
       }
     } else {
       // shape += IterationShape::Decode(1, context) for each decoder, written
       // out: the same additions in the same order (the prefill fields it
       // would add are +0.0, which leaves them as they are).
       for (size_t i : decoders) {
+        const double context = static_cast<double>(seq[i].cached + 1);
         shape.decode_seqs += 1.0;
-        shape.decode_context += static_cast<double>(seq[i].cached + 1);
+        shape.decode_context += context;
+        shape.decode_context_local += local ? models::LocalKeys(model, context) : context;
       }
     }
     for (const Chunk& c : chunks)
       shape += IterationShape::Prefill(1, static_cast<double>(c.tokens),
-                                       static_cast<double>(seq[c.id].prefilled));
+                                       static_cast<double>(seq[c.id].prefilled), &model);
     if (decoders.empty() && chunks.empty()) {
       // Nothing can run until a request arrives (memory is held by none).
       if (next < n && running.empty()) {

@@ -53,8 +53,8 @@ InferenceEstimate TurboMindStatic(const InferenceEstimator& est,
   const double b = static_cast<double>(d.batch);
   const double in = static_cast<double>(d.input);
   const double out = static_cast<double>(d.output);
-  const double context = in > 1 ? est.Pass(d, IterationShape::Prefill(b, in - 1)).total : 0.0;
-  e.ttft_s = context + est.Pass(d, IterationShape::Decode(b, in)).total;
+  const double context = in > 1 ? est.Pass(d, IterationShape::Prefill(b, in - 1, 0, &est.model())).total : 0.0;
+  e.ttft_s = context + est.Pass(d, IterationShape::Decode(b, in, &est.model())).total;
   e.e2e_s = e.ttft_s + (out - 1) * e.tpot_s;
   e.output_tokens_per_s = b * out / e.e2e_s;
   e.output_tokens_per_s_per_device = e.output_tokens_per_s / static_cast<double>(e.devices);

@@ -76,6 +76,25 @@ std::string StringOf(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// A `layer_types` list (transformers 4.53 on): how many of its entries are
+// `local` ("sliding_attention", "chunked_attention"); -1 unless it has one
+// entry a layer, each `local` or "full_attention".
+int64_t CountLayerTypes(const json& cfg, int64_t layers, const char* local) {
+  const auto types = cfg.find("layer_types");
+  if (types == cfg.end() || !types->is_array() || static_cast<int64_t>(types->size()) != layers) return -1;
+  int64_t n = 0;
+  for (const json& t : *types) {
+    if (!t.is_string()) return -1;
+    const std::string name = t.get<std::string>();
+    if (name == local) {
+      ++n;
+    } else if (name != "full_attention") {
+      return -1;
+    }
+  }
+  return n;
+}
+
 // Llama 4's text model (transformers' configuration_llama4.py,
 // Llama4TextConfig, and modeling_llama4.py), where it differs from Llama 3,
 // with the class's defaults where the file leaves a key out:
@@ -137,19 +156,9 @@ void ReadLlama4(const json& cfg, ModelSpec& m, Integer&& integer, Boolean&& bool
       chunked = rope;
     }
   }
-  const auto types = cfg.find("layer_types");
-  if (types != cfg.end() && types->is_array()) {
-    int64_t n = 0;
-    bool known = static_cast<int64_t>(types->size()) == m.layers;
-    for (const json& t : *types) {
-      const bool is_chunked = t.is_string() && t.get<std::string>() == "chunked_attention";
-      known = known && (is_chunked || (t.is_string() && t.get<std::string>() == "full_attention"));
-      n += is_chunked ? 1 : 0;
-    }
-    if (known) {
-      read.insert("layer_types");
-      chunked = n;
-    }
+  if (const int64_t n = CountLayerTypes(cfg, m.layers, "chunked_attention"); n >= 0) {
+    read.insert("layer_types");
+    chunked = n;
   }
   if (chunked > 0) {
     m.attention_chunk = chunk;
@@ -374,19 +383,9 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
       read.insert("use_sliding_window");
       windowed = std::max<int64_t>(0, m.layers - integer({"max_window_layers"}, false, 0, 0));
     }
-    const auto types = cfg.find("layer_types");
-    if (types != cfg.end() && types->is_array()) {
-      int64_t sliding = 0;
-      bool known = true;
-      for (const json& t : *types) {
-        const bool is_sliding = t.is_string() && t.get<std::string>() == "sliding_attention";
-        known = known && (is_sliding || (t.is_string() && t.get<std::string>() == "full_attention"));
-        sliding += is_sliding ? 1 : 0;
-      }
-      if (known && static_cast<int64_t>(types->size()) == m.layers) {
-        read.insert("layer_types");
-        windowed = sliding;
-      }
+    if (const int64_t n = CountLayerTypes(cfg, m.layers, "sliding_attention"); n >= 0) {
+      read.insert("layer_types");
+      windowed = n;
     }
     if (window > 0 && windowed > 0) {
       m.sliding_window = window;

@@ -129,18 +129,20 @@ void CheckModel(const ModelSpec& m, const std::string& path, const base::SourceL
     diags.Add(where, path + ".qk_norm", "true",
               "QK-norm is modelled for standard attention; multi-head latent attention normalises "
               "its latents instead (kv_lora_rank > 0)");
-  if (m.sliding_window > 0 && (m.sliding_window_layers < 1 || m.sliding_window_layers > m.layers))
-    diags.Add(where, path + ".sliding_window_layers", std::to_string(m.sliding_window_layers),
-              "with a sliding_window, how many layers use it: 1 to layers (" + std::to_string(m.layers) + ")");
-  if (m.sliding_window == 0 && m.sliding_window_layers > 0)
-    diags.Add(where, path + ".sliding_window_layers", std::to_string(m.sliding_window_layers),
-              "needs sliding_window (the tokens a windowed layer attends to)");
-  if (m.attention_chunk > 0 && (m.attention_chunk_layers < 1 || m.attention_chunk_layers > m.layers))
-    diags.Add(where, path + ".attention_chunk_layers", std::to_string(m.attention_chunk_layers),
-              "with an attention_chunk, how many layers use it: 1 to layers (" + std::to_string(m.layers) + ")");
-  if (m.attention_chunk == 0 && m.attention_chunk_layers > 0)
-    diags.Add(where, path + ".attention_chunk_layers", std::to_string(m.attention_chunk_layers),
-              "needs attention_chunk (the tokens of a chunk)");
+  // Local layers (a window or chunks): their count with their span.
+  const auto local = [&](int64_t span, int64_t count, const std::string& key, const char* with,
+                         const char* needs) {
+    if (span > 0 && (count < 1 || count > m.layers))
+      diags.Add(where, path + "." + key + "_layers", std::to_string(count),
+                std::string("with ") + with + ", how many layers use it: 1 to layers (" +
+                    std::to_string(m.layers) + ")");
+    if (span == 0 && count > 0)
+      diags.Add(where, path + "." + key + "_layers", std::to_string(count), std::string("needs ") + needs);
+  };
+  local(m.sliding_window, m.sliding_window_layers, "sliding_window", "a sliding_window",
+        "sliding_window (the tokens a windowed layer attends to)");
+  local(m.attention_chunk, m.attention_chunk_layers, "attention_chunk", "an attention_chunk",
+        "attention_chunk (the tokens of a chunk)");
   if (m.attention_chunk > 0 && m.sliding_window > 0)
     diags.Add(where, path + ".attention_chunk", std::to_string(m.attention_chunk),
               "a model states sliding_window or attention_chunk, not both (sliding_window is " +

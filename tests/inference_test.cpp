@@ -534,12 +534,18 @@ TEST(Serving, TtftGrowsWithoutBoundPastCapacity) {
             << over << " at 2x capacity, " << under << " at 0.3x\n";
 }
 
+// 60 requests of 512 + 512 tokens at once on 20 GB of an H100 (13.5 GB of
+// Llama 2 7B's weights leave ~12k tokens of KV): the pool runs short.
+void ShortOfKv(InferenceDeployment& d) {
+  d.memory_fraction = 0.25;
+  d.max_batch = 256;
+  d.requests = 60;
+  d.output = 512;
+}
+
 TEST(Serving, PagedKvPreemptsWhenBlocksRunOut) {
   Served s;
-  s.d.memory_fraction = 0.25;  // 20 GB: 13.5 GB of weights leave ~12k tokens of KV
-  s.d.max_batch = 256;
-  s.d.requests = 60;
-  s.d.output = 512;
+  ShortOfKv(s.d);
   const ServingResult r = SimulateServing(s.est, s.d, PoissonRequests(s.d, 1e9));
   ASSERT_TRUE(r.feasible) << r.reason;
   EXPECT_GT(r.preemptions, 0);
@@ -794,10 +800,7 @@ TEST(Estimator, LocalLayersCacheAndReadTheirWindow) {
 // in held tokens is served.
 TEST(Serving, LocalLayersAdmitMoreRequests) {
   Served s;
-  s.d.memory_fraction = 0.25;
-  s.d.max_batch = 256;
-  s.d.requests = 60;
-  s.d.output = 512;
+  ShortOfKv(s.d);
   const ServingResult whole = SimulateServing(s.est, s.d, PoissonRequests(s.d, 1e9));
   ASSERT_TRUE(whole.feasible) << whole.reason;
   models::ModelSpec windowed = s.model;

@@ -435,23 +435,23 @@ TEST(Issue16, SlidingWindowLayersRunTheirOwnCpExchange) {
   m.sliding_window_layers = 32;
   LayerAttention a = LayerAttentionOf(m, 1e-3, 8192);
   EXPECT_DOUBLE_EQ(a.global, 1e-3 / 0.75);
-  EXPECT_DOUBLE_EQ(a.windowed, 1e-3);
+  EXPECT_DOUBLE_EQ(a.local, 1e-3);
   m.sliding_window_layers = 16;
   a = LayerAttentionOf(m, 1e-3, 8192);
   EXPECT_DOUBLE_EQ(a.global, 1e-3 / 0.875);
-  EXPECT_DOUBLE_EQ(a.windowed, 0.75e-3 / 0.875);
-  EXPECT_NEAR(0.5 * a.global + 0.5 * a.windowed, 1e-3, 1e-18);
+  EXPECT_DOUBLE_EQ(a.local, 0.75e-3 / 0.875);
+  EXPECT_NEAR(0.5 * a.global + 0.5 * a.local, 1e-3, 1e-18);
 
   const hardware::SystemSpec dgx = System("dgx-h100-superpod");
   const hardware::AlphaBetaNetwork net(dgx);
   const hardware::GroupPlacement g = net.Place(8, 8);
   const double seq = 131072, tokens = seq / 8, mean = 2e-3;
   a = LayerAttentionOf(m, mean, seq);
-  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.windowed), CpScheme::kAllGather);
-  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, a.windowed),
+  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.local), CpScheme::kAllGather);
+  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, a.local),
             CpScheme::kAllGather);
   const CpExposed ring_global = CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.global);
-  const CpExposed gather_windowed = CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, a.windowed);
+  const CpExposed gather_windowed = CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, a.local);
   const CpExposed ring = CpExposedOverLayers(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, mean, seq);
   EXPECT_DOUBLE_EQ(ring.fwd, 0.5 * ring_global.fwd + 0.5 * gather_windowed.fwd);
   EXPECT_DOUBLE_EQ(ring.bwd, 0.5 * ring_global.bwd + 0.5 * gather_windowed.bwd);
@@ -459,9 +459,9 @@ TEST(Issue16, SlidingWindowLayersRunTheirOwnCpExchange) {
   const CpExposed gather = CpExposedOverLayers(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, mean, seq);
   EXPECT_DOUBLE_EQ(gather.total(), CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 8, 8, 2, mean).total());
   // tp 1: 32 heads split over cp 8, Ulysses fits; the cheaper of the two.
-  const double gather1 = CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 1, 8, 2, a.windowed).total();
-  const double ulysses1 = CpExposedTime(net, g, m, CpScheme::kUlysses, tokens, 1, 8, 2, a.windowed).total();
-  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 1, 8, 2, a.windowed),
+  const double gather1 = CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, 1, 8, 2, a.local).total();
+  const double ulysses1 = CpExposedTime(net, g, m, CpScheme::kUlysses, tokens, 1, 8, 2, a.local).total();
+  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 1, 8, 2, a.local),
             ulysses1 < gather1 ? CpScheme::kUlysses : CpScheme::kAllGather);
   models::ModelSpec full = Model("llama3-8b");
   EXPECT_DOUBLE_EQ(CpExposedOverLayers(net, g, full, CpScheme::kRing, tokens, 8, 8, 2, mean, seq).total(),
@@ -486,13 +486,13 @@ TEST(Issue16, ChunkedLayersKeepTheRingBehindTheirOwnAttention) {
   const double seq = 131072, tokens = seq / 8, mean = 2e-3;
   const LayerAttention a = LayerAttentionOf(m, mean, seq);
   EXPECT_DOUBLE_EQ(a.global, mean / (19.0 / 64.0));
-  EXPECT_DOUBLE_EQ(a.windowed, a.global / 16);
+  EXPECT_DOUBLE_EQ(a.local, a.global / 16);
   const hardware::SystemSpec dgx = System("dgx-h100-superpod");
   const hardware::AlphaBetaNetwork net(dgx);
   const hardware::GroupPlacement g = net.Place(8, 8);
-  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.windowed), CpScheme::kRing);
+  EXPECT_EQ(LocalLayersCpScheme(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.local), CpScheme::kRing);
   const CpExposed ring_global = CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.global);
-  const CpExposed ring_chunked = CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.windowed);
+  const CpExposed ring_chunked = CpExposedTime(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, a.local);
   const CpExposed ring = CpExposedOverLayers(net, g, m, CpScheme::kRing, tokens, 8, 8, 2, mean, seq);
   EXPECT_DOUBLE_EQ(ring.fwd, 0.25 * ring_global.fwd + 0.75 * ring_chunked.fwd);
   EXPECT_DOUBLE_EQ(ring.bwd, 0.25 * ring_global.bwd + 0.75 * ring_chunked.bwd);

@@ -277,20 +277,20 @@ CpExposed CpExposedTime(const hardware::Network& net, const hardware::GroupPlace
 LayerAttention LayerAttentionOf(const models::ModelSpec& m, double attention_fwd, double seq) {
   LayerAttention a;
   a.global = attention_fwd / models::LocalAttentionShare(m, seq);
-  a.windowed = a.global * models::LocalLayerWork(m, seq);
+  a.local = a.global * models::LocalLayerWork(m, seq);
   return a;
 }
 
 CpScheme LocalLayersCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
                              const models::ModelSpec& m, CpScheme scheme, double tokens, int64_t tp,
-                             int64_t cp, double act_bytes, double windowed_attention_fwd) {
+                             int64_t cp, double act_bytes, double local_attention_fwd) {
   if (m.sliding_window <= 0) return scheme;
   if (scheme != CpScheme::kRing && scheme != CpScheme::kAuto) return scheme;
   if (!CpSchemeFits(m, CpScheme::kUlysses, tp, cp)) return CpScheme::kAllGather;
   const double gather =
-      CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, tp, cp, act_bytes, windowed_attention_fwd).total();
+      CpExposedTime(net, g, m, CpScheme::kAllGather, tokens, tp, cp, act_bytes, local_attention_fwd).total();
   const double ulysses =
-      CpExposedTime(net, g, m, CpScheme::kUlysses, tokens, tp, cp, act_bytes, windowed_attention_fwd).total();
+      CpExposedTime(net, g, m, CpScheme::kUlysses, tokens, tp, cp, act_bytes, local_attention_fwd).total();
   return ulysses < gather ? CpScheme::kUlysses : CpScheme::kAllGather;
 }
 
@@ -302,8 +302,8 @@ CpExposed CpExposedOverLayers(const hardware::Network& net, const hardware::Grou
   const LayerAttention a = LayerAttentionOf(m, attention_fwd, seq);
   const double f = static_cast<double>(models::LocalLayers(m)) / static_cast<double>(m.layers);
   const CpExposed global = CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, a.global);
-  const CpScheme ws = LocalLayersCpScheme(net, g, m, scheme, tokens, tp, cp, act_bytes, a.windowed);
-  const CpExposed windowed = CpExposedTime(net, g, m, ws, tokens, tp, cp, act_bytes, a.windowed);
+  const CpScheme ws = LocalLayersCpScheme(net, g, m, scheme, tokens, tp, cp, act_bytes, a.local);
+  const CpExposed windowed = CpExposedTime(net, g, m, ws, tokens, tp, cp, act_bytes, a.local);
   CpExposed e;
   e.fwd = (1 - f) * global.fwd + f * windowed.fwd;
   e.bwd = (1 - f) * global.bwd + f * windowed.bwd;

@@ -576,7 +576,7 @@ inline double CpSequence(const parallelism::TrainingPlan& p, double tokens) {
 // one. Both the mean without local layers.
 struct LayerAttention {
   double global = 0;
-  double windowed = 0;
+  double local = 0;
 };
 LayerAttention LayerAttentionOf(const models::ModelSpec& m, double attention_fwd, double seq);
 
@@ -596,11 +596,11 @@ LayerAttention LayerAttentionOf(const models::ModelSpec& m, double attention_fwd
 //   into 2 cp pieces and attending only within a sequence
 //   (TransformerEngine PR 641; TE issue 1368, maintainer), and which
 //   Ulysses' whole-sequence heads take as any mask.
-// `windowed_attention_fwd`: one local layer's attention.
+// `local_attention_fwd`: one local layer's attention.
 parallelism::CpScheme LocalLayersCpScheme(const hardware::Network& net, const hardware::GroupPlacement& g,
                                           const models::ModelSpec& m, parallelism::CpScheme scheme,
                                           double tokens, int64_t tp, int64_t cp, double act_bytes,
-                                          double windowed_attention_fwd);
+                                          double local_attention_fwd);
 
 // A layer's exposed CP exchange averaged over the stage's layers: with no
 // local layers CpExposedTime at `attention_fwd`; with sliding-window or

@@ -124,12 +124,12 @@ std::string CpNote(const Scenario& s, const TrainingEstimate& e, const OperatorC
   if (models::LocalAttentionShare(s.model, seq) < 1) {
     const LayerAttention a = LayerAttentionOf(s.model, c.dense.attention_fwd, seq);
     const CpScheme local = LocalLayersCpScheme(est.network(), c.cp_group, s.model, runs, c.tokens, p.tp, p.cp,
-                                               c.act_bytes, a.windowed);
+                                               c.act_bytes, a.local);
     const bool window = s.model.sliding_window > 0;
     line += " (the mean over the layers: a global layer's attention takes " + FormatTime(a.global) + ", each of the " +
             std::to_string(models::LocalLayers(s.model)) + " layers with a " +
             std::to_string(window ? s.model.sliding_window : s.model.attention_chunk) +
-            (window ? "-token window " : "-token chunk ") + FormatTime(a.windowed) + " and runs " +
+            (window ? "-token window " : "-token chunk ") + FormatTime(a.local) + " and runs " +
             parallelism::CpSchemeName(local) +
             (local != runs ? ", Transformer Engine's ring taking no window" : "") +
             (window ? "" : ", its chunks exchanged as packed sequences") + ", still exchanging the whole sequence's K/V)";

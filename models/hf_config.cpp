@@ -54,7 +54,11 @@ const std::set<std::string>& NoCostKeys() {
       "embd_pdrop", "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn",
       "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
       "summary_first_dropout", "task_specific_params", "id2label", "label2id", "return_dict",
-      "output_hidden_states", "output_attentions", "torchscript", "use_return_dict", "classifier_dropout"};
+      "output_hidden_states", "output_attentions", "torchscript", "use_return_dict", "classifier_dropout",
+      // Gemma 2: the gate's GeLU (hidden_act's twin), the softmax scale's
+      // denominator, the cache class (its windows are read), the window's
+      // older name beside sliding_window.
+      "hidden_activation", "query_pre_attn_scalar", "cache_implementation", "sliding_window_size"};
   return keys;
 }
 
@@ -310,6 +314,20 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
   };
   m.hidden_dropout = probability({"hidden_dropout", "resid_pdrop"});
   m.attention_dropout = probability({"attention_dropout", "attn_pdrop"});
+  // Logit soft-capping (Gemma 2's attn_logit_softcapping 50.0 and
+  // final_logit_softcapping 30.0, configuration_gemma2.py; null: none).
+  auto softcap = [&](const char* k) {
+    if (!cfg.contains(k) || cfg[k].is_null()) return 0.0;
+    read.insert(k);
+    const json& v = cfg[k];
+    if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e6) {
+      diags.Add(Where(text, file, k), prefix + k, v.dump(), "expected a cap >= 0 (0 or null: none)");
+      return 0.0;
+    }
+    return v.get<double>();
+  };
+  m.attention_softcap = softcap("attn_logit_softcapping");
+  m.final_logit_softcap = softcap("final_logit_softcapping");
   if (info->family == Family::kLlama) {
     m.activation = Activation::kSwiglu;
     m.norm = Norm::kRmsNorm;

@@ -24,6 +24,7 @@
 //   Llama 4         intermediate_size_mlp, interleave_moe_layer_step,
 //                   moe_layers, use_qk_norm
 //   routing groups  n_group, topk_group
+//   soft-capping    attn_logit_softcapping, final_logit_softcapping
 // Architecture from `model_type`: the Llama family (llama, mistral, mixtral,
 // qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3, deepseek_v2,
 // deepseek_v3, llama4, llama4_text) is gated-SiLU MLP, RMSNorm, RoPE, no
@@ -33,8 +34,8 @@
 // Other model types are refused with the list. Keys read neither here nor
 // listed as changing nothing a step costs (hf_config.cpp, NoCostKeys) are
 // kept in ModelSpec::unread_keys when they are set (not false, null or an
-// empty list), and shown beside the model: a quantization config, Gemma 2's
-// soft-capping, a layer pattern the reader does not know.
+// empty list), and shown beside the model: a quantization config, a layer
+// pattern the reader does not know.
 
 #include <string>
 

@@ -63,9 +63,6 @@ inline double LocalSpan(const ModelSpec& m) {
   if (m.sliding_window > 0) return static_cast<double>(m.sliding_window);
   return m.attention_chunk > 0 ? static_cast<double>(m.attention_chunk) : 0.0;
 }
-inline double LocalLayerFraction(const ModelSpec& m) {
-  return m.layers > 0 ? static_cast<double>(LocalLayers(m)) / static_cast<double>(m.layers) : 0.0;
-}
 inline double KvHeldTokens(const ModelSpec& m, double tokens) {
   const double f = LocalLayerFraction(m);
   if (f <= 0) return tokens;

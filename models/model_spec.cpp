@@ -102,6 +102,16 @@ const base::Schema<ModelSpec>& ModelSchema() {
         .Int("attention_chunk_layers", &ModelSpec::attention_chunk_layers, 0, 1e6, "0",
              "How many of the layers use attention_chunk (Llama 4 Scout and Maverick: 36 of 48, "
              "all but every fourth); the rest attend to the whole sequence.")
+        .Real("attention_softcap", &ModelSpec::attention_softcap, 0, 1e6, "0",
+              "Attention logit soft-capping (Gemma 2: 50): every score becomes cap x tanh(score / "
+              "cap) before the softmax; 0 = none. With training.attention materialized it is three "
+              "more element-wise passes over the scores (as NeMo's and transformers' Gemma 2 run "
+              "it) and its tanh's output kept for the backward; inside a fused attention kernel "
+              "(flash-attn 2.6 and later) it is not priced.")
+        .Real("final_logit_softcap", &ModelSpec::final_logit_softcap, 0, 1e6, "0",
+              "Final logit soft-capping (Gemma 2: 30): the logits become cap x tanh(logit / cap) "
+              "before the loss; 0 = none. Three element-wise passes over the logits forward and "
+              "their backward, and the tanh's output kept, on the last pipeline stage.")
         .Real("published_params", &ModelSpec::published_params, 0, 1e16, "0",
               "Parameter count the source states, for checking (0 = unknown).");
     return s;

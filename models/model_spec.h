@@ -103,6 +103,18 @@ struct ModelSpec {
   // inference (a chunked layer caches its current chunk only).
   int64_t attention_chunk = 0;
   int64_t attention_chunk_layers = 0;
+  // Logit soft-capping (Gemma 2, arXiv 2408.00118, Sec. 2): cap x tanh(x /
+  // cap) on every attention score before the softmax (attention_softcap:
+  // Gemma 2's 50) and on the final logits before the loss
+  // (final_logit_softcap: 30); 0 = none. Written as eager code by
+  // transformers' modeling_gemma2.py and NeMo's Gemma 2 (nemo/collections/
+  // llm/gpt/model/gemma2.py, logit_softcapping): three element-wise
+  // kernels, a division, the tanh and a product, each reading and writing
+  // the tensor. Priced where those kernels run (models::LayerOps,
+  // materialised attention; models::HeadOps); inside a fused attention
+  // kernel (flash-attn >= 2.6's softcap) the tanh is not priced.
+  double attention_softcap = 0;
+  double final_logit_softcap = 0;
   double published_params = 0;  // parameter count the source states (0 = unknown)
   // Keys of a Hugging Face config.json the reader did not read and that may
   // change what a step costs (ParseHfConfig: a sliding window, a

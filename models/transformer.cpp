@@ -355,6 +355,18 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     qk.attention_core = true;
     qk.op_sac_recompute = 1;  // aten.bmm: not in torchtitan's _save_list
     out.Add(qk);
+    if (m.attention_softcap > 0) {
+      // Soft-capping (ModelSpec::attention_softcap) as eager code writes it
+      // (NeMo's Gemma2DotProductAttention, transformers' eager Gemma 2):
+      // scores / cap, tanh, * cap, each reading and writing the scores (6e
+      // a score). Backward: the product's and the division's gradients read
+      // and write it (2e each); tanh's reads it and its saved output and
+      // writes it (3e): 7e.
+      Op cap = Elementwise("attention_softcap", 6 * scores * e);
+      cap.bwd_bytes = 7 * scores * e;
+      cap.attention_core = true;
+      out.Add(cap);
+    }
     // Per score element, in bytes of e: the fused softmax reads the scores
     // and writes the probabilities (2e); its backward runs in place on the
     // output gradient, reading it and the saved probabilities and writing
@@ -488,6 +500,15 @@ void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out) {
   Op final_norm = NormOp("final_norm", m, s.eager, norm_tokens * h, s.act_bytes);
   AddNorm(out, final_norm, m, s, norm_tokens * h, s.act_bytes);
   out.Add(Gemm("lm_head", tokens, v, h, s.act_bytes));
+  if (m.final_logit_softcap > 0) {
+    // Final logit soft-capping (ModelSpec::final_logit_softcap): logits /
+    // cap, tanh, * cap, as NeMo's Gemma2OutputLayer and transformers'
+    // Gemma2ForCausalLM run it, over the logits in the activations' type:
+    // 6e a logit forward, 7e backward (the attention's soft-cap above).
+    Op cap = Elementwise("logit_softcap", 6 * tokens * v * s.act_bytes);
+    cap.bwd_bytes = 7 * tokens * v * s.act_bytes;
+    out.Add(cap);
+  }
   // Cross-entropy over the vocabulary shard: read logits, write fp32 softmax.
   out.Add(Elementwise("cross_entropy", tokens * v * (s.act_bytes + 4)));
 }

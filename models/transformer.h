@@ -353,10 +353,14 @@ double ModelFlopsPerIteration(const ModelSpec& m, int64_t global_batch, int64_t 
 //   s^2 / 2 elements: (n c^2 + r^2) / s^2.
 // With a share f of local layers the mean layer does 1 - f (1 - local).
 // LocalLayerWork: one local layer's share (1 with neither, or a window or
-// chunk as long as the sequence); LocalLayers: how many layers are local.
+// chunk as long as the sequence); LocalLayers: how many layers are local;
+// LocalLayerFraction: their share f of the layers (0 without any).
 inline int64_t LocalLayers(const ModelSpec& m) {
   if (m.sliding_window > 0) return m.sliding_window_layers;
   return m.attention_chunk > 0 ? m.attention_chunk_layers : 0;
+}
+inline double LocalLayerFraction(const ModelSpec& m) {
+  return m.layers > 0 ? static_cast<double>(LocalLayers(m)) / static_cast<double>(m.layers) : 0.0;
 }
 inline double LocalLayerWork(const ModelSpec& m, double seq) {
   if (m.sliding_window > 0) {
@@ -371,8 +375,8 @@ inline double LocalLayerWork(const ModelSpec& m, double seq) {
   return (n * c * c + r * r) / (seq * seq);
 }
 inline double LocalAttentionShare(const ModelSpec& m, double seq) {
-  if (m.layers <= 0 || LocalLayers(m) <= 0) return 1.0;
-  const double f = static_cast<double>(LocalLayers(m)) / static_cast<double>(m.layers);
+  const double f = LocalLayerFraction(m);
+  if (f <= 0) return 1.0;
   return 1 - f * (1 - LocalLayerWork(m, seq));
 }
 

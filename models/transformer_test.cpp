@@ -487,7 +487,8 @@ TEST(Transformer, QkNormNormalisesEachHeadsQueriesAndKeys) {
 // OpList::Add writes without a bound check (it is on the estimator's hot
 // path): every combination of the flags that add operators stays within
 // kMaxLayerOps, in a dense and a MoE layer with shared experts, dropout,
-// biases, grouped-query RoPE attention and QK-norms, materialised or fused.
+// biases, grouped-query RoPE attention and QK-norms, materialised (with or
+// without soft-capping) or fused.
 TEST(Transformer, EveryFlagCombinationFitsTheOperatorList) {
   ModelSpec m = Llama(1, 1024, 16, 4, 2816, 32000);
   m.bias = true;
@@ -496,8 +497,9 @@ TEST(Transformer, EveryFlagCombinationFitsTheOperatorList) {
   m.top_k = 2;
   m.shared_experts = 1;
   int most = 0;
-  for (int bits = 0; bits < 128; ++bits) {
+  for (int bits = 0; bits < 256; ++bits) {
     LayerShape s = TwoSequencesAtTp2WithSp();
+    m.attention_softcap = (bits & 128) != 0 ? 50 : 0;
     s.flash = (bits & 1) != 0;
     s.eager = (bits & 2) != 0;
     s.qkv_split_cat = s.norm_weight_grad_kernel = s.separate_bias_grad = (bits & 4) != 0;
@@ -606,6 +608,42 @@ TEST(Transformer, MaterialisedAttentionBytesPerScoreElement) {
   EXPECT_EQ(core_elementwise, 2);  // softmax, dropout
   EXPECT_DOUBLE_EQ(fwd / scores, 13.0);
   EXPECT_DOUBLE_EQ(bwd / scores, 11.0);
+}
+
+// Logit soft-capping as eager code runs it (NeMo's and transformers' Gemma 2:
+// x / cap, tanh, * cap), one 2048-token sequence of 32 heads in bf16:
+// 32 x 2048^2 = 134,217,728 scores, 6 x 2 = 12 bytes each forward
+// (1,610,612,736 B) and 7 x 2 = 14 backward (1,879,048,192 B: the tanh's
+// gradient reads its saved output too). A fused attention kernel takes the
+// cap inside: no operator. The final logits of GPT-3's head at tp 8, 2048 x
+// 6400 = 13,107,200 of them: 157,286,400 B forward, 183,500,800 backward,
+// before the loss, which stays the last operator.
+TEST(Transformer, SoftCappingIsThreePassesOverScoresAndLogits) {
+  ModelSpec m = Gpt(1, 4096, 32);
+  m.attention_softcap = 50;
+  OpList ops;
+  LayerOps(m, MaterialisedSequence(2048), false, 1, ops);
+  const Op* cap = FindOp(ops, "attention_softcap");
+  ASSERT_NE(cap, nullptr);
+  EXPECT_TRUE(cap->attention_core);
+  EXPECT_DOUBLE_EQ(cap->bytes, 1610612736.0);
+  EXPECT_DOUBLE_EQ(cap->bwd_bytes, 1879048192.0);
+  LayerShape fused = MaterialisedSequence(2048);
+  fused.flash = true;
+  LayerOps(m, fused, false, 1, ops);
+  EXPECT_EQ(FindOp(ops, "attention_softcap"), nullptr);
+
+  ModelSpec gpt3 = Gpt(96, 12288, 96);
+  gpt3.final_logit_softcap = 30;
+  LayerShape s;
+  s.seq = s.full_seq = 2048;
+  s.tp = 8;
+  HeadOps(gpt3, s, ops);
+  ASSERT_EQ(ops.count, 4);
+  EXPECT_STREQ(ops.ops[2].name, "logit_softcap");
+  EXPECT_DOUBLE_EQ(ops.ops[2].bytes, 157286400.0);
+  EXPECT_DOUBLE_EQ(ops.ops[2].bwd_bytes, 183500800.0);
+  EXPECT_STREQ(ops.ops[3].name, "cross_entropy");
 }
 
 // Issue 15: dropout masks are written only where the model drops. One GPT

@@ -182,8 +182,11 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
   // per element of the b a s^2 score tensor (Korthikanti et al. 2022, Sec.
   // 4.1: 5 a s^2 b); without attention dropout only the softmax output (2),
   // which the attention over values reads; gone with flash or selective.
+  // Soft-capping's tanh (ModelSpec::attention_softcap) keeps its output for
+  // its backward (tanh_backward reads it; the division and the product by
+  // the cap keep nothing): 2 more.
   const bool keep_scores = p.attention == Attention::kMaterialized && r == Recompute::kNone;
-  const double per_score = m.attention_dropout > 0 ? 5 : 2;
+  const double per_score = (m.attention_dropout > 0 ? 5 : 2) + (m.attention_softcap > 0 ? 2 : 0);
   const double scores = keep_scores ? per_score * a * static_cast<double>(s) * sb : 0;
   return (outside + outside_extra) / sp + (inside + scores) / t;
 }
@@ -254,7 +257,10 @@ ActivationTerms StageActivationTerms(const models::ModelSpec& m, const TrainingP
   // before the backward.) Measured: the H200 step of Llama 3.2 1B
   // (validation/gpu_step) peaks at 52.2 GB allocated, against 36.4 GB
   // predicted with 4 bytes a logit.
-  const double per_logit = p.loss_kernel == LossKernel::kTorchFp32 ? 12.0 : 4.0;
+  // Final logit soft-capping (ModelSpec::final_logit_softcap) keeps its
+  // tanh's output, 2 bytes a logit, until the backward passes it.
+  const double per_logit =
+      (p.loss_kernel == LossKernel::kTorchFp32 ? 12.0 : 4.0) + (m.final_logit_softcap > 0 ? 2.0 : 0.0);
   a.logits = per_logit * static_cast<double>(local_seq * p.micro_batch) * static_cast<double>(m.vocab) /
              static_cast<double>(p.tp);
   return a;

@@ -302,6 +302,18 @@ std::vector<Case> Bases() {
     c.sc.model.attention_chunk_layers = 60;
     cases.push_back(std::move(c));
   }
+  {  // The Llama plan with Gemma 2's logit soft-caps (50 on the scores, 30
+     // on the final logits) and its attention materialised, as NeMo runs a
+     // capped attention, under full recompute so that its scores fit, so
+     // that the cap keys have values (set to 0, each takes its passes away).
+    Case c = llama_on("llama3-70b-soft-capped", "", 0);
+    c.sc.model.attention_softcap = 50;
+    c.sc.model.final_logit_softcap = 30;
+    c.sc.training.attention = parallelism::Attention::kMaterialized;
+    c.sc.training.recompute = parallelism::Recompute::kFull;
+    c.plans = {c.sc.training};
+    cases.push_back(std::move(c));
+  }
   {  // DeepSeek-V3 at ep 64 over 8 nodes with its released config's
      // group-limited routing (n_group 8, topk_group 4) in place of the
      // preset's stated node limit, so that the group keys have values.

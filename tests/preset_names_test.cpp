@@ -321,8 +321,8 @@ TEST(HfConfig, Qwen3ConfigNormalisesQueriesAndKeys) {
 }
 
 // What a config sets that the reader neither reads nor knows to change no
-// cost is kept and shown with the model: a quantization config, Gemma 2's
-// soft-capping; a feature turned off (false, null,
+// cost is kept and shown with the model: a quantization config, a Mixtral
+// router's jitter left aside, an unknown key; a feature turned off (false, null,
 // an empty list, Qwen2's window with use_sliding_window false) and
 // bookkeeping (token ids, epsilons, RoPE's base) say nothing. Keys in text_config carry its prefix.
 // Meta's Llama 3.1 8B config has none.
@@ -339,15 +339,42 @@ TEST(HfConfig, KeysNotReadAreKeptAndShown) {
   EXPECT_EQ(text::UnreadKeysLine(m),
             "           model config keys not read (what they change is not modelled): quantization_config\n");
   ASSERT_TRUE(models::ParseHfConfig("{" + shape + R"(, "use_sliding_window": true, "sliding_window": 4096,
-      "attn_logit_softcapping": 50.0})", "b.json", m, d)) << d.ToString();
-  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"attn_logit_softcapping"}));  // the window is read
-  ASSERT_TRUE(models::ParseHfConfig(R"({"text_config": {)" + shape + R"(, "final_logit_softcapping": 30.0}})",
+      "residual_scale": 0.5})", "b.json", m, d)) << d.ToString();
+  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"residual_scale"}));  // the window is read
+  ASSERT_TRUE(models::ParseHfConfig(R"({"text_config": {)" + shape + R"(, "residual_scale": 0.5}})",
                                     "c.json", m, d))
       << d.ToString();
-  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"text_config.final_logit_softcapping"}));
+  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"text_config.residual_scale"}));
   ASSERT_TRUE(models::ReadHfConfig(kData + "llama-3.1-8b.config.json", m, d)) << d.ToString();
   EXPECT_TRUE(m.unread_keys.empty());
   EXPECT_EQ(text::UnreadKeysLine(m), "");
+}
+
+// Gemma 2's config (tests/data/hf/gemma-2-27b.config.json): the logit
+// soft-caps read (50 on the attention scores, 30 on the final logits), the
+// window on every other layer (23 of 46), nothing left unread (its GeLU's
+// name, softmax scale and cache class change no cost); a null cap is none
+// and a negative one refused where it stands.
+TEST(HfConfig, Gemma2ReadsItsSoftCaps) {
+  base::Diagnostics d;
+  models::ModelSpec m;
+  ASSERT_TRUE(models::ReadHfConfig(kData + "gemma-2-27b.config.json", m, d)) << d.ToString();
+  EXPECT_DOUBLE_EQ(m.attention_softcap, 50.0);
+  EXPECT_DOUBLE_EQ(m.final_logit_softcap, 30.0);
+  EXPECT_EQ(m.sliding_window, 4096);
+  EXPECT_EQ(m.sliding_window_layers, 23);
+  EXPECT_TRUE(m.unread_keys.empty()) << m.unread_keys.front();
+  const std::string shape = R"({"model_type": "gemma2", "num_hidden_layers": 2, "hidden_size": 256,
+      "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000, )";
+  ASSERT_TRUE(models::ParseHfConfig(shape + R"("attn_logit_softcapping": null, "final_logit_softcapping": 0})",
+                                    "n.json", m, d))
+      << d.ToString();
+  EXPECT_DOUBLE_EQ(m.attention_softcap, 0.0);
+  EXPECT_DOUBLE_EQ(m.final_logit_softcap, 0.0);
+  EXPECT_FALSE(models::ParseHfConfig(shape + "\n" + R"("attn_logit_softcapping": -50.0})", "bad.json", m, d));
+  EXPECT_NE(d.ToString().find("bad.json:3:1: error: attn_logit_softcapping: expected a cap >= 0 (0 or null: none) (got '-50.0')"),
+            std::string::npos)
+      << d.ToString();
 }
 
 // Sliding windows as each family states them: Mistral v0.1 every layer;

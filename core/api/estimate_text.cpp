@@ -194,6 +194,29 @@ void PrintOperatorBreakdown(const engine::OperatorBreakdown& b, const engine::Tr
          " slowed compute beside overlapped traffic included; hidden = traffic - exposed)\n";
 }
 
+// Where a soft-capped model's caps are priced (ModelSpec::attention_softcap,
+// final_logit_softcap): the attention's in the materialised path's three
+// element-wise passes, not inside a fused kernel. NeMo's Gemma 2 runs its
+// attention unfused for the cap (nemo/collections/llm/gpt/model/gemma2.py:
+// Gemma2DotProductAttention, "use unfused SDPA for attn logit softcapping");
+// Transformer Engine takes a cap only into FlashAttention 2 or 3, not cuDNN's
+// fused attention (TransformerEngine PR 3391, 2026).
+std::string SoftcapLine(const models::ModelSpec& m, const parallelism::TrainingPlan& p) {
+  if (m.attention_softcap <= 0 && m.final_logit_softcap <= 0) return "";
+  std::string line = "           soft-capping";
+  if (m.final_logit_softcap > 0)
+    line += ": final logits at " + FormatPlain(m.final_logit_softcap) + " (three element-wise passes over them)";
+  if (m.attention_softcap > 0) {
+    line += std::string(m.final_logit_softcap > 0 ? ";" : ":") + " attention scores at " +
+            FormatPlain(m.attention_softcap);
+    line += p.attention == parallelism::Attention::kMaterialized
+                ? " (three element-wise passes over the scores, as NeMo's Gemma 2 runs them)"
+                : " inside the fused attention kernel, not priced (FlashAttention 2.6 on; NeMo's Gemma 2 runs "
+                  "attention unfused: training.attention=materialized)";
+  }
+  return line + "\n";
+}
+
 }  // namespace
 
 std::string UnreadKeysLine(const models::ModelSpec& m) {
@@ -238,7 +261,8 @@ void PrintEstimateTable(const EstimateResult& r, std::ostream& out) {
               : "")
       << (parallelism::RecomputesMoeAct(p) && models::MoeFraction(s.model) > 0 ? " + expert activations" : "")
       << (p.sequence_parallel ? ", sequence parallel" : "")
-      << ", ZeRO " << p.zero << "\n";
+      << ", ZeRO " << p.zero << "\n"
+      << SoftcapLine(s.model, p);
   if (!e.feasible()) {
     out << "\nINFEASIBLE: " << r.reason << "\n";
     if (e.iteration_s == 0) return;

@@ -300,7 +300,7 @@ CpExposed CpExposedOverLayers(const hardware::Network& net, const hardware::Grou
   if (models::LocalAttentionShare(m, seq) >= 1)
     return CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, attention_fwd);
   const LayerAttention a = LayerAttentionOf(m, attention_fwd, seq);
-  const double f = static_cast<double>(models::LocalLayers(m)) / static_cast<double>(m.layers);
+  const double f = models::LocalLayerFraction(m);
   const CpExposed global = CpExposedTime(net, g, m, scheme, tokens, tp, cp, act_bytes, a.global);
   const CpScheme ws = LocalLayersCpScheme(net, g, m, scheme, tokens, tp, cp, act_bytes, a.local);
   const CpExposed windowed = CpExposedTime(net, g, m, ws, tokens, tp, cp, act_bytes, a.local);

@@ -214,6 +214,57 @@ TEST(Issue16, ContextParallelVolumePerScheme) {
   EXPECT_TRUE(CpSchemeFits(m, CpScheme::kRing, 8, 8));
 }
 
+// Ring and all-gather CP loop a fused attention kernel over K/V blocks
+// (Megatron-Core's unfused DotProductAttention asserts
+// context_parallel_size == 1); Ulysses wraps any attention. So a
+// materialised attention takes cp > 1 only by Ulysses: Llama 3 8B (32 heads)
+// at tp 1, cp 8 runs it (4 heads a rank), at tp 8, cp 8 nothing does (4 heads
+// per tp rank over 8), and the estimate is refused with that reason; ring set
+// by hand is a located configuration error; auto picks Ulysses.
+TEST(Issue16, MaterialisedAttentionTakesContextParallelismOnlyByUlysses) {
+  using parallelism::Attention;
+  EXPECT_FALSE(CpSchemeRunsAttention(CpScheme::kRing, Attention::kMaterialized));
+  EXPECT_FALSE(CpSchemeRunsAttention(CpScheme::kAllGather, Attention::kMaterialized));
+  EXPECT_TRUE(CpSchemeRunsAttention(CpScheme::kUlysses, Attention::kMaterialized));
+  EXPECT_TRUE(CpSchemeRunsAttention(CpScheme::kRing, Attention::kFlash2));
+  Scenario s = test::LoadScenario("llama3-8b-128k-h100");
+  s.training.attention = Attention::kMaterialized;
+  s.training.cp_scheme = CpScheme::kAuto;
+  s.training.tp = 1;
+  s.training.cp = 8;
+  EXPECT_TRUE(CpPlanRuns(s.model, s.training));
+  s.training.tp = 8;
+  EXPECT_FALSE(CpPlanRuns(s.model, s.training));
+  s.training.attention = Attention::kFlash;
+  EXPECT_TRUE(CpPlanRuns(s.model, s.training));
+
+  s.training.attention = Attention::kMaterialized;
+  s.training.dp = 0;
+  s.training.tp = 1;
+  s.training.sequence_parallel = false;
+  base::Diagnostics d;
+  CrossCheck(s, d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  const TrainingEstimator est(s.model, s.system);
+  const TrainingEstimate by_ulysses = est.Run(s.training, s.workload);
+  EXPECT_EQ(by_ulysses.cp_scheme, CpScheme::kUlysses);
+  s.training.tp = 8;
+  s.training.sequence_parallel = true;
+  const TrainingEstimate none = est.Run(s.training, s.workload);
+  EXPECT_EQ(none.infeasible, Infeasible::kHeadsSplit);
+  EXPECT_EQ(ExplainInfeasible(none, s),
+            "materialized attention takes context parallelism only by Ulysses (ring and all-gather CP are loops "
+            "of a fused attention kernel; Megatron-Core's unfused attention asserts cp 1), and Ulysses cannot "
+            "split the 4 heads per tp rank over cp = 8");
+  s.training.cp_scheme = CpScheme::kRing;
+  CrossCheck(s, d);
+  EXPECT_FALSE(d.ok());
+  EXPECT_NE(d.ToString().find("training.cp_scheme: ring and all-gather context parallelism run a fused attention "
+                              "kernel over K/V blocks"),
+            std::string::npos)
+      << d.ToString();
+}
+
 // `auto` runs the scheme with the least exposed exchange: never more than
 // any scheme set by hand, and equal to one of them.
 TEST(Issue16, AutoContextParallelSchemeIsTheCheapest) {

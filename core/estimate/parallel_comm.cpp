@@ -201,6 +201,20 @@ bool CpSchemeFits(const models::ModelSpec& m, CpScheme scheme, int64_t tp, int64
   return tp > 0 && cp > 0 && m.heads % tp == 0 && (m.heads / tp) % cp == 0;
 }
 
+bool CpSchemeRunsAttention(CpScheme scheme, parallelism::Attention attention) {
+  return attention != parallelism::Attention::kMaterialized || scheme == CpScheme::kUlysses ||
+         scheme == CpScheme::kAuto;
+}
+
+bool CpPlanRuns(const models::ModelSpec& m, const parallelism::TrainingPlan& p) {
+  if (p.cp <= 1) return true;
+  if (p.cp_scheme != CpScheme::kAuto)
+    return CpSchemeFits(m, p.cp_scheme, p.tp, p.cp) && CpSchemeRunsAttention(p.cp_scheme, p.attention);
+  for (CpScheme s : {CpScheme::kRing, CpScheme::kAllGather, CpScheme::kUlysses})
+    if (CpSchemeFits(m, s, p.tp, p.cp) && CpSchemeRunsAttention(s, p.attention)) return true;
+  return false;
+}
+
 CpVolume CpVolumeOf(const models::ModelSpec& m, CpScheme scheme, double tokens, int64_t tp, int64_t cp,
                     double act_bytes) {
   CpVolume v;
@@ -322,8 +336,12 @@ CpScheme ChooseCpScheme(const hardware::Network& net, const hardware::GroupPlace
   for (CpScheme s : kSchemes) {
     double total = std::numeric_limits<double>::infinity();
     CpExposed t;
-    if (CpSchemeFits(m, s, p.tp, p.cp)) {
-      t = CpExposedOverLayers(net, g, m, s, tokens, p.tp, p.cp, act_bytes, attention_fwd, seq);
+    if (CpSchemeFits(m, s, p.tp, p.cp) && CpSchemeRunsAttention(s, p.attention)) {
+      // A materialised attention computes every score, windowed or not
+      // (models::LayerOps): its layers are alike.
+      t = p.attention == parallelism::Attention::kMaterialized
+              ? CpExposedTime(net, g, m, s, tokens, p.tp, p.cp, act_bytes, attention_fwd)
+              : CpExposedOverLayers(net, g, m, s, tokens, p.tp, p.cp, act_bytes, attention_fwd, seq);
       total = t.total();
     }
     if (each != nullptr) each[static_cast<int>(s)] = total;

@@ -528,6 +528,20 @@ double KvBytes(const models::ModelSpec& m, double tokens, int64_t tp, double act
 // Whether the scheme can split this model: Ulysses scatters query heads, so
 // heads / tp must be a multiple of cp (Jacobs et al. 2023, Sec. 3.1).
 bool CpSchemeFits(const models::ModelSpec& m, parallelism::CpScheme scheme, int64_t tp, int64_t cp);
+// Whether the scheme can run the plan's attention kernel. Ring and
+// all-gather CP are loops of a fused attention kernel over K/V blocks
+// (Transformer Engine's context-parallel attention); Megatron-Core's
+// unfused DotProductAttention asserts context_parallel_size == 1 ("Context
+// parallelism is only supported by TEDotProductAttention!",
+// megatron/core/transformer/dot_product_attention.py), and so does NeMo's
+// unfused Gemma 2 attention. Ulysses wraps any local attention between its
+// all-to-alls (DeepSpeed's DistributedAttention takes the local attention
+// as a module; Jacobs et al. 2023, Sec. 3.1). Auto: some scheme runs it.
+bool CpSchemeRunsAttention(parallelism::CpScheme scheme, parallelism::Attention attention);
+// Whether a plan's context parallelism can run at all: cp 1, or its scheme
+// (auto: one of ring, all-gather, Ulysses) both splits the model
+// (CpSchemeFits) and runs the plan's attention (CpSchemeRunsAttention).
+bool CpPlanRuns(const models::ModelSpec& m, const parallelism::TrainingPlan& p);
 
 // Volumes per scheme, for `tokens` = b s / cp tokens on this device:
 //   ring       (Liu et al. 2023, "Ring Attention with Blockwise

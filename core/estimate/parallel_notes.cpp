@@ -109,19 +109,24 @@ std::string CpNote(const Scenario& s, const TrainingEstimate& e, const OperatorC
   for (CpScheme x : kAll) {
     const double t = each[static_cast<int>(x)];
     line += std::string(x == CpScheme::kRing ? " " : ", ") + parallelism::CpSchemeName(x) + " " +
-            (std::isfinite(t) ? FormatTime(t)
-                              : "impossible (" + std::to_string(s.model.heads / std::max<int64_t>(1, p.tp)) +
-                                    " heads per tp rank do not split over cp)");
+            (std::isfinite(t)                         ? FormatTime(t)
+             : !CpSchemeRunsAttention(x, p.attention) ? std::string("impossible (materialized attention)")
+                                                      : "impossible (" +
+                                                            std::to_string(s.model.heads / std::max<int64_t>(1, p.tp)) +
+                                                            " heads per tp rank do not split over cp)");
   }
   const CpVolume ring = CpVolumeOf(s.model, CpScheme::kRing, c.tokens, p.tp, p.cp, c.act_bytes);
-  line += "; one layer's attention takes " + FormatTime(c.dense.attention_fwd) +
-          " forward, behind which ring hides its " + std::to_string(p.cp - 1) + " steps of " +
-          FormatBytes(ring.fwd_bytes / static_cast<double>(p.cp - 1)) +
-          ", while all-gather and ulysses wait for their collectives";
+  const bool materialized = p.attention == parallelism::Attention::kMaterialized;
+  line += "; one layer's attention takes " + FormatTime(c.dense.attention_fwd) + " forward" +
+          (materialized ? std::string(", materialized: ring and all-gather need a fused attention kernel")
+                        : ", behind which ring hides its " + std::to_string(p.cp - 1) + " steps of " +
+                              FormatBytes(ring.fwd_bytes / static_cast<double>(p.cp - 1)) +
+                              ", while all-gather and ulysses wait for their collectives");
   // Sliding-window or chunked layers (CpExposedOverLayers): their attention
-  // and the scheme they run beside the global layers'.
+  // and the scheme they run beside the global layers'. A materialised
+  // attention computes every score (ChooseCpScheme).
   const double seq = CpSequence(p, c.tokens);
-  if (models::LocalAttentionShare(s.model, seq) < 1) {
+  if (!materialized && models::LocalAttentionShare(s.model, seq) < 1) {
     const LayerAttention a = LayerAttentionOf(s.model, c.dense.attention_fwd, seq);
     const CpScheme local = LocalLayersCpScheme(est.network(), c.cp_group, s.model, runs, c.tokens, p.tp, p.cp,
                                                c.act_bytes, a.local);

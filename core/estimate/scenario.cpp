@@ -764,6 +764,12 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
               "ulysses scatters heads over cp: the " + std::to_string(m.heads / t.tp) +
                   " heads per tp rank must be a multiple of cp = " + std::to_string(t.cp),
               "use cp_scheme ring, allgather or auto");
+  if (t.cp > 1 && !engine::CpSchemeRunsAttention(t.cp_scheme, t.attention))
+    diags.Add(where, "training.cp_scheme", parallelism::CpSchemeName(t.cp_scheme),
+              "ring and all-gather context parallelism run a fused attention kernel over K/V blocks; "
+              "materialized attention takes cp > 1 only by ulysses (Megatron-Core's unfused attention "
+              "asserts context_parallel_size == 1)",
+              "use cp_scheme ulysses or auto, or attention flash");
   if (!pooled && dp > 0 && s.workload.global_batch % (dp * t.micro_batch) != 0)
     diags.Add(where, "workload.global_batch", std::to_string(s.workload.global_batch),
               "global batch must be a multiple of dp x micro_batch (" +

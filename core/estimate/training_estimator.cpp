@@ -758,6 +758,7 @@ struct CollectiveMemo {
     bool valid = false;
     hardware::GroupPlacement g;
     parallelism::CpScheme asked = parallelism::CpScheme::kAuto, scheme = parallelism::CpScheme::kAuto;
+    parallelism::Attention attention = parallelism::Attention::kFlash;  // which schemes run it
     int64_t tp = 0, cp = 0;
     double tokens = 0, act = 0, attention_fwd = 0;
     CpExposed t;
@@ -1021,14 +1022,15 @@ parallelism::CpScheme CpSchemeMemo(CollectiveMemo* memo, const hardware::Network
   if (memo == nullptr) return ChooseCpScheme(net, g, m, p, tokens, act, attention_fwd, t, nullptr);
   for (const CollectiveMemo::CpSlot& s : memo->cp)
     if (s.valid && s.g.size == g.size && s.g.tiers == g.tiers && s.g.per_domain == g.per_domain &&
-        s.g.flat == g.flat && s.g.stride == g.stride && s.asked == p.cp_scheme && s.tp == p.tp &&
+        s.g.flat == g.flat && s.g.stride == g.stride && s.asked == p.cp_scheme &&
+        s.attention == p.attention && s.tp == p.tp &&
         s.cp == p.cp && s.tokens == tokens && s.act == act && s.attention_fwd == attention_fwd) {
       *t = s.t;
       return s.scheme;
     }
   CollectiveMemo::CpSlot& s = memo->cp[memo->cp_next++ % memo->cp.size()];
-  s = CollectiveMemo::CpSlot{true, g, p.cp_scheme, parallelism::CpScheme::kAuto, p.tp, p.cp, tokens, act,
-                             attention_fwd, CpExposed{}};
+  s = CollectiveMemo::CpSlot{true,  g,    p.cp_scheme, parallelism::CpScheme::kAuto, p.attention, p.tp, p.cp,
+                             tokens, act, attention_fwd, CpExposed{}};
   s.scheme = ChooseCpScheme(net, g, m, p, tokens, act, attention_fwd, &s.t, nullptr);
   *t = s.t;
   return s.scheme;
@@ -1280,7 +1282,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       parallelism::ExpertDataParallelSize(p, dp) == 0 ||
       (m.experts > 1 && models::ExpertFfn(m) % parallelism::ExpertTensorParallel(p) != 0) ||
       w.seq_len % p.cp != 0 ||
-      (p.cp > 1 && !CpSchemeFits(m, p.cp_scheme, p.tp, p.cp))) {
+      !CpPlanRuns(m, p)) {
     e.infeasible = Infeasible::kHeadsSplit;
     return e;
   }
@@ -2018,6 +2020,13 @@ std::string ExplainInfeasible(const TrainingEstimate& e, const Scenario& s) {
         return "cp_scheme ulysses scatters heads over cp: the " +
                std::to_string(s.model.heads / std::max<int64_t>(1, p.tp)) +
                " heads per tp rank are not a multiple of cp = " + std::to_string(p.cp);
+      if (!CpPlanRuns(s.model, p))
+        return "materialized attention takes context parallelism only by Ulysses (ring and all-gather CP are "
+               "loops of a fused attention kernel; Megatron-Core's unfused attention asserts cp 1), and " +
+               std::string(p.cp_scheme == parallelism::CpScheme::kAuto
+                               ? "Ulysses cannot split the " + std::to_string(s.model.heads / std::max<int64_t>(1, p.tp)) +
+                                     " heads per tp rank over cp = " + std::to_string(p.cp)
+                               : "the plan names " + std::string(parallelism::CpSchemeName(p.cp_scheme)));
       return "tp/cp/ep/etp do not divide the heads, MLP, sequence or experts, or ep x etp does not divide "
              "tp x cp x dp";
     case Infeasible::kLayerSplit:

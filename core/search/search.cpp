@@ -17,6 +17,7 @@
 #include "core/base/format.h"
 #include "hardware/device_model.h"
 #include "core/estimate/event_estimator.h"
+#include "core/estimate/parallel_comm.h"
 #include "core/goodput/goodput.h"
 #include "hardware/topology.h"
 #include "models/transformer.h"
@@ -471,6 +472,12 @@ class Searcher {
     // no plan of this shape runs, as the estimator would say of each.
     if (parallelism::StageLayoutInvalid(su.plan, s.model.layers) ||
         parallelism::OffloadLayersInvalid(su.plan, s.model.layers)) {
+      n.pruned_divisibility += all;
+      return;
+    }
+    // Context parallelism no scheme can run for this shape (engine::CpPlanRuns:
+    // Ulysses' heads, or a materialised attention under ring or all-gather).
+    if (!engine::CpPlanRuns(s.model, su.plan)) {
       n.pruned_divisibility += all;
       return;
     }

@@ -29,6 +29,7 @@ constexpr TypeInfo kTypes[] = {
     {"opt", Family::kGptLearned},   {"gpt_neox", Family::kNeox},
     {"deepseek_v2", Family::kLlama}, {"deepseek_v3", Family::kLlama},
     {"llama4", Family::kLlama},     {"llama4_text", Family::kLlama},
+    {"gemma3", Family::kLlama},     {"gemma3_text", Family::kLlama},
 };
 
 // Keys that change nothing a step's time or memory depends on: the file's
@@ -58,7 +59,9 @@ const std::set<std::string>& NoCostKeys() {
       // Gemma 2: the gate's GeLU (hidden_act's twin), the softmax scale's
       // denominator, the cache class (its windows are read), the window's
       // older name beside sliding_window.
-      "hidden_activation", "query_pre_attn_scalar", "cache_implementation", "sliding_window_size"};
+      "hidden_activation", "query_pre_attn_scalar", "cache_implementation", "sliding_window_size",
+      // Gemma 3: the local layers' RoPE base.
+      "rope_local_base_freq"};
   return keys;
 }
 
@@ -289,13 +292,18 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     }
   }
   m.citation = "Hugging Face config.json: " + file;
+  // Gemma 3's published configs leave keys at transformers' Gemma3TextConfig
+  // defaults (configuration_gemma3.py: vocab_size 262,208, head_dim 256,
+  // num_key_value_heads 4, max_position_embeddings 131,072, sliding_window
+  // 4096, sliding_window_pattern 6, tie_word_embeddings true), which apply.
+  const bool gemma3 = type == "gemma3" || type == "gemma3_text";
   m.layers = integer({"num_hidden_layers", "n_layer"}, true, 1, 1);
   m.hidden = integer({"hidden_size", "n_embd"}, true, 1, 1);
   m.heads = integer({"num_attention_heads", "n_head"}, true, 1, 1);
-  m.kv_heads = integer({"num_key_value_heads"}, false, 0, 1);
-  m.head_dim = integer({"head_dim"}, false, 0, 1);
-  m.vocab = integer({"vocab_size"}, true, 1, 1);
-  m.max_seq = integer({"max_position_embeddings", "n_positions"}, false, 0, 1);
+  m.kv_heads = integer({"num_key_value_heads"}, false, gemma3 ? 4 : 0, 1);
+  m.head_dim = integer({"head_dim"}, false, gemma3 ? 256 : 0, 1);
+  m.vocab = integer({"vocab_size"}, !gemma3, gemma3 ? 262208 : 1, 1);
+  m.max_seq = integer({"max_position_embeddings", "n_positions"}, false, gemma3 ? 131072 : 0, 1);
   // Dropout probabilities as the config states them (GPT-2: resid_pdrop,
   // attn_pdrop; GPT-NeoX: hidden_dropout, attention_dropout; Llama-style:
   // attention_dropout only); a key left out means no dropout.
@@ -333,12 +341,13 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     m.norm = Norm::kRmsNorm;
     m.position = Position::kRope;
     m.bias = boolean("attention_bias", false);
-    m.tied_embeddings = boolean("tie_word_embeddings", type == "gemma" || type == "gemma2");
+    m.tied_embeddings = boolean("tie_word_embeddings", type == "gemma" || type == "gemma2" || gemma3);
     m.ffn = integer({"intermediate_size"}, true, 0, 1);
-    // Qwen3 normalises every head's query and key (modeling_qwen3.py and
-    // modeling_qwen3_moe.py: Qwen3Attention's q_norm and k_norm, RMSNorms
-    // of head_dim, always; no config key says so).
-    m.qk_norm = type == "qwen3" || type == "qwen3_moe";
+    // Qwen3 and Gemma 3 normalise every head's query and key
+    // (modeling_qwen3.py and modeling_qwen3_moe.py: Qwen3Attention's q_norm
+    // and k_norm; modeling_gemma3.py: Gemma3Attention's; RMSNorms of
+    // head_dim, always; no config key says so).
+    m.qk_norm = type == "qwen3" || type == "qwen3_moe" || gemma3;
   } else {
     m.activation = Activation::kGelu;
     m.norm = Norm::kLayerNorm;
@@ -384,7 +393,10 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
   // window). Qwen2/Qwen3 window only with use_sliding_window true, the layers
   // from max_window_layers on (modeling_qwen2.py, Qwen2Attention); Gemma 2
   // every other layer from the first (modeling_gemma2.py: is_sliding = not
-  // layer_idx % 2); Mistral and Phi-3 every layer. A `layer_types` list of
+  // layer_idx % 2); Gemma 3 all but every sliding_window_pattern-th
+  // (modeling_gemma3.py: is_sliding = bool((layer_idx + 1) % pattern), 52
+  // of 62 at 6; 4096 tokens when the key is absent); Mistral and Phi-3
+  // every layer. A `layer_types` list of
   // sliding_attention / full_attention entries (transformers 4.53 on) says
   // it per layer and is counted instead.
   const bool qwen = type == "qwen2" || type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe";
@@ -393,10 +405,13 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
   // Off when the flag says false, or for Qwen when it is absent (its default).
   const bool window_off = (use_window != cfg.end() && use_window->is_boolean() && !window_on_flag) ||
                           (qwen && !window_on_flag);
-  if (cfg.contains("sliding_window") && !cfg["sliding_window"].is_null() && !window_off) {
-    const int64_t window = integer({"sliding_window"}, false, 0, 1);
+  if ((gemma3 && !cfg.contains("sliding_window")) ||
+      (cfg.contains("sliding_window") && !cfg["sliding_window"].is_null() && !window_off)) {
+    const int64_t window = integer({"sliding_window"}, false, gemma3 ? 4096 : 0, 1);
     int64_t windowed = m.layers;
     if (type == "gemma2") windowed = (m.layers + 1) / 2;
+    if (gemma3)
+      windowed = m.layers - m.layers / integer({"sliding_window_pattern", "_sliding_window_pattern"}, false, 6, 1);
     if (qwen) {
       read.insert("use_sliding_window");
       windowed = std::max<int64_t>(0, m.layers - integer({"max_window_layers"}, false, 0, 0));

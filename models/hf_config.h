@@ -19,17 +19,19 @@
 //                   qk_rope_head_dim, v_head_dim; num_nextn_predict_layers (MTP)
 //   GPT-2 family    n_layer, n_embd, n_head, n_inner, n_positions
 //   local attention sliding_window, use_sliding_window, max_window_layers,
-//                   layer_types; Llama 4's attention_chunk_size,
+//                   layer_types, Gemma 3's sliding_window_pattern;
+//                   Llama 4's attention_chunk_size,
 //                   no_rope_layers, no_rope_layer_interval
 //   Llama 4         intermediate_size_mlp, interleave_moe_layer_step,
 //                   moe_layers, use_qk_norm
 //   routing groups  n_group, topk_group
 //   soft-capping    attn_logit_softcapping, final_logit_softcapping
 // Architecture from `model_type`: the Llama family (llama, mistral, mixtral,
-// qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3, deepseek_v2,
-// deepseek_v3, llama4, llama4_text) is gated-SiLU MLP, RMSNorm, RoPE, no
-// biases, with a QK-norm for qwen3 and qwen3_moe (and llama4 with
-// use_qk_norm); gpt2, gpt_bigcode and opt are GeLU, LayerNorm, learned
+// qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text,
+// phi3, deepseek_v2, deepseek_v3, llama4, llama4_text) is gated-SiLU MLP,
+// RMSNorm, RoPE, no biases, with a QK-norm for qwen3, qwen3_moe and the
+// gemma3 types (and llama4 with use_qk_norm; Gemma 3's keys left out take
+// Gemma3TextConfig's defaults); gpt2, gpt_bigcode and opt are GeLU, LayerNorm, learned
 // positions and biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
 // Other model types are refused with the list. Keys read neither here nor
 // listed as changing nothing a step costs (hf_config.cpp, NoCostKeys) are

@@ -417,6 +417,49 @@ TEST(HfConfig, SlidingWindowsAreReadPerFamily) {
 // moe_layers 1, 3, ..., 47, 128 experts, no QK-norm, the RoPE layers from
 // the default interval 4) counts as its preset's 400.7B; a null chunk size
 // means no chunks; a layer_types list is counted per layer.
+// Gemma 3 27B's config (tests/data/hf/gemma-3-27b.config.json, a gemma3
+// root with a gemma3_text text_config): what it states is read, and what it
+// leaves out takes Gemma3TextConfig's defaults (262,208 words, tied
+// embeddings, a window on all but every 6th layer: 62 - 10 = 52), its
+// QK-norm comes with the type, nothing is left unread, and it counts as the
+// gemma3-27b preset does. A gemma3_text config of 26 layers windows 26 - 4
+// = 22 at the default pattern, 20 at a pattern of 4, and a layer_types
+// list, when given, is counted instead.
+TEST(HfConfig, Gemma3ReadsItsDefaultsWindowsAndNorms) {
+  base::Diagnostics d;
+  models::ModelSpec m, preset;
+  ASSERT_TRUE(models::ReadHfConfig(kData + "gemma-3-27b.config.json", m, d)) << d.ToString();
+  EXPECT_EQ(m.layers, 62);
+  EXPECT_EQ(m.kv_heads, 16);
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_EQ(m.vocab, 262208);
+  EXPECT_EQ(m.max_seq, 131072);
+  EXPECT_EQ(m.sliding_window, 1024);
+  EXPECT_EQ(m.sliding_window_layers, 52);
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_EQ(m.attention_softcap, 0.0);
+  EXPECT_TRUE(m.unread_keys.empty()) << m.unread_keys.front();
+  ASSERT_TRUE(LoadModelPreset("gemma3-27b", PresetStore(kConfigs), {}, "model", preset, d)) << d.ToString();
+  EXPECT_EQ(preset.sliding_window_layers, 52);
+  EXPECT_DOUBLE_EQ(models::ParameterCount(m, 8192), models::ParameterCount(preset, 8192));
+
+  const auto windowed = [&](const std::string& extra) {
+    models::ModelSpec g;
+    EXPECT_TRUE(models::ParseHfConfig(R"({"model_type": "gemma3_text", "num_hidden_layers": 26, "hidden_size": 1152,
+        "num_attention_heads": 4, "num_key_value_heads": 1, "intermediate_size": 6912, "sliding_window": 512)" +
+                                          extra + "}",
+                                      "g.json", g, d))
+        << d.ToString();
+    return g.sliding_window_layers;
+  };
+  EXPECT_EQ(windowed(""), 22);
+  EXPECT_EQ(windowed(R"(, "sliding_window_pattern": 4)"), 20);
+  std::string types = R"(, "layer_types": [)";
+  for (int i = 0; i < 26; ++i) types += std::string(i > 0 ? ", " : "") + (i % 2 == 0 ? R"("sliding_attention")" : R"("full_attention")");
+  EXPECT_EQ(windowed(types + "]"), 13);
+}
+
 TEST(HfConfig, Llama4ReadsItsExpertsChunksAndNorms) {
   base::Diagnostics d;
   models::ModelSpec scout, preset;

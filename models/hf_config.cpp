@@ -30,6 +30,7 @@ constexpr TypeInfo kTypes[] = {
     {"deepseek_v2", Family::kLlama}, {"deepseek_v3", Family::kLlama},
     {"llama4", Family::kLlama},     {"llama4_text", Family::kLlama},
     {"gemma3", Family::kLlama},     {"gemma3_text", Family::kLlama},
+    {"gpt_oss", Family::kLlama},
 };
 
 // Keys that change nothing a step's time or memory depends on: the file's
@@ -61,7 +62,10 @@ const std::set<std::string>& NoCostKeys() {
       // older name beside sliding_window.
       "hidden_activation", "query_pre_attn_scalar", "cache_implementation", "sliding_window_size",
       // Gemma 3: the local layers' RoPE base.
-      "rope_local_base_freq"};
+      "rope_local_base_freq",
+      // gpt-oss: a copy of num_experts_per_tok beside it, and YaRN's original
+      // context (RoPE scaling).
+      "experts_per_token", "initial_context_length"};
   return keys;
 }
 
@@ -340,7 +344,9 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     m.activation = Activation::kSwiglu;
     m.norm = Norm::kRmsNorm;
     m.position = Position::kRope;
-    m.bias = boolean("attention_bias", false);
+    // gpt-oss: biased attention projections by default (GptOssConfig's
+    // attention_bias True; its experts and router carry biases too).
+    m.bias = boolean("attention_bias", type == "gpt_oss");
     m.tied_embeddings = boolean("tie_word_embeddings", type == "gemma" || type == "gemma2" || gemma3);
     m.ffn = integer({"intermediate_size"}, true, 0, 1);
     // Qwen3 and Gemma 3 normalise every head's query and key
@@ -392,8 +398,9 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
   // Sliding-window attention: which layers use `sliding_window` (null: no
   // window). Qwen2/Qwen3 window only with use_sliding_window true, the layers
   // from max_window_layers on (modeling_qwen2.py, Qwen2Attention); Gemma 2
-  // every other layer from the first (modeling_gemma2.py: is_sliding = not
-  // layer_idx % 2); Gemma 3 all but every sliding_window_pattern-th
+  // and gpt-oss every other layer from the first (modeling_gemma2.py:
+  // is_sliding = not layer_idx % 2; GptOssConfig's default layer_types);
+  // Gemma 3 all but every sliding_window_pattern-th
   // (modeling_gemma3.py: is_sliding = bool((layer_idx + 1) % pattern), 52
   // of 62 at 6; 4096 tokens when the key is absent); Mistral and Phi-3
   // every layer. A `layer_types` list of
@@ -409,7 +416,7 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
       (cfg.contains("sliding_window") && !cfg["sliding_window"].is_null() && !window_off)) {
     const int64_t window = integer({"sliding_window"}, false, gemma3 ? 4096 : 0, 1);
     int64_t windowed = m.layers;
-    if (type == "gemma2") windowed = (m.layers + 1) / 2;
+    if (type == "gemma2" || type == "gpt_oss") windowed = (m.layers + 1) / 2;
     if (gemma3)
       windowed = m.layers - m.layers / integer({"sliding_window_pattern", "_sliding_window_pattern"}, false, 6, 1);
     if (qwen) {

@@ -460,6 +460,28 @@ TEST(HfConfig, Gemma3ReadsItsDefaultsWindowsAndNorms) {
   EXPECT_EQ(windowed(types + "]"), 13);
 }
 
+// gpt-oss-20b's config.json (tests/data/hf/gpt-oss-20b.config.json): 32
+// experts of 2880, 4 a token, biased projections, the 128-token window on
+// the 12 sliding layers its layer_types lists, and it counts as the
+// gpt-oss-20b preset. What it states that is not modelled is said: the
+// MXFP4 expert weights (quantization_config) and the clamped SwiGLU
+// (swiglu_limit); its copy of the top-k and YaRN's original length are not.
+TEST(HfConfig, GptOssReadsItsExpertsWindowAndBiases) {
+  base::Diagnostics d;
+  models::ModelSpec m, preset;
+  ASSERT_TRUE(models::ReadHfConfig(kData + "gpt-oss-20b.config.json", m, d)) << d.ToString();
+  EXPECT_EQ(m.layers, 24);
+  EXPECT_EQ(m.experts, 32);
+  EXPECT_EQ(m.top_k, 4);
+  EXPECT_TRUE(m.bias);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_EQ(m.sliding_window, 128);
+  EXPECT_EQ(m.sliding_window_layers, 12);
+  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"quantization_config", "swiglu_limit"}));
+  ASSERT_TRUE(LoadModelPreset("gpt-oss-20b", PresetStore(kConfigs), {}, "model", preset, d)) << d.ToString();
+  EXPECT_DOUBLE_EQ(models::ParameterCount(m, 8192), models::ParameterCount(preset, 8192));
+}
+
 TEST(HfConfig, Llama4ReadsItsExpertsChunksAndNorms) {
   base::Diagnostics d;
   models::ModelSpec scout, preset;

@@ -1282,7 +1282,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       parallelism::ExpertDataParallelSize(p, dp) == 0 ||
       (m.experts > 1 && models::ExpertFfn(m) % parallelism::ExpertTensorParallel(p) != 0) ||
       w.seq_len % p.cp != 0 ||
-      !CpPlanRuns(m, p)) {
+      (p.cp > 1 && !CpPlanRuns(m, p))) {
     e.infeasible = Infeasible::kHeadsSplit;
     return e;
   }

@@ -30,7 +30,7 @@ constexpr TypeInfo kTypes[] = {
     {"deepseek_v2", Family::kLlama}, {"deepseek_v3", Family::kLlama},
     {"llama4", Family::kLlama},     {"llama4_text", Family::kLlama},
     {"gemma3", Family::kLlama},     {"gemma3_text", Family::kLlama},
-    {"gpt_oss", Family::kLlama},
+    {"gpt_oss", Family::kLlama},    {"glm4_moe", Family::kLlama},
 };
 
 // Keys that change nothing a step's time or memory depends on: the file's
@@ -354,6 +354,10 @@ bool ParseHfConfig(const std::string& text, const std::string& file, ModelSpec& 
     // and k_norm; modeling_gemma3.py: Gemma3Attention's; RMSNorms of
     // head_dim, always; no config key says so).
     m.qk_norm = type == "qwen3" || type == "qwen3_moe" || gemma3;
+    // GLM-4.5 (glm4_moe): a QK-norm when use_qk_norm says so
+    // (modeling_glm4_moe.py, Glm4MoeAttention's q_norm and k_norm; false by
+    // default, true in GLM-4.5's released config).
+    if (type == "glm4_moe") m.qk_norm = boolean("use_qk_norm", false);
   } else {
     m.activation = Activation::kGelu;
     m.norm = Norm::kLayerNorm;

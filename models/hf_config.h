@@ -28,11 +28,12 @@
 //   soft-capping    attn_logit_softcapping, final_logit_softcapping
 // Architecture from `model_type`: the Llama family (llama, mistral, mixtral,
 // qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text,
-// phi3, deepseek_v2, deepseek_v3, llama4, llama4_text, gpt_oss) is gated-SiLU
-// MLP, RMSNorm, RoPE, no biases (gpt_oss's by default), with a QK-norm for qwen3, qwen3_moe and the
-// gemma3 types (and llama4 with use_qk_norm; Gemma 3's keys left out take
-// Gemma3TextConfig's defaults); gpt2, gpt_bigcode and opt are GeLU, LayerNorm, learned
-// positions and biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
+// phi3, deepseek_v2, deepseek_v3, llama4, llama4_text, gpt_oss, glm4_moe) is
+// gated-SiLU MLP, RMSNorm, RoPE, no biases (gpt_oss's by default), with a
+// QK-norm for qwen3, qwen3_moe and the gemma3 types (llama4 and glm4_moe with
+// use_qk_norm; Gemma 3's keys left out take Gemma3TextConfig's defaults);
+// gpt2, gpt_bigcode and opt are GeLU, LayerNorm, learned positions and
+// biases; gpt_neox is GeLU, LayerNorm, RoPE and biases.
 // Other model types are refused with the list. Keys read neither here nor
 // listed as changing nothing a step costs (hf_config.cpp, NoCostKeys) are
 // kept in ModelSpec::unread_keys when they are set (not false, null or an

@@ -482,6 +482,43 @@ TEST(HfConfig, GptOssReadsItsExpertsWindowAndBiases) {
   EXPECT_DOUBLE_EQ(models::ParameterCount(m, 8192), models::ParameterCount(preset, 8192));
 }
 
+// GLM-4.5-Air's config (glm4_moe, as ms-swift's documentation prints the
+// released file's Glm4MoeConfig): 128 routed experts of 1408 and one shared,
+// 8 a token, the first layer dense (10,944), one MTP layer, biased
+// attention, no QK-norm; 106,884,410,624 parameters with the MTP layer,
+// against the model card's 106B (Z.ai's GLM-4.5: 106B total, 12B active for
+// the Air). Its half-rotated RoPE (partial_rotary_factor 0.5) is reported
+// unread; use_qk_norm true turns the norms on (GLM-4.5's own config).
+TEST(HfConfig, Glm45AirReadsItsExpertsAndMtp) {
+  const std::string air = R"({"architectures": ["Glm4MoeForCausalLM"], "attention_bias": true,
+      "attention_dropout": 0.0, "eos_token_id": [151329, 151336, 151338], "first_k_dense_replace": 1,
+      "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+      "intermediate_size": 10944, "max_position_embeddings": 131072, "model_type": "glm4_moe",
+      "moe_intermediate_size": 1408, "n_group": 1, "n_routed_experts": 128, "n_shared_experts": 1,
+      "norm_topk_prob": true, "num_attention_heads": 96, "num_experts_per_tok": 8, "num_hidden_layers": 46,
+      "num_key_value_heads": 8, "num_nextn_predict_layers": 1, "pad_token_id": 151329,
+      "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 1000000,
+      "routed_scaling_factor": 1.0, "tie_word_embeddings": false, "topk_group": 1, "torch_dtype": "bfloat16",
+      "transformers_version": "4.54.1", "use_cache": true, "use_qk_norm": false, "vocab_size": 151552)";
+  base::Diagnostics d;
+  models::ModelSpec m;
+  ASSERT_TRUE(models::ParseHfConfig(air + "}", "glm-4.5-air.json", m, d)) << d.ToString();
+  EXPECT_EQ(m.experts, 128);
+  EXPECT_EQ(m.top_k, 8);
+  EXPECT_EQ(m.expert_ffn, 1408);
+  EXPECT_EQ(m.shared_experts, 1);
+  EXPECT_EQ(m.first_dense_layers, 1);
+  EXPECT_EQ(m.mtp_depth, 1);
+  EXPECT_TRUE(m.bias);
+  EXPECT_FALSE(m.qk_norm);
+  EXPECT_EQ(m.unread_keys, std::vector<std::string>({"partial_rotary_factor"}));
+  EXPECT_NEAR(models::ParameterCount(m, 4096) / 1e9, 106, 1.5);
+  std::string with_norms = air + "}";
+  with_norms.replace(with_norms.find(R"("use_qk_norm": false)"), 20, R"("use_qk_norm": true)");
+  ASSERT_TRUE(models::ParseHfConfig(with_norms, "q.json", m, d)) << d.ToString();
+  EXPECT_TRUE(m.qk_norm);
+}
+
 TEST(HfConfig, Llama4ReadsItsExpertsChunksAndNorms) {
   base::Diagnostics d;
   models::ModelSpec scout, preset;

@@ -31,6 +31,10 @@ constexpr TypeInfo kTypes[] = {
     {"llama4", Family::kLlama},     {"llama4_text", Family::kLlama},
     {"gemma3", Family::kLlama},     {"gemma3_text", Family::kLlama},
     {"gpt_oss", Family::kLlama},    {"glm4_moe", Family::kLlama},
+    // Kimi K2 is DeepSeek-V3's architecture under a name of its own (Moonshot
+    // AI's deployment guide: "Kimi-K2 reuses the DeepSeekV3CausalLM
+    // architecture", model_type kimi_k2 set to tell the engines apart).
+    {"kimi_k2", Family::kLlama},
 };
 
 // Keys that change nothing a step's time or memory depends on: the file's

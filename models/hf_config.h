@@ -28,7 +28,8 @@
 //   soft-capping    attn_logit_softcapping, final_logit_softcapping
 // Architecture from `model_type`: the Llama family (llama, mistral, mixtral,
 // qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text,
-// phi3, deepseek_v2, deepseek_v3, llama4, llama4_text, gpt_oss, glm4_moe) is
+// phi3, deepseek_v2, deepseek_v3, kimi_k2, llama4, llama4_text, gpt_oss,
+// glm4_moe) is
 // gated-SiLU MLP, RMSNorm, RoPE, no biases (gpt_oss's by default), with a
 // QK-norm for qwen3, qwen3_moe and the gemma3 types (llama4 and glm4_moe with
 // use_qk_norm; Gemma 3's keys left out take Gemma3TextConfig's defaults);

@@ -519,6 +519,37 @@ TEST(HfConfig, Glm45AirReadsItsExpertsAndMtp) {
   EXPECT_TRUE(m.qk_norm);
 }
 
+// Kimi K2's config is DeepSeek-V3's architecture under model_type kimi_k2
+// (Moonshot AI's deployment guide), here with the shape its kimi-k2 preset
+// cites (61 layers, 1 dense of 18,432; 384 experts of 2048, 8 a token, 1
+// shared; MLA 1536 / 512, heads of 128 + 64, values 128): it reads as that
+// preset counts, and as the same file typed deepseek_v3 does; Kimi K2.5's
+// multimodal root keeps it under text_config.
+TEST(HfConfig, KimiK2ReadsAsDeepSeekV3) {
+  const std::string k2 = R"("num_hidden_layers": 61, "hidden_size": 7168, "num_attention_heads": 64,
+      "num_key_value_heads": 64, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+      "qk_rope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 384, "num_experts_per_tok": 8,
+      "n_shared_experts": 1, "moe_intermediate_size": 2048, "intermediate_size": 18432,
+      "first_k_dense_replace": 1, "max_position_embeddings": 131072, "vocab_size": 163840,
+      "scoring_func": "sigmoid", "topk_method": "noaux_tc", "routed_scaling_factor": 2.827)";
+  base::Diagnostics d;
+  models::ModelSpec kimi, deepseek, k25, preset;
+  ASSERT_TRUE(models::ParseHfConfig(R"({"model_type": "kimi_k2", )" + k2 + "}", "k2.json", kimi, d)) << d.ToString();
+  ASSERT_TRUE(models::ParseHfConfig(R"({"model_type": "deepseek_v3", )" + k2 + "}", "v3.json", deepseek, d))
+      << d.ToString();
+  ASSERT_TRUE(models::ParseHfConfig(R"({"model_type": "kimi_k25", "text_config": {"model_type": "kimi_k2", )" + k2 +
+                                        "}}",
+                                    "k25.json", k25, d))
+      << d.ToString();
+  ASSERT_TRUE(LoadModelPreset("kimi-k2", PresetStore(kConfigs), {}, "model", preset, d)) << d.ToString();
+  EXPECT_EQ(kimi.experts, 384);
+  EXPECT_EQ(kimi.kv_lora_rank, 512);
+  EXPECT_TRUE(kimi.unread_keys.empty()) << kimi.unread_keys.front();
+  EXPECT_DOUBLE_EQ(models::ParameterCount(kimi, 8192), models::ParameterCount(preset, 8192));
+  EXPECT_DOUBLE_EQ(models::ParameterCount(deepseek, 8192), models::ParameterCount(preset, 8192));
+  EXPECT_DOUBLE_EQ(models::ParameterCount(k25, 8192), models::ParameterCount(preset, 8192));
+}
+
 TEST(HfConfig, Llama4ReadsItsExpertsChunksAndNorms) {
   base::Diagnostics d;
   models::ModelSpec scout, preset;

@@ -28,6 +28,18 @@ Op Elementwise(const char* name, double bytes) {
   return op;
 }
 
+// Soft-capping, cap * tanh(x / cap) (Gemma 2 report, Sec. 2), as eager code
+// writes it (NeMo's Gemma2DotProductAttention and Gemma2OutputLayer,
+// transformers' eager Gemma 2): x / cap, tanh, * cap, each reading and
+// writing the `elements` (6e an element). Backward: the product's and the
+// division's gradients read and write it (2e each); tanh's reads it and its
+// saved output and writes it (3e): 7e.
+Op SoftcapOp(const char* name, double elements, double e) {
+  Op op = Elementwise(name, 6 * elements * e);
+  op.bwd_bytes = 7 * elements * e;
+  return op;
+}
+
 // torchtitan's op-level SAC counter (transformer.h, LayerOps): `widths` are
 // the output widths of the aten.mm calls one operator stands for, in call
 // order; returns the share of its output width whose call count is even
@@ -356,14 +368,8 @@ void LayerOps(const ModelSpec& m, const LayerShape& s, bool moe, int64_t ep, OpL
     qk.op_sac_recompute = 1;  // aten.bmm: not in torchtitan's _save_list
     out.Add(qk);
     if (m.attention_softcap > 0) {
-      // Soft-capping (ModelSpec::attention_softcap) as eager code writes it
-      // (NeMo's Gemma2DotProductAttention, transformers' eager Gemma 2):
-      // scores / cap, tanh, * cap, each reading and writing the scores (6e
-      // a score). Backward: the product's and the division's gradients read
-      // and write it (2e each); tanh's reads it and its saved output and
-      // writes it (3e): 7e.
-      Op cap = Elementwise("attention_softcap", 6 * scores * e);
-      cap.bwd_bytes = 7 * scores * e;
+      // ModelSpec::attention_softcap over every score (SoftcapOp).
+      Op cap = SoftcapOp("attention_softcap", scores, e);
       cap.attention_core = true;
       out.Add(cap);
     }
@@ -501,13 +507,9 @@ void HeadOps(const ModelSpec& m, const LayerShape& s, OpList& out) {
   AddNorm(out, final_norm, m, s, norm_tokens * h, s.act_bytes);
   out.Add(Gemm("lm_head", tokens, v, h, s.act_bytes));
   if (m.final_logit_softcap > 0) {
-    // Final logit soft-capping (ModelSpec::final_logit_softcap): logits /
-    // cap, tanh, * cap, as NeMo's Gemma2OutputLayer and transformers'
-    // Gemma2ForCausalLM run it, over the logits in the activations' type:
-    // 6e a logit forward, 7e backward (the attention's soft-cap above).
-    Op cap = Elementwise("logit_softcap", 6 * tokens * v * s.act_bytes);
-    cap.bwd_bytes = 7 * tokens * v * s.act_bytes;
-    out.Add(cap);
+    // ModelSpec::final_logit_softcap over the logits in the activations'
+    // type (SoftcapOp).
+    out.Add(SoftcapOp("logit_softcap", tokens * v, s.act_bytes));
   }
   // Cross-entropy over the vocabulary shard: read logits, write fp32 softmax.
   out.Add(Elementwise("cross_entropy", tokens * v * (s.act_bytes + 4)));

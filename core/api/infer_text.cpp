@@ -89,7 +89,7 @@ void PrintStatic(const InferResult& r, std::ostream& out) {
       << FormatBytes(e.memory_usable) << " usable (" << FormatBytes(e.memory_capacity) << " x "
       << d.memory_fraction << ")\n"
       << "largest batch of " << d.input + d.output << "-token sequences that fits: " << e.max_batch
-      << "; longest context at batch " << d.batch << ": "
+      << "; longest context at batch " << d.batch << ", all of it prompt: "
       << (e.max_context < 0 ? std::string("no limit from memory (every layer keeps a window)")
                             : std::to_string(e.max_context) + " tokens")
       << "\n";

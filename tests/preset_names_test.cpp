@@ -230,9 +230,13 @@ TEST(PresetNames, MeasuredRunGpuNamesPlaceDeviceAndSystem) {
   p = PlaceGpu("MI250X", store);
   EXPECT_EQ(p.device, "mi250x");
   EXPECT_EQ(p.error, "device preset 'mi250x' declares no reference_system to place it in");
+  // A PCIe card, placed in its eight-card PCIe server.
   p = PlaceGpu("L40S 48GB", store);
+  EXPECT_EQ(p.device, "l40s");
+  EXPECT_EQ(p.system, "l40s-server");
+  p = PlaceGpu("Tesla T4 16GB", store);
   EXPECT_EQ(p.device, "");
-  EXPECT_EQ(p.error, "no device preset for GPU 'L40S 48GB'");
+  EXPECT_EQ(p.error, "no device preset for GPU 'Tesla T4 16GB'");
 }
 
 TEST(PresetNames, AliasesMustBeASequenceOfNames) {

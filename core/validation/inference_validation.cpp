@@ -253,12 +253,40 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
     // head's cache; v0.8 brought the XQA kernel that loads it once per group
     // (TensorRT-LLM docs/source/blogs/XQA-kernel.md: Llama-70B on H200,
     // 128/2048, 1,227 tok/s/GPU without XQA, 2,941 with).
+    // In v0.8 and v0.9 the kernel was opt-in and narrow: their performance
+    // pages warn that the GQA kernels "are currently experimental and not
+    // enabled by default" and `export TRTLLM_ENABLE_XQA=1` only in the
+    // benchmark sections of the models they enabled it for (Llama2-70b,
+    // Falcon-180B: NVIDIA/TensorRT-LLM docs/source/performance.md at
+    // 77d24b5f, and the v0.9.0 perf-overview.md); and the precompiled
+    // generation kernels of that time are built for head sizes 128 and 256
+    // with 8 query heads per KV head only (cpp/tensorrt_llm/kernels/
+    // decoderMaskedMultiheadAttention/cubin/xqa_kernel_cubin.h,
+    // "SingleQueryToken kernels": xqa_kernel_dt_*_d_{128,256}_..._nqpkv_8).
+    // A row of those releases runs XQA only where its notes carry that
+    // export and its model has that shape (Llama 2 70B: 64 / 8 heads of 128;
+    // not Falcon-180B: 232 / 8 heads of 64, nor Mistral's 32 / 8).
     const int trtllm_minor = TensorRtLlmMinorVersion(base_row.source + " " + notes);
+    const models::ModelSpec& spec = mit->second.first;
+    const bool gqa = models::KvHeads(spec) < spec.heads;
     if (trtllm_minor >= 0 && trtllm_minor < 8) {
       dep.gqa_shared_kv = false;
-      if (models::KvHeads(mit->second.first) < mit->second.first.heads)
+      if (gqa)
         assume("TensorRT-LLM v0." + std::to_string(trtllm_minor) +
                " (before XQA): decode attention reads the KV cache once per query head");
+    } else if ((trtllm_minor == 8 || trtllm_minor == 9) && gqa) {
+      const bool exported = Contains(notes, "TRTLLM_ENABLE_XQA=1");
+      const int64_t head = models::HeadDim(spec);
+      const bool kernel = spec.heads == 8 * models::KvHeads(spec) && (head == 128 || head == 256);
+      if (!exported || !kernel) {
+        dep.gqa_shared_kv = false;
+        assume("TensorRT-LLM v0." + std::to_string(trtllm_minor) + ", no XQA (" +
+               (exported ? "no precompiled kernel for " + std::to_string(spec.heads) + " / " +
+                               std::to_string(models::KvHeads(spec)) + " heads of " +
+                               std::to_string(head)
+                         : std::string("opt-in then, TRTLLM_ENABLE_XQA=1 not set")) +
+               "): decode attention reads the KV cache once per query head");
+      }
     }
     // The measured runs sized their KV cache to the whole device; the flag
     // "does not fit" then means the memory model needs more than the device.
@@ -266,18 +294,31 @@ ValidationReport ValidateInferenceCsv(const std::string& csv_file, const PresetS
     dep.batch = max_load ? 1 : static_cast<int64_t>(batch);
     dep.input = static_cast<int64_t>(in);
     dep.output = static_cast<int64_t>(out);
-    if (mit->second.first.max_seq > 0 &&
-        dep.input + dep.output > mit->second.first.max_seq) {
-      skip("input + output (" + std::to_string(dep.input + dep.output) +
-           " tokens) exceeds the model's context (max_seq " +
-           std::to_string(mit->second.first.max_seq) + ")");
-      continue;
+    // A measured run past the model's trained context: a learned position
+    // table has no row for it (the row cannot have run as stated), RoPE
+    // computes every position and the engine's own limits bound the run
+    // (TensorRT-LLM's max_input_len + max_output_len: GPT-J 6B, 2048
+    // positions, benchmarked at 2048 + 2048). The deployment check that
+    // refuses such a request from a user (parallelism/deployment_spec.cpp) is
+    // lifted for the row, said in its assumptions.
+    models::ModelSpec row_model = mit->second.first;
+    if (row_model.max_seq > 0 && dep.input + dep.output > row_model.max_seq) {
+      const std::string total = std::to_string(dep.input + dep.output);
+      if (row_model.position == models::Position::kLearned) {
+        skip("input + output (" + total +
+             " tokens) exceeds the model's learned position table (max_seq " +
+             std::to_string(row_model.max_seq) + ")");
+        continue;
+      }
+      assume("input + output (" + total + " tokens) past the model's trained context (max_seq " +
+             std::to_string(row_model.max_seq) + "), as the run went: RoPE positions are computed");
+      row_model.max_seq = dep.input + dep.output;
     }
 
     Scenario s;
     s.name = base_row.model;
     s.file = csv_file + ":" + std::to_string(r.line);
-    s.model = mit->second.first;
+    s.model = row_model;
     s.system = sit->second.first;
     s.system.nodes = 1;
     s.system.devices_per_node = std::max<int64_t>(8, per_replica);

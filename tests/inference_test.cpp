@@ -1276,6 +1276,36 @@ TEST(Validation, L40sPresetAndItsPcieServer) {
   EXPECT_LT(step.gemm, 6607077376.0 / (864e9 * 0.80) + 161 * 4e-6);
 }
 
+// The MoE tables of the same TensorRT-LLM v1.0 page (Llama 4 Scout and
+// Maverick, Qwen3-235B-A22B and Qwen3-30B-A3B at max load) are kept in a
+// file of their own, validation/inference_runs_moe.csv: every row reads (the
+// checkpoint names resolve to the presets, none is skipped), and their
+// error, 41.92 % over 110 figures, is reported, not held: the runs state
+// attention data parallelism and an expert-parallel degree the tables do not
+// give, which the harness does not model (validation/README.md, "The MoE
+// rows at max load").
+TEST(Validation, MoeMaxLoadRowsAreReadAndReported) {
+  base::Diagnostics d;
+  const ValidationReport r = ValidateInferenceCsv(
+      std::string(ORRERY_TEST_VALIDATION_DIR) + "/inference_runs_moe.csv", PresetStore(kConfigs), d);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  EXPECT_EQ(r.evaluated, 110);
+  EXPECT_EQ(r.skipped, 0);
+  std::map<std::string, ValidationReport> presets;
+  for (const auto& row : r.rows) {
+    const size_t at = row.assumptions.find("read as preset ");
+    ASSERT_NE(at, std::string::npos) << row.assumptions;
+    const std::string preset = row.assumptions.substr(at + 15, row.assumptions.find(' ', at + 15) - at - 15);
+    presets[preset + " on " + row.device].rows.push_back(row);
+  }
+  EXPECT_EQ(presets.size(), 12u);
+  for (auto& [name, g] : presets) {
+    Summarise(g);
+    std::cout << "[ measured ] MoE max load, " << name << ": MAPE " << g.mape_pct << " %, speed bias "
+              << g.speed_bias_pct << " % (" << g.evaluated << " figures)\n";
+  }
+}
+
 TEST(Validation, AllCoveredInferenceRows) {
   ValidationReport r = Validate();
   ValidationReport modelled;  // less the masked-MHA GQA rows: 11.12 % over 405

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -963,8 +964,25 @@ bool StaticTrtLlm(const ValidationRow& row) {
 // of that missing term and is held apart (validation/README.md, "The
 // masked-MHA rows").
 constexpr const char* kPerQueryHeadReads = "reads the KV cache once per query head";
+// The first line of validation/inference_runs.csv added after the bounds
+// below were set (issue 15 appended the TensorRT-LLM pages' other rows).
+constexpr int kFirstLineAddedForIssue15 = 284;
 bool PerQueryHeadReads(const ValidationRow& row) {
   return row.assumptions.find(kPerQueryHeadReads) != std::string::npos;
+}
+
+// Mean absolute error of `orrery validate --format json` rows that were
+// predicted, less the masked-MHA GQA rows; infinity when none is.
+double ModelledMapeOf(const nlohmann::json& rows) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& row : rows)
+    if (row["skipped"].is_null() &&
+        row["assumptions"].get<std::string>().find(kPerQueryHeadReads) == std::string::npos) {
+      sum += std::abs(row["error_pct"].get<double>());
+      ++n;
+    }
+  return n > 0 ? sum / n : std::numeric_limits<double>::infinity();
 }
 
 // Issue 7 acceptance: TensorRT-LLM static-batch throughput rows within 20 %
@@ -985,6 +1003,13 @@ TEST(Validation, TensorRtLlmStaticBatchRows) {
   EXPECT_LE(trt.mape_pct, 9.0);
   EXPECT_GE(masked.evaluated, 40);
   EXPECT_LE(masked.mape_pct, 25.0);
+  // The 43 figures the 9 % was set on, whatever their kernel: 8.88 %.
+  ValidationReport before;
+  for (const auto& row : all.rows)
+    if (row.error_pct && StaticTrtLlm(row) && row.line < kFirstLineAddedForIssue15) before.rows.push_back(row);
+  Summarise(before);
+  EXPECT_EQ(before.evaluated, 43);
+  EXPECT_LE(before.mape_pct, 9.0);
   std::cout << "[ measured ] TensorRT-LLM static-batch throughput: MAPE " << trt.mape_pct
             << " %, max " << trt.max_abs_error_pct << " %, " << trt.evaluated
             << " rows; masked-MHA GQA rows " << masked.mape_pct << " %, " << masked.evaluated
@@ -995,7 +1020,7 @@ TEST(Validation, TensorRtLlmStaticBatchRows) {
     if (row.error_pct && row.source.find("TensorRT-LLM") != std::string::npos && !PerQueryHeadReads(row))
       with_ttft.rows.push_back(row);
   Summarise(with_ttft);
-  EXPECT_LE(with_ttft.mape_pct, 9.0);  // 8.29 % over 285 figures
+  EXPECT_LE(with_ttft.mape_pct, 9.0);  // 8.38 % over 325 figures
   std::cout << "[ measured ] TensorRT-LLM static runs, throughput and TTFT: MAPE "
             << with_ttft.mape_pct << " %, " << with_ttft.evaluated << " figures\n";
 }
@@ -1007,17 +1032,8 @@ TEST(Validation, ValidateVerbReadsInferenceFiles) {
   const auto j = nlohmann::json::parse(out.str());
   EXPECT_GE(j["evaluated"].get<int>(), 100);
   // The file less the masked-MHA GQA rows (TensorRtLlmStaticBatchRows):
-  // 11.12 % over 405 figures (the whole file 12.63 % over 480).
-  double sum = 0;
-  int n = 0;
-  for (const auto& row : j["rows"])
-    if (row["skipped"].is_null() &&
-        row["assumptions"].get<std::string>().find(kPerQueryHeadReads) == std::string::npos) {
-      sum += std::abs(row["error_pct"].get<double>());
-      ++n;
-    }
-  ASSERT_GT(n, 0);
-  EXPECT_LE(sum / n, 12.0);
+  // 10.93 % over 445 figures (the whole file 12.35 % over 520).
+  EXPECT_LE(ModelledMapeOf(j["rows"]), 12.0);
   // Issue 18: at most a tenth of the file skipped, each skip with its reason
   // (since the NeMo rows left the file none is).
   int skipped = 0;
@@ -1067,16 +1083,7 @@ TEST(Validation, EveryTenthInferenceRowThroughTheVerb) {
   EXPECT_EQ(static_cast<int>(lines.size()), kept);
   EXPECT_GE(j["evaluated"].get<int>(), 20);
   // Less the masked-MHA GQA rows (TensorRtLlmStaticBatchRows), as the whole file.
-  double sum = 0;
-  int evaluated = 0;
-  for (const auto& row : j["rows"])
-    if (row["skipped"].is_null() &&
-        row["assumptions"].get<std::string>().find(kPerQueryHeadReads) == std::string::npos) {
-      sum += std::abs(row["error_pct"].get<double>());
-      ++evaluated;
-    }
-  ASSERT_GT(evaluated, 0);
-  EXPECT_LE(sum / evaluated, 12.5);
+  EXPECT_LE(ModelledMapeOf(j["rows"]), 12.5);
 }
 
 // Issue 18: lmdeploy's TurboMind context-decodes a prompt's first input - 1
@@ -1308,11 +1315,18 @@ TEST(Validation, MoeMaxLoadRowsAreReadAndReported) {
 
 TEST(Validation, AllCoveredInferenceRows) {
   ValidationReport r = Validate();
-  ValidationReport modelled;  // less the masked-MHA GQA rows: 11.12 % over 405
+  ValidationReport modelled;  // less the masked-MHA GQA rows: 10.93 % over 445
   for (const auto& row : r.rows)
     if (!PerQueryHeadReads(row)) modelled.rows.push_back(row);
   Summarise(modelled);
   EXPECT_LE(modelled.mape_pct, 12.0);
+  // The 362 figures the 12 % was set on: 11.70 %.
+  ValidationReport before;
+  for (const auto& row : r.rows)
+    if (row.line < kFirstLineAddedForIssue15) before.rows.push_back(row);
+  Summarise(before);
+  EXPECT_EQ(before.evaluated, 362);
+  EXPECT_LE(before.mape_pct, 12.0);
   // Issue 18's target for TensorRT-LLM max-load throughput is 10 %: 7.28 %
   // over 177 figures since FP4 GEMMs take their own curve and narrow GEMM
   // inputs pay their quantize.

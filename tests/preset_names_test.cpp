@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/api/text.h"
+#include "core/base/csv.h"
 #include "core/estimate/scenario.h"
 #include "core/validation/validation.h"
 #include "models/hf_config.h"
@@ -234,9 +235,68 @@ TEST(PresetNames, MeasuredRunGpuNamesPlaceDeviceAndSystem) {
   p = PlaceGpu("L40S 48GB", store);
   EXPECT_EQ(p.device, "l40s");
   EXPECT_EQ(p.system, "l40s-server");
+  // Intel's accelerators, the maker's word left out as NVIDIA's and AMD's,
+  // in their eight-card boxes.
+  p = PlaceGpu("Intel Gaudi 2", store);
+  EXPECT_EQ(p.device, "gaudi2");
+  EXPECT_EQ(p.system, "hls-gaudi2");
+  p = PlaceGpu("Gaudi3", store);
+  EXPECT_EQ(p.device, "gaudi3");
+  EXPECT_EQ(p.system, "hls-gaudi3");
   p = PlaceGpu("Tesla T4 16GB", store);
   EXPECT_EQ(p.device, "");
   EXPECT_EQ(p.error, "no device preset for GPU 'Tesla T4 16GB'");
+}
+
+// validation/devices.csv holds the datasheet figures of the device presets
+// (validation/README.md): every row has its preset, and the preset's BF16
+// peak, memory capacity and memory bandwidth are the row's
+// (bf16_fp16_dense_tflops, hbm_gb, hbm_tb_s). The rows' device and variant
+// words are the CSV's own; the presets they are tabulated for:
+TEST(PresetNames, EveryDatasheetRowHasItsPreset) {
+  struct Tabulated {
+    const char* preset;
+    double memory_unit;  // bytes an hbm_gb unit: GB, or GiB where the row's note says so
+  };
+  const std::map<std::string, Tabulated> preset_of = {
+      {"NVIDIA A100 / SXM4 40GB", {"a100-40gb", 1e9}},
+      {"NVIDIA A100 / SXM4 80GB", {"a100-80gb", 1e9}},
+      {"NVIDIA H100 / SXM5 80GB", {"h100-sxm", 1e9}},
+      {"NVIDIA H200 / SXM 141GB", {"h200", 1e9}},
+      {"NVIDIA B200 / HGX/DGX B200 (1000 W)", {"b200", 1e9}},
+      {"AMD Instinct MI300X / OAM 192GB", {"mi300x", 1e9}},
+      {"Google TPU v4 / chip (2 TensorCores)", {"tpu-v4", 1073741824.0}},  // "HBM is 32 GiB"
+      {"Google TPU v5p / chip (2 TensorCores, 4 SparseCores)", {"tpu-v5p", 1e9}},
+      {"Intel Gaudi 2 / OAM HL-225", {"gaudi2", 1e9}},
+      {"Intel Gaudi 3 / OAM HL-325L (air)", {"gaudi3", 1e9}},
+  };
+  const auto table = base::ReadCsvFile(std::string(ORRERY_TEST_VALIDATION_DIR) + "/devices.csv");
+  ASSERT_TRUE(table.ok());
+  const int device = table->ColumnIndex("device"), variant = table->ColumnIndex("variant");
+  ASSERT_GE(device, 0);
+  ASSERT_GE(variant, 0);
+  ASSERT_EQ(table->rows.size(), preset_of.size());
+  const PresetStore store(kConfigs);
+  for (const auto& row : table->rows) {
+    const std::string key = row.cells[static_cast<size_t>(device)] + " / " +
+                            row.cells[static_cast<size_t>(variant)];
+    SCOPED_TRACE(key);
+    const auto it = preset_of.find(key);
+    ASSERT_NE(it, preset_of.end());
+    hardware::DeviceSpec d;
+    base::Diagnostics diags;
+    ASSERT_TRUE(LoadDevicePreset(it->second.preset, store, {"devices.csv", row.line, 0}, "device", d,
+                                 diags))
+        << diags.ToString();
+    const auto bf16 = base::CsvNumber(*table, row, "bf16_fp16_dense_tflops", 0, 1e6);
+    const auto gb = base::CsvNumber(*table, row, "hbm_gb", 0, 1e6);
+    const auto tbs = base::CsvNumber(*table, row, "hbm_tb_s", 0, 1e3);
+    ASSERT_TRUE(bf16.ok() && gb.ok() && tbs.ok());
+    ASSERT_TRUE(bf16->has_value() && gb->has_value() && tbs->has_value());
+    EXPECT_DOUBLE_EQ(d.peak_bf16, **bf16 * 1e12);
+    EXPECT_DOUBLE_EQ(d.memory_capacity, **gb * it->second.memory_unit);
+    EXPECT_DOUBLE_EQ(d.memory_bandwidth, **tbs * 1e12);
+  }
 }
 
 TEST(PresetNames, AliasesMustBeASequenceOfNames) {

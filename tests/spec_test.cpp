@@ -87,7 +87,7 @@ TEST(Presets, ListInEveryFormat) {
   ASSERT_EQ(table.code, 0) << table.err;
   // Each preset beside its own `name:` (configs/devices/a100-40gb.yaml),
   // aligned past the longest file name (h200-measured, 13 letters).
-  EXPECT_NE(table.out.find("devices (21):\n  a100-40gb      NVIDIA A100 SXM4 40GB\n"), std::string::npos)
+  EXPECT_NE(table.out.find("devices (23):\n  a100-40gb      NVIDIA A100 SXM4 40GB\n"), std::string::npos)
       << table.out;
   const VerbResult json = Verb(cli::RunPresets, {"list", "devices", "--format", "json"});
   ASSERT_EQ(json.code, 0) << json.err;

@@ -233,7 +233,12 @@ namespace {
 // `layers/N` (every N-th layer fully recomputed) is read beside these words.
 // op: torchtitan's op-level selective activation checkpointing
 // (selective_ac_option = "op"; parallelism::Recompute::kOp).
-const std::vector<std::string> kRecompute = {"none", "selective", "full", "mla_up_proj", "mla_up_proj+mlp", "op"};
+// layernorm+moe_act: Megatron-Core's layernorm and moe_act recompute modules
+// (--recompute-modules layernorm moe_act; TrainingPlan::recompute_layernorm
+// and recompute_moe_act), no attention-core recompute.
+const std::vector<std::string> kRecompute = {"none",        "selective",       "full",
+                                             "mla_up_proj", "mla_up_proj+mlp", "layernorm+moe_act",
+                                             "op"};
 const std::vector<std::string> kYesNo = {"yes", "no"};
 // fp8 runs Transformer Engine's default delayed scaling; fp8-cs current
 // scaling, fp8-block 1x128 / 128x128 block scaling, fp8-mx MXFP8
@@ -1240,6 +1245,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     p.recompute = static_cast<parallelism::Recompute>(std::max(0, fixed.recompute));
     p.recompute_mla_up_proj = recompute == "mla_up_proj" || recompute == "mla_up_proj+mlp";
     p.recompute_mlp = recompute == "mla_up_proj+mlp";
+    p.recompute_layernorm = p.recompute_moe_act = recompute == "layernorm+moe_act";
     p.recompute_interval = recompute_interval;
     p.offload_activation_layers = offload_layers;
     p.sequence_parallel = fixed.sequence_parallel == 1 && p.tp > 1;

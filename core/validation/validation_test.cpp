@@ -501,6 +501,42 @@ TEST(ValidationCsv, DroplessHostTimeIsTheSystemPresetsHostFigure) {
   }
 }
 
+// A row's `layernorm+moe_act` is Megatron-Core's layernorm and moe_act
+// recompute modules (the Megatron-Bridge GPT-OSS recipes'
+// recompute_modules [layernorm, moe_act]): no attention or full recompute,
+// both module flags on in the row's plan, and the step priced at exactly
+// what the estimator gives that plan; `none` leaves both off and is faster
+// (the modules' forward runs twice).
+TEST(ValidationCsv, LayernormMoeActRecomputeModulesAreReadIntoThePlan) {
+  auto oss = [](const std::string& recompute) {
+    return Row({{"source", "Megatron-Bridge 26.02 performance summary"}, {"model", "gpt-oss-120b"},
+                {"layers", ""}, {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""},
+                {"seq", "4096"}, {"gpus", "64"}, {"gpu", "GB200"}, {"system", ""},
+                {"tp", "1"}, {"pp", "1"}, {"dp", "64"}, {"cp", "1"}, {"ep", "64"}, {"global_batch", "1280"},
+                {"micro_batch", "4"}, {"interleave", ""}, {"recompute", recompute}, {"seq_parallel", ""},
+                {"precision", "bf16"}, {"zero", "1"}, {"dp_overlap", ""}, {"tp_overlap", ""},
+                {"attention", ""}, {"framework", "megatron-core"}, {"moe_routing", "force-balanced"},
+                {"measured_iter_s", "5.19"}});
+  };
+  const std::string file = TempCsv("oss_recompute.csv", oss("layernorm+moe_act") + oss("none"));
+  base::Diagnostics d;
+  const ValidationReport modules = ValidateTrainingCsv(file, PresetStore(kConfigs), d, 2);
+  const ValidationReport none = ValidateTrainingCsv(file, PresetStore(kConfigs), d, 3);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(modules.rows.size(), 1u);
+  ASSERT_EQ(none.rows.size(), 1u);
+  ASSERT_TRUE(modules.rows[0].scenario && none.rows[0].scenario);
+  const Scenario& s = *modules.rows[0].scenario;
+  EXPECT_TRUE(s.training.recompute_layernorm);
+  EXPECT_TRUE(s.training.recompute_moe_act);
+  EXPECT_EQ(s.training.recompute, parallelism::Recompute::kNone);
+  EXPECT_FALSE(none.rows[0].scenario->training.recompute_layernorm);
+  EXPECT_FALSE(none.rows[0].scenario->training.recompute_moe_act);
+  const TrainingEstimate e = TrainingEstimator(s.model, s.system).Run(s.training, s.workload);
+  EXPECT_EQ(modules.rows[0].predicted, e.iteration_s);
+  EXPECT_GT(modules.rows[0].predicted, none.rows[0].predicted);
+}
+
 // The header's columns, in order: what the `rows` branch writes against.
 TEST(ValidationCsv, ShippedHeaderIsTheDocumentedOne) {
   std::ifstream in(kRuns);
@@ -549,7 +585,7 @@ TEST(ValidationCsv, BadValueIsALocatedErrorNamingTheAllowedWords) {
   ASSERT_EQ(r.rows.size(), 3u);
   ASSERT_EQ(d.size(), 3u) << d.ToString();
   const std::string expected[] = {
-      file + ":2: column 'recompute': got 'partial': must be one of none, selective, full, mla_up_proj, mla_up_proj+mlp, op (blank: not stated)",
+      file + ":2: column 'recompute': got 'partial': must be one of none, selective, full, mla_up_proj, mla_up_proj+mlp, layernorm+moe_act, op (blank: not stated)",
       file + ":3: column 'flops_metric': got 'hfu': must be one of model, hardware (blank: not stated)",
       file + ":4: column 'hidden': got '4096': the model 'Megatron-22B' is preset 'megatron-22b', whose "
              "hidden is 6144 (leave the cell blank, or name a model no preset answers to)"};

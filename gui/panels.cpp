@@ -1332,6 +1332,10 @@ ValidationPanel::ValidationPanel(QWidget* parent) : ExportablePanel(parent) {
   groups_->horizontalHeader()->setStretchLastSection(false);
   groups_->setSortingEnabled(true);
   groups_->sortItems(0, Qt::AscendingOrder);
+  // One line a group, as the runs table below: at the style's default row
+  // height nine device groups overflowed the chart's height.
+  groups_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  groups_->verticalHeader()->setDefaultSectionSize(groups_->fontMetrics().height() + 4);
   // Beside the chart, as tall as it: every group's row in view (under the
   // chart it showed two of seven device groups at a time).
   auto* top = new QHBoxLayout;

@@ -44,6 +44,12 @@ bool OnHopperOrBlackwell(const ValidationRow& row) {
                                                          "gb200",    "b300", "gb300"};
   return kHopperBlackwell.count(row.device) > 0;
 }
+// One report's figures on the test's output, as `orrery validate` prints
+// them: what a bound below holds, measured.
+void PrintMeasured(const std::string& name, const ValidationReport& r) {
+  std::cout << "[ measured ] " << name << ": MAPE " << r.mape_pct << " %, max " << r.max_abs_error_pct << " %, "
+            << r.evaluated << " evaluated, " << r.skipped << " skipped\n";
+}
 bool IsMoeRow(const ValidationRow& row) {
   for (const char* family : {"Mixtral", "DeepSeek", "Qwen3", "gpt-oss"})
     if (row.model.rfind(family, 0) == 0) return true;
@@ -1205,8 +1211,7 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
            {"all", &all}, {"Korthikanti", &korthikanti}, {"Narayanan", &narayanan},
            {"Megatron-LM README", &readme}, {"Megatron-Bridge", &bridge}, {"Hopper/Blackwell", &hb},
            {"whole file", &file}, {"whole file Hopper/Blackwell", &file_hb}, {"whole file MoE", &file_moe}})
-    std::cout << "[ measured ] " << name << ": MAPE " << r->mape_pct << " %, max " << r->max_abs_error_pct
-              << " %, " << r->evaluated << " evaluated, " << r->skipped << " skipped\n";
+    PrintMeasured(name, *r);
   // Every one of the 40 rows is predicted (none lacks what cannot be searched).
   EXPECT_EQ(all.skipped, 0);
   ASSERT_EQ(all.rows.size(), 40u);
@@ -2353,8 +2358,7 @@ TEST(ValidationTargets, BlackwellUltraAndGptOssRowsAreReadAndReported) {
            {"whole file", &whole},
            {"whole file Hopper/Blackwell", &hb},
            {"whole file MoE", &moe}})
-    std::cout << "[ measured ] " << name << ": MAPE " << r->mape_pct << " %, max " << r->max_abs_error_pct
-              << " %, " << r->evaluated << " evaluated, " << r->skipped << " skipped\n";
+    PrintMeasured(name, *r);
   EXPECT_LE(added.mape_pct, 19.12);
   EXPECT_LE(added.max_abs_error_pct, 47.48);
   EXPECT_EQ(whole.evaluated, 318);

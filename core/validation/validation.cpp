@@ -41,6 +41,14 @@ bool MegatronFamily(const std::string& framework) {
          framework == "megatron-bridge";
 }
 
+// torchtitan's rows: eager (`torchtitan`, its 2024 train configs' compile =
+// false) or with its blocks through torch.compile (`torchtitan+compile`, the
+// H100 tables' "FSDP + torch.compile"); everything else about its step
+// (FSDP2, PyTorch SDPA, its loss and optimizer) the same.
+bool Torchtitan(const std::string& framework) {
+  return framework == "torchtitan" || framework == "torchtitan+compile";
+}
+
 // Whether a row's attention is Megatron-Core's with Transformer Engine (its
 // RoPE kernels and packed QKV layout, training.rope_kernel and
 // packed_qkv_copies): the Megatron frameworks, but Megatron-LM before 2024
@@ -93,7 +101,7 @@ void RowLimits(const std::string& framework, int year, FixedKnobs& f, PlanSpaceO
   // data parallelism is FSDP2 (Liang et al. 2024, arXiv 2410.06511, Sec.
   // 2.1), llm-foundry's the PyTorch FSDP of its fsdp_config, FULL_SHARD in
   // its training YAMLs. llm-foundry has no tensor or pipeline parallelism.
-  if (framework == "torchtitan" || framework == "llm-foundry") {
+  if (Torchtitan(framework) || framework == "llm-foundry") {
     if (f.zero < 0) {
       f.zero = 3;
       note("ZeRO-3 (" + framework + " shards with FSDP)");
@@ -774,7 +782,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // is FlashAttention-2 (PyTorch 2.2 release notes); Megatron-Core and NeMo
     // run cuDNN fused attention through Transformer Engine, the profile's
     // flash_attention_* kernels.
-    const bool flash2_framework = framework == "llm-foundry" || framework == "torchtitan";
+    const bool flash2_framework = framework == "llm-foundry" || Torchtitan(framework);
     if (attention == "flash2" || (attention == "flash" && flash2_framework)) {
       p.attention = parallelism::Attention::kFlash2;
       if (attention == "flash") assume("FlashAttention-2 kernels (" + framework + " calls flash-attn / PyTorch SDPA)");
@@ -831,7 +839,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // benchmark tables do not state their PyTorch (its PR 543's sweep.sh
     // names a 2.0.1 image and, commented out, a 2.1 nightly): the whole
     // forward runs again there, as for Megatron's CheckpointFunction.
-    if (framework == "torchtitan" || plain_pytorch) {
+    if (Torchtitan(framework) || plain_pytorch) {
       p.checkpoint_early_stop = true;
       if (recompute == "full")
         assume("recompute stopping early (" + framework +
@@ -854,7 +862,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (framework == "llm-foundry") {
       p.loss_kernel = parallelism::LossKernel::kFusedBf16;
       assume("fused bf16 cross entropy (llm-foundry loss_fn fused_crossentropy, flash-attn)");
-    } else if (framework.rfind("litgpt", 0) == 0 || framework == "torchtitan" || plain_pytorch) {
+    } else if (framework.rfind("litgpt", 0) == 0 || Torchtitan(framework) || plain_pytorch) {
       p.loss_kernel = parallelism::LossKernel::kTorchFp32;
       assume("PyTorch cross entropy on fp32 logits (" + framework + ": F.cross_entropy after an fp32 upcast)");
     }
@@ -874,7 +882,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // precision"); the tables do not state their Composer release, so the
     // DEFAULT rows keep fp32, an assumption the row prints
     // (docs/hopper-dense.md section 8 measures the other reading).
-    if (framework == "llm-foundry" || framework == "torchtitan") {
+    if (framework == "llm-foundry" || Torchtitan(framework)) {
       p.zero3_recompute_gather = false;
       p.zero3_fp32_reduce = reduce_dtype.empty() || reduce_dtype == "fp32";
       assume(reduce_dtype.empty() ? "FSDP: recompute on the backward's gathered weights, gradients reduced in fp32"
@@ -921,7 +929,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // arXiv 2410.06511, Sec. 2.1), which copies every gather out of its flat
     // buffer on the compute stream (Zero3CopyOutBytes, parallel_comm.h);
     // llm-foundry's FSDP1 gathers into its FlatParameter in place.
-    if (framework == "torchtitan") {
+    if (Torchtitan(framework)) {
       p.zero3_copy_out = true;
       assume("FSDP2: each gather copied out of the all-gather buffer");
       // torchtitan's AdamW is torch.optim's foreach implementation unless
@@ -974,7 +982,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // any (training.separate_bias_grad).
     const bool own_bias_grad = framework == "llm-foundry" || framework == "deepspeed" ||
                                (framework == "megatron-lm" && year > 0 && year < 2024) ||
-                               plain_pytorch || framework == "torchtitan" || framework.rfind("litgpt", 0) == 0;
+                               plain_pytorch || Torchtitan(framework) || framework.rfind("litgpt", 0) == 0;
     if (own_bias_grad && s.model.bias) {
       p.separate_bias_grad = true;
       assume("bias gradients reduced in kernels of their own (" + framework + ": not in a GEMM epilogue)");
@@ -1067,7 +1075,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       assume("PyTorch's LayerNorm backward: the weight's gradient in a kernel of its own, reading the output "
              "gradient and the input again");
     }
-    if (framework == "pytorch+compile" && !eager_rms) {
+    if ((framework == "pytorch+compile" || framework == "torchtitan+compile") && !eager_rms) {
       p.norm_weight_grad_kernel = true;
       assume("torch.compile's norm backward: the weight's gradient in a kernel of its own, reading the output "
              "gradient and the input again");

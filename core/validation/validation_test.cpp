@@ -2368,6 +2368,47 @@ TEST(ValidationTargets, BlackwellUltraAndGptOssRowsAreReadAndReported) {
   EXPECT_LE(moe.mape_pct, 19.14);
 }
 
+// `torchtitan+compile` is torchtitan with its blocks compiled: the same
+// FSDP2 step (gathers copied out, PyTorch's optimizer step and fp32 cross
+// entropy, FlashAttention-2 through SDPA, recompute stopping early) with
+// fused element-wise kernels, where `torchtitan` runs them eager; so on
+// one plan the compiled step is the faster, and each is priced at exactly
+// what the estimator gives its plan.
+TEST(ValidationCsv, TorchtitanCompileKeepsTorchtitansStepWithFusedKernels) {
+  auto titan = [](const std::string& framework) {
+    return Row({{"source", "torchtitan H100 performance numbers"}, {"model", "Llama-3.1-8B"}, {"layers", ""},
+                {"hidden", ""}, {"heads", ""}, {"ffn", ""}, {"vocab", ""}, {"seq", "8192"}, {"gpus", "8"},
+                {"gpu", "H100 SXM 96GB HBM2e"}, {"tp", "1"}, {"pp", "1"}, {"dp", "8"}, {"cp", "1"}, {"ep", ""},
+                {"global_batch", "16"}, {"micro_batch", "2"}, {"recompute", "op"}, {"seq_parallel", ""},
+                {"interleave", ""}, {"precision", "bf16"}, {"zero", "3"}, {"dp_overlap", ""}, {"tp_overlap", ""},
+                {"attention", ""}, {"framework", framework}, {"measured_iter_s", "2.46"}});
+  };
+  const std::string file = TempCsv("titan_compile.csv", titan("torchtitan") + titan("torchtitan+compile"));
+  base::Diagnostics d;
+  const ValidationReport eager = ValidateTrainingCsv(file, PresetStore(kConfigs), d, 2);
+  const ValidationReport compiled = ValidateTrainingCsv(file, PresetStore(kConfigs), d, 3);
+  ASSERT_TRUE(d.ok()) << d.ToString();
+  ASSERT_EQ(eager.rows.size(), 1u);
+  ASSERT_EQ(compiled.rows.size(), 1u);
+  ASSERT_TRUE(eager.rows[0].scenario && compiled.rows[0].scenario);
+  const parallelism::TrainingPlan& e = eager.rows[0].scenario->training;
+  const parallelism::TrainingPlan& c = compiled.rows[0].scenario->training;
+  EXPECT_EQ(e.elementwise, parallelism::Elementwise::kEager);
+  EXPECT_EQ(c.elementwise, parallelism::Elementwise::kFused);
+  for (const parallelism::TrainingPlan* p : {&e, &c}) {
+    EXPECT_TRUE(p->zero3_copy_out);
+    EXPECT_TRUE(p->checkpoint_early_stop);
+    EXPECT_EQ(p->loss_kernel, parallelism::LossKernel::kTorchFp32);
+    EXPECT_EQ(p->optimizer_step, parallelism::OptimizerStep::kPytorch);
+    EXPECT_EQ(p->attention, parallelism::Attention::kFlash2);
+  }
+  // torch.compile's norm backward: the weight's gradient in a kernel of its own.
+  EXPECT_TRUE(c.norm_weight_grad_kernel);
+  const Scenario& s = *compiled.rows[0].scenario;
+  EXPECT_EQ(compiled.rows[0].predicted, TrainingEstimator(s.model, s.system).Run(s.training, s.workload).iteration_s);
+  EXPECT_LT(compiled.rows[0].predicted, eager.rows[0].predicted);
+}
+
 // A row's `layernorm+moe_act` is Megatron-Core's layernorm and moe_act
 // recompute modules (the Megatron-Bridge GPT-OSS recipes'
 // recompute_modules [layernorm, moe_act]): no attention or full recompute,

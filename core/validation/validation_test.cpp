@@ -34,10 +34,10 @@ const std::string kRuns = std::string(ORRERY_TEST_VALIDATION_DIR) + "/training_r
 // validation/training_runs.csv's first line read after the figures of
 // ValidationTargets were set: the GB300, B300 and GPT-OSS rows of the
 // Megatron-Bridge 25.11 and 26.02 performance tables (lines 302-328), then
-// torchtitan's H100 tables (lines 329-338).
+// torchtitan's H100 tables (lines 329-346).
 constexpr int kFirstBlackwellUltraOrGptOssLine = 302;
 constexpr int kFirstTorchtitanH100Line = 329;
-constexpr int kLastAddedLine = 338;
+constexpr int kLastAddedLine = 346;
 
 // The device families issue 15's Hopper/Blackwell target counts, and the
 // models issue 16's MoE target counts.
@@ -2322,11 +2322,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
 //     (B300 Qwen3-235B-A22B, pp 8 x vp 4, ep 8, predicted fast); GB300 Llama
 //     +5.8 to +28.3 % (slow: the preset's GB200 curves), GPT-OSS 5-40 % fast;
 //   - torchtitan's H100 tables (docs/performance.md at eaea6f6a, Grand Teton
-//     H100 96GB HBM2e at its 500 W limit; lines 329-338): 10 rows, 10.66 %
-//     (10.6608 %), max 15.44 %; nine fast by 3-15 %, the 70B 2D row without
-//     AsyncTP slow by 11.3 %;
-//   the whole file (328 of 337 predicted) 11.12 -> 11.76 % (11.7642 %),
-//   Hopper/Blackwell 9.90 -> 11.15 % (11.1503 %), MoE 19.39 -> 19.13 %
+//     H100 96GB HBM2e at its 500 W limit; lines 329-346): 18 rows, 14.53 %
+//     (14.5274 %), max 30.50 %; the ten of Tables 1, 3, 4 and 5 10.66 %
+//     (nine fast by 3-15 %, the 70B 2D row without AsyncTP slow by 11.3 %),
+//     the eight context-parallel ones of Tables 2 and 6 (32K to 256K tokens)
+//     19.36 %, all fast, the longest most (-30.0 / -30.5 % at 256K);
+//   the whole file (336 of 345 predicted) 11.12 -> 11.95 % (11.9451 %),
+//   Hopper/Blackwell 9.90 -> 11.46 % (11.4587 %), MoE 19.39 -> 19.13 %
 //   (19.1304 %).
 TEST(ValidationTargets, LaterRowsAreReadAndReported) {
   base::Diagnostics d;
@@ -2345,7 +2347,7 @@ TEST(ValidationTargets, LaterRowsAreReadAndReported) {
   const ValidationReport bridge = subset(lines(kFirstBlackwellUltraOrGptOssLine, kFirstTorchtitanH100Line - 1));
   const ValidationReport titan = subset(lines(kFirstTorchtitanH100Line, kLastAddedLine));
   ASSERT_EQ(bridge.rows.size(), 27u);
-  ASSERT_EQ(titan.rows.size(), 10u);
+  ASSERT_EQ(titan.rows.size(), 18u);
   int gb300 = 0, b300 = 0, gpt_oss = 0;
   for (const ValidationReport* added : {&bridge, &titan})
     for (const auto& row : added->rows) {
@@ -2374,12 +2376,12 @@ TEST(ValidationTargets, LaterRowsAreReadAndReported) {
     PrintMeasured(name, *r);
   EXPECT_LE(bridge.mape_pct, 19.12);
   EXPECT_LE(bridge.max_abs_error_pct, 47.48);
-  EXPECT_LE(titan.mape_pct, 10.67);
-  EXPECT_LE(titan.max_abs_error_pct, 15.45);
-  EXPECT_EQ(whole.evaluated, 328);
+  EXPECT_LE(titan.mape_pct, 14.53);
+  EXPECT_LE(titan.max_abs_error_pct, 30.50);
+  EXPECT_EQ(whole.evaluated, 336);
   EXPECT_EQ(whole.skipped, 9);
-  EXPECT_LE(whole.mape_pct, 11.77);
-  EXPECT_LE(hb.mape_pct, 11.16);
+  EXPECT_LE(whole.mape_pct, 11.95);
+  EXPECT_LE(hb.mape_pct, 11.46);
   EXPECT_LE(moe.mape_pct, 19.14);
 }
 

@@ -286,7 +286,15 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "llm-foundry's Composer). false: each gradient is reduced from its own tensor, or copied "
               "on the reduction's stream beside the compute (FSDP2, DeepSpeed).")
         .Bool("tp_comm_overlap", &TrainingPlan::tp_comm_overlap, "false",
-              "Overlap tensor-parallel collectives with GEMMs (Megatron-Core --tp-comm-overlap).")
+              "Overlap tensor-parallel collectives with GEMMs (Megatron-Core --tp-comm-overlap, "
+              "Transformer Engine's userbuffers; inside the scale-up domain only). Each collective hides "
+              "behind the one GEMM of its own block it is paired with, never another block's: the input's "
+              "all-gather beside the QKV or MLP up projection, the output's reduce-scatter beside the "
+              "output or down projection, split in 4 chunks (one a rank under fp8) whose last stays "
+              "exposed; backward, the gathers beside the input-gradient GEMMs and the reduce-scatter "
+              "beside the weight gradient. What outlasts its GEMM is exposed, and the GEMMs beside a "
+              "collective run slower by the device's overlap_slowdown. Without sequence_parallel the "
+              "forward all-reduces stay exposed.")
         .Bool("pp_comm_overlap", &TrainingPlan::pp_comm_overlap, "false",
               "With an interleaved pipeline (interleave > 1), run each send and receive between "
               "stages beside the computation of another model chunk in the steady one-forward-"

@@ -518,27 +518,9 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
   struct Emitted {
     int32_t entry, done, first_piece;
   };
-  auto pass = [&](TaskKind kind, double compute, double gemm, double tp, int64_t c, int64_t j,
-                  int64_t count, double inner_comm = 0) {
+  auto pass = [&](TaskKind kind, double compute, double tp, int64_t c, int64_t j, int64_t count,
+                  double inner_comm = 0) {
     compute = compute * slow + inner_comm;
-    gemm = std::min(gemm * slow, compute);
-    if (tp > 0 && s.tp_overlap) {
-      // Start marker; the collective may start once the non-GEMM part has run
-      // and then hides behind the GEMMs (Megatron-Core --tp-comm-overlap).
-      const int32_t mark = Add(d, StreamKind::kCompute, TaskKind::kJoin, 0, c, j);
-      for (int32_t b : block) g.graph.AddDependency(b, mark);
-      block.clear();
-      const auto [first, last] = pieces(kind, compute, c, j, count);
-      const int32_t lead = Add(d, StreamKind::kCompute, TaskKind::kJoin, compute - gemm, c, j, false);
-      g.graph.AddDependency(mark, lead);
-      const int32_t comm = Add(d, StreamKind::kTp, TaskKind::kTpComm, tp, c, j);
-      g.graph.AddDependency(lead, comm);
-      const int32_t join = Add(d, StreamKind::kCompute, TaskKind::kJoin, 0, c, j, false);
-      g.graph.AddDependency(last, join);
-      g.graph.AddDependency(comm, join);
-      block.push_back(join);
-      return Emitted{mark, join, first};
-    }
     const auto [first, last] = pieces(kind, compute, c, j, count);
     if (tp > 0) {
       const int32_t comm = Add(d, StreamKind::kTp, TaskKind::kTpComm, tp, c, j);
@@ -581,7 +563,7 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
         const bool gated = first_mb && !gb.empty();
         // The once-per-step copy-out runs with the first microbatch's forward.
         const double copy_out = s.zero3_once_per_step && first_mb ? w.zero3_copy_out : 0;
-        e = pass(r.kind, w.forward + copy_out, w.forward_gemm, w.tp_forward, c, j, gated ? buckets_per_chunk : units,
+        e = pass(r.kind, w.forward + copy_out, w.tp_forward, c, j, gated ? buckets_per_chunk : units,
                  w.forward_comm);
         if (gated)  // piece i waits for gather bucket i
           for (size_t i = 0; i < gb.size(); ++i)
@@ -589,20 +571,20 @@ void Builder::Device(int64_t d, const std::vector<PassRef>& order) {
         break;
       }
       case TaskKind::kRecompute:
-        e = pass(r.kind, w.recompute, w.tp_recompute > 0 ? w.forward_gemm : 0, w.tp_recompute, c, j, units);
+        e = pass(r.kind, w.recompute, w.tp_recompute, c, j, units);
         rec_entry = e.entry;
         break;
       case TaskKind::kBackward:
-        e = pass(r.kind, w.backward, w.backward_gemm, w.tp_backward, c, j, bucketed ? buckets_per_chunk : units,
+        e = pass(r.kind, w.backward, w.tp_backward, c, j, bucketed ? buckets_per_chunk : units,
                  w.backward_comm);
         if (bucketed) reduce_buckets(e.first_piece, c, buckets_per_chunk);
         break;
       case TaskKind::kBackwardInput:
-        e = pass(r.kind, w.backward - w.backward_weight, 0.5 * w.backward_gemm, w.tp_backward, c, j, units,
+        e = pass(r.kind, w.backward - w.backward_weight, w.tp_backward, c, j, units,
                  w.backward_comm);
         break;
       case TaskKind::kBackwardWeight:
-        e = pass(r.kind, w.backward_weight, 0.5 * w.backward_gemm, 0, c, j, bucketed ? buckets_per_chunk : units);
+        e = pass(r.kind, w.backward_weight, 0, c, j, bucketed ? buckets_per_chunk : units);
         if (bucketed) reduce_buckets(e.first_piece, c, buckets_per_chunk);
         break;
       default:
@@ -771,9 +753,9 @@ StepError BuildStepGraph(const StepSpec& s, StepGraph& out) {
     // What a pass holds its compute stream for: exposed TP collectives and
     // in-pass communication too.
     for (ChunkWork& w : nominal) {
-      w.forward += w.forward_comm + (s.tp_overlap ? 0 : w.tp_forward);
-      w.backward += w.backward_comm + (s.tp_overlap ? 0 : w.tp_backward);
-      w.recompute += s.tp_overlap ? 0 : w.tp_recompute;
+      w.forward += w.forward_comm + w.tp_forward;
+      w.backward += w.backward_comm + w.tp_backward;
+      w.recompute += w.tp_recompute;
     }
     seq = VShapeOrder(s.stages, s.microbatches, VShapeCap(s.schedule, s.stages), nominal);
     size_t total = 0;

@@ -77,8 +77,6 @@ struct ChunkWork {
   double backward = 0;         // input and weight gradients together
   double backward_weight = 0;  // the weight-gradient part of `backward` (the W pass)
   double recompute = 0;        // forward recomputation, run just before the backward
-  double forward_gemm = 0;     // GEMM part of `forward` (overlapped TP comm hides behind it)
-  double backward_gemm = 0;    // GEMM part of `backward`
   double tp_forward = 0;       // tensor-parallel collectives of the forward
   double tp_backward = 0;      // ... of the backward (input gradients)
   double tp_recompute = 0;     // ... of the recomputation
@@ -128,7 +126,6 @@ struct StepSpec {
   // 1F1B with overlap_p2p_comm: parallelism::OverlapsPipelineSends); only
   // the receiver waits for them. false: the sender waits (synchronous p2p).
   bool p2p_overlap = false;
-  bool tp_overlap = false;            // TP collectives beside the GEMMs
   bool dp_overlap = true;             // buckets overlap the last backward / first forward;
                                       // ZeRO-3 gathers prefetch during the previous pass
   bool zero3 = false;                 // per-pass gathers and per-microbatch reduce-scatters

@@ -124,21 +124,11 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
     w.backward += copy_out;
     w.recompute += n * (Zero3GathersPerMicrobatch(p) - 2) * c.zero3_copy_out_layer;
   }
-  // LayerCosts::gemm is forward + backward GEMM time; a backward GEMM pair
-  // costs twice its forward GEMM.
-  w.forward_gemm = mix(&LayerCosts::gemm) / 3;
-  w.backward_gemm = 2 * mix(&LayerCosts::gemm) / 3;
   w.tp_forward = n * c.tp_fwd;
   w.tp_backward = n * c.tp_bwd;
+  // Under TP overlap these are what stays exposed beside each collective's
+  // own GEMM (OperatorCosts::tp_fwd; TpExposedCollectives).
   w.tp_recompute = (p.recompute == Recompute::kOp ? 1.0 : rec_share) * n * c.tp_rec;
-  if (c.tp_overlap) {
-    // The GEMMs beside an overlapped TP collective run slower: each pass
-    // loses c s/(1+s) of compute to it (OverlapExposed, parallel_comm.h).
-    const double k = c.overlap_slowdown / (1 + c.overlap_slowdown);
-    w.forward += k * w.tp_forward;
-    w.backward += k * w.tp_backward;
-    w.recompute += k * w.tp_recompute;
-  }
   // ZeRO-3 gathers and reduce-scatters layer by layer (ChunkWork::zero3_units;
   // the embedding and the LM head ride with the first and last layer's
   // share, as the closed form's one layer of exposed gather and
@@ -156,21 +146,18 @@ ChunkWork StageWork(const OperatorCosts& c, const TrainingPlan& p, double n, boo
 
 // The closed form's per-microbatch total of a stage (TrainingEstimator::Run,
 // "one stage, one microbatch"): what picks its pace-setting stage.
-double ClosedFormStageTotal(const ChunkWork& w, const OperatorCosts& c) {
-  double tp = w.tp_forward + w.tp_backward + w.tp_recompute;
-  if (c.tp_overlap) tp = std::max(0.0, tp - (w.forward_gemm + w.backward_gemm));
+double ClosedFormStageTotal(const ChunkWork& w) {
+  const double tp = w.tp_forward + w.tp_backward + w.tp_recompute;
   return w.forward + w.backward + w.recompute + tp + w.forward_comm + w.backward_comm;
 }
 
 // a k + b l, member by member.
 ChunkWork Combined(ChunkWork a, double k, const ChunkWork& b, double l) {
   ChunkWork bb = b;
-  double* xs[] = {&a.forward, &a.backward, &a.backward_weight, &a.recompute, &a.forward_gemm,
-                  &a.backward_gemm, &a.tp_forward, &a.tp_backward, &a.tp_recompute,
+  double* xs[] = {&a.forward, &a.backward, &a.backward_weight, &a.recompute, &a.tp_forward, &a.tp_backward, &a.tp_recompute,
                   &a.forward_comm, &a.backward_comm, &a.head_tp_comm, &a.activation_bytes, &a.param_gather,
                   &a.grad_reduce, &a.zero3_units, &a.zero3_copy_out};
-  const double* ys[] = {&bb.forward, &bb.backward, &bb.backward_weight, &bb.recompute, &bb.forward_gemm,
-                        &bb.backward_gemm, &bb.tp_forward, &bb.tp_backward, &bb.tp_recompute,
+  const double* ys[] = {&bb.forward, &bb.backward, &bb.backward_weight, &bb.recompute, &bb.tp_forward, &bb.tp_backward, &bb.tp_recompute,
                         &bb.forward_comm, &bb.backward_comm, &bb.head_tp_comm, &bb.activation_bytes,
                         &bb.param_gather, &bb.grad_reduce, &bb.zero3_units, &bb.zero3_copy_out};
   for (size_t i = 0; i < std::size(xs); ++i) *xs[i] = *xs[i] * k + *ys[i] * l;
@@ -214,7 +201,6 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
   out.p2p = c.p2p;
   // DualPipe sends beside the paired chunk (DeepSeek-V3 Sec. 3.2.1).
   out.p2p_overlap = parallelism::OverlapsPipelineSends(p) || dualpipe;
-  out.tp_overlap = c.tp_overlap;
   out.dp_overlap = p.dp_overlap;
   out.zero3 = p.zero >= 3 && c.dense_dp > 1;
   out.zero3_once_per_step = Zero3GathersOncePerStep(p);  // as the closed form (parallel_comm.h)
@@ -360,7 +346,7 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
       pace = Combined(pace, 0.5, last, 0.5);
       double params = first_params + last_params;
       double expert = (first_layers + last_layers) * c.expert_layer_params + c.head_expert_params;
-      if (pp > 2 && ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
+      if (pp > 2 && ClosedFormStageTotal(mid) > ClosedFormStageTotal(pace)) pace = mid;
       if (pp > 2 && 2 * mid_layers * c.layer_params > params) {
         params = 2 * mid_layers * c.layer_params;
         expert = 2 * mid_layers * c.expert_layer_params;
@@ -371,8 +357,8 @@ EventError EventEstimator::Spec(const TrainingPlan& p, const parallelism::Worklo
       std::fill(dev_expert.begin(), dev_expert.end(), expert);
       for (auto& row : chunk_expert) std::fill(row.begin(), row.end(), expert / 2);
     } else {
-      if (pp > 1 && ClosedFormStageTotal(last, c) > ClosedFormStageTotal(pace, c)) pace = last;
-      if (pp > 2 && ClosedFormStageTotal(mid, c) > ClosedFormStageTotal(pace, c)) pace = mid;
+      if (pp > 1 && ClosedFormStageTotal(last) > ClosedFormStageTotal(pace)) pace = last;
+      if (pp > 2 && ClosedFormStageTotal(mid) > ClosedFormStageTotal(pace)) pace = mid;
     }
     if (!dualpipe) {
       const ChunkWork chunk = Scaled(pace, 1.0 / static_cast<double>(v));

@@ -178,6 +178,15 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
   const hardware::DataType attention_dt = dt == hardware::DataType::kFp8 ? hardware::DataType::kBf16 : dt;
   OpTimes t;
   bool routed = false;
+  // Which TP block a linear GEMM belongs to (TpBlockGemms), by its place in
+  // the layer's operator list (models::LayerOps builds every layer in this
+  // order): the GEMMs before the attention core are the attention's input
+  // projections, the first one after it the output projection; every later
+  // GEMM is the MLP's, up and down projections in turn (mlp_up, mlp_down;
+  // a MoE layer's expert_up, expert_down, shared_up, shared_down; the router
+  // is none of them).
+  bool past_attention = false, attention_out_seen = false;
+  int mlp_gemms = 0;
   for (int i = 0; i < ops.count; ++i) {
     const Op& op = ops.ops[static_cast<size_t>(i)];
     double f = 0, b = 0;
@@ -194,6 +203,20 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
         const double wgrad = g.wgrad;
         b = g.dgrad + wgrad;
         t.gemm += f + b;
+        if (op.kind == OpKind::kGemm && !op.router && !op.attention_core) {
+          TpBlockGemms& block = !past_attention || !attention_out_seen ? t.tp_attention : t.tp_mlp;
+          const bool out = past_attention && (!attention_out_seen || mlp_gemms % 2 == 1);
+          if (out) {
+            block.out_fwd += g.fwd;
+            block.out_dgrad += g.dgrad;
+          } else {
+            block.in_fwd += g.fwd;
+            block.in_dgrad += g.dgrad;
+            block.in_wgrad += g.wgrad;
+          }
+          if (past_attention && attention_out_seen) ++mlp_gemms;
+          if (past_attention) attention_out_seen = true;
+        }
         if (op.kind == OpKind::kGemm) t.weight_grad += wgrad;
         // A bias gradient reduced in a kernel of its own
         // (Op::bias_grad_bytes): the backward sums the layer's output
@@ -262,6 +285,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
     }
     t.fwd += f;
     t.bwd += b;
+    past_attention = past_attention || op.attention_core;
     if (op.attention_core) t.attention_fwd += f;
     if (op.mla_up) t.mla_up_fwd += f;
     if (op.dense_mlp) t.mlp_fwd += f;
@@ -655,6 +679,84 @@ TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, bool 
   if (p.recompute == Recompute::kFull && p.checkpoint_early_stop && down_proj_skipped)
     c.rec -= (1 - moe_fraction) * (one - gather);
   if (p.recompute == Recompute::kOp) c.rec = p.sequence_parallel ? 2 * gather : 2 * one;
+  return c;
+}
+
+// The chunks Transformer Engine splits a forward output projection and its
+// reduce-scatter into under --tp-comm-overlap: the "pipeline" method's
+// num_splits, 4 (transformer_engine/pytorch/module/base.py, initialize_ub,
+// get_default_config; Megatron-Bridge's BF16 userbuffers configs for Llama 3
+// 70B and 405B, training/comm_overlap.py: PipelineOverlapCfg(num_splits=4)
+// for proj_fprop and fc2_fprop), or, under FP8, the "ring_exchange" method's
+// one chunk a rank (the FP8 configs' RingExchangeOverlapCfg for both;
+// num_splits = tp_size).
+inline double TpOverlapReduceScatterSplits(const TrainingPlan& p) {
+  return p.precision == hardware::DataType::kFp8 ? static_cast<double>(p.tp) : 4.0;
+}
+
+// The same collectives of one layer (a MoE layer's with `moe_layer`) run
+// under Transformer Engine's userbuffer overlap (Megatron-Core
+// --tp-comm-overlap), each exposed by what outlasts the one GEMM it is
+// overlapped with, and by the contention of running beside it
+// (OverlapExposed, parallel_comm.h), seconds. TE pairs every collective of a
+// tensor-parallel block with a GEMM of that block
+// (transformer_engine/pytorch/module/base.py, initialize_ub: the
+// "ring_exchange", "pipeline" and "bulk" methods and the qkv/proj and
+// fc1/fc2 pairs; Megatron-Bridge's and NeMo's userbuffers configs,
+// training/comm_overlap.py, keep those pairs and tune only SMs and splits):
+//   forward   the all-gather of the block's input beside its input
+//             projection (qkv_fprop, fc1_fprop: ring exchange), the
+//             reduce-scatter of its output beside the output projection
+//             (proj_fprop, fc2_fprop: pipelined or ring exchange);
+//   backward  the all-gather of the output gradient beside the output
+//             projection's input-gradient GEMM (proj_dgrad, fc2_dgrad: ring
+//             exchange); the all-gather of the input again for the weight
+//             gradient beside the input projection's input-gradient GEMM
+//             (qkv_dgrad, fc1_dgrad: bulk), and the reduce-scatter of that
+//             input gradient beside the input projection's weight-gradient
+//             GEMM (qkv_wgrad, fc1_wgrad: bulk).
+// A collective cannot hide behind another block's GEMMs: it feeds or is fed
+// by its own. Without sequence parallelism (userbuffers need it: Megatron-LM
+// arguments.py, "Tensor parallel communication/GEMM overlap can happen only
+// when sequence parallelism is enabled") the forward all-reduces have no GEMM
+// to hide behind; the backward ones run beside the weight gradient
+// (Megatron's asynchronous input-gradient all-reduce). A MoE layer's MLP
+// block pairs with its expert and shared-expert GEMMs, and has no second
+// gather (TpLayerCollectives); a recomputed forward pairs as the forward;
+// early stopping skips the MLP's closing reduce-scatter as there.
+// The forward reduce-scatter beside the output projection is split with its
+// GEMM (kTpOverlapReduceScatterSplits): chunk i's reduce-scatter runs beside
+// chunk i + 1's GEMM, so the last chunk's runs after the GEMM, exposed.
+template <typename CollectiveSeconds>
+TpLayerComm TpExposedCollectives(const TrainingPlan& p, bool moe_layer, bool down_proj_skipped, const OpTimes& t,
+                                 double slowdown, CollectiveSeconds time) {
+  TpLayerComm c;
+  if (p.tp <= 1) return c;
+  auto exposed = [&](double comm, double gemm) { return OverlapExposed(comm, gemm, slowdown); };
+  if (p.sequence_parallel) {
+    const double ag = time(Collective::kAllGather), rs = time(Collective::kReduceScatter);
+    const double splits = TpOverlapReduceScatterSplits(p);
+    const double rest = (splits - 1) / splits;
+    const TpBlockGemms* blocks[2] = {&t.tp_attention, &t.tp_mlp};
+    for (int i = 0; i < 2; ++i) {
+      const TpBlockGemms& b = *blocks[i];
+      const double gather_in = exposed(ag, b.in_fwd);
+      const double scatter_out = rs / splits + exposed(rest * rs, rest * b.out_fwd);
+      c.fwd += gather_in + scatter_out;
+      c.bwd += exposed(ag, b.out_dgrad) + exposed(rs, b.in_wgrad);
+      if (i == 0 || !moe_layer) c.bwd += exposed(ag, b.in_dgrad);
+      const bool skipped = i == 1 && !moe_layer && p.checkpoint_early_stop && down_proj_skipped;
+      if (p.recompute == Recompute::kFull) c.rec += gather_in + (skipped ? 0.0 : scatter_out);
+      if (p.recompute == Recompute::kOp) c.rec += gather_in;
+    }
+    return c;
+  }
+  const double ar = time(Collective::kAllReduce);
+  c.fwd = 2 * ar;
+  c.bwd = exposed(ar, t.tp_attention.in_wgrad) + exposed(ar, t.tp_mlp.in_wgrad);
+  if (p.recompute == Recompute::kFull)
+    c.rec = (!moe_layer && p.checkpoint_early_stop && down_proj_skipped) ? ar : 2 * ar;
+  if (p.recompute == Recompute::kOp) c.rec = 2 * ar;
   return c;
 }
 
@@ -1369,6 +1471,19 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     tp_bwd = tp_layer.bwd;
     tp_rec = tp_layer.rec;
     tp_head = TpHeadCollectives(p, tokens, layer_act_bytes, tp_time);
+    if (tp_overlappable) {
+      // Overlapped, each collective hides behind its own GEMM only
+      // (TpExposedCollectives): what is left exposed, per layer.
+      const auto layer_time = [&](Collective c) { return tp_time(c, layer_act_bytes); };
+      const bool skipped = prepared->early_stop_flops > 0;
+      const double f = models::MoeFraction(m);
+      const TpLayerComm d = TpExposedCollectives(p, false, skipped, dense, dev.overlap_slowdown, layer_time);
+      const TpLayerComm x = f > 0 ? TpExposedCollectives(p, true, skipped, moe, dev.overlap_slowdown, layer_time)
+                                  : TpLayerComm{};
+      tp_fwd = (1 - f) * d.fwd + f * x.fwd;
+      tp_bwd = (1 - f) * d.bwd + f * x.bwd;
+      tp_rec = (1 - f) * d.rec + f * x.rec;
+    }
   }
   double cp_layer = 0;
   if (p.cp > 1) {
@@ -1476,10 +1591,9 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       st_.bwd += copy_out;
     }
     st_.rec += n * regathers * copy_layer;
+    // Overlapped, tp_fwd, tp_bwd and tp_rec are what stays exposed
+    // (TpExposedCollectives).
     st_.tp = n * (tp_fwd + tp_bwd + tp_rec_share * tp_rec);
-    // Overlapped, the collectives hide behind the GEMMs but slow them
-    // (OverlapExposed, parallel_comm.h).
-    if (tp_overlappable) st_.tp = OverlapExposed(st_.tp, mix(n, &OpTimes::gemm), dev.overlap_slowdown);
     // The embedding's and the LM head's collectives are priced exposed:
     // neither is a Transformer Engine module, whose GEMMs --tp-comm-overlap
     // splits (Megatron-Core builds them from its own VocabParallelEmbedding
@@ -1899,6 +2013,8 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.op_sac_fwd = t.op_sac_fwd;
     l.early_stop_fwd = t.early_stop_fwd;
     l.gemm = t.gemm;
+    l.tp_attention = t.tp_attention;
+    l.tp_mlp = t.tp_mlp;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
       if (op.kind == OpKind::kGemm)
@@ -1939,12 +2055,27 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   const double layer_act_bytes = tokens * h * act;
   if (p.tp > 1) {
     const auto g = network_.Place(p.tp, st.tp);
-    c.tp_overlap = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
+    const bool overlapped = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
     const TpLayerComm tp_layer = TpLayerCollectives(
         p, c.moe_fraction, down_proj_skipped, [&](Collective k) { return network_.Time(k, layer_act_bytes, g); });
     c.tp_fwd = tp_layer.fwd;
     c.tp_bwd = tp_layer.bwd;
     c.tp_rec = tp_layer.rec;
+    if (overlapped) {
+      // Overlapped, each collective hides behind its own GEMM only, as in
+      // the closed form (TpExposedCollectives): the engine runs what stays
+      // exposed after the pass.
+      const auto layer_time = [&](Collective k) { return network_.Time(k, layer_act_bytes, g); };
+      const double f = c.moe_fraction;
+      const TpLayerComm d =
+          TpExposedCollectives(p, false, down_proj_skipped, dense_t, dev.overlap_slowdown, layer_time);
+      const TpLayerComm e = f > 0 ? TpExposedCollectives(p, true, down_proj_skipped, moe_t, dev.overlap_slowdown,
+                                                         layer_time)
+                                  : TpLayerComm{};
+      c.tp_fwd = (1 - f) * d.fwd + f * e.fwd;
+      c.tp_bwd = (1 - f) * d.bwd + f * e.bwd;
+      c.tp_rec = (1 - f) * d.rec + f * e.rec;
+    }
     const TpHeadComm tp_head = TpHeadCollectives(
         p, tokens, layer_act_bytes, [&](Collective k, double bytes) { return network_.Time(k, bytes, g); });
     c.tp_embed_fwd = tp_head.embed_fwd;

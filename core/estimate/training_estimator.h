@@ -89,6 +89,18 @@ inline bool CausalMfuDiffers(double mfu, double mfu_causal) { return mfu - mfu_c
 
 // Forward and backward time of one layer's (or the embedding's, or the LM
 // head's) operators for one microbatch on one device.
+// The GEMM passes one tensor-parallel block (attention or MLP) pairs its
+// collectives with under Transformer Engine's userbuffer overlap
+// (TpExposedCollectives): its column-parallel input projections (QKV, or
+// MLA's query and key/value projections; the MLP's up projection, a MoE
+// layer's routed and shared up projections) and its row-parallel output
+// projection (the attention's output, the MLP's down projection), seconds
+// per microbatch.
+struct TpBlockGemms {
+  double in_fwd = 0, in_dgrad = 0, in_wgrad = 0;
+  double out_fwd = 0, out_dgrad = 0;
+};
+
 struct OpTimes {
   double fwd = 0;
   double bwd = 0;
@@ -99,9 +111,10 @@ struct OpTimes {
   double moe_act_fwd = 0;    // routed experts' activation of fwd (recompute_moe_act; Op::expert_act)
   double op_sac_fwd = 0;     // part of fwd op-level SAC runs again (Op::op_sac_recompute)
   double early_stop_fwd = 0; // part of fwd a checkpoint stopping early skips (OpList::early_stop_tail)
-  double gemm = 0;           // fwd + bwd GEMM time (what TP overlap can hide behind)
+  double gemm = 0;           // fwd + bwd GEMM time
   double weight_grad = 0;    // weight-gradient GEMMs of bwd (ZB-H1's W pass)
   double after_router_fwd = 0;  // part of fwd after a MoE layer's router (its experts on)
+  TpBlockGemms tp_attention, tp_mlp;  // the GEMMs each block's TP collectives pair with
 };
 
 // The part of an estimate that depends only on the model, the workload
@@ -170,14 +183,17 @@ struct LayerCosts {
   double moe_act_fwd = 0;    // routed experts' activation of `fwd` (what recompute_moe_act redoes)
   double op_sac_fwd = 0;     // what op-level SAC redoes of `fwd` (Recompute::kOp)
   double early_stop_fwd = 0; // what full recompute stopping early does not redo (checkpoint_early_stop)
-  double gemm = 0;         // GEMM time of fwd + bwd (what TP overlap hides behind)
+  double gemm = 0;         // GEMM time of fwd + bwd
+  TpBlockGemms tp_attention, tp_mlp;  // the GEMMs each block's TP collectives pair with
 };
 struct OperatorCosts {
   LayerCosts dense, moe;   // one transformer layer
   LayerCosts embed, head;  // embedding lookup; LM head and loss
   double moe_fraction = 0; // share of MoE layers
-  double tp_fwd = 0, tp_bwd = 0, tp_rec = 0;  // TP collectives per layer, not overlapped
-  bool tp_overlap = false; // TP collectives may hide behind GEMMs (only inside the scale-up domain)
+  // TP collectives per layer: all of them, or under TP overlap (inside the
+  // scale-up domain) what stays exposed beside each one's own GEMM
+  // (TpExposedCollectives).
+  double tp_fwd = 0, tp_bwd = 0, tp_rec = 0;
   // The embedding's and the LM head and loss's TP collectives per microbatch,
   // forward and backward, never overlapped (TpHeadCollectives).
   double tp_embed_fwd = 0, tp_embed_bwd = 0, tp_head_fwd = 0, tp_head_bwd = 0;

@@ -1755,9 +1755,19 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // the values): all 17 Qwen3 rows run slower, 15 of them toward their
   // measurements (line 110 -56.54 -> -56.03 %, line 117 -3.09 -> -1.71 %);
   // lines 109 and 113, predicted slow, move 0.6-0.8 point further.
-  EXPECT_LE(file.mape_pct, 11.12);
-  EXPECT_LE(file_hb.mape_pct, 9.90);
-  EXPECT_LE(file_moe.mape_pct, 19.39);
+  // Lowered to 10.98 %, 9.65 % and 19.34 % (10.9740 / 9.6464 / 19.3394 %)
+  // by TP collectives overlapped beside their own GEMM only, the forward
+  // reduce-scatter's last chunk exposed (TpExposedCollectives): the H100
+  // rows with tp 4-8 under FP8 or context parallelism, whose attention
+  // projections are shorter than their collectives, run slower, toward their
+  // measurements (Megatron-Bridge's Llama 3.1 405B lines 79, 93, 99: -11.3 /
+  // -14.2 / -12.2 -> -6.8 / -9.9 / -7.7 %; the Megatron-LM README's GPT 70B
+  // line 36 +24.1 -> +19.4 % in speed); rows already predicted slow move
+  // further (Nemotron-340B on B200, line 55, +7.6 -> +11.3 %; Llama 3 70B on
+  // H100, lines 78, 92, 96, +1.1 to +2.0 points).
+  EXPECT_LE(file.mape_pct, 10.98);
+  EXPECT_LE(file_hb.mape_pct, 9.65);
+  EXPECT_LE(file_moe.mape_pct, 19.34);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken
   // later as a held-out check (-0.9 / -1.0 / +3.5 %): 2.43 % (2.4336 %) over
@@ -1951,14 +1961,22 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Lowered by Qwen3's QK-norms (above): Megatron-Bridge 25.09 11.21 ->
   // 10.96 % (10.9567 %), 25.11 13.60 -> 13.55 % (13.5420 %), 26.02 16.56 ->
   // 16.28 % (16.2759 %).
+  // Moved by TP collectives overlapped beside their own GEMM only
+  // (TpExposedCollectives): NeMo 24.07 9.18 -> 8.00 % (7.9925 %), 25.09
+  // 10.96 -> 10.65 % (10.6438 %), 25.11 13.55 -> 13.42 % (13.4168 %),
+  // 26.02 16.28 -> 16.13 % (16.1284 %), the long-sequence B200 rows 3.12 ->
+  // 2.85 % (2.8457 %); raised for NeMo 25.02, 8.66 -> 8.91 % (8.9025 %: its
+  // Nemotron-340B B200 row, line 55, already predicted slow, +7.6 -> +11.3 %;
+  // GPT3-175B on H100, line 58, +1.6 -> +2.6 %), and 25.04, 5.96 -> 5.99 %
+  // (5.9804 %: Nemotron-340B on GB200, line 64, -2.5 -> +2.6 %).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 9.18},
-           {"NVIDIA NeMo 25.02", 8.66},
-           {"NVIDIA NeMo 25.04", 5.96},
-           {"NVIDIA Megatron-Bridge 25.09", 10.96},
-           {"NVIDIA Megatron-Bridge 25.11", 13.55},
-           {"NVIDIA Megatron-Bridge 26.02", 16.28},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 3.12}}) {
+           {"NVIDIA NeMo 24.07", 8.00},
+           {"NVIDIA NeMo 25.02", 8.91},
+           {"NVIDIA NeMo 25.04", 5.99},
+           {"NVIDIA Megatron-Bridge 25.09", 10.65},
+           {"NVIDIA Megatron-Bridge 25.11", 13.42},
+           {"NVIDIA Megatron-Bridge 26.02", 16.13},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 2.85}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;
@@ -2147,7 +2165,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Lowered to 7.79 % (7.7806 %) by the norms' backward as each framework
   // runs it (Narayanan's 2021 rows on Megatron's two-kernel LayerNorm,
   // Korthikanti's on the persistent one-pass kernel).
-  EXPECT_LE(all.mape_pct, 7.79);
+  // Lowered to 7.30 % (7.2960 %) by TP collectives overlapped beside their
+  // own GEMM only (TpExposedCollectives): the README's H100 rows.
+  EXPECT_LE(all.mape_pct, 7.30);
   // Target: no row beyond 20 %: not met, measured 31.10 % (the Megatron-LM
   // README GPT 1.7B row, 41.93 % before the fp32 cross entropy over its
   // 131,072-word vocabulary).
@@ -2274,9 +2294,14 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // one-pass backward (Transformer Engine's, 3 accesses an element where 4
   // were priced): these GPT rows were already predicted fast; their
   // attention (MHA, learned positions) copies nothing.
-  EXPECT_LE(hb.mape_pct, 18.98);
-  EXPECT_LE(readme.mape_pct, 20.90);
-  EXPECT_LE(bridge.mape_pct, 1.83);
+  // Lowered to 17.05 %, the README rows 18.78 % and the DeepSeek-V3 row
+  // 1.40 % (17.0405 / 18.7784 / 1.3994 %) by TP collectives overlapped beside
+  // their own GEMM only (TpExposedCollectives): GPT 32B to 462B at tp 2-8,
+  // whose forward reduce-scatters leave their last chunk exposed (GPT 70B
+  // +24.1 -> +19.4 %, 32B +11.3 -> +6.3 %).
+  EXPECT_LE(hb.mape_pct, 17.05);
+  EXPECT_LE(readme.mape_pct, 18.78);
+  EXPECT_LE(bridge.mape_pct, 1.40);
   // No source target; measured 9.59 % (9.74 % before the fp32 cross entropy),
   // 10.31 % once the materialised attention's backward is charged its
   // kernels' traffic (the rows' TFLOP/s were already predicted high: GPT
@@ -2374,15 +2399,23 @@ TEST(ValidationTargets, LaterRowsAreReadAndReported) {
            {"whole file Hopper/Blackwell", &hb},
            {"whole file MoE", &moe}})
     PrintMeasured(name, *r);
-  EXPECT_LE(bridge.mape_pct, 19.12);
+  // TP collectives overlapped beside their own GEMM only
+  // (TpExposedCollectives) raised the GB300/B300/GPT-OSS rows 19.12 ->
+  // 19.20 % (19.1947 %: the Llama 3.1 405B GB300 rows, already predicted
+  // slow, 0.6-0.9 points further) and lowered torchtitan's H100 rows 14.53
+  // -> 13.55 % (13.5474 %: the 70B AsyncTP row, line 336, -13.5 -> -4.2 %,
+  // the 405B rows 0.4-2.2 points closer), the whole file 11.95 -> 11.78 %
+  // (11.7725 %), Hopper/Blackwell 11.46 -> 11.19 % (11.1864 %), MoE 19.14
+  // -> 19.11 % (19.1000 %).
+  EXPECT_LE(bridge.mape_pct, 19.20);
   EXPECT_LE(bridge.max_abs_error_pct, 47.48);
-  EXPECT_LE(titan.mape_pct, 14.53);
-  EXPECT_LE(titan.max_abs_error_pct, 30.50);
+  EXPECT_LE(titan.mape_pct, 13.55);
+  EXPECT_LE(titan.max_abs_error_pct, 30.13);
   EXPECT_EQ(whole.evaluated, 336);
   EXPECT_EQ(whole.skipped, 9);
-  EXPECT_LE(whole.mape_pct, 11.95);
-  EXPECT_LE(hb.mape_pct, 11.46);
-  EXPECT_LE(moe.mape_pct, 19.14);
+  EXPECT_LE(whole.mape_pct, 11.78);
+  EXPECT_LE(hb.mape_pct, 11.19);
+  EXPECT_LE(moe.mape_pct, 19.11);
 }
 
 // `torchtitan+compile` is torchtitan with its blocks compiled: the same

@@ -324,7 +324,8 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          {{"delayed", Fp8Recipe::kDelayed},
                           {"current", Fp8Recipe::kCurrent},
                           {"blockwise", Fp8Recipe::kBlockwise},
-                          {"mxfp8", Fp8Recipe::kMxfp8}},
+                          {"mxfp8", Fp8Recipe::kMxfp8},
+                          {"nvfp4", Fp8Recipe::kNvfp4}},
                          "delayed",
                          "How fp8 GEMM operands are scaled (read only with precision fp8). delayed: one scale per "
                          "tensor from an amax history (Transformer Engine DelayedScaling), the amax reduced "
@@ -337,7 +338,13 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          "(DeepSeek-V3 Sec. 3.3), 4 + 8/128 B. mxfp8: one E8M0 scale per 32 elements of each "
                          "layout (OCP MX v1.0), both MX copies on every device, 4 + 2/32 B, and a kernel swizzling "
                          "each operand's scales before every GEMM (six a layer); only on block-scaled tensor "
-                         "cores (a device with peak_fp4: b200, gb200).")
+                         "cores (a device with peak_fp4: b200, gb200). nvfp4: Transformer Engine's NVFP4BlockScaling, "
+                         "the linear layers' GEMMs in FP4 (E2M1) at the device's FP4 rate, one E4M3 scale per 16 "
+                         "elements of each layout and a per-tensor amax (its own kernel, 2 B read), the wgrad "
+                         "copies through a random Hadamard transform fused in the quantize kernel: 2 + 2 x (0.5 + "
+                         "1/16) B, and the scales swizzled before every GEMM as MXFP8's; attention, LM head and "
+                         "router stay bf16, and the activations kept for the backward are counted at FP8's 1 B; "
+                         "block-scaled tensor cores only.")
         .Bool("fp8_param_gather", &TrainingPlan::fp8_param_gather, "false",
               "Keep the weights in FP8 and all-gather the updated weights after the optimizer step in "
               "FP8, 1 B per parameter instead of 2 (Megatron-Core --fp8-param-gather; NeMo 2's "

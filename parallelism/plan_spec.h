@@ -100,8 +100,10 @@ enum class OptimizerStep { kFused, kPytorch };
 // (TE Float8CurrentScaling); kBlockwise, one fp32 scale per 1x128 / 128x128
 // block (DeepSeek-V3, arXiv 2412.19437, Sec. 3.3; TE Float8BlockScaling);
 // kMxfp8, one E8M0 scale per 32 elements (OCP Microscaling Formats v1.0;
-// TE MXFP8BlockScaling), Blackwell tensor cores only.
-enum class Fp8Recipe { kDelayed, kCurrent, kBlockwise, kMxfp8 };
+// TE MXFP8BlockScaling), Blackwell tensor cores only; kNvfp4, the linear
+// layers' GEMMs in FP4 (E2M1) with one E4M3 scale per 16 elements and a
+// per-tensor fp32 scale (TE NVFP4BlockScaling), Blackwell tensor cores only.
+enum class Fp8Recipe { kDelayed, kCurrent, kBlockwise, kMxfp8, kNvfp4 };
 enum class DpCollective { kHierarchical, kFlat };
 // How context parallelism exchanges keys and values (core/estimate/parallel_comm.h).
 enum class CpScheme { kAuto, kRing, kAllGather, kUlysses };

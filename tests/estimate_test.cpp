@@ -1426,6 +1426,43 @@ TEST(StepKernels, Fp8BlackwellCastsByHand) {
   EXPECT_NEAR(mx.bwd, 278.04224e-6, 1e-15);
 }
 
+// NVFP4 (Transformer Engine's NVFP4BlockScaling) on the same layer and
+// device: an amax kernel (2 B/element), then one quantize kernel writing
+// both FP4 copies with an E4M3 scale per 16 elements, 2 + 2 x (0.5 + 1/16)
+// = 3.125 B/element, and six scale swizzles of 1 B per 16 elements each way:
+//   fwd  quantize 104,857,600 B -> 131.072 + 2 = 133.072 us
+//        amax      67,108,864 B ->  83.88608 + 2 = 85.88608 us
+//        swizzles input 4,194,304 B -> 7.24288 us, weight 3,145,728 B ->
+//        5.93216 us
+//        = 232.13312 us
+//   bwd  quantize 157,286,400 B -> 196.608 + 2 = 198.608 us
+//        amax     100,663,296 B -> 125.82912 + 2 = 127.82912 us
+//        swizzles grad 6,291,456 B -> 9.86432 us (twice), weight 5.93216,
+//        input 7.24288 us = 32.90368 us
+//        = 359.3408 us
+// The linear GEMM runs in FP4; the attention and the router stay BF16.
+TEST(StepKernels, Nvfp4CastsByHand) {
+  hardware::DeviceSpec d = FlatMemoryDevice();
+  d.fp8_any_layout = true;
+  const models::Op qkv = Llama3_8bQkvGemm();
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kNvfp4, true), 3.125);
+  EXPECT_EQ(Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe::kNvfp4, false), 3.125);
+  const PassTimes t = Fp8LinearCastTimes(d, qkv, parallelism::Fp8Recipe::kNvfp4);
+  EXPECT_NEAR(t.fwd, 232.13312e-6, 1e-15);
+  EXPECT_NEAR(t.bwd, 359.3408e-6, 1e-15);
+  EXPECT_EQ(TrainingGemmDataType(qkv, hardware::DataType::kFp8, parallelism::Fp8Recipe::kNvfp4),
+            hardware::DataType::kFp4);
+  EXPECT_EQ(TrainingGemmDataType(qkv, hardware::DataType::kFp8, parallelism::Fp8Recipe::kMxfp8),
+            hardware::DataType::kFp8);
+  models::Op core = qkv, router = qkv;
+  core.attention_core = true;
+  router.router = true;
+  EXPECT_EQ(TrainingGemmDataType(core, hardware::DataType::kFp8, parallelism::Fp8Recipe::kNvfp4),
+            hardware::DataType::kBf16);
+  EXPECT_EQ(TrainingGemmDataType(router, hardware::DataType::kFp8, parallelism::Fp8Recipe::kNvfp4),
+            hardware::DataType::kBf16);
+}
+
 // Issue 16: the casts around a grouped expert GEMM (Fp8GroupedCastTimes,
 // step_kernels.h), by hand on the same device (0.8 TB/s achieved, 2 us a
 // kernel). Qwen3-30B-A3B's fc1 (expert_up) at micro batch 1 x 4096 tokens,
@@ -2295,8 +2332,9 @@ TEST(Validation, AllTrainingRows) {
   ValidationReport r = Validate();
   // 297, the three short-sequence H200 steps, the 27 GB300, B300 and
   // GPT-OSS rows of the Megatron-Bridge tables (lines 302-328) and
-  // torchtitan's 18 H100 rows (lines 329-346).
-  EXPECT_EQ(r.rows.size(), 345u);
+  // torchtitan's 18 H100 rows (lines 329-346), the four NVFP4 rows of the
+  // Megatron-Bridge 26.02 table (lines 347-350).
+  EXPECT_EQ(r.rows.size(), 349u);
   ValidationReport tuned;
   for (const auto& row : r.rows)
     for (const char* s : {"Korthikanti", "Narayanan", "NVIDIA/Megatron-LM README",

@@ -229,40 +229,41 @@ TEST(Check, Fp8RecipeMisspeltIsALocatedError) {
   EXPECT_FALSE(engine::CheckFile(f, Store(), d).has_value());
   const std::string text = d.ToString();
   EXPECT_NE(text.find(f + ":6:17: error: scenario.training.fp8_recipe: one of: delayed, current, blockwise, "
-                          "mxfp8 (got 'mxfp9')"),
+                          "mxfp8, nvfp4 (got 'mxfp9')"),
             std::string::npos)
       << text;
 }
 
-// MXFP8 needs block-scaled tensor cores: on DGX H100 (no FP4/MX peak in the
-// h100-sxm preset) the plan is refused, naming the key, the value and the
-// devices that have them; the same plan on DGX B200 passes.
+// MXFP8 and NVFP4 need block-scaled tensor cores: on DGX H100 (no FP4/MX
+// peak in the h100-sxm preset) the plan is refused, naming the key, the
+// value and the devices that have them; the same plan on DGX B200 passes.
 TEST(Check, Mxfp8RecipeNeedsBlockScaledTensorCores) {
   const std::string dir = testing::TempDir();
-  for (const char* system : {"dgx-h100-superpod", "dgx-b200"}) {
-    const std::string f = (fs::path(dir) / (std::string("orrery_mxfp8_") + system + ".yaml")).string();
-    std::ofstream(f) << "scenario:\n"
-                        "  model: llama3-8b\n"
-                        "  system: " << system << "\n"
-                        "  set:\n"
-                        "    system.nodes: 1\n"
-                        "  workload: {global_batch: 128, seq_len: 8192}\n"
-                        "  training:\n"
-                        "    precision: fp8\n"
-                        "    fp8_recipe: mxfp8\n";
-    base::Diagnostics d;
-    const bool ok = engine::CheckFile(f, Store(), d).has_value();
-    const std::string text = d.ToString();
-    if (std::string(system) == "dgx-b200") {
-      EXPECT_TRUE(ok) << text;
-    } else {
-      EXPECT_FALSE(ok);
-      EXPECT_NE(text.find("training.fp8_recipe: the device 'NVIDIA H100 SXM5 80GB' has no block-scaled (MX) tensor cores: "
-                          "mxfp8 runs on Blackwell (b200, gb200) (got 'mxfp8')"),
-                std::string::npos)
-          << text;
+  for (const std::string recipe : {"mxfp8", "nvfp4"})
+    for (const char* system : {"dgx-h100-superpod", "dgx-b200"}) {
+      const std::string f = (fs::path(dir) / ("orrery_" + recipe + "_" + system + ".yaml")).string();
+      std::ofstream(f) << "scenario:\n"
+                          "  model: llama3-8b\n"
+                          "  system: " << system << "\n"
+                          "  set:\n"
+                          "    system.nodes: 1\n"
+                          "  workload: {global_batch: 128, seq_len: 8192}\n"
+                          "  training:\n"
+                          "    precision: fp8\n"
+                          "    fp8_recipe: " << recipe << "\n";
+      base::Diagnostics d;
+      const bool ok = engine::CheckFile(f, Store(), d).has_value();
+      const std::string text = d.ToString();
+      if (std::string(system) == "dgx-b200") {
+        EXPECT_TRUE(ok) << text;
+      } else {
+        EXPECT_FALSE(ok);
+        EXPECT_NE(text.find("training.fp8_recipe: the device 'NVIDIA H100 SXM5 80GB' has no block-scaled (MX) tensor "
+                            "cores: " + recipe + " runs on Blackwell (b200, gb200) (got '" + recipe + "')"),
+                  std::string::npos)
+            << text;
+      }
     }
-  }
 }
 
 TEST(Check, EachErrorClassIsReportedWithItsRule) {

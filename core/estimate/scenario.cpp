@@ -753,12 +753,16 @@ void CrossCheck(const Scenario& s, Diagnostics& diags) {
   // block-scaled MMA, the same units as NVFP4/MXFP4): a device without an FP4
   // block-scaled peak has none (hardware::PeakFlops, as the deployment check
   // of the activations' datatype).
-  if (t.precision == hardware::DataType::kFp8 && t.fp8_recipe == parallelism::Fp8Recipe::kMxfp8 &&
-      hardware::PeakFlops(s.system.device, hardware::DataType::kMxfp4) <= 0)
-    diags.Add(where, "training.fp8_recipe", "mxfp8",
-              "the device '" + s.system.device.name +
-                  "' has no block-scaled (MX) tensor cores: mxfp8 runs on Blackwell (b200, gb200)",
+  const bool block_scaled = t.fp8_recipe == parallelism::Fp8Recipe::kMxfp8 ||
+                            t.fp8_recipe == parallelism::Fp8Recipe::kNvfp4;
+  if (t.precision == hardware::DataType::kFp8 && block_scaled &&
+      hardware::PeakFlops(s.system.device, hardware::DataType::kMxfp4) <= 0) {
+    const char* recipe = t.fp8_recipe == parallelism::Fp8Recipe::kMxfp8 ? "mxfp8" : "nvfp4";
+    diags.Add(where, "training.fp8_recipe", recipe,
+              "the device '" + s.system.device.name + "' has no block-scaled (MX) tensor cores: " + recipe +
+                  " runs on Blackwell (b200, gb200)",
               "use fp8_recipe delayed, current or blockwise");
+  }
   if (t.cp > 1 && m.heads % t.tp == 0 && !engine::CpSchemeFits(m, t.cp_scheme, t.tp, t.cp))
     diags.Add(where, "training.cp_scheme", parallelism::CpSchemeName(t.cp_scheme),
               "ulysses scatters heads over cp: the " + std::to_string(m.heads / t.tp) +

@@ -17,7 +17,7 @@ PassTimes Fp8QuantizeTimes(const hardware::DeviceSpec& d, const models::Op& op, 
   PassTimes t;
   t.fwd = hardware::MemoryTime(d, per * in);
   t.bwd = hardware::MemoryTime(d, per * grad);
-  if (recipe == parallelism::Fp8Recipe::kCurrent) {
+  if (recipe == parallelism::Fp8Recipe::kCurrent || recipe == parallelism::Fp8Recipe::kNvfp4) {
     t.fwd += hardware::MemoryTime(d, kFp8CurrentAmaxBytesPerElement * in);
     t.bwd += hardware::MemoryTime(d, kFp8CurrentAmaxBytesPerElement * grad);
   }
@@ -28,11 +28,13 @@ PassTimes Fp8QuantizeTimes(const hardware::DeviceSpec& d, const models::Op& op, 
 
 PassTimes Fp8MxSwizzleTimes(const hardware::DeviceSpec& d, const models::Op& op, parallelism::Fp8Recipe recipe) {
   PassTimes t;
-  if (recipe != parallelism::Fp8Recipe::kMxfp8) return t;
+  if (recipe != parallelism::Fp8Recipe::kMxfp8 && recipe != parallelism::Fp8Recipe::kNvfp4) return t;
   // Bytes of one swizzle: the scales of one operand copy (one per 32
-  // elements), read and written.
+  // elements; NVFP4's one per 16, which TE's GEMM swizzles the same way),
+  // read and written.
+  const double block = recipe == parallelism::Fp8Recipe::kNvfp4 ? 16.0 : 32.0;
   const auto swizzle = [&](double elements) {
-    return hardware::MemoryTime(d, kFp8MxSwizzleBytesPerScale * elements / 32.0);
+    return hardware::MemoryTime(d, kFp8MxSwizzleBytesPerScale * elements / block);
   };
   const double input = op.m * op.k, weight = op.k * op.n, grad = op.m * op.n;
   t.fwd = swizzle(input) + swizzle(weight);                         // forward GEMM

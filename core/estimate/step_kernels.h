@@ -64,9 +64,22 @@ inline constexpr double kFp8CastBytesPerElement = 3.0;
 //             transformer_engine/common/util/cast_kernels.cuh,
 //             cast_mxfp8_2D_kernel<..., ROWWISE_SCALING, COLWISE_SCALING>):
 //             read 2, write 1 + 1 + 2 x 1 / 32 B.
+//   nvfp4     Transformer Engine's NVFP4BlockScaling (transformer_engine/
+//             common/recipe/__init__.py: "a 2-level block scaling strategy":
+//             one E4M3 scale per 16 consecutive values and a per-tensor fp32
+//             scale; the row-wise and the column-wise copy both quantized
+//             from the high-precision tensor; the column-wise copies of the
+//             input and the output gradient, which the weight gradient
+//             reads, through a 16 x 16 random Hadamard transform; stochastic
+//             rounding on the gradient; the weights in 16 x 16 blocks): an
+//             amax pass over the BF16 tensor first (the per-tensor scale
+//             needs it before the cast; kFp8CurrentAmaxBytesPerElement), then
+//             one kernel reading 2 B and writing 2 x (0.5 + 1/16) B, the
+//             transform and the rounding inside it (no extra traffic priced).
 inline constexpr double kFp8CurrentAmaxBytesPerElement = 2.0;
 inline constexpr double kFp8BlockwiseScaleBytesPerElement = 2.0 * 4.0 / 128.0;
 inline constexpr double kFp8MxScaleBytesPerElement = 2.0 * 1.0 / 32.0;
+inline constexpr double kNvfp4QuantizeBytesPerElement = 2.0 + 2.0 * (0.5 + 1.0 / 16.0);
 
 // The bytes per element of the quantize kernel itself (cast, transpose,
 // scales) under a recipe, on a device whose FP8 GEMMs take any layout
@@ -78,6 +91,8 @@ inline constexpr double Fp8QuantizeBytesPerElement(parallelism::Fp8Recipe r, boo
       return kFp8CastTransposeBytesPerElement + kFp8BlockwiseScaleBytesPerElement;
     case parallelism::Fp8Recipe::kMxfp8:
       return kFp8CastTransposeBytesPerElement + kFp8MxScaleBytesPerElement;
+    case parallelism::Fp8Recipe::kNvfp4:
+      return kNvfp4QuantizeBytesPerElement;
     case parallelism::Fp8Recipe::kDelayed:
     case parallelism::Fp8Recipe::kCurrent: break;
   }
@@ -123,6 +138,16 @@ inline constexpr double kFp8MxSwizzleBytesPerScale = 2.0;  // read 1 + write 1
 inline hardware::DataType TrainingGemmDataType(const models::Op& op, hardware::DataType dt) {
   if (dt == hardware::DataType::kFp8 && (op.attention_core || op.router)) return hardware::DataType::kBf16;
   return dt;
+}
+// The same under the plan's recipe: NVFP4BlockScaling runs the linear
+// layers' FP8 GEMMs in FP4 (E2M1) on the block-scaled tensor cores, at the
+// device's FP4 rate and curve (hardware::GemmTime; TE's recipe keeps
+// fp8_dpa and fp8_mha off: "Not applying quantization to attention for
+// now").
+inline hardware::DataType TrainingGemmDataType(const models::Op& op, hardware::DataType dt,
+                                               parallelism::Fp8Recipe recipe) {
+  const hardware::DataType g = TrainingGemmDataType(op, dt);
+  return g == hardware::DataType::kFp8 && recipe == parallelism::Fp8Recipe::kNvfp4 ? hardware::DataType::kFp4 : g;
 }
 
 // An FP8 linear GEMM under the MXFP8 recipe: its operands carry one scale

@@ -195,7 +195,7 @@ OpTimes Times(const hardware::DeviceSpec& d, hardware::DataType dt, parallelism:
       case OpKind::kBatchedGemm: {
         // Attention and the MoE router stay in BF16 under FP8
         // (TrainingGemmDataType, step_kernels.h); the router casts nothing.
-        const hardware::DataType gemm_dt = TrainingGemmDataType(op, dt);
+        const hardware::DataType gemm_dt = TrainingGemmDataType(op, dt, recipe);
         const bool fp8_linear = dt == hardware::DataType::kFp8 && !op.router;
         const GemmPassTimes g =
             OpGemmPassTimes(d, gemm_dt, op, local_experts, memo, Mxfp8LinearGemm(op, dt, recipe));
@@ -2017,9 +2017,13 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
     l.tp_mlp = t.tp_mlp;
     for (int i = 0; i < ops.count; ++i) {
       const Op& op = ops.ops[static_cast<size_t>(i)];
-      if (op.kind == OpKind::kGemm)
+      if (op.kind == OpKind::kGemm) {
+        // NVFP4's linear GEMMs in FP4 (TrainingGemmDataType).
+        const hardware::DataType w_dt =
+            p.fp8_recipe == parallelism::Fp8Recipe::kNvfp4 ? TrainingGemmDataType(op, op_dt, p.fp8_recipe) : op_dt;
         l.bwd_weight +=
-            OpGemmPassTimes(dev, op_dt, op, local, nullptr, Mxfp8LinearGemm(op, op_dt, p.fp8_recipe)).wgrad;
+            OpGemmPassTimes(dev, w_dt, op, local, nullptr, Mxfp8LinearGemm(op, op_dt, p.fp8_recipe)).wgrad;
+      }
     }
     // MTP's weight gradients beyond the head's own GEMMs (AddMtpModules).
     if (head)
@@ -2258,7 +2262,7 @@ OperatorLine LineOf(const hardware::DeviceSpec& d, hardware::DataType dt, parall
   switch (op.kind) {
     case OpKind::kGemm:
     case OpKind::kBatchedGemm: {
-      const hardware::DataType gemm_dt = TrainingGemmDataType(op, dt);
+      const hardware::DataType gemm_dt = TrainingGemmDataType(op, dt, recipe);
       l.kind = op.kind == OpKind::kBatchedGemm ? "batched_gemm" : op.expert ? "grouped_gemm" : "gemm";
       l.fwd_flops = op.flops;
       l.bwd_flops = 2 * op.flops;  // input and weight gradients

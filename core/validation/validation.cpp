@@ -251,7 +251,7 @@ const std::vector<std::string> kYesNo = {"yes", "no"};
 // fp8 runs Transformer Engine's default delayed scaling; fp8-cs current
 // scaling, fp8-block 1x128 / 128x128 block scaling, fp8-mx MXFP8
 // (training.fp8_recipe, core/estimate/step_kernels.h).
-const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8", "fp8-cs", "fp8-block", "fp8-mx"};
+const std::vector<std::string> kPrecision = {"bf16", "fp16", "fp8", "fp8-cs", "fp8-block", "fp8-mx", "nvfp4"};
 const std::vector<std::string> kAttention = {"flash", "flash2", "triton", "materialized"};
 const std::vector<std::string> kFlopsMetric = {"model", "hardware"};
 const std::vector<std::string> kMoeRouting = {"learned", "force-balanced", "token-dropping"};
@@ -275,6 +275,7 @@ std::string PrecisionWord(const parallelism::TrainingPlan& p) {
     case parallelism::Fp8Recipe::kCurrent: return "fp8-cs";
     case parallelism::Fp8Recipe::kBlockwise: return "fp8-block";
     case parallelism::Fp8Recipe::kMxfp8: return "fp8-mx";
+    case parallelism::Fp8Recipe::kNvfp4: return "nvfp4";
   }
   return "fp8";
 }
@@ -1110,11 +1111,14 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       assume("ZeRO-3 gathers one weight matrix ahead (DeepSpeed 2021 prefetch)");
     }
     p.ep_comm_overlap = ep_overlap == "yes";
-    if (precision.rfind("fp8", 0) == 0) {
+    if (precision.rfind("fp8", 0) == 0 || precision == "nvfp4") {
+      // NVFP4 is a recipe of Transformer Engine's quantized linear layers
+      // (NVFP4BlockScaling under the same autocast as the FP8 recipes).
       p.precision = hardware::DataType::kFp8;
       p.fp8_recipe = precision == "fp8-cs"      ? parallelism::Fp8Recipe::kCurrent
                      : precision == "fp8-block" ? parallelism::Fp8Recipe::kBlockwise
                      : precision == "fp8-mx"    ? parallelism::Fp8Recipe::kMxfp8
+                     : precision == "nvfp4"     ? parallelism::Fp8Recipe::kNvfp4
                                                 : parallelism::Fp8Recipe::kDelayed;
       if (precision == "fp8") assume("fp8 delayed scaling (recipe not stated)");
       // The row's recipe keeps the weights in FP8 and gathers them so

@@ -760,6 +760,18 @@ TpLayerComm TpExposedCollectives(const TrainingPlan& p, bool moe_layer, bool dow
   return c;
 }
 
+// TpExposedCollectives of a model's average layer: its dense and MoE layers
+// (`dense`, `moe`) weighted by the MoE layers' share `moe_fraction`.
+template <typename CollectiveSeconds>
+TpLayerComm TpExposedLayer(const TrainingPlan& p, double moe_fraction, bool down_proj_skipped, const OpTimes& dense,
+                           const OpTimes& moe, double slowdown, CollectiveSeconds time) {
+  const TpLayerComm d = TpExposedCollectives(p, false, down_proj_skipped, dense, slowdown, time);
+  if (moe_fraction <= 0) return d;
+  const TpLayerComm e = TpExposedCollectives(p, true, down_proj_skipped, moe, slowdown, time);
+  const double f = moe_fraction;
+  return {(1 - f) * d.fwd + f * e.fwd, (1 - f) * d.bwd + f * e.bwd, (1 - f) * d.rec + f * e.rec};
+}
+
 // The tensor-parallel collectives outside the layers, for one microbatch on
 // one device, seconds, none overlapped; `time(c, bytes)` is collective c's
 // time on `bytes` over the tp group, `act_bytes` the b s h activations.
@@ -1474,15 +1486,12 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
     if (tp_overlappable) {
       // Overlapped, each collective hides behind its own GEMM only
       // (TpExposedCollectives): what is left exposed, per layer.
-      const auto layer_time = [&](Collective c) { return tp_time(c, layer_act_bytes); };
-      const bool skipped = prepared->early_stop_flops > 0;
-      const double f = models::MoeFraction(m);
-      const TpLayerComm d = TpExposedCollectives(p, false, skipped, dense, dev.overlap_slowdown, layer_time);
-      const TpLayerComm x = f > 0 ? TpExposedCollectives(p, true, skipped, moe, dev.overlap_slowdown, layer_time)
-                                  : TpLayerComm{};
-      tp_fwd = (1 - f) * d.fwd + f * x.fwd;
-      tp_bwd = (1 - f) * d.bwd + f * x.bwd;
-      tp_rec = (1 - f) * d.rec + f * x.rec;
+      const TpLayerComm x =
+          TpExposedLayer(p, models::MoeFraction(m), prepared->early_stop_flops > 0, dense, moe, dev.overlap_slowdown,
+                         [&](Collective c) { return tp_time(c, layer_act_bytes); });
+      tp_fwd = x.fwd;
+      tp_bwd = x.bwd;
+      tp_rec = x.rec;
     }
   }
   double cp_layer = 0;
@@ -2069,16 +2078,12 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
       // Overlapped, each collective hides behind its own GEMM only, as in
       // the closed form (TpExposedCollectives): the engine runs what stays
       // exposed after the pass.
-      const auto layer_time = [&](Collective k) { return network_.Time(k, layer_act_bytes, g); };
-      const double f = c.moe_fraction;
-      const TpLayerComm d =
-          TpExposedCollectives(p, false, down_proj_skipped, dense_t, dev.overlap_slowdown, layer_time);
-      const TpLayerComm e = f > 0 ? TpExposedCollectives(p, true, down_proj_skipped, moe_t, dev.overlap_slowdown,
-                                                         layer_time)
-                                  : TpLayerComm{};
-      c.tp_fwd = (1 - f) * d.fwd + f * e.fwd;
-      c.tp_bwd = (1 - f) * d.bwd + f * e.bwd;
-      c.tp_rec = (1 - f) * d.rec + f * e.rec;
+      const TpLayerComm x =
+          TpExposedLayer(p, c.moe_fraction, down_proj_skipped, dense_t, moe_t, dev.overlap_slowdown,
+                         [&](Collective k) { return network_.Time(k, layer_act_bytes, g); });
+      c.tp_fwd = x.fwd;
+      c.tp_bwd = x.bwd;
+      c.tp_rec = x.rec;
     }
     const TpHeadComm tp_head = TpHeadCollectives(
         p, tokens, layer_act_bytes, [&](Collective k, double bytes) { return network_.Time(k, bytes, g); });

@@ -333,8 +333,8 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          "any layout: no transposed copy); the default, as TE's default recipe on "
                          "Hopper and what Megatron-Core and NeMo ran before current scaling (2025). current: "
                          "the scale from the tensor's own amax (Float8CurrentScaling), one more 2 B read per "
-                         "element in a kernel of its own (its amax all-reduce over tp for sequence-parallel "
-                         "inputs is not priced). blockwise: one fp32 scale per 1x128 block of each layout "
+                         "element in a kernel of its own (its amax all-reduce over tp before a sequence-parallel "
+                         "gather: fp8_tp_gather). blockwise: one fp32 scale per 1x128 block of each layout "
                          "(DeepSeek-V3 Sec. 3.3), 4 + 8/128 B. mxfp8: one E8M0 scale per 32 elements of each "
                          "layout (OCP MX v1.0), both MX copies on every device, 4 + 2/32 B, and a kernel swizzling "
                          "each operand's scales before every GEMM (six a layer); only on block-scaled tensor "
@@ -351,6 +351,24 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
               "bf16_with_fp8_mixed sets fp8_params / fp8_param_gather). Read only with precision fp8 "
               "and ZeRO-1/2 (the distributed optimizer); the gradient reduction and the memory model "
               "are unchanged.")
+        .Enum<Fp8TpGather>("fp8_tp_gather", &TrainingPlan::fp8_tp_gather,
+                           {{"all", Fp8TpGather::kAll}, {"input", Fp8TpGather::kInput}, {"none", Fp8TpGather::kNone}},
+                           "all",
+                           "Which tensor-parallel all-gathers of a sequence-parallel layer move the activations "
+                           "quantized, 1 B an element instead of 2, under fp8_recipe delayed or current. all: "
+                           "Transformer Engine's linear modules quantize before they gather (transformer_engine/"
+                           "pytorch/module/layernorm_linear.py and layernorm_mlp.py, gather_along_first_dim with the "
+                           "input quantizer; the backward's re-gather of the saved FP8 input; base.py "
+                           "grad_output_preprocess, the output gradient quantized, then gathered; the userbuffers "
+                           "paths the same): a dense layer's two input gathers, two re-gathers and two "
+                           "output-gradient gathers, a MoE layer's attention block's. input: the forward inputs "
+                           "only (torchao's Float8ColwiseParallel / PrepareFloat8ModuleInput, as torchtitan runs "
+                           "float8 tensor parallelism; its gradients gather in bf16). none: every gather in bf16. "
+                           "Under current scaling each quantized gather first all-reduces the tensor's amax over "
+                           "the tp group (TE sets with_amax_reduction on a sequence-parallel module's quantizer; "
+                           "a DTensor's amax in torchao), one 4-byte all-reduce, exposed. Block-scaled recipes "
+                           "(blockwise, mxfp8, nvfp4) gather in bf16 here. Read only with precision fp8, "
+                           "sequence_parallel and tp > 1.")
         .Bool("fp32_master_weights", &TrainingPlan::fp32_master_weights, "true",
               "Keep fp32 master weights (mixed precision, Micikevicius et al. 2018).")
         .Bool("grad_accumulation_fusion", &TrainingPlan::grad_accumulation_fusion, "true",

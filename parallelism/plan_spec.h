@@ -104,6 +104,10 @@ enum class OptimizerStep { kFused, kPytorch };
 // layers' GEMMs in FP4 (E2M1) with one E4M3 scale per 16 elements and a
 // per-tensor fp32 scale (TE NVFP4BlockScaling), Blackwell tensor cores only.
 enum class Fp8Recipe { kDelayed, kCurrent, kBlockwise, kMxfp8, kNvfp4 };
+// Which tensor-parallel all-gathers of a sequence-parallel layer move its
+// activations quantized under a per-tensor FP8 recipe (TrainingPlan::
+// fp8_tp_gather; TpGatherTimes, core/estimate/training_estimator.cpp).
+enum class Fp8TpGather { kAll, kInput, kNone };
 enum class DpCollective { kHierarchical, kFlat };
 // How context parallelism exchanges keys and values (core/estimate/parallel_comm.h).
 enum class CpScheme { kAuto, kRing, kAllGather, kUlysses };
@@ -266,6 +270,14 @@ struct TrainingPlan {
   // Read only with precision fp8 and ZeRO-1/2 (core/estimate/parallel_comm.h,
   // ParamGatherBytesPerParam).
   bool fp8_param_gather = false;
+  // Under a per-tensor FP8 recipe (delayed or current scaling) with
+  // sequence parallelism, which of a layer's tensor-parallel all-gathers
+  // move the quantized activations, 1 B an element: kAll, Transformer
+  // Engine's linear modules (each column-parallel module's forward input,
+  // its backward re-gather and the output gradient a row-parallel module
+  // gathers), kInput the forward inputs only (torchao's float8 tensor
+  // parallelism), kNone every gather in the layers' datatype.
+  Fp8TpGather fp8_tp_gather = Fp8TpGather::kAll;
   bool fp32_master_weights = true;
   // Whether each weight gradient is accumulated into the gradient buffer
   // inside its weight-gradient GEMM (Megatron-LM --gradient-accumulation-

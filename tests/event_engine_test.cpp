@@ -482,6 +482,9 @@ TEST(EventEstimator, Fp8RecipesAgreeWithTheClosedForm) {
   s.training.precision = hardware::DataType::kFp8;
   s.training.dp_overlap = false;
   s.training.tp_comm_overlap = false;
+  // The casts alone: every recipe's tensor-parallel gathers in bf16
+  // (per-tensor recipes would gather 1 B an element: fp8_tp_gather).
+  s.training.fp8_tp_gather = parallelism::Fp8TpGather::kNone;
   const engine::EventEstimator est(s.model, s.system);
   engine::EventOptions o;
   o.uniform_stages = true;

@@ -434,6 +434,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"precision", {"llama70b", "fp8"}},
       {"fp8_recipe", {"llama70b-fp8", "current"}},
       {"fp8_param_gather", {"llama70b-fp8-no-dp-overlap", "true"}},
+      {"fp8_tp_gather", {"llama70b-fp8", "none"}},
       // Data parallelism, ZeRO and the optimizer.
       {"zero", {"llama70b", "0"}},
       {"dp_overlap", {"zero3", "false"}},

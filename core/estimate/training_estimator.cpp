@@ -638,7 +638,9 @@ double ExpertLayerComm(const hardware::Network& net, const hardware::SystemSpec&
 
 // One layer's tensor-parallel collectives for one microbatch on one device,
 // seconds, none of them overlapped; `time(c)` is collective c's time on one
-// layer's activations (b s h elements) over the tp group. Megatron: two
+// layer's activations (b s h elements) over the tp group, `g` what each of
+// its all-gathers costs (TpGathers below: quantized ones under per-tensor
+// FP8). Megatron: two
 // all-reduces forward (after the attention and the MLP) and two backward;
 // with SP each becomes an all-gather and a reduce-scatter of the same tensor
 // (Korthikanti et al. 2022, Sec. 4.2.2, Fig. 5). With SP each
@@ -661,24 +663,80 @@ double ExpertLayerComm(const hardware::Network& net, const hardware::SystemSpec&
 struct TpLayerComm {
   double fwd = 0, bwd = 0, rec = 0;
 };
+// What each of a layer's sequence-parallel all-gathers costs, seconds
+// (TpGathersOf): in the layers' datatype (`plain`), or, where the plan
+// gathers quantized activations (TrainingPlan::fp8_tp_gather), a Transformer
+// Engine column-parallel module's forward input (`input`; a recomputed
+// forward's too), its backward re-gather of the saved FP8 input
+// (`regather`), a row-parallel module's output gradient (`grad`), and the
+// amax all-reduce current scaling makes over the tp group before quantizing
+// a gathered input or gradient (`amax_input`, `amax_grad`). A MoE layer's
+// MLP block gathers through its token dispatcher, in the layers' datatype.
+struct TpGathers {
+  double plain = 0, input = 0, regather = 0, grad = 0;
+  double amax_input = 0, amax_grad = 0;
+};
+// Whether a plan's sequence-parallel all-gathers move quantized
+// activations: a per-tensor FP8 recipe, whose one scale needs no block
+// scales beside the data (transformer_engine/pytorch/distributed.py,
+// _all_gather_fp8: only the uint8 data is gathered, the scale is shared),
+// and fp8_tp_gather other than none. The block-scaled recipes gather
+// their data and scales in layouts not priced here: bf16.
+inline bool QuantizedTpGathers(const TrainingPlan& p) {
+  return p.tp > 1 && p.sequence_parallel && p.precision == hardware::DataType::kFp8 &&
+         (p.fp8_recipe == parallelism::Fp8Recipe::kDelayed || p.fp8_recipe == parallelism::Fp8Recipe::kCurrent) &&
+         p.fp8_tp_gather != parallelism::Fp8TpGather::kNone;
+}
+// TpGathers of a plan: `plain` the all-gather of the b s h activations in
+// the layers' datatype, `quantized()` the same at 1 byte an element,
+// `amax()` a 4-byte fp32 all-reduce over the tp group (both called only
+// where the plan gathers quantized activations).
+template <typename Quantized, typename Amax>
+TpGathers TpGathersOf(const TrainingPlan& p, double plain, Quantized quantized, Amax amax) {
+  TpGathers g;
+  g.plain = g.input = g.regather = g.grad = plain;
+  if (!QuantizedTpGathers(p)) return g;
+  const double q = quantized();
+  const double a = p.fp8_recipe == parallelism::Fp8Recipe::kCurrent ? amax() : 0.0;
+  g.input = q;
+  g.amax_input = a;
+  if (p.fp8_tp_gather == parallelism::Fp8TpGather::kAll) {
+    g.regather = q;
+    g.grad = q;
+    g.amax_grad = a;
+  }
+  return g;
+}
 template <typename CollectiveSeconds>
 TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, bool down_proj_skipped,
-                               CollectiveSeconds time) {
+                               const TpGathers& g, CollectiveSeconds time) {
   TpLayerComm c;
   if (p.tp <= 1) return c;
-  const double gather = p.sequence_parallel ? time(Collective::kAllGather) : 0.0;
-  const double one = p.sequence_parallel ? gather + time(Collective::kReduceScatter) : time(Collective::kAllReduce);
-  c.fwd = 2 * one;
-  c.bwd = 2 * one + (2 - moe_fraction) * gather;
-  if (p.recompute == Recompute::kFull) c.rec = 2 * one;
-  // Stopping early, the MLP's closing all-reduce (reduce-scatter with SP)
-  // after the skipped down projection does not run again: a dense layer
-  // whose down projection is skipped (`down_proj_skipped`, EarlyStopFlops of
-  // its operators: not under FP8, not with dropout after it); a MoE layer's
-  // experts end it.
-  if (p.recompute == Recompute::kFull && p.checkpoint_early_stop && down_proj_skipped)
-    c.rec -= (1 - moe_fraction) * (one - gather);
-  if (p.recompute == Recompute::kOp) c.rec = p.sequence_parallel ? 2 * gather : 2 * one;
+  const double f = moe_fraction;
+  const bool early = p.recompute == Recompute::kFull && p.checkpoint_early_stop && down_proj_skipped;
+  if (p.sequence_parallel) {
+    const double rs = time(Collective::kReduceScatter);
+    const double in_attention = g.input + g.amax_input;
+    const double in_mlp = (1 - f) * in_attention + f * g.plain;
+    const double grad_attention = g.grad + g.amax_grad;
+    const double grad_mlp = (1 - f) * grad_attention + f * g.plain;
+    c.fwd = in_attention + in_mlp + 2 * rs;
+    c.bwd = grad_attention + grad_mlp + 2 * rs + (2 - f) * g.regather;
+    if (p.recompute == Recompute::kFull) c.rec = c.fwd;
+    // Stopping early, the MLP's closing reduce-scatter after the skipped
+    // down projection does not run again: a dense layer whose down
+    // projection is skipped (`down_proj_skipped`, EarlyStopFlops of its
+    // operators: not under FP8, not with dropout after it); a MoE layer's
+    // experts end it.
+    if (early) c.rec -= (1 - f) * rs;
+    if (p.recompute == Recompute::kOp) c.rec = in_attention + in_mlp;
+    return c;
+  }
+  const double ar = time(Collective::kAllReduce);
+  c.fwd = 2 * ar;
+  c.bwd = 2 * ar;
+  if (p.recompute == Recompute::kFull) c.rec = early ? 2 * ar - (1 - f) * ar : 2 * ar;
+  if (p.recompute == Recompute::kOp) c.rec = 2 * ar;
   return c;
 }
 
@@ -729,22 +787,26 @@ inline double TpOverlapReduceScatterSplits(const TrainingPlan& p) {
 // chunk i + 1's GEMM, so the last chunk's runs after the GEMM, exposed.
 template <typename CollectiveSeconds>
 TpLayerComm TpExposedCollectives(const TrainingPlan& p, bool moe_layer, bool down_proj_skipped, const OpTimes& t,
-                                 double slowdown, CollectiveSeconds time) {
+                                 double slowdown, const TpGathers& g, CollectiveSeconds time) {
   TpLayerComm c;
   if (p.tp <= 1) return c;
   auto exposed = [&](double comm, double gemm) { return OverlapExposed(comm, gemm, slowdown); };
   if (p.sequence_parallel) {
-    const double ag = time(Collective::kAllGather), rs = time(Collective::kReduceScatter);
+    const double rs = time(Collective::kReduceScatter);
     const double splits = TpOverlapReduceScatterSplits(p);
     const double rest = (splits - 1) / splits;
     const TpBlockGemms* blocks[2] = {&t.tp_attention, &t.tp_mlp};
     for (int i = 0; i < 2; ++i) {
       const TpBlockGemms& b = *blocks[i];
-      const double gather_in = exposed(ag, b.in_fwd);
+      // A Transformer Engine module's gathers (TpGathers); a MoE layer's
+      // MLP block's are its dispatcher's. The amax all-reduce runs before
+      // the quantized gather it scales, beside no GEMM.
+      const bool te = i == 0 || !moe_layer;
+      const double gather_in = (te ? g.amax_input : 0.0) + exposed(te ? g.input : g.plain, b.in_fwd);
       const double scatter_out = rs / splits + exposed(rest * rs, rest * b.out_fwd);
       c.fwd += gather_in + scatter_out;
-      c.bwd += exposed(ag, b.out_dgrad) + exposed(rs, b.in_wgrad);
-      if (i == 0 || !moe_layer) c.bwd += exposed(ag, b.in_dgrad);
+      c.bwd += (te ? g.amax_grad : 0.0) + exposed(te ? g.grad : g.plain, b.out_dgrad) + exposed(rs, b.in_wgrad);
+      if (te) c.bwd += exposed(g.regather, b.in_dgrad);
       const bool skipped = i == 1 && !moe_layer && p.checkpoint_early_stop && down_proj_skipped;
       if (p.recompute == Recompute::kFull) c.rec += gather_in + (skipped ? 0.0 : scatter_out);
       if (p.recompute == Recompute::kOp) c.rec += gather_in;
@@ -764,10 +826,10 @@ TpLayerComm TpExposedCollectives(const TrainingPlan& p, bool moe_layer, bool dow
 // (`dense`, `moe`) weighted by the MoE layers' share `moe_fraction`.
 template <typename CollectiveSeconds>
 TpLayerComm TpExposedLayer(const TrainingPlan& p, double moe_fraction, bool down_proj_skipped, const OpTimes& dense,
-                           const OpTimes& moe, double slowdown, CollectiveSeconds time) {
-  const TpLayerComm d = TpExposedCollectives(p, false, down_proj_skipped, dense, slowdown, time);
+                           const OpTimes& moe, double slowdown, const TpGathers& g, CollectiveSeconds time) {
+  const TpLayerComm d = TpExposedCollectives(p, false, down_proj_skipped, dense, slowdown, g, time);
   if (moe_fraction <= 0) return d;
-  const TpLayerComm e = TpExposedCollectives(p, true, down_proj_skipped, moe, slowdown, time);
+  const TpLayerComm e = TpExposedCollectives(p, true, down_proj_skipped, moe, slowdown, g, time);
   const double f = moe_fraction;
   return {(1 - f) * d.fwd + f * e.fwd, (1 - f) * d.bwd + f * e.bwd, (1 - f) * d.rec + f * e.rec};
 }
@@ -1476,8 +1538,16 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       if (known[k] < 0) known[k] = CollectiveTime(memo, c, bytes, g);
       return known[k];
     };
+    // A quantized gather moves one byte an element; current scaling's amax
+    // all-reduce one fp32 (TpGathersOf).
+    const TpGathers gathers =
+        p.sequence_parallel
+            ? TpGathersOf(p, tp_time(Collective::kAllGather, layer_act_bytes),
+                          [&] { return CollectiveTime(memo, Collective::kAllGather, tokens * h, g); },
+                          [&] { return CollectiveTime(memo, Collective::kAllReduce, 4.0, g); })
+            : TpGathers{};
     const TpLayerComm tp_layer =
-        TpLayerCollectives(p, models::MoeFraction(m), prepared->early_stop_flops > 0,
+        TpLayerCollectives(p, models::MoeFraction(m), prepared->early_stop_flops > 0, gathers,
                            [&](Collective c) { return tp_time(c, layer_act_bytes); });
     tp_fwd = tp_layer.fwd;
     tp_bwd = tp_layer.bwd;
@@ -1488,7 +1558,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       // (TpExposedCollectives): what is left exposed, per layer.
       const TpLayerComm x =
           TpExposedLayer(p, models::MoeFraction(m), prepared->early_stop_flops > 0, dense, moe, dev.overlap_slowdown,
-                         [&](Collective c) { return tp_time(c, layer_act_bytes); });
+                         gathers, [&](Collective c) { return tp_time(c, layer_act_bytes); });
       tp_fwd = x.fwd;
       tp_bwd = x.bwd;
       tp_rec = x.rec;
@@ -2069,8 +2139,15 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   if (p.tp > 1) {
     const auto g = network_.Place(p.tp, st.tp);
     const bool overlapped = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
-    const TpLayerComm tp_layer = TpLayerCollectives(
-        p, c.moe_fraction, down_proj_skipped, [&](Collective k) { return network_.Time(k, layer_act_bytes, g); });
+    const TpGathers gathers =
+        p.sequence_parallel
+            ? TpGathersOf(p, network_.Time(Collective::kAllGather, layer_act_bytes, g),
+                          [&] { return network_.Time(Collective::kAllGather, tokens * h, g); },
+                          [&] { return network_.Time(Collective::kAllReduce, 4.0, g); })
+            : TpGathers{};
+    const TpLayerComm tp_layer = TpLayerCollectives(p, c.moe_fraction, down_proj_skipped, gathers, [&](Collective k) {
+      return network_.Time(k, layer_act_bytes, g);
+    });
     c.tp_fwd = tp_layer.fwd;
     c.tp_bwd = tp_layer.bwd;
     c.tp_rec = tp_layer.rec;
@@ -2079,7 +2156,7 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
       // the closed form (TpExposedCollectives): the engine runs what stays
       // exposed after the pass.
       const TpLayerComm x =
-          TpExposedLayer(p, c.moe_fraction, down_proj_skipped, dense_t, moe_t, dev.overlap_slowdown,
+          TpExposedLayer(p, c.moe_fraction, down_proj_skipped, dense_t, moe_t, dev.overlap_slowdown, gathers,
                          [&](Collective k) { return network_.Time(k, layer_act_bytes, g); });
       c.tp_fwd = x.fwd;
       c.tp_bwd = x.bwd;

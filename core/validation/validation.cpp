@@ -1131,6 +1131,21 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
       p.precision = hardware::DataType::kBf16;
       assume("bf16");
     }
+    // torchtitan's float8 tensor parallelism (torchao's Float8ColwiseParallel,
+    // Float8RowwiseParallel and PrepareFloat8ModuleInput, chosen by
+    // torchtitan's parallelize_llama when float8 tensorwise training runs
+    // with TP) casts each column-parallel module's input to float8 before
+    // its all-gather; the gradients go through the DTensor redistributions
+    // in bf16 and are cast inside the float8 matmul after them
+    // (training.fp8_tp_gather input). The Megatron frameworks' Transformer
+    // Engine quantizes the output gradients and the re-gathered inputs too
+    // (the key's default, all).
+    if (Torchtitan(framework) && p.precision == hardware::DataType::kFp8) {
+      p.fp8_tp_gather = parallelism::Fp8TpGather::kInput;
+      if (tp.value_or(1) > 1)
+          assume("float8 all-gathers of the tensor-parallel inputs only (" + framework +
+               ": torchao's float8 tensor parallelism; gradients gathered in bf16)");
+    }
     // Benchmarks that force-balance the routing (Megatron-Core
     // --moe-router-force-load-balancing) have no busiest expert.
     if (moe_routing == "force-balanced") p.expert_imbalance = 0;

@@ -1767,8 +1767,18 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // line 36 +24.1 -> +19.4 % in speed); rows already predicted slow move
   // further (Nemotron-340B on B200, line 55, +7.6 -> +11.3 %; Llama 3 70B on
   // H100, lines 78, 92, 96, +1.1 to +2.0 points).
-  EXPECT_LE(file.mape_pct, 10.98);
-  EXPECT_LE(file_hb.mape_pct, 9.65);
+  // Raised to 11.01 % and 9.71 % (11.0089 / 9.7069 %) by the tensor-parallel
+  // all-gathers of per-tensor FP8 plans moving 1 B an element, as
+  // Transformer Engine's modules gather (training.fp8_tp_gather; current
+  // scaling's amax all-reduce before each): the H100 FP8 rows at tp 4-8,
+  // already predicted fast, run faster (Megatron-Bridge's Llama 3.1 405B
+  // lines 79, 93, 99: -6.9 / -9.9 / -7.7 -> -10.1 / -13.1 / -11.4 %; NeMo
+  // 24.07's Nemotron-340B, line 47, -4.4 -> -7.2 %), rows predicted slow
+  // come closer (Nemotron-340B on B200 and GB200, lines 55 and 64, +11.3 /
+  // +2.6 -> +8.2 / -0.7 %; Llama 3 70B on H100, lines 78, 92, 96, 1.2-1.6
+  // points).
+  EXPECT_LE(file.mape_pct, 11.01);
+  EXPECT_LE(file_hb.mape_pct, 9.71);
   EXPECT_LE(file_moe.mape_pct, 19.34);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
   // four of the first run, 2.90 %, and the three short-sequence ones taken
@@ -1971,14 +1981,23 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // Nemotron-340B B200 row, line 55, already predicted slow, +7.6 -> +11.3 %;
   // GPT3-175B on H100, line 58, +1.6 -> +2.6 %), and 25.04, 5.96 -> 5.99 %
   // (5.9804 %: Nemotron-340B on GB200, line 64, -2.5 -> +2.6 %).
+  // Moved by per-tensor FP8 plans' tensor-parallel gathers at 1 B an
+  // element (training.fp8_tp_gather, above): lowered for NeMo 25.02, 8.91 ->
+  // 8.66 % (8.6569 %), and 25.04, 5.99 -> 5.76 % (5.7507 %), whose
+  // Nemotron-340B rows were predicted slow; raised for NeMo 24.07, 8.00 ->
+  // 8.99 % (8.9851 %: its H100 FP8 rows at tp 4-8, predicted fast, 0.8-2.8
+  // points faster), Megatron-Bridge 25.09 10.65 -> 10.74 % (10.7321 %),
+  // 25.11 13.42 -> 13.51 % (13.5033 %), 26.02 16.13 -> 16.24 % (16.2306 %:
+  // the H100 Llama 3.1 405B rows) and the long-sequence B200 rows 2.85 ->
+  // 3.03 % (3.0238 %: at tp 2-4, predicted 0.3-3.7 % fast, 0.1-0.7 points faster).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
-           {"NVIDIA NeMo 24.07", 8.00},
-           {"NVIDIA NeMo 25.02", 8.91},
-           {"NVIDIA NeMo 25.04", 5.99},
-           {"NVIDIA Megatron-Bridge 25.09", 10.65},
-           {"NVIDIA Megatron-Bridge 25.11", 13.42},
-           {"NVIDIA Megatron-Bridge 26.02", 16.13},
-           {"NVIDIA NeMo long-sequence Llama 3 8B", 2.85}}) {
+           {"NVIDIA NeMo 24.07", 8.99},
+           {"NVIDIA NeMo 25.02", 8.66},
+           {"NVIDIA NeMo 25.04", 5.76},
+           {"NVIDIA Megatron-Bridge 25.09", 10.74},
+           {"NVIDIA Megatron-Bridge 25.11", 13.51},
+           {"NVIDIA Megatron-Bridge 26.02", 16.24},
+           {"NVIDIA NeMo long-sequence Llama 3 8B", 3.03}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });
     EXPECT_GT(r.evaluated, 0) << source;
@@ -2416,10 +2435,19 @@ TEST(ValidationTargets, LaterRowsAreReadAndReported) {
   // the 405B rows 0.4-2.2 points closer), the whole file 11.95 -> 11.78 %
   // (11.7725 %), Hopper/Blackwell 11.46 -> 11.19 % (11.1864 %), MoE 19.14
   // -> 19.11 % (19.1000 %).
-  EXPECT_LE(bridge.mape_pct, 19.20);
+  EXPECT_LE(bridge.mape_pct, 19.18);
   EXPECT_LE(bridge.max_abs_error_pct, 47.48);
-  EXPECT_LE(titan.mape_pct, 13.55);
-  EXPECT_LE(titan.max_abs_error_pct, 30.13);
+  // The FP8 tensor-parallel gathers at 1 B an element (training.
+  // fp8_tp_gather; torchtitan's float8 tensor parallelism gathers the
+  // forward inputs only) raised torchtitan's H100 rows 13.55 -> 13.62 %
+  // (13.6154 %): the 70B pair moves to either side of its measurements
+  // (line 335 +11.3 -> +6.4 %, the AsyncTP line 336 -4.2 -> -7.3 %), the
+  // 405B rows, predicted fast, 0.1-1.0 point faster (max line 346, -30.13 ->
+  // -30.27 %); the whole file 11.76 -> 11.79 % (11.7885 %), Hopper/Blackwell
+  // 11.18 -> 11.23 % (11.2223 %), MoE 19.10 -> 19.09 % (19.0911 %), the
+  // GB300/B300/GPT-OSS rows 19.19 -> 19.18 % (19.1751 %).
+  EXPECT_LE(titan.mape_pct, 13.62);
+  EXPECT_LE(titan.max_abs_error_pct, 30.27);
   // The four NVFP4 rows (Megatron-Bridge 26.02, Llama 3 70B and 3.1 405B on
   // GB300 and GB200, training.fp8_recipe nvfp4), read after NVFP4 was
   // priced and not before: 10.42 % (10.4172 %), max 29.41 % (the GB200 405B
@@ -2431,9 +2459,9 @@ TEST(ValidationTargets, LaterRowsAreReadAndReported) {
   EXPECT_LE(nvfp4.max_abs_error_pct, 29.41);
   EXPECT_EQ(whole.evaluated, 340);
   EXPECT_EQ(whole.skipped, 9);
-  EXPECT_LE(whole.mape_pct, 11.76);
-  EXPECT_LE(hb.mape_pct, 11.18);
-  EXPECT_LE(moe.mape_pct, 19.11);
+  EXPECT_LE(whole.mape_pct, 11.79);
+  EXPECT_LE(hb.mape_pct, 11.23);
+  EXPECT_LE(moe.mape_pct, 19.10);
 }
 
 // `torchtitan+compile` is torchtitan with its blocks compiled: the same

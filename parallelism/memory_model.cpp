@@ -120,6 +120,11 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     if (!models::UsesMla(m) && g < a) attention += 4 * (a - g) * d;
   }
   const bool fp8 = p.precision == hardware::DataType::kFp8;
+  // Bytes an element of the quantized copy a linear layer keeps for its
+  // weight gradient (SavedQuantizedBytes): 1 under the FP8 recipes, 0.5625
+  // under NVFP4; what each kept copy saves against its 2-byte BF16 input.
+  const double q = SavedQuantizedBytes(p);
+  const double saved = 2 - q;
   if (fp8 && moe) {
     // The same rule for a MoE layer: Transformer Engine's GroupedLinear
     // (fc1 and fc2 of the routed experts) quantizes its input row-wise and
@@ -135,10 +140,10 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     // beside the BF16 attention output.
     const double copies = static_cast<double>(m.top_k) * ExpertLoadFactor(p);
     const double dv = static_cast<double>(models::UsesMla(m) ? models::VHeadDim(m) : models::HeadDim(m));
-    outside -= sb * h;
-    mlp -= copies * (static_cast<double>(models::ExpertFfn(m)) + h) +
-           static_cast<double>(models::SharedExpertFfn(m));
-    attention += a * dv;
+    outside -= saved * sb * h;
+    mlp -= saved * (copies * (static_cast<double>(models::ExpertFfn(m)) + h) +
+                    static_cast<double>(models::SharedExpertFfn(m)));
+    attention += q * a * dv;
   }
   if (fp8 && !moe) {
     // FP8 (Transformer Engine): a linear layer keeps for its weight-gradient
@@ -151,9 +156,9 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     // output projection's FP8 input is kept beside the BF16 attention output
     // that FlashAttention's backward needs (+ sb a d_v).
     const double dv = static_cast<double>(models::UsesMla(m) ? models::VHeadDim(m) : models::HeadDim(m));
-    outside -= 2 * sb * h;
-    mlp -= f;
-    attention += a * dv;
+    outside -= 2 * saved * sb * h;
+    mlp -= saved * f;
+    attention += q * a * dv;
   }
   if (!moe && RecomputesMlp(p)) {
     // The MLP block under its checkpoint (RecomputesMlp): its input, the
@@ -161,7 +166,7 @@ double ActivationBytes(const models::ModelSpec& m, const TrainingPlan& p, int64_
     // output (2 sbh, 1 in FP8 as the up projection's FP8 copy; eager
     // RMSNorm's fp32 upcast, 4 sbh more) and the MLP's activations are not
     // kept.
-    outside -= (fp8 ? 1 : 2) * sb * h;
+    outside -= (fp8 ? q : 2) * sb * h;
     if (p.elementwise == Elementwise::kEager && m.norm == models::Norm::kRmsNorm) outside -= 4 * sb * h;
     mlp = 0;
   }

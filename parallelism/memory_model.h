@@ -63,6 +63,17 @@ inline bool RecomputesMlaUpProj(const models::ModelSpec& m, const TrainingPlan& 
   return p.recompute_mla_up_proj && p.recompute != Recompute::kFull && models::UsesMla(m);
 }
 
+// Bytes an element of the quantized copy of its input a Transformer Engine
+// linear layer keeps for its weight-gradient GEMM under a plan in fp8
+// (LayerActivationBytes): the FP8 byte under delayed, current, blockwise and
+// MXFP8 scaling (their scales not counted), or under NVFP4 the column-wise
+// copy the wgrad GEMM reads, a 4-bit element and an E4M3 scale per 16
+// elements, 0.5 + 1/16 (NVIDIA, "Pretraining Large Language Models with
+// NVFP4", arXiv 2509.25149, Sec. 2; Transformer Engine's NVFP4BlockScaling).
+inline double SavedQuantizedBytes(const TrainingPlan& p) {
+  return p.fp8_recipe == Fp8Recipe::kNvfp4 ? 0.5 + 1.0 / 16 : 1.0;
+}
+
 // Whether the plan recomputes the dense layers' MLP blocks (TrainingPlan::
 // recompute_mlp, Megatron-Core --recompute-modules mlp): below full
 // recompute, and not under torchtitan's op-level policy, which is its own.

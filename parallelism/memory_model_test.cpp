@@ -80,6 +80,23 @@ TEST(ActivationMemory, Fp8KeepsTheLinearInputsInOneByte) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 2048), 2 * kSbh / 8);
 }
 
+// Issue 15: NVFP4 keeps each linear layer's input for the weight gradient
+// as its column-wise NVFP4 copy, 0.5 + 1/16 = 0.5625 B an element
+// (SavedQuantizedBytes). The GPT-3 layer above: the QKV and MLP inputs
+// 2 + 2 -> 1.125 sbh (-2.875), the down projection's input 2 x 4h -> 2.25
+// sbh (-5.75), the output projection's copy beside the BF16 attention output
+// +0.5625: 34 - 2.875 - 5.75 + 0.5625 = 25.9375 sbh / 8.
+TEST(ActivationMemory, Nvfp4KeepsTheLinearInputsInFourBitsAndAScale) {
+  const auto m = Gpt3();
+  TrainingPlan p = Plan(8, true, Recompute::kNone);
+  p.attention = Attention::kFlash;
+  p.precision = hardware::DataType::kFp8;
+  p.fp8_recipe = Fp8Recipe::kNvfp4;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 2048), kSbh * 25.9375 / 8);
+  p.fp8_recipe = Fp8Recipe::kMxfp8;  // its scales not counted: FP8's 29 sbh
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, p, 1, 2048), kSbh * 29 / 8);
+}
+
 // Issue 15: recompute full with recompute_interval 2 (torchtitan's
 // selective layer checkpointing, every 2nd block) on the Korthikanti GPT-3
 // layer above, tp 8 with SP, materialised attention: a recomputed layer keeps

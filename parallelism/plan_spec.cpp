@@ -343,7 +343,8 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
                          "elements of each layout and a per-tensor amax (its own kernel, 2 B read), the wgrad "
                          "copies through a random Hadamard transform fused in the quantize kernel: 2 + 2 x (0.5 + "
                          "1/16) B, and the scales swizzled before every GEMM as MXFP8's; attention, LM head and "
-                         "router stay bf16, and the activations kept for the backward are counted at FP8's 1 B; "
+                         "router stay bf16, and the linear inputs kept for the backward in their column-wise NVFP4 copy, "
+                         "0.5 + 1/16 B an element; "
                          "block-scaled tensor cores only.")
         .Bool("fp8_param_gather", &TrainingPlan::fp8_param_gather, "false",
               "Keep the weights in FP8 and all-gather the updated weights after the optimizer step in "

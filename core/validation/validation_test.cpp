@@ -1777,7 +1777,13 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // come closer (Nemotron-340B on B200 and GB200, lines 55 and 64, +11.3 /
   // +2.6 -> +8.2 / -0.7 %; Llama 3 70B on H100, lines 78, 92, 96, 1.2-1.6
   // points).
-  EXPECT_LE(file.mape_pct, 11.01);
+  // Raised to 11.02 % (11.0105 %) by reading the four Megatron-Bridge
+  // 26.02 Llama rows whose notes name their recipe preset's current-scaling
+  // plan (_FP8_CS_V2) as fp8-cs, not the table's bare FP8 read as delayed
+  // scaling: the two predicted fast come closer (lines 95, 99: -6.8 / -11.4
+  // -> -5.4 / -8.8 %), the two predicted slow move further (lines 96, 98:
+  // +2.8 / +7.2 -> +5.6 / +8.8 %).
+  EXPECT_LE(file.mape_pct, 11.02);
   EXPECT_LE(file_hb.mape_pct, 9.71);
   EXPECT_LE(file_moe.mape_pct, 19.34);
   // This repository's own H200 steps (validation/gpu_step/README.md): the
@@ -1988,7 +1994,9 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
   // 8.99 % (8.9851 %: its H100 FP8 rows at tp 4-8, predicted fast, 0.8-2.8
   // points faster), Megatron-Bridge 25.09 10.65 -> 10.74 % (10.7321 %),
   // 25.11 13.42 -> 13.51 % (13.5033 %), 26.02 16.13 -> 16.24 % (16.2306 %:
-  // the H100 Llama 3.1 405B rows) and the long-sequence B200 rows 2.85 ->
+  // the H100 Llama 3.1 405B rows; 16.27 %, 16.2628 %, once its four Llama
+  // rows' _FP8_CS_ recipes are read as current scaling, above) and the
+  // long-sequence B200 rows 2.85 ->
   // 3.03 % (3.0238 %: at tp 2-4, predicted 0.3-3.7 % fast, 0.1-0.7 points faster).
   for (const auto& [prefix, ceiling] : std::vector<std::pair<const char*, double>>{
            {"NVIDIA NeMo 24.07", 8.99},
@@ -1996,7 +2004,7 @@ TEST(ValidationTargets, PerSourceErrorsOnTheShippedRows) {
            {"NVIDIA NeMo 25.04", 5.76},
            {"NVIDIA Megatron-Bridge 25.09", 10.74},
            {"NVIDIA Megatron-Bridge 25.11", 13.51},
-           {"NVIDIA Megatron-Bridge 26.02", 16.24},
+           {"NVIDIA Megatron-Bridge 26.02", 16.27},
            {"NVIDIA NeMo long-sequence Llama 3 8B", 3.03}}) {
     const char* source = prefix;
     const ValidationReport r = subset(file, [&](const ValidationRow& row) { return prefixed(row, {source}); });

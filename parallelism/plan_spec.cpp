@@ -88,6 +88,14 @@ const base::Schema<TrainingPlan>& TrainingPlanSchema() {
         .Bool("sequence_parallel", &TrainingPlan::sequence_parallel, "false",
               "Megatron sequence parallelism: norms and dropout split over tp; all-reduce "
               "becomes reduce-scatter + all-gather (Korthikanti et al. 2022).")
+        .Bool("sp_input_regather", &TrainingPlan::sp_input_regather, "true",
+              "Under sequence_parallel, each column-parallel layer (QKV, MLP up) keeps only its shard "
+              "of the input and all-gathers it again in the backward for its weight gradient "
+              "(Korthikanti et al. 2022 Sec. 4.2.2; Megatron-LM's ColumnParallelLinear, Transformer "
+              "Engine's LayerNormLinear / LayerNormMLP): two more all-gathers a dense layer, one a "
+              "MoE layer. false: the gathered input is kept for the backward, no second gather "
+              "(PyTorch DTensor's PrepareModuleInput + ColwiseParallel, torchtitan's tensor "
+              "parallelism); time only, the activation memory is counted as Megatron keeps it.")
         .Int("interleave", &TrainingPlan::interleave, 1, 1024, "1",
              "Model chunks per device (v); > 1 selects interleaved 1F1B.")
         .Int("first_stage_layers", &TrainingPlan::first_stage_layers, 0, 1e5, "0",

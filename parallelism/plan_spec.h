@@ -149,6 +149,14 @@ struct TrainingPlan {
   // microbatch (DeepSeek-V3 DualPipe; Megatron-Core 1F1B A2A overlap).
   bool ep_comm_overlap = false;
   bool sequence_parallel = false;
+  // Under sequence parallelism, whether each column-parallel module keeps
+  // only its sequence shard of the input and all-gathers it again in the
+  // backward for its weight gradient (true: Megatron-LM's
+  // ColumnParallelLinear, Transformer Engine's LayerNormLinear and
+  // LayerNormMLP), or keeps the gathered input (false: PyTorch DTensor's
+  // PrepareModuleInput with ColwiseParallel, as torchtitan runs tensor
+  // parallelism: autograd saves the replicated tensor the all-gather made).
+  bool sp_input_regather = true;
   int64_t interleave = 1;    // virtual stages per device (v) for interleaved 1F1B
   int64_t first_stage_layers = 0;  // layers on the first pipeline stage; 0 = even split
   int64_t last_stage_layers = 0;   // layers on the last pipeline stage; 0 = even split

@@ -435,6 +435,7 @@ TEST(PlanKeyAudit, EveryTrainingKeyMovesAPredictionOrIsListed) {
       {"fp8_recipe", {"llama70b-fp8", "current"}},
       {"fp8_param_gather", {"llama70b-fp8-no-dp-overlap", "true"}},
       {"fp8_tp_gather", {"llama70b-fp8", "none"}},
+      {"sp_input_regather", {"gpt3", "false"}},
       // Data parallelism, ZeRO and the optimizer.
       {"zero", {"llama70b", "0"}},
       {"dp_overlap", {"zero3", "false"}},

@@ -655,8 +655,8 @@ double ExpertLayerComm(const hardware::Network& net, const hardware::SystemSpec&
 // layer has two such GEMMs (QKV, MLP up), a MoE layer one (QKV; its experts
 // keep the tokens the dispatcher gathered), weighted by `moe_fraction`.
 // (training.sequence_parallel is Megatron's; PyTorch DTensor's sequence
-// parallelism keeps the gathered input instead, and no measured row runs it
-// with tp > 1.) A recomputed forward (full recompute) runs its collectives
+// parallelism keeps the gathered input instead, TrainingPlan::
+// sp_input_regather false: no second gather.) A recomputed forward (full recompute) runs its collectives
 // again; torchtitan's op-level SAC keeps the reduce-scatters' outputs (its
 // _save_list) and reruns the rest: with SP the two all-gathers, without it
 // the two all-reduces (models::LayerOps' policy).
@@ -721,7 +721,7 @@ TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, bool 
     const double grad_attention = g.grad + g.amax_grad;
     const double grad_mlp = (1 - f) * grad_attention + f * g.plain;
     c.fwd = in_attention + in_mlp + 2 * rs;
-    c.bwd = grad_attention + grad_mlp + 2 * rs + (2 - f) * g.regather;
+    c.bwd = grad_attention + grad_mlp + 2 * rs + (p.sp_input_regather ? (2 - f) * g.regather : 0.0);
     if (p.recompute == Recompute::kFull) c.rec = c.fwd;
     // Stopping early, the MLP's closing reduce-scatter after the skipped
     // down projection does not run again: a dense layer whose down
@@ -806,7 +806,7 @@ TpLayerComm TpExposedCollectives(const TrainingPlan& p, bool moe_layer, bool dow
       const double scatter_out = rs / splits + exposed(rest * rs, rest * b.out_fwd);
       c.fwd += gather_in + scatter_out;
       c.bwd += (te ? g.amax_grad : 0.0) + exposed(te ? g.grad : g.plain, b.out_dgrad) + exposed(rs, b.in_wgrad);
-      if (te) c.bwd += exposed(g.regather, b.in_dgrad);
+      if (te && p.sp_input_regather) c.bwd += exposed(g.regather, b.in_dgrad);
       const bool skipped = i == 1 && !moe_layer && p.checkpoint_early_stop && down_proj_skipped;
       if (p.recompute == Recompute::kFull) c.rec += gather_in + (skipped ? 0.0 : scatter_out);
       if (p.recompute == Recompute::kOp) c.rec += gather_in;

@@ -840,6 +840,18 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     // benchmark tables do not state their PyTorch (its PR 543's sweep.sh
     // names a 2.0.1 image and, commented out, a 2.1 nightly): the whole
     // forward runs again there, as for Megatron's CheckpointFunction.
+    // torchtitan's tensor parallelism is PyTorch DTensor's: a block's input
+    // is all-gathered once by PrepareModuleInput (Shard(1) -> Replicate())
+    // and the replicated tensor is what autograd saves for the column-
+    // parallel projections' weight gradients (torchtitan/parallelisms/
+    // parallelize_llama.py, apply_tp): no second gather in the backward
+    // (training.sp_input_regather false).
+    if (Torchtitan(framework)) {
+      p.sp_input_regather = false;
+      if (tp.value_or(1) > 1)
+        assume("sequence parallelism as PyTorch DTensor runs it: the gathered input kept, not gathered again (" +
+               framework + ")");
+    }
     if (Torchtitan(framework) || plain_pytorch) {
       p.checkpoint_early_stop = true;
       if (recompute == "full")

@@ -2454,8 +2454,14 @@ TEST(ValidationTargets, LaterRowsAreReadAndReported) {
   // -30.27 %); the whole file 11.76 -> 11.79 % (11.7885 %), Hopper/Blackwell
   // 11.18 -> 11.23 % (11.2223 %), MoE 19.10 -> 19.09 % (19.0911 %), the
   // GB300/B300/GPT-OSS rows 19.19 -> 19.18 % (19.1751 %).
-  EXPECT_LE(titan.mape_pct, 13.62);
-  EXPECT_LE(titan.max_abs_error_pct, 30.27);
+  // Then torchtitan's tensor parallelism as PyTorch DTensor runs it, the
+  // gathered input kept for the backward, no second all-gather
+  // (training.sp_input_regather false): 13.62 -> 13.60 % (13.5979 %): the
+  // 70B pair +6.4 / -7.3 -> +1.4 / -9.2 %, the 405B rows, predicted fast,
+  // 0.1-0.7 point faster (max line 346, -30.27 -> -30.39 %); the whole file
+  // 11.7885 -> 11.7889 %.
+  EXPECT_LE(titan.mape_pct, 13.60);
+  EXPECT_LE(titan.max_abs_error_pct, 30.39);
   // The four NVFP4 rows (Megatron-Bridge 26.02, Llama 3 70B and 3.1 405B on
   // GB300 and GB200, training.fp8_recipe nvfp4), read after NVFP4 was
   // priced and not before: 10.42 % (10.4172 %), max 29.41 % (the GB200 405B

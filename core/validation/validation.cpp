@@ -1155,7 +1155,7 @@ ValidationReport ValidateTrainingCsv(const std::string& csv_file, const PresetSt
     if (Torchtitan(framework) && p.precision == hardware::DataType::kFp8) {
       p.fp8_tp_gather = parallelism::Fp8TpGather::kInput;
       if (tp.value_or(1) > 1)
-          assume("float8 all-gathers of the tensor-parallel inputs only (" + framework +
+        assume("float8 all-gathers of the tensor-parallel inputs only (" + framework +
                ": torchao's float8 tensor parallelism; gradients gathered in bf16)");
     }
     // Benchmarks that force-balance the routing (Megatron-Core

@@ -667,11 +667,13 @@ struct TpLayerComm {
 // (TpGathersOf): in the layers' datatype (`plain`), or, where the plan
 // gathers quantized activations (TrainingPlan::fp8_tp_gather), a Transformer
 // Engine column-parallel module's forward input (`input`; a recomputed
-// forward's too), its backward re-gather of the saved FP8 input
-// (`regather`), a row-parallel module's output gradient (`grad`), and the
-// amax all-reduce current scaling makes over the tp group before quantizing
-// a gathered input or gradient (`amax_input`, `amax_grad`). A MoE layer's
-// MLP block gathers through its token dispatcher, in the layers' datatype.
+// forward's too), its backward re-gather of the saved input (`regather`; 0
+// where the plan keeps the gathered input, TrainingPlan::
+// sp_input_regather), a row-parallel module's output gradient (`grad`), and
+// the amax all-reduce current scaling makes over the tp group before
+// quantizing a gathered input or gradient (`amax_input`, `amax_grad`). A MoE
+// layer's MLP block gathers through its token dispatcher, in the layers'
+// datatype. All 0 without sequence parallelism.
 struct TpGathers {
   double plain = 0, input = 0, regather = 0, grad = 0;
   double amax_input = 0, amax_grad = 0;
@@ -683,28 +685,31 @@ struct TpGathers {
 // and fp8_tp_gather other than none. The block-scaled recipes gather
 // their data and scales in layouts not priced here: bf16.
 inline bool QuantizedTpGathers(const TrainingPlan& p) {
-  return p.tp > 1 && p.sequence_parallel && p.precision == hardware::DataType::kFp8 &&
+  return p.precision == hardware::DataType::kFp8 &&
          (p.fp8_recipe == parallelism::Fp8Recipe::kDelayed || p.fp8_recipe == parallelism::Fp8Recipe::kCurrent) &&
          p.fp8_tp_gather != parallelism::Fp8TpGather::kNone;
 }
-// TpGathers of a plan: `plain` the all-gather of the b s h activations in
-// the layers' datatype, `quantized()` the same at 1 byte an element,
-// `amax()` a 4-byte fp32 all-reduce over the tp group (both called only
-// where the plan gathers quantized activations).
-template <typename Quantized, typename Amax>
-TpGathers TpGathersOf(const TrainingPlan& p, double plain, Quantized quantized, Amax amax) {
+// TpGathers of a plan whose layer activations are `elements` (b s h) of
+// `act` bytes; `time(c, bytes)` is collective c's time on `bytes` over the
+// tp group. A quantized gather moves one byte an element, current
+// scaling's amax all-reduce one fp32.
+template <typename CollectiveSeconds>
+TpGathers TpGathersOf(const TrainingPlan& p, double elements, double act, CollectiveSeconds time) {
   TpGathers g;
-  g.plain = g.input = g.regather = g.grad = plain;
-  if (!QuantizedTpGathers(p)) return g;
-  const double q = quantized();
-  const double a = p.fp8_recipe == parallelism::Fp8Recipe::kCurrent ? amax() : 0.0;
-  g.input = q;
-  g.amax_input = a;
-  if (p.fp8_tp_gather == parallelism::Fp8TpGather::kAll) {
-    g.regather = q;
-    g.grad = q;
-    g.amax_grad = a;
+  if (p.tp <= 1 || !p.sequence_parallel) return g;
+  g.plain = g.input = g.regather = g.grad = time(Collective::kAllGather, elements * act);
+  if (QuantizedTpGathers(p)) {
+    const double q = time(Collective::kAllGather, elements);
+    const double a = p.fp8_recipe == parallelism::Fp8Recipe::kCurrent ? time(Collective::kAllReduce, 4.0) : 0.0;
+    g.input = q;
+    g.amax_input = a;
+    if (p.fp8_tp_gather == parallelism::Fp8TpGather::kAll) {
+      g.regather = q;
+      g.grad = q;
+      g.amax_grad = a;
+    }
   }
+  if (!p.sp_input_regather) g.regather = 0;
   return g;
 }
 template <typename CollectiveSeconds>
@@ -721,7 +726,7 @@ TpLayerComm TpLayerCollectives(const TrainingPlan& p, double moe_fraction, bool 
     const double grad_attention = g.grad + g.amax_grad;
     const double grad_mlp = (1 - f) * grad_attention + f * g.plain;
     c.fwd = in_attention + in_mlp + 2 * rs;
-    c.bwd = grad_attention + grad_mlp + 2 * rs + (p.sp_input_regather ? (2 - f) * g.regather : 0.0);
+    c.bwd = grad_attention + grad_mlp + 2 * rs + (2 - f) * g.regather;
     if (p.recompute == Recompute::kFull) c.rec = c.fwd;
     // Stopping early, the MLP's closing reduce-scatter after the skipped
     // down projection does not run again: a dense layer whose down
@@ -806,7 +811,7 @@ TpLayerComm TpExposedCollectives(const TrainingPlan& p, bool moe_layer, bool dow
       const double scatter_out = rs / splits + exposed(rest * rs, rest * b.out_fwd);
       c.fwd += gather_in + scatter_out;
       c.bwd += (te ? g.amax_grad : 0.0) + exposed(te ? g.grad : g.plain, b.out_dgrad) + exposed(rs, b.in_wgrad);
-      if (te && p.sp_input_regather) c.bwd += exposed(g.regather, b.in_dgrad);
+      if (te) c.bwd += exposed(g.regather, b.in_dgrad);
       const bool skipped = i == 1 && !moe_layer && p.checkpoint_early_stop && down_proj_skipped;
       if (p.recompute == Recompute::kFull) c.rec += gather_in + (skipped ? 0.0 : scatter_out);
       if (p.recompute == Recompute::kOp) c.rec += gather_in;
@@ -1538,17 +1543,10 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       if (known[k] < 0) known[k] = CollectiveTime(memo, c, bytes, g);
       return known[k];
     };
-    // A quantized gather moves one byte an element; current scaling's amax
-    // all-reduce one fp32 (TpGathersOf).
-    const TpGathers gathers =
-        p.sequence_parallel
-            ? TpGathersOf(p, tp_time(Collective::kAllGather, layer_act_bytes),
-                          [&] { return CollectiveTime(memo, Collective::kAllGather, tokens * h, g); },
-                          [&] { return CollectiveTime(memo, Collective::kAllReduce, 4.0, g); })
-            : TpGathers{};
+    auto layer_time = [&](Collective c) { return tp_time(c, layer_act_bytes); };
+    const TpGathers gathers = TpGathersOf(p, tokens * h, act, tp_time);
     const TpLayerComm tp_layer =
-        TpLayerCollectives(p, models::MoeFraction(m), prepared->early_stop_flops > 0, gathers,
-                           [&](Collective c) { return tp_time(c, layer_act_bytes); });
+        TpLayerCollectives(p, models::MoeFraction(m), prepared->early_stop_flops > 0, gathers, layer_time);
     tp_fwd = tp_layer.fwd;
     tp_bwd = tp_layer.bwd;
     tp_rec = tp_layer.rec;
@@ -1558,7 +1556,7 @@ TrainingEstimate TrainingEstimator::Evaluate(const TrainingPlan& p, const parall
       // (TpExposedCollectives): what is left exposed, per layer.
       const TpLayerComm x =
           TpExposedLayer(p, models::MoeFraction(m), prepared->early_stop_flops > 0, dense, moe, dev.overlap_slowdown,
-                         gathers, [&](Collective c) { return tp_time(c, layer_act_bytes); });
+                         gathers, layer_time);
       tp_fwd = x.fwd;
       tp_bwd = x.bwd;
       tp_rec = x.rec;
@@ -2139,15 +2137,10 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
   if (p.tp > 1) {
     const auto g = network_.Place(p.tp, st.tp);
     const bool overlapped = p.tp_comm_overlap && g.tiers > 0 && g.per_domain[0] >= p.tp;
-    const TpGathers gathers =
-        p.sequence_parallel
-            ? TpGathersOf(p, network_.Time(Collective::kAllGather, layer_act_bytes, g),
-                          [&] { return network_.Time(Collective::kAllGather, tokens * h, g); },
-                          [&] { return network_.Time(Collective::kAllReduce, 4.0, g); })
-            : TpGathers{};
-    const TpLayerComm tp_layer = TpLayerCollectives(p, c.moe_fraction, down_proj_skipped, gathers, [&](Collective k) {
-      return network_.Time(k, layer_act_bytes, g);
-    });
+    auto tp_time = [&](Collective k, double bytes) { return network_.Time(k, bytes, g); };
+    auto layer_time = [&](Collective k) { return tp_time(k, layer_act_bytes); };
+    const TpGathers gathers = TpGathersOf(p, tokens * h, act, tp_time);
+    const TpLayerComm tp_layer = TpLayerCollectives(p, c.moe_fraction, down_proj_skipped, gathers, layer_time);
     c.tp_fwd = tp_layer.fwd;
     c.tp_bwd = tp_layer.bwd;
     c.tp_rec = tp_layer.rec;
@@ -2157,13 +2150,12 @@ OperatorCosts TrainingEstimator::Costs(const TrainingPlan& p, const parallelism:
       // exposed after the pass.
       const TpLayerComm x =
           TpExposedLayer(p, c.moe_fraction, down_proj_skipped, dense_t, moe_t, dev.overlap_slowdown, gathers,
-                         [&](Collective k) { return network_.Time(k, layer_act_bytes, g); });
+                         layer_time);
       c.tp_fwd = x.fwd;
       c.tp_bwd = x.bwd;
       c.tp_rec = x.rec;
     }
-    const TpHeadComm tp_head = TpHeadCollectives(
-        p, tokens, layer_act_bytes, [&](Collective k, double bytes) { return network_.Time(k, bytes, g); });
+    const TpHeadComm tp_head = TpHeadCollectives(p, tokens, layer_act_bytes, tp_time);
     c.tp_embed_fwd = tp_head.embed_fwd;
     c.tp_embed_bwd = tp_head.embed_bwd;
     c.tp_head_fwd = tp_head.head_fwd;
